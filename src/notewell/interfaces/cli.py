@@ -1,0 +1,483 @@
+"""The ``notewell`` command: every command calls the store API and prints the same
+shapes with ``--json``; errors are one line on stderr and a non-zero exit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import InvalidArgumentError, InvalidNoteError, NotewellError
+from ..model.header import compose_note, parse_note
+from ..model.note import DEFAULT_MAX_BYTES, Card, Note
+from ..services.store import Store, open_store
+from .progress import ProgressBar
+
+__all__ = ["EXIT_CODES", "main"]
+
+# One place maps error codes to exit codes; anything else that escapes is a bug (exit 70).
+EXIT_CODES = {
+    "not_found": 3,
+    "invalid_id": 2,
+    "invalid_note": 4,
+    "too_large": 4,
+    "invalid_query": 5,
+    "invalid_argument": 2,
+    "storage": 6,
+    "busy": 7,
+}
+DEFAULT_STORE = "notes"
+
+
+# -- output -------------------------------------------------------------------
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _card_lines(card: Card) -> list[str]:
+    chips = []
+    if card.kind:
+        chips.append(f"[{card.kind}]")
+    chips.extend(f"#{t}" for t in card.tags)
+    meta = [m for m in (card.author, card.model) if m]
+    meta.append(f"updated {card.updated_at[:16].replace('T', ' ')}")
+    if card.score is not None:
+        meta.append(f"score {card.score:.3g}")
+    if card.builds_on:
+        meta.append("builds on " + ", ".join(card.builds_on))
+    lines = [f"{card.id}  {card.title}" + ("  " + " ".join(chips) if chips else "")]
+    lines.append("    " + " · ".join(meta))
+    if card.snippet:
+        lines.append("    " + card.snippet)
+    return lines
+
+
+def _print_cards(cards: list[Card], as_json: bool, empty: str) -> None:
+    if as_json:
+        _emit_json([c.to_dict() for c in cards])
+        return
+    if not cards:
+        print(empty)
+        return
+    for i, card in enumerate(cards):
+        if i:
+            print()
+        print("\n".join(_card_lines(card)))
+
+
+def _print_note(note: Note, as_json: bool, raw: bool) -> None:
+    if as_json:
+        _emit_json(note.to_dict())
+        return
+    if raw:
+        sys.stdout.write(note.text)
+        return
+    print(f"{note.id}  {note.title}")
+    chips = [f"kind: {note.kind}"] if note.kind else []
+    if note.tags:
+        chips.append("tags: " + ", ".join(note.tags))
+    chips.extend(f"{k}: {v}" for k, v in (("author", note.author), ("model", note.model)) if v)
+    chips.append(f"revision {note.revision}/{note.revisions}")
+    chips.append(f"updated {note.updated_at[:19].replace('T', ' ')}")
+    print(" · ".join(chips))
+    if note.summary:
+        print(f"summary: {note.summary}")
+    if note.builds_on:
+        print("builds on: " + ", ".join(note.builds_on))
+    if note.backlinks:
+        print("built on by: " + ", ".join(f"{b['id']} ({b['title']})" for b in note.backlinks))
+    for line in note.extra:
+        print(f"extra: {line}")
+    print("─" * 40)
+    sys.stdout.write(note.body if note.body.endswith("\n") or not note.body else note.body + "\n")
+
+
+# -- input --------------------------------------------------------------------
+
+
+def _read_input(source: str | None) -> bytes:
+    if source in (None, "-"):
+        if source is None and sys.stdin.isatty():
+            raise InvalidArgumentError("give a FILE, '-' to read standard input, or --text")
+        return sys.stdin.buffer.read()
+    try:
+        with open(source, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise InvalidArgumentError(f"cannot read {source}: {exc.strerror}") from None
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidNoteError(f"note is not valid UTF-8 (byte {exc.start})") from None
+
+
+def _filters(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if args.kind:
+        out["kind"] = args.kind
+    if args.tag:
+        out["tags"] = args.tag
+        out["tag_mode"] = "all" if args.all_tags else "any"
+    for name in ("author", "model", "builds_on", "created_after", "created_before", "updated_after", "updated_before"):
+        value = getattr(args, name)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+# -- commands -----------------------------------------------------------------
+
+
+def _store(args: argparse.Namespace, *, create: bool = True) -> Store:
+    path = args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE
+    max_bytes = DEFAULT_MAX_BYTES
+    env_max = os.environ.get("NOTEWELL_MAX_BYTES")
+    if env_max:
+        try:
+            max_bytes = int(env_max)
+        except ValueError:
+            raise InvalidArgumentError(f"NOTEWELL_MAX_BYTES must be a whole number, got {env_max!r}") from None
+    # A one-shot command reads once, so the watcher would only cost time.
+    return open_store(path, max_bytes=max_bytes, watch=False, create=create)
+
+
+def cmd_init(args: argparse.Namespace) -> None:
+    if args.path:
+        args.store = args.path
+    with _store(args) as store:
+        count = store.summary()["total_notes"]
+        if args.json:
+            _emit_json({"store": str(store.root), "total_notes": count})
+        else:
+            print(f"store ready at {store.root} ({count} notes)")
+
+
+def cmd_add(args: argparse.Namespace) -> None:
+    if args.text is not None:
+        text = args.text
+    else:
+        text = _decode(_read_input(args.file))
+    if args.title or args.kind or args.tag or args.builds_on or args.summary:
+        if parse_note(text).header is not None:
+            raise InvalidArgumentError("the text already has a header: put title, kind and tags in it instead")
+        try:
+            text = compose_note(
+                text,
+                title=args.title,
+                kind=args.kind,
+                tags=args.tag or (),
+                builds_on=args.builds_on or (),
+                summary=args.summary,
+            )
+        except ValueError as exc:
+            raise InvalidNoteError(str(exc)) from None
+    with _store(args) as store:
+        note = store.add_note(text, author=args.author, model=args.model)
+    if args.json:
+        _emit_json(note.to_dict())
+    else:
+        print(note.id)
+
+
+def cmd_get(args: argparse.Namespace) -> None:
+    with _store(args, create=False) as store:
+        note = store.get_note(store.resolve(args.id), revision=args.revision)
+    _print_note(note, args.json, args.raw)
+
+
+def _edit_in_editor(current: str) -> str:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        raise InvalidArgumentError("no FILE given and $EDITOR is not set")
+    fd, path = tempfile.mkstemp(suffix=".md", prefix="notewell-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(current.encode("utf-8"))
+        try:
+            done = subprocess.run([*editor.split(), path], check=False)
+        except OSError as exc:
+            raise InvalidArgumentError(f"cannot start the editor {editor!r}: {exc.strerror}") from None
+        if done.returncode != 0:
+            raise InvalidArgumentError(f"the editor exited with status {done.returncode}; nothing changed")
+        with open(path, "rb") as fh:
+            return _decode(fh.read())
+    finally:
+        os.unlink(path)
+
+
+def cmd_edit(args: argparse.Namespace) -> None:
+    with _store(args, create=False) as store:
+        note_id = store.resolve(args.id)
+        if args.text is not None:
+            text = args.text
+        elif args.file is not None:
+            text = _decode(_read_input(args.file))
+        else:
+            text = _edit_in_editor(store.get_note(note_id).text)
+        note = store.edit_note(note_id, text, author=args.author)
+    if args.json:
+        _emit_json(note.to_dict())
+    else:
+        print(f"{note.id} now at revision {note.revision}")
+
+
+def cmd_rm(args: argparse.Namespace) -> None:
+    with _store(args, create=False) as store:
+        result = store.delete_note(store.resolve(args.id))
+    if args.json:
+        _emit_json(result)
+    else:
+        print(f"deleted {result['id']} ({result['title']}); its text stays in the history folder")
+
+
+def cmd_search(args: argparse.Namespace) -> None:
+    query = " ".join(args.query)
+    with _store(args, create=False) as store:
+        cards = store.search_notes(query, limit=args.limit, **_filters(args))
+    _print_cards(cards, args.json, "no notes match")
+
+
+def cmd_list(args: argparse.Namespace) -> None:
+    with _store(args, create=False) as store:
+        cards = store.list_notes(limit=args.limit, offset=args.offset, **_filters(args))
+    _print_cards(cards, args.json, "no notes")
+
+
+def cmd_summary(args: argparse.Namespace) -> None:
+    with _store(args, create=False) as store:
+        data = store.summary(recent=args.recent)
+    if args.json:
+        _emit_json(data)
+        return
+    print(f"{data['total_notes']} notes")
+    for row in data["by_kind"]:
+        print(f"  {row['kind'] or '(no kind)'}: {row['count']}")
+    if data["recent_notes"]:
+        print("recent:")
+        for card in data["recent_notes"]:
+            print(f"  {card['id']}  {card['updated_at'][:16].replace('T', ' ')}  {card['title']}")
+    for problem in data["problems"]:
+        print(f"unreadable: {problem['path']}: {problem['error']}", file=sys.stderr)
+
+
+def cmd_tags(args: argparse.Namespace) -> None:
+    with _store(args, create=False) as store:
+        tags = store.list_tags()
+    if args.json:
+        _emit_json(tags)
+        return
+    if not tags:
+        print("no tags")
+    for row in tags:
+        print(f"{row['count']:6d}  {row['tag']}")
+
+
+def cmd_history(args: argparse.Namespace) -> None:
+    with _store(args, create=False) as store:
+        revisions = store.history(store.resolve(args.id))
+    if args.json:
+        _emit_json(revisions)
+        return
+    for r in revisions:
+        flags = " (current)" if r["current"] else ("" if r["kept"] else " (text not kept)")
+        who = f" by {r['author']}" if r["author"] else ""
+        print(f"r{r['revision']}  {(r['at'] or '')[:19].replace('T', ' ')}  {r['op']}{who}  {r['size']} bytes{flags}")
+
+
+def cmd_reindex(args: argparse.Namespace) -> None:
+    bar = ProgressBar("indexing", force=args.progress)
+    with _store(args, create=False) as store:
+        report = store.reindex(progress=bar)
+        total = store.summary()["total_notes"]
+    bar.close()
+    data = {"total_notes": total, **report.to_dict()}
+    if args.json:
+        _emit_json(data)
+        return
+    print(f"indexed {total} notes")
+    for problem in report.problems:
+        print(f"unreadable: {problem['path']}: {problem['error']}", file=sys.stderr)
+
+
+def cmd_header(args: argparse.Namespace) -> None:
+    parsed = parse_note(_decode(_read_input(args.file or "-")))
+    if args.json:
+        _emit_json(parsed.to_dict())
+        return
+    if parsed.header is None:
+        print("no header")
+    else:
+        for key, value in parsed.header.items():
+            print(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
+    for line in parsed.extra:
+        print(f"extra: {line}")
+
+
+_DEMO_NOTES = [
+    (
+        "---\ntitle: Clause learning stalls above 40k variables\nkind: dead_end\ntags: [sat, cdcl, scaling]\n"
+        "model: demo-model\n---\n\nTried the CDCL branch with phase saving on the large fixture. Above 40k "
+        "variables the learned-clause database grows faster than restarts can prune it.\n"
+    ),
+    (
+        "---\ntitle: Restart policy chosen\nkind: decision\ntags: [sat, restarts]\n---\n\nChose Luby restarts "
+        "(unit 512) over geometric: fewer timeouts on the medium fixtures. Script: bench/restarts.py.\n"
+    ),
+    (
+        "---\ntitle: 缓存击穿的解决办法\nkind: conclusion\ntags: [缓存, 后端]\n---\n\n热点键过期时所有请求同时回源。"
+        "给过期时间加随机抖动，并用互斥锁只让一个请求重建缓存。\n"
+    ),
+    (
+        "# Dependency conflict in the business layer\n\nThree modules pin incompatible versions of the HTTP "
+        "client. Blocked until the vendor releases 2.4.\n"
+    ),
+]
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    if not args.store and not os.environ.get("NOTEWELL_STORE"):
+        args.store = "notewell-demo"
+    with _store(args) as store:
+        if not store.list_notes(limit=1):
+            added = store.add_notes([t for t in _DEMO_NOTES], author="demo")
+            first = added[0].id
+            store.add_note(
+                f"---\ntitle: Digest: SAT solver scaling\nkind: digest\nbuilds_on: [{first}, {added[1].id}]\n---\n\n"
+                "Restarts help on medium fixtures; clause learning stalls above 40k variables.\n",
+                author="demo",
+            )
+        print(f"store: {store.root}\n")
+        for query in ("clause learning", "缓存", "why is the solver slow on large fixtures?"):
+            cards = store.search_notes(query, limit=3)
+            if args.json:
+                _emit_json({"query": query, "cards": [c.to_dict() for c in cards]})
+                continue
+            print(f"$ notewell search {query!r}")
+            _print_cards(cards, False, "no notes match")
+            print()
+
+
+# -- parser -------------------------------------------------------------------
+
+
+def _add_filters(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("filters")
+    g.add_argument("--kind", action="append", help="only notes of this kind (repeatable)")
+    g.add_argument("--tag", action="append", help="only notes with this tag (repeatable; any by default)")
+    g.add_argument("--all-tags", action="store_true", help="require every --tag, not any")
+    g.add_argument("--author")
+    g.add_argument("--model")
+    g.add_argument("--builds-on", dest="builds_on", metavar="ID", help="only notes that build on ID")
+    for name in ("created-after", "created-before", "updated-after", "updated-before"):
+        g.add_argument(f"--{name}", dest=name.replace("-", "_"), metavar="DATE")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--store", default=argparse.SUPPRESS, help="the notes folder (default: $NOTEWELL_STORE or ./notes)"
+    )
+    common.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON (the same shapes as the Python API)"
+    )
+    parser = argparse.ArgumentParser(
+        prog="notewell", description="Notes that the next agent can find.", parents=[common]
+    )
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"notewell {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands: dict[str, tuple[Callable[[argparse.Namespace], None], str]] = {
+        "init": (cmd_init, "create a store (or check an existing one)"),
+        "add": (cmd_add, "add a note from a FILE, stdin, or --text (with --title/--kind/--tag)"),
+        "get": (cmd_get, "show a note (--raw: the text exactly as stored)"),
+        "edit": (cmd_edit, "replace a note's text from a FILE, stdin, --text or $EDITOR"),
+        "rm": (cmd_rm, "delete a note (its text stays in the history folder)"),
+        "search": (cmd_search, "keyword search; prints result cards"),
+        "list": (cmd_list, "list notes, most recently updated first"),
+        "summary": (cmd_summary, "counts by kind and the most recent notes"),
+        "tags": (cmd_tags, "every tag with its count"),
+        "history": (cmd_history, "the revisions of a note"),
+        "reindex": (cmd_reindex, "rebuild the index from the notes folder"),
+        "header": (cmd_header, "parse a note's header: header, extra and body"),
+        "demo": (cmd_demo, "make a demo store, add sample notes, search them"),
+    }
+    ps: dict[str, argparse.ArgumentParser] = {}
+    for name, (func, help_text) in commands.items():
+        p = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
+        p.set_defaults(func=func)
+        ps[name] = p
+    ps["init"].add_argument("path", nargs="?", help="the folder (default: --store)")
+    p = ps["add"]
+    p.add_argument("file", nargs="?", metavar="FILE", help="a file, or - for standard input")
+    p.add_argument("--text", help="the note text (or the body, with --title/--kind/--tag)")
+    p.add_argument("--title")
+    p.add_argument("--kind")
+    p.add_argument("--tag", action="append", help="repeatable")
+    p.add_argument("--builds-on", dest="builds_on", action="append", metavar="ID", help="repeatable")
+    p.add_argument("--summary")
+    p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"))
+    p.add_argument("--model", default=os.environ.get("NOTEWELL_MODEL"))
+    p = ps["get"]
+    p.add_argument("id", help="a note id (or a path inside the store)")
+    p.add_argument("--revision", type=int)
+    p.add_argument("--raw", action="store_true", help="print the stored text exactly")
+    p = ps["edit"]
+    p.add_argument("id")
+    p.add_argument("file", nargs="?", metavar="FILE", help="a file, or - for standard input")
+    p.add_argument("--text")
+    p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"))
+    ps["rm"].add_argument("id")
+    ps["history"].add_argument("id")
+    p = ps["search"]
+    p.add_argument("query", nargs="+")
+    p.add_argument("--limit", type=int, default=10)
+    _add_filters(p)
+    p = ps["list"]
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--offset", type=int, default=0)
+    _add_filters(p)
+    ps["summary"].add_argument("--recent", type=int, default=5)
+    ps["reindex"].add_argument("--progress", action="store_true", help="draw the progress bar even when not a terminal")
+    ps["header"].add_argument("file", nargs="?", metavar="FILE", help="a file, or - (default) for standard input")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    args.store = getattr(args, "store", None)
+    args.json = getattr(args, "json", False)
+    try:
+        args.func(args)
+    except NotewellError as exc:
+        print(f"notewell: {exc.code}: {exc.message}", file=sys.stderr)
+        return EXIT_CODES.get(exc.code, 1)
+    except KeyboardInterrupt:
+        print("notewell: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head` and closed early: not an error worth a traceback.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        except OSError:
+            pass
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
+        print(f"notewell: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 70
+    return 0

@@ -1,0 +1,420 @@
+"""The optional, lenient note header.
+
+A header is a block from a first line ``---`` to the next ``---`` line in which
+every line is blank, a ``# comment``, a ``key: value`` line (bare or quoted
+value, or an inline list) or a ``- item`` under a key with an empty value; any
+of these may end in a `` # comment``. The block counts only when one of title,
+kind (or ``type``), tags, builds_on or model is present; otherwise the whole
+text is body. Nothing written in a header is lost: what a field cannot keep
+goes verbatim into ``extra``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .ids import is_link_id
+from .slug import slug_is_lossless, slugify
+
+__all__ = [
+    "HEADER_FIELDS",
+    "compose_note",
+    "LIMITS",
+    "ParsedNote",
+    "parse_note",
+]
+
+HEADER_FIELDS = ("title", "kind", "tags", "builds_on", "model", "summary")
+# Any one of these makes a block a header; summary alone does not.
+_QUALIFYING = frozenset({"title", "kind", "type", "tags", "builds_on", "model"})
+LIMITS = {"title": 200, "kind": 40, "tag": 40, "tags": 20, "model": 100}
+
+_KEY_LINE = re.compile(r"([^\s#\-\[\]{}\"',:][^:]*?)[ \t]*:(?:[ \t]+(.*?))?[ \t]*")
+_ITEM_LINE = re.compile(r"[ \t]*-(?:[ \t]+(.*?))?[ \t]*")
+_DELIM = re.compile(r"---[ \t]*")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "/": "/", "0": "\0", " ": " "}
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedNote:
+    """A note split into its header (or None), the header's leftovers and the body."""
+
+    header: dict[str, Any] | None
+    extra: list[str]
+    body: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"header": self.header, "extra": list(self.extra), "body": self.body}
+
+
+@dataclass(slots=True)
+class _Value:
+    value: str
+    raw: str
+
+
+@dataclass(slots=True)
+class _Entry:
+    lineno: int
+    key: str
+    line: str  # the key line as written, without its line ending
+    values: list[_Value] = field(default_factory=list)
+    is_list: bool = False
+    scalar_comment: str | None = None
+    comments: list[tuple[int, str]] = field(default_factory=list)  # trailing comments (lineno, text)
+    item_lines: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _split_comment(rest: str) -> tuple[str, str | None]:
+    """Split a bare value from a trailing `` # comment``."""
+    m = re.search(r"(?:^|[ \t])#", rest)
+    if m is None:
+        return rest.rstrip(), None
+    start = m.start() if rest[m.start()] == "#" else m.start() + 1
+    return rest[:start].rstrip(), rest[start:]
+
+
+def _scan_quoted(s: str, i: int) -> tuple[str, int] | None:
+    """Parse a quoted string at s[i]; return (value, index after it) or None."""
+    quote = s[i]
+    out: list[str] = []
+    j = i + 1
+    while j < len(s):
+        c = s[j]
+        if quote == "'":
+            if c == "'":
+                if j + 1 < len(s) and s[j + 1] == "'":
+                    out.append("'")
+                    j += 2
+                    continue
+                return "".join(out), j + 1
+            out.append(c)
+            j += 1
+            continue
+        if c == '"':
+            return "".join(out), j + 1
+        if c == "\\" and j + 1 < len(s):
+            nxt = s[j + 1]
+            if nxt in _ESCAPES:
+                out.append(_ESCAPES[nxt])
+                j += 2
+                continue
+            width = {"x": 2, "u": 4, "U": 8}.get(nxt)
+            if width:
+                digits = s[j + 2 : j + 2 + width]
+                if len(digits) == width and all(d in "0123456789abcdefABCDEF" for d in digits):
+                    code = int(digits, 16)
+                    if code <= 0x10FFFF:
+                        out.append(chr(code))
+                        j += 2 + width
+                        continue
+            out.append(c)
+            j += 1
+            continue
+        out.append(c)
+        j += 1
+    return None
+
+
+def _tail_comment(s: str, i: int) -> tuple[bool, str | None]:
+    """After a closed value at s[i:], only spaces and an optional `` # comment`` may follow."""
+    tail = s[i:]
+    stripped = tail.lstrip(" \t")
+    if not stripped:
+        return True, None
+    if stripped.startswith("#") and len(stripped) < len(tail):
+        return True, stripped.rstrip()
+    return False, None
+
+
+def _parse_inline_list(s: str) -> tuple[list[_Value], str | None] | None:
+    values: list[_Value] = []
+    i = 1
+    n = len(s)
+    while True:
+        while i < n and s[i] in " \t":
+            i += 1
+        if i >= n:
+            return None
+        if s[i] == "]" and not values:
+            ok, comment = _tail_comment(s, i + 1)
+            return (values, comment) if ok else None
+        if s[i] in "\"'":
+            got = _scan_quoted(s, i)
+            if got is None:
+                return None
+            value, j = got
+            raw = s[i:j]
+            while j < n and s[j] in " \t":
+                j += 1
+        else:
+            j = i
+            while j < n and s[j] not in ",]":
+                j += 1
+            raw = s[i:j].rstrip(" \t")
+            value = raw
+        values.append(_Value(value, raw))
+        if j >= n:
+            return None
+        if s[j] == "]":
+            ok, comment = _tail_comment(s, j + 1)
+            return (values, comment) if ok else None
+        if s[j] != ",":
+            return None
+        i = j + 1
+
+
+def _parse_scalar(rest: str) -> tuple[_Value, str | None]:
+    if rest[:1] in ("'", '"'):
+        got = _scan_quoted(rest, 0)
+        if got is not None:
+            value, j = got
+            ok, comment = _tail_comment(rest, j)
+            if ok:
+                return _Value(value, rest[:j]), comment
+    bare, comment = _split_comment(rest)
+    return _Value(bare, bare), comment
+
+
+def _lines(text: str, start: int) -> list[tuple[int, int, str]]:
+    """Lines from *start* up to and including the closing delimiter.
+
+    Returns (line start, line end incl. newline, content) triples, or [] when the
+    block never closes.
+    """
+    out = []
+    pos = start
+    n = len(text)
+    while pos < n:
+        nl = text.find("\n", pos)
+        end = n if nl < 0 else nl + 1
+        content = text[pos : (end - 1 if nl >= 0 else end)]
+        if content.endswith("\r"):
+            content = content[:-1]
+        out.append((pos, end, content))
+        if len(out) > 1 and _DELIM.fullmatch(content):
+            return out
+        pos = end
+    return []
+
+
+def _classify(block: list[str]) -> list[_Entry | tuple[int, str]] | None:
+    """Turn header lines into entries and whole-line comments; None if a line is not allowed."""
+    items: list[_Entry | tuple[int, str]] = []
+    open_list: _Entry | None = None
+    for lineno, line in enumerate(block):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            items.append((lineno, line))
+            continue
+        m = _ITEM_LINE.fullmatch(line)
+        if m is not None:
+            if open_list is None:
+                return None
+            value, comment = _parse_scalar(m.group(1) or "")
+            open_list.values.append(value)
+            open_list.is_list = True
+            open_list.item_lines.append((lineno, line))
+            if comment:
+                open_list.comments.append((lineno, comment))
+            continue
+        m = _KEY_LINE.fullmatch(line)
+        if m is None:
+            return None
+        entry = _Entry(lineno=lineno, key=m.group(1), line=line)
+        rest = m.group(2) or ""
+        open_list = None
+        if not rest:
+            open_list = entry
+        elif rest.startswith("#"):
+            entry.comments.append((lineno, rest))
+            open_list = entry
+        elif rest.startswith("["):
+            parsed = _parse_inline_list(rest)
+            if parsed is not None:
+                entry.values, comment = parsed
+                entry.is_list = True
+                if comment:
+                    entry.comments.append((lineno, comment))
+            else:
+                value, comment = _parse_scalar(rest)
+                entry.values = [value]
+                if comment:
+                    entry.comments.append((lineno, comment))
+        else:
+            value, comment = _parse_scalar(rest)
+            entry.values = [value]
+            if comment:
+                entry.comments.append((lineno, comment))
+        items.append(entry)
+    return items
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.header: dict[str, Any] = {}
+        self.extra: list[tuple[int, str]] = []
+        self.seen_raw: dict[str, set[str]] = {}
+
+    def whole(self, entry: _Entry) -> None:
+        """Keep an entry's lines verbatim (its comments included)."""
+        self.extra.append((entry.lineno, entry.line))
+        self.extra.extend(entry.item_lines)
+
+    def value(self, lineno: int, entry: _Entry, v: _Value) -> None:
+        self.extra.append((lineno, f"{entry.key}: {v.raw}"))
+
+    def comments(self, entry: _Entry) -> None:
+        self.extra.extend(entry.comments)
+
+    def scalar(self, entry: _Entry, name: str, limit: int | None, slug: bool = False) -> None:
+        if entry.is_list or len(entry.values) != 1 or not entry.values[0].value.strip():
+            self.whole(entry)
+            return
+        raw = entry.values[0]
+        value = raw.value.strip()
+        if slug:
+            value = slugify(raw.value)
+        if not value or "\n" in value or (limit is not None and len(value) > limit):
+            self.whole(entry)
+            return
+        if name in self.header:
+            if self.header[name] != value or raw.value.strip() not in self.seen_raw.get(name, set()):
+                self.whole(entry)
+            else:
+                self.comments(entry)
+            return
+        self.header[name] = value
+        self.seen_raw.setdefault(name, set()).add(raw.value.strip())
+        if slug and not slug_is_lossless(raw.value, value):
+            self.value(entry.lineno, entry, raw)
+        self.comments(entry)
+
+    def tags(self, entry: _Entry) -> None:
+        tags: list[str] = self.header.setdefault("tags", [])
+        raws = self.seen_raw.setdefault("tags", set())
+        lines = self._value_lines(entry)
+        for v, lineno in zip(entry.values, lines, strict=True):
+            if not v.raw:
+                continue
+            slug = slugify(v.value)
+            if not slug or len(slug) > LIMITS["tag"]:
+                self.value(lineno, entry, v)
+                continue
+            if slug in tags:
+                if v.value not in raws:
+                    self.value(lineno, entry, v)
+                continue
+            if len(tags) >= LIMITS["tags"]:
+                self.value(lineno, entry, v)
+                continue
+            tags.append(slug)
+            raws.add(v.value)
+            if not slug_is_lossless(v.value, slug):
+                self.value(lineno, entry, v)
+        self.comments(entry)
+
+    def builds_on(self, entry: _Entry) -> None:
+        links: list[str] = self.header.setdefault("builds_on", [])
+        for v, lineno in zip(entry.values, self._value_lines(entry), strict=True):
+            target = v.value.strip()
+            if not v.raw:
+                continue
+            if not is_link_id(target):
+                self.value(lineno, entry, v)
+            elif target not in links:
+                links.append(target)
+        self.comments(entry)
+
+    @staticmethod
+    def _value_lines(entry: _Entry) -> list[int]:
+        if entry.item_lines:
+            return [lineno for lineno, _ in entry.item_lines]
+        return [entry.lineno] * len(entry.values)
+
+
+def parse_note(text: str) -> ParsedNote:
+    """Split *text* into its optional header, the header's extras and the body.
+
+    Never raises for any string; when there is no header, ``body`` is the whole text.
+    """
+    start = 1 if text.startswith("\ufeff") else 0
+    if not text.startswith("---", start):
+        return ParsedNote(None, [], text)
+    lines = _lines(text, start)
+    if len(lines) < 2 or not _DELIM.fullmatch(lines[0][2]):
+        return ParsedNote(None, [], text)
+    block = [content for _, _, content in lines[1:-1]]
+    items = _classify(block)
+    if items is None:
+        return ParsedNote(None, [], text)
+    keys = {item.key for item in items if isinstance(item, _Entry)}
+    if not keys & _QUALIFYING:
+        return ParsedNote(None, [], text)
+    b = _Builder()
+    for item in items:
+        if not isinstance(item, _Entry):
+            b.extra.append(item)
+            continue
+        key = item.key
+        if key == "title":
+            b.scalar(item, "title", LIMITS["title"])
+        elif key in ("kind", "type"):
+            b.scalar(item, "kind", LIMITS["kind"], slug=True)
+        elif key == "model":
+            b.scalar(item, "model", LIMITS["model"])
+        elif key == "summary":
+            b.scalar(item, "summary", None)
+        elif key == "tags":
+            if item.values:
+                b.tags(item)
+            else:
+                b.header.setdefault("tags", [])
+                b.comments(item)
+        elif key == "builds_on":
+            b.builds_on(item)
+        else:
+            b.whole(item)
+    b.extra.sort(key=lambda pair: pair[0])
+    body = text[lines[-1][1] :]
+    return ParsedNote(b.header, [line for _, line in b.extra], body)
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t") + '"'
+
+
+def compose_note(
+    body: str,
+    *,
+    title: str | None = None,
+    kind: str | None = None,
+    tags: list[str] | tuple[str, ...] = (),
+    builds_on: list[str] | tuple[str, ...] = (),
+    model: str | None = None,
+    summary: str | None = None,
+) -> str:
+    """A note text with a header holding the given fields, then *body*.
+
+    Values are quoted so that :func:`parse_note` reads back exactly what was given;
+    a field whose value cannot be one header line raises ValueError.
+    """
+    lines = ["---"]
+    for name, value in (("title", title), ("kind", kind), ("model", model), ("summary", summary)):
+        if value is None:
+            continue
+        if "\n" in value or "\r" in value:
+            raise ValueError(f"{name} must be one line")
+        lines.append(f"{name}: {_quote(value)}")
+    if tags:
+        lines.append("tags: [" + ", ".join(_quote(t) for t in tags) + "]")
+    if builds_on:
+        lines.append("builds_on: [" + ", ".join(_quote(t) for t in builds_on) + "]")
+    if len(lines) == 1:
+        return body
+    lines.append("---")
+    return "\n".join(lines) + "\n" + body

@@ -1,0 +1,46 @@
+"""Note and attempt ids: a prefix and ten characters of [0-9a-z]."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+
+__all__ = ["ID_ALPHABET", "ID_RE", "NOTE_ID_RE", "derived_note_id", "is_link_id", "is_note_id", "new_note_id"]
+
+ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+ID_RE = re.compile(r"(?:nte|att)_[0-9a-z]{10}")
+NOTE_ID_RE = re.compile(r"nte_[0-9a-z]{10}")
+
+
+def _encode(number: int) -> str:
+    chars = []
+    for _ in range(10):
+        number, digit = divmod(number, 36)
+        chars.append(ID_ALPHABET[digit])
+    return "".join(chars)
+
+
+def new_note_id() -> str:
+    """A fresh random note id (about 51 bits of randomness)."""
+    return "nte_" + "".join(secrets.choice(ID_ALPHABET) for _ in range(10))
+
+
+def derived_note_id(relpath: str) -> str:
+    """The id a file found in the folder gets from its path.
+
+    Derived rather than random so that rebuilding the index without the journal
+    gives a hand-made note the same id again.
+    """
+    digest = hashlib.sha256(("notewell:" + relpath).encode("utf-8")).digest()
+    return "nte_" + _encode(int.from_bytes(digest[:8], "big"))
+
+
+def is_note_id(text: object) -> bool:
+    """True when *text* is exactly a note id."""
+    return isinstance(text, str) and NOTE_ID_RE.fullmatch(text) is not None
+
+
+def is_link_id(text: object) -> bool:
+    """True when *text* is a note or attempt id (what builds_on may hold)."""
+    return isinstance(text, str) and ID_RE.fullmatch(text) is not None

@@ -1,0 +1,119 @@
+"""What a note is to the rest of notewell: checked text, its title, and the
+plain-data shapes (Note, Card) every interface returns."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..errors import InvalidNoteError, NoteTooLargeError
+from .header import LIMITS, ParsedNote
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "Card",
+    "Note",
+    "check_text",
+    "derive_title",
+]
+
+DEFAULT_MAX_BYTES = 1024 * 1024
+_FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"[ ]{0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*")
+
+
+def check_text(text: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, bytes]:
+    """Validate note text; return it as str and as the exact bytes to store.
+
+    Raises InvalidNoteError (empty, NUL bytes, not UTF-8) or NoteTooLargeError.
+    """
+    if isinstance(text, bytes | bytearray):
+        data = bytes(text)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidNoteError(f"note is not valid UTF-8 (byte {exc.start})") from None
+    elif isinstance(text, str):
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidNoteError("note contains unpaired surrogates and is not valid UTF-8") from None
+    else:
+        raise InvalidNoteError(f"note text must be a string, not {type(text).__name__}")
+    if len(data) > max_bytes:
+        raise NoteTooLargeError(f"note is {len(data)} bytes; the limit is {max_bytes} bytes")
+    if "\x00" in text:
+        raise InvalidNoteError("note contains a NUL byte")
+    if not text.strip():
+        raise InvalidNoteError("note is empty")
+    return text, data
+
+
+def derive_title(parsed: ParsedNote, filename: str) -> str:
+    """The header's title, else the first ``# `` heading of the body, else the file name."""
+    if parsed.header and parsed.header.get("title"):
+        return parsed.header["title"]
+    fence: str | None = None
+    for line in parsed.body.splitlines():
+        m = _FENCE.match(line)
+        if m:
+            marker = m.group(1)
+            if fence is None:
+                fence = marker[0] * 3
+            elif marker.startswith(fence):
+                fence = None
+            continue
+        if fence is None:
+            h = _HEADING.fullmatch(line)
+            if h:
+                return h.group(1).strip()[: LIMITS["title"]]
+    stem = filename.rsplit("/", 1)[-1]
+    return stem[:-3] if stem.endswith(".md") else stem
+
+
+@dataclass(slots=True)
+class Card:
+    """A search or list hit: enough to decide whether to read the note."""
+
+    id: str
+    title: str
+    kind: str | None
+    tags: list[str]
+    builds_on: list[str]
+    model: str | None
+    author: str | None
+    created_at: str
+    updated_at: str
+    snippet: str
+    score: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Note:
+    """A whole note: its text exactly as written, the parsed header and the links to it."""
+
+    id: str
+    path: str
+    title: str
+    kind: str | None
+    tags: list[str]
+    builds_on: list[str]
+    model: str | None
+    summary: str | None
+    author: str | None
+    created_at: str
+    updated_at: str
+    revision: int
+    revisions: int
+    text: str
+    header: dict[str, Any] | None
+    extra: list[str]
+    body: str
+    backlinks: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

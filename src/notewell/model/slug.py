@@ -1,0 +1,40 @@
+"""Slugs for tags and kinds."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["slug_is_lossless", "slugify"]
+
+_KEEP_PUNCT = frozenset("-_.+#")
+_WS_RUN = re.compile(r"\s+")
+
+
+def slugify(text: str) -> str:
+    """NFKC + casefold; Latin diacritics dropped; letters/digits of every script,
+    ``- _ . + #`` kept; whitespace runs become ``-``; everything else dropped."""
+    text = unicodedata.normalize("NFKC", text).casefold().strip()
+    out: list[str] = []
+    keep_marks = False  # marks follow their base: kept after a kept non-Latin letter only
+    for ch in unicodedata.normalize("NFD", _WS_RUN.sub(" ", text)):
+        cat = unicodedata.category(ch)
+        if ch == " ":
+            out.append("-")
+            keep_marks = False
+        elif cat[0] == "M":
+            # Only Latin letters lose their diacritics: a Devanagari vowel sign or
+            # a Japanese dakuten is part of the letter and stays.
+            if keep_marks:
+                out.append(ch)
+        elif cat[0] in "LN" or ch in _KEEP_PUNCT:
+            out.append(ch)
+            keep_marks = not unicodedata.name(ch, "").startswith("LATIN")
+        else:
+            keep_marks = False
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def slug_is_lossless(raw: str, slug: str) -> bool:
+    """True when the slug differs from *raw* only in case and whitespace."""
+    return slug == _WS_RUN.sub("-", raw.strip()).casefold()

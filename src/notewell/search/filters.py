@@ -1,0 +1,110 @@
+"""Filters shared by search and list: kind, tags (any/all), author, model,
+builds_on, and created/updated ranges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..errors import InvalidArgumentError
+from ..model.ids import is_link_id
+from ..model.slug import slugify
+from ..model.timestamps import parse_when
+
+__all__ = ["FILTER_NAMES", "Filters"]
+
+FILTER_NAMES = (
+    "kind",
+    "tags",
+    "tag_mode",
+    "author",
+    "model",
+    "builds_on",
+    "created_after",
+    "created_before",
+    "updated_after",
+    "updated_before",
+)
+
+When = str | datetime | None
+
+
+def _as_list(value: str | list[str] | tuple[str, ...] | None, name: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise InvalidArgumentError(f"{name}: expected a string or a list of strings")
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Which notes a search or listing may return. Every field is optional."""
+
+    kind: str | list[str] | None = None
+    tags: str | list[str] | None = None
+    tag_mode: str = "any"
+    author: str | None = None
+    model: str | None = None
+    builds_on: str | None = None
+    created_after: When = None
+    created_before: When = None
+    updated_after: When = None
+    updated_before: When = None
+
+    @classmethod
+    def from_kwargs(cls, kwargs: dict[str, Any]) -> Filters:
+        unknown = sorted(set(kwargs) - set(FILTER_NAMES))
+        if unknown:
+            raise InvalidArgumentError(f"unknown filter {unknown[0]!r}; filters are: {', '.join(FILTER_NAMES)}")
+        return cls(**kwargs)
+
+    def sql(self, alias: str = "n") -> tuple[str, list[Any]]:
+        """A WHERE fragment over note_index (as *alias*) and its parameters ('' when no filter)."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        kinds = [slugify(k) for k in _as_list(self.kind, "kind")]
+        if kinds:
+            clauses.append(f"{alias}.kind IN ({','.join('?' * len(kinds))})")
+            params.extend(kinds)
+        tags = [slugify(t) for t in _as_list(self.tags, "tags")]
+        if tags:
+            if self.tag_mode not in ("any", "all"):
+                raise InvalidArgumentError(f"tag_mode: expected 'any' or 'all', got {self.tag_mode!r}")
+            marks = ",".join("?" * len(tags))
+            if self.tag_mode == "all" and len(set(tags)) > 1:
+                clauses.append(
+                    f"{alias}.rowid IN (SELECT note FROM note_tags WHERE tag IN ({marks})"
+                    f" GROUP BY note HAVING count(*) = {len(set(tags))})"
+                )
+            else:
+                clauses.append(f"{alias}.rowid IN (SELECT note FROM note_tags WHERE tag IN ({marks}))")
+            params.extend(tags)
+        for name in ("author", "model"):
+            value = getattr(self, name)
+            if value is not None:
+                if not isinstance(value, str):
+                    raise InvalidArgumentError(f"{name}: expected a string")
+                clauses.append(f"{alias}.{name} = ?")
+                params.append(value)
+        if self.builds_on is not None:
+            if not is_link_id(self.builds_on):
+                raise InvalidArgumentError(
+                    f"builds_on: {self.builds_on!r} is not a note or attempt id (nte_… or att_…)"
+                )
+            clauses.append(f"{alias}.rowid IN (SELECT note FROM note_links WHERE target = ?)")
+            params.append(self.builds_on)
+        for name, column, op in (
+            ("created_after", "created_at", ">="),
+            ("created_before", "created_at", "<"),
+            ("updated_after", "updated_at", ">="),
+            ("updated_before", "updated_at", "<"),
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                clauses.append(f"{alias}.{column} {op} ?")
+                params.append(parse_when(value, name=name))
+        return " AND ".join(clauses), params

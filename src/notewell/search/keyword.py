@@ -1,0 +1,142 @@
+"""Keyword search: FTS5 with BM25 (title weighted 3x), recency breaking ties,
+and cards with highlighted snippets."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from ..errors import InvalidArgumentError, InvalidQueryError, StorageError
+from ..model.cjk import unsegment
+from ..model.note import Card
+from ..storage.index import Index
+from .filters import Filters
+from .query import CompiledQuery, compile_query
+
+__all__ = ["CARD_COLUMNS", "card_from_row", "keyword_search", "list_cards"]
+
+CARD_COLUMNS = "n.rowid, n.id, n.title, n.kind, n.tags, n.builds_on, n.model, n.author, n.created_at, n.updated_at"
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_SNIPPET_TOKENS = 24
+_MAX_LIMIT = 1000
+
+
+def card_from_row(row: tuple | sqlite3.Row, snippet: str, score: float | None) -> Card:
+    _rowid, nid, title, kind, tags, builds_on, model, author, created, updated = row[:10]
+    return Card(
+        id=nid,
+        title=title,
+        kind=kind,
+        tags=json.loads(tags),
+        builds_on=json.loads(builds_on),
+        model=model,
+        author=author,
+        created_at=created,
+        updated_at=updated,
+        snippet=snippet,
+        score=score,
+    )
+
+
+def check_limit(limit: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= _MAX_LIMIT:
+        raise InvalidArgumentError(f"limit must be a whole number from 1 to {_MAX_LIMIT}, got {limit!r}")
+    return limit
+
+
+def _clean_snippet(raw: str) -> str:
+    text = unsegment(raw)
+    text = text.replace(_CLOSE + _OPEN, "")  # adjacent hits (CJK characters) form one highlight
+    text = " ".join(text.split())
+    return text.replace(_OPEN, "**").replace(_CLOSE, "**")
+
+
+def _ranked(
+    index: Index, expr: str, where: str, params: list[Any], limit: int, exclude: set[int]
+) -> list[tuple[int, float]]:
+    sql = (
+        "SELECT f.rowid, f.rank FROM notes_fts f JOIN note_index n ON n.rowid = f.rowid"
+        " WHERE notes_fts MATCH ?" + (f" AND {where}" if where else "") + " ORDER BY f.rank, n.updated_at DESC LIMIT ?"
+    )
+    rows = index.conn.execute(sql, [expr, *params, limit + len(exclude)]).fetchall()
+    return [(r, s) for r, s in rows if r not in exclude][:limit]
+
+
+def _run(index: Index, cq: CompiledQuery, where: str, params: list[Any], limit: int) -> list[tuple[int, float, str]]:
+    hits: list[tuple[int, float, str]] = []
+    expr = cq.strict
+    try:
+        got = _ranked(index, expr, where, params, limit, set())
+    except sqlite3.OperationalError as exc:
+        if cq.fallback is None:
+            raise InvalidQueryError(f"query cannot be searched: {exc}") from None
+        expr = cq.fallback
+        try:
+            got = _ranked(index, expr, where, params, limit, set())
+        except sqlite3.OperationalError as exc2:
+            raise InvalidQueryError(f"query cannot be searched: {exc2}") from None
+    hits.extend((r, s, expr) for r, s in got)
+    if len(hits) < limit and cq.loose:
+        try:
+            more = _ranked(index, cq.loose, where, params, limit - len(hits), {r for r, _, _ in hits})
+        except sqlite3.OperationalError:
+            more = []
+        hits.extend((r, s, cq.loose) for r, s in more)
+    return hits
+
+
+def keyword_search(index: Index, query: str, *, limit: int = 10, filters: Filters | None = None) -> list[Card]:
+    """The best *limit* notes for *query*, as cards with highlighted snippets."""
+    check_limit(limit)
+    cq = compile_query(query)
+    where, params = (filters or Filters()).sql()
+    try:
+        hits = _run(index, cq, where, params, limit)
+        if not hits:
+            return []
+        snippets: dict[int, str] = {}
+        by_expr: dict[str, list[int]] = {}
+        for rowid, _score, expr in hits:
+            by_expr.setdefault(expr, []).append(rowid)
+        for expr, rowids in by_expr.items():
+            marks = ",".join("?" * len(rowids))
+            for rowid, snip in index.conn.execute(
+                f"SELECT rowid, snippet(notes_fts, 1, '{_OPEN}', '{_CLOSE}', '…', {_SNIPPET_TOKENS})"
+                f" FROM notes_fts WHERE notes_fts MATCH ? AND rowid IN ({marks})",
+                [expr, *rowids],
+            ):
+                snippets[rowid] = _clean_snippet(snip or "")
+        marks = ",".join("?" * len(hits))
+        rows = {
+            r[0]: r
+            for r in index.conn.execute(
+                f"SELECT {CARD_COLUMNS}, n.preview FROM note_index n WHERE n.rowid IN ({marks})",
+                [h[0] for h in hits],
+            )
+        }
+    except sqlite3.DatabaseError as exc:
+        raise StorageError(f"index error during search: {exc}") from exc
+    cards = []
+    for rowid, score, _expr in hits:
+        row = rows.get(rowid)
+        if row is None:
+            continue
+        snippet = snippets.get(rowid) or row[10]
+        cards.append(card_from_row(row, snippet, round(-score, 4)))
+    return cards
+
+
+def list_cards(index: Index, *, limit: int = 20, offset: int = 0, filters: Filters | None = None) -> list[Card]:
+    """Notes newest-updated first, as cards whose snippet is the opening of the body."""
+    check_limit(limit)
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise InvalidArgumentError(f"offset must be a whole number ≥ 0, got {offset!r}")
+    where, params = (filters or Filters()).sql()
+    sql = f"SELECT {CARD_COLUMNS}, n.preview FROM note_index n" + (f" WHERE {where}" if where else "")
+    sql += " ORDER BY n.updated_at DESC, n.rowid DESC LIMIT ? OFFSET ?"
+    try:
+        rows = index.conn.execute(sql, [*params, limit, offset]).fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise StorageError(f"index error: {exc}") from exc
+    return [card_from_row(r, r[10], None) for r in rows]

@@ -1,0 +1,1 @@
+"""Services layer: the store API every interface calls."""

@@ -1,0 +1,502 @@
+"""The store: the one API every interface (Python, CLI, later MCP and HTTP) calls.
+
+A store is a folder of Markdown notes (the source of truth) plus a derived
+SQLite index under ``.notewell/``. Every write is an atomic file write and, in
+the same index transaction, the journal line and the index rows for that note.
+Outside changes are picked up before every read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..errors import (
+    InvalidArgumentError,
+    InvalidIdError,
+    NotFoundError,
+    StorageError,
+)
+from ..model.header import parse_note
+from ..model.ids import NOTE_ID_RE, is_note_id, new_note_id
+from ..model.note import DEFAULT_MAX_BYTES, Card, Note, check_text, derive_title
+from ..model.timestamps import now_iso
+from ..search.filters import Filters
+from ..search.keyword import keyword_search, list_cards
+from ..storage.files import NoteFolder
+from ..storage.history import History
+from ..storage.index import Index, IndexRow
+from ..storage.sync import Progress, Syncer, SyncReport, build_row
+from ..storage.watch import Watcher
+
+__all__ = ["Store", "open_store"]
+
+_AUTHOR_MAX = 200
+_MODEL_MAX = 100
+
+
+def _check_label(value: str | None, name: str, limit: int) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{name} must be a string")
+    value = value.strip()
+    if not value:
+        return None
+    if "\n" in value or "\r" in value or "\x00" in value:
+        raise InvalidArgumentError(f"{name} must be one line")
+    if len(value) > limit:
+        raise InvalidArgumentError(f"{name} is {len(value)} characters; the limit is {limit}")
+    return value
+
+
+def _check_id(note_id: object) -> str:
+    if not isinstance(note_id, str):
+        raise InvalidIdError(f"a note id must be a string, not {type(note_id).__name__}")
+    note_id = note_id.strip()
+    if NOTE_ID_RE.fullmatch(note_id) is None:
+        shown = note_id if len(note_id) <= 60 else note_id[:57] + "..."
+        raise InvalidIdError(f"not a note id: {shown!r} (ids look like nte_0h3k9x2c7m)")
+    return note_id
+
+
+class Store:
+    """A notes folder and its index. Use :func:`notewell.open` to get one."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        watch: bool = True,
+        busy_timeout: float = 60.0,
+        create: bool = True,
+    ) -> None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+            raise InvalidArgumentError(f"max_bytes must be a positive whole number, got {max_bytes!r}")
+        root = Path(path).expanduser()
+        if root.exists() and not root.is_dir():
+            raise StorageError(f"{root} is not a folder")
+        if not root.exists():
+            if not create:
+                raise NotFoundError(f"no store at {root} (run `notewell init` first)")
+            try:
+                root.mkdir(parents=True)
+            except OSError as exc:
+                raise StorageError(f"cannot create the store folder {root}: {exc.strerror}") from exc
+        self.root = root.resolve()
+        self.max_bytes = max_bytes
+        self._lock = threading.RLock()
+        self._folder = NoteFolder(self.root)
+        self._history = History(self.root)
+        self._busy_timeout = busy_timeout
+        self._index = Index(self.root, busy_timeout=busy_timeout)
+        self._sync = Syncer(self._folder, self._history, self._index, max_bytes=max_bytes)
+        self._watcher = Watcher(str(self.root)) if watch else None
+        self.last_sync = self._full_sync()
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the index connection and the watcher."""
+        with self._lock:
+            if self._watcher is not None:
+                self._watcher.close()
+            self._index.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<notewell.Store {str(self.root)!r}>"
+
+    # -- keeping up with the folder ----------------------------------------
+
+    def _full_sync(self, progress: Progress | None = None) -> SyncReport:
+        fs, dirs = self._folder.scan()
+        if self._watcher is not None:
+            self._watcher.watch(dirs)
+        return self._sync.paths(fs, None, progress=progress)
+
+    def refresh(self) -> SyncReport:
+        """Pick up changes made outside notewell (runs before every read)."""
+        with self._lock:
+            changes = self._watcher.changes() if self._watcher is not None else None
+            if changes is None:
+                self.last_sync = self._full_sync()
+                return self.last_sync
+            paths, rescan = changes
+            if rescan:
+                self.last_sync = self._full_sync()
+            elif paths:
+                fs = {p: st for p in paths if (st := self._folder.state(p)) is not None}
+                self.last_sync = self._sync.paths(fs, paths)
+            elif self._sync.journal_behind():
+                self.last_sync = self._sync.paths({}, [])
+            else:
+                return SyncReport()
+            return self.last_sync
+
+    def reindex(self, progress: Progress | None = None) -> SyncReport:
+        """Throw the index away and rebuild it from the folder (ids, times and authors
+        come back from the journal)."""
+        with self._lock:
+            self._index.close()
+            shutil.rmtree(self._index.dir, ignore_errors=True)
+            self._index = Index(self.root, busy_timeout=self._busy_timeout)
+            self._sync = Syncer(self._folder, self._history, self._index, max_bytes=self.max_bytes)
+            self.last_sync = self._full_sync(progress)
+            return self.last_sync
+
+    def problems(self) -> list[dict[str, str]]:
+        """Files in the folder that could not be indexed, with the reason."""
+        with self._lock:
+            self.refresh()
+            return self._index.problems()
+
+    # -- writes -------------------------------------------------------------
+
+    def add_note(self, text: str | bytes, *, author: str | None = None, model: str | None = None) -> Note:
+        """Store a new note; its text is kept byte for byte. Returns the whole note."""
+        return self.add_notes([text], author=author, model=model)[0]
+
+    def add_notes(
+        self,
+        texts: Iterable[str | bytes],
+        *,
+        author: str | None = None,
+        model: str | None = None,
+        progress: Progress | None = None,
+        batch: int = 1000,
+    ) -> list[Note]:
+        """Store many notes, a batch per transaction (the bulk import path).
+
+        Every text is checked before anything is written; the files are synced
+        to disk before this returns.
+        """
+        author = _check_label(author, "author", _AUTHOR_MAX)
+        model = _check_label(model, "model", _MODEL_MAX)
+        checked = [check_text(t, max_bytes=self.max_bytes) for t in texts]
+        durable = len(checked) == 1
+        notes: list[Note] = []
+        with self._lock:
+            for start in range(0, len(checked), batch):
+                chunk = checked[start : start + batch]
+                with self._index.write():
+                    self._sync.catch_up()
+                    records, rows = [], []
+                    for text, data in chunk:
+                        nid, path, state = self._create_file(data, durable)
+                        at = now_iso()
+                        sha = hashlib.sha256(data).hexdigest()
+                        records.append(
+                            {
+                                "op": "add",
+                                "id": nid,
+                                "path": path,
+                                "at": at,
+                                "author": author,
+                                "model": model,
+                                "rev": 1,
+                                "sha256": sha,
+                                "size": len(data),
+                            }
+                        )
+                        meta = {"author": author, "model": model, "created_at": at, "updated_at": at, "revision": 1}
+                        rows.append(build_row(note_id=nid, path=path, text=text, sha256=sha, state=state, meta=meta))
+                    if not durable:
+                        os.sync()  # one flush for the whole batch instead of one per file
+                    self._sync.commit_records(records)
+                    for row in rows:
+                        self._index.upsert(row)
+                notes.extend(self._note_from_row(row) for row in rows)
+                if progress is not None:
+                    progress(len(notes), len(checked))
+        return notes
+
+    def _create_file(self, data: bytes, durable: bool) -> tuple[str, str, Any]:
+        for _ in range(100):
+            nid = new_note_id()
+            if self._index.id_known(nid):
+                continue
+            path = f"{nid}.md"
+            try:
+                return nid, path, self._folder.create(path, data, durable=durable)
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
+        raise StorageError("could not find a free note id")  # pragma: no cover - 36^10 ids
+
+    def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
+        """Replace a note's text; the previous text stays as an earlier revision."""
+        note_id = _check_id(note_id)
+        author = _check_label(author, "author", _AUTHOR_MAX)
+        text, data = check_text(text, max_bytes=self.max_bytes)
+        with self._lock:
+            self.refresh()
+            with self._index.write():
+                self._sync.catch_up()
+                rowid, path, revision, current = self._current(note_id)
+                sha = hashlib.sha256(data).hexdigest()
+                if sha == hashlib.sha256(current).hexdigest():
+                    row = None
+                else:
+                    self._history.save_revision(note_id, revision, current)
+                    try:
+                        state = self._folder.replace(path, data)
+                    except OSError as exc:
+                        raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
+                    rec = {
+                        "op": "edit",
+                        "id": note_id,
+                        "at": now_iso(),
+                        "author": author,
+                        "rev": revision + 1,
+                        "sha256": sha,
+                        "size": len(data),
+                    }
+                    self._sync.commit_records([rec])
+                    meta = self._index.meta_for_id(note_id)
+                    row = build_row(
+                        note_id=note_id,
+                        path=path,
+                        text=text,
+                        sha256=sha,
+                        state=state,
+                        meta={
+                            "author": meta[2],
+                            "model": meta[3],
+                            "created_at": meta[4],
+                            "updated_at": meta[5],
+                            "revision": meta[6],
+                        },
+                    )
+                    self._index.upsert(row)
+            return self._get(note_id, None)
+
+    def _current(self, note_id: str) -> tuple[int, str, int, bytes]:
+        """rowid, path, revision and bytes of a note, checked against the file on disk."""
+        row = self._index.row_for_id(note_id)
+        if row is None:
+            raise NotFoundError(f"no note {note_id}")
+        rowid, _nid, path, mtime, size, sha, revision, _text = row
+        try:
+            data = self._folder.read(path)
+        except OSError as exc:
+            raise StorageError(f"cannot read {path}: {exc.strerror}") from exc
+        if hashlib.sha256(data).hexdigest() != sha:
+            raise StorageError(f"{path} changed while being written; try again")
+        return rowid, path, revision, data
+
+    def delete_note(self, note_id: str) -> dict[str, Any]:
+        """Remove a note's file; its last text stays in the history folder."""
+        note_id = _check_id(note_id)
+        with self._lock:
+            self.refresh()
+            with self._index.write():
+                self._sync.catch_up()
+                rowid, path, revision, current = self._current(note_id)
+                title = derive_title(parse_note(current.decode("utf-8")), path)
+                self._history.save_revision(note_id, revision, current)
+                try:
+                    self._folder.remove(path)
+                except OSError as exc:
+                    raise StorageError(f"cannot delete {path}: {exc.strerror}") from exc
+                self._sync.commit_records([{"op": "delete", "id": note_id, "path": path, "at": now_iso()}])
+                self._index.delete(rowid)
+            return {"id": note_id, "title": title, "path": path, "deleted": True, "revision": revision}
+
+    # -- reads --------------------------------------------------------------
+
+    def get_note(self, note_id: str, *, revision: int | None = None) -> Note:
+        """The whole note: text as written, parsed header, extra, body, backlinks."""
+        note_id = _check_id(note_id)
+        if revision is not None and (isinstance(revision, bool) or not isinstance(revision, int) or revision < 1):
+            raise InvalidArgumentError(f"revision must be a whole number ≥ 1, got {revision!r}")
+        with self._lock:
+            self.refresh()
+            return self._get(note_id, revision)
+
+    def _get(self, note_id: str, revision: int | None) -> Note:
+        row = self._index.query(
+            "SELECT id, path, author, created_at, updated_at, revision, model FROM note_index WHERE id = ?",
+            (note_id,),
+        )
+        if not row:
+            raise NotFoundError(f"no note {note_id}")
+        nid, path, author, created, updated, current_rev, row_model = row[0]
+        if revision is None or revision == current_rev:
+            try:
+                data = self._folder.read(path)
+            except OSError as exc:
+                raise StorageError(f"cannot read {path}: {exc.strerror}") from exc
+            rev = current_rev
+        else:
+            if revision > current_rev:
+                raise NotFoundError(f"{note_id} has {current_rev} revision(s); there is no revision {revision}")
+            kept = self._history.load_revision(note_id, revision)
+            if kept is None:
+                raise NotFoundError(f"revision {revision} of {note_id} was not kept")
+            data = kept
+            rev = revision
+            info = self._index.query(
+                "SELECT at, author FROM revisions WHERE id = ? AND revision = ?", (note_id, revision)
+            )
+            if info:
+                updated = info[0][0] or updated
+                author = info[0][1] if info[0][1] is not None else author
+        text = data.decode("utf-8", errors="replace")
+        parsed = parse_note(text)
+        header = parsed.header or {}
+        backlinks = [
+            {"id": b, "title": t, "kind": k, "updated_at": u}
+            for b, t, k, u in self._index.query(
+                "SELECT n.id, n.title, n.kind, n.updated_at FROM note_links l JOIN note_index n ON n.rowid = l.note"
+                " WHERE l.target = ? ORDER BY n.updated_at DESC",
+                (note_id,),
+            )
+        ]
+        return Note(
+            id=nid,
+            path=path,
+            title=derive_title(parsed, path),
+            kind=header.get("kind"),
+            tags=list(header.get("tags", [])),
+            builds_on=list(header.get("builds_on", [])),
+            model=header.get("model") or row_model,
+            summary=header.get("summary"),
+            author=author,
+            created_at=created,
+            updated_at=updated,
+            revision=rev,
+            revisions=current_rev,
+            text=text,
+            header=parsed.header,
+            extra=parsed.extra,
+            body=parsed.body,
+            backlinks=backlinks,
+        )
+
+    def _note_from_row(self, row: IndexRow) -> Note:
+        parsed = parse_note(row.text)
+        return Note(
+            id=row.id,
+            path=row.path,
+            title=row.title,
+            kind=row.kind,
+            tags=list(row.tags),
+            builds_on=list(row.builds_on),
+            model=row.model,
+            summary=row.summary,
+            author=row.author,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            revision=row.revision,
+            revisions=row.revision,
+            text=row.text,
+            header=parsed.header,
+            extra=parsed.extra,
+            body=parsed.body,
+            backlinks=[],
+        )
+
+    def search_notes(self, query: str, *, limit: int = 10, **filters: Any) -> list[Card]:
+        """Keyword search (FTS5, BM25, title 3x): the best *limit* notes as cards.
+
+        Filters: kind, tags (+ tag_mode "any"/"all"), author, model, builds_on,
+        created_after/created_before/updated_after/updated_before.
+        """
+        f = Filters.from_kwargs(filters)
+        with self._lock:
+            self.refresh()
+            return keyword_search(self._index, query, limit=limit, filters=f)
+
+    def list_notes(self, *, limit: int = 20, offset: int = 0, **filters: Any) -> list[Card]:
+        """Notes, most recently updated first, as cards (same filters as search)."""
+        f = Filters.from_kwargs(filters)
+        with self._lock:
+            self.refresh()
+            return list_cards(self._index, limit=limit, offset=offset, filters=f)
+
+    def summary(self, *, recent: int = 5) -> dict[str, Any]:
+        """Counts by kind, the most recent notes, and files that could not be read."""
+        with self._lock:
+            self.refresh()
+            total = self._index.query("SELECT count(*) FROM note_index")[0][0]
+            kinds = self._index.query(
+                "SELECT kind, count(*) FROM note_index GROUP BY kind ORDER BY count(*) DESC, kind"
+            )
+            return {
+                "total_notes": total,
+                "by_kind": [{"kind": k, "count": c} for k, c in kinds],
+                "recent_notes": [c.to_dict() for c in list_cards(self._index, limit=max(1, recent))],
+                "problems": self._index.problems(),
+            }
+
+    def list_tags(self) -> list[dict[str, Any]]:
+        """Every tag with the number of notes carrying it, most used first."""
+        with self._lock:
+            self.refresh()
+            rows = self._index.query("SELECT tag, count(*) FROM note_tags GROUP BY tag ORDER BY count(*) DESC, tag")
+            return [{"tag": t, "count": c} for t, c in rows]
+
+    def history(self, note_id: str) -> list[dict[str, Any]]:
+        """Every revision of a note, oldest first, and whether its text was kept."""
+        note_id = _check_id(note_id)
+        with self._lock:
+            self.refresh()
+            current = self._index.query("SELECT revision FROM note_index WHERE id = ?", (note_id,))
+            rows = self._index.query(
+                "SELECT revision, op, at, author, sha256, size FROM revisions WHERE id = ? ORDER BY revision",
+                (note_id,),
+            )
+            if not current and not rows:
+                raise NotFoundError(f"no note {note_id}")
+            live = current[0][0] if current else None
+            out = []
+            for rev, op, at, author, sha, size in rows:
+                kept = rev == live or self._history.load_revision(note_id, rev) is not None
+                out.append(
+                    {
+                        "revision": rev,
+                        "op": op,
+                        "at": at,
+                        "author": author,
+                        "sha256": sha,
+                        "size": size,
+                        "current": rev == live,
+                        "kept": kept,
+                    }
+                )
+            return out
+
+    def resolve(self, ref: str) -> str:
+        """A note id from an id or a path inside the store (``notes/x.md``)."""
+        if isinstance(ref, str) and ref.endswith(".md") and not is_note_id(ref):
+            with self._lock:
+                self.refresh()
+                rel = ref.replace(os.sep, "/")
+                if os.path.isabs(ref):
+                    try:
+                        rel = Path(ref).resolve().relative_to(self.root).as_posix()
+                    except ValueError:
+                        raise NotFoundError(f"{ref} is not inside the store {self.root}") from None
+                row = self._index.row_for_path(rel.removeprefix("./"))
+                if row is None:
+                    raise NotFoundError(f"no note at {ref}")
+                return row[1]
+        return _check_id(ref)
+
+
+def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> Store:
+    """Open (or create) the store in *path*. Options: max_bytes, watch, busy_timeout, create."""
+    return Store(path, **options)

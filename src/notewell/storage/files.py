@@ -1,0 +1,161 @@
+"""The notes folder: finding ``.md`` files and writing them atomically."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import StorageError
+
+__all__ = ["FileState", "NoteFolder", "is_hidden"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What the cheap check compares: a file's mtime and size."""
+
+    mtime_ns: int
+    size: int
+
+
+def is_hidden(name: str) -> bool:
+    """Dot-files and dot-folders (.git, .obsidian, .notewell, temp files) are not notes."""
+    return name.startswith(".")
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class NoteFolder:
+    """A folder tree whose ``.md`` files are notes.
+
+    Paths handed around are relative, with ``/`` separators.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._root_str = str(root)
+
+    def abspath(self, relpath: str) -> str:
+        """The absolute path of *relpath*, refusing anything that leaves the folder."""
+        parts = relpath.split("/")
+        if not relpath or relpath.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise StorageError(f"not a path inside the store: {relpath!r}")
+        return os.path.join(self._root_str, *parts)
+
+    def scan(self) -> tuple[dict[str, FileState], set[str]]:
+        """Every note file with its state, and the folders walked (relative; '' is the root)."""
+        files: dict[str, FileState] = {}
+        dirs: set[str] = set()
+        stack = [""]
+        root = self._root_str
+        while stack:
+            rel = stack.pop()
+            dirs.add(rel)
+            base = os.path.join(root, rel) if rel else root
+            prefix = rel + "/" if rel else ""
+            try:
+                entries = os.scandir(base)
+            except OSError:
+                continue
+            with entries:
+                for entry in entries:
+                    name = entry.name
+                    if name[0] == ".":
+                        continue
+                    if name.endswith(".md"):
+                        try:
+                            st = os.stat(entry.path)
+                        except OSError:
+                            # A dangling link or a file gone mid-scan: reported by the reader.
+                            files[prefix + name] = FileState(-1, -1)
+                            continue
+                        if stat.S_ISREG(st.st_mode):
+                            files[prefix + name] = FileState(st.st_mtime_ns, st.st_size)
+                            continue
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(prefix + name)
+                    except OSError:
+                        continue
+        return files, dirs
+
+    def state(self, relpath: str) -> FileState | None:
+        """The current state of one file, or None when it is not a regular file."""
+        try:
+            st = os.stat(self.abspath(relpath))
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return FileState(st.st_mtime_ns, st.st_size)
+
+    def read(self, relpath: str) -> bytes:
+        """The file's bytes; OSError passes through for the caller to report."""
+        with open(self.abspath(relpath), "rb") as fh:
+            return fh.read()
+
+    def _write_temp(self, target: str, data: bytes, durable: bool) -> str:
+        directory, name = os.path.split(target)
+        os.makedirs(directory, exist_ok=True)
+        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            if durable:
+                os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            os.unlink(tmp)
+            raise
+        os.close(fd)
+        return tmp
+
+    def create(self, relpath: str, data: bytes, *, durable: bool = True) -> FileState:
+        """Write a new file atomically; FileExistsError if the name is taken."""
+        target = self.abspath(relpath)
+        tmp = self._write_temp(target, data, durable)
+        try:
+            # link() never replaces an existing file, unlike rename().
+            os.link(tmp, target)
+        finally:
+            os.unlink(tmp)
+        if durable:
+            _fsync_dir(os.path.dirname(target))
+        st = os.stat(target)
+        return FileState(st.st_mtime_ns, st.st_size)
+
+    def replace(self, relpath: str, data: bytes, *, durable: bool = True) -> FileState:
+        """Write a file atomically (temp file, fsync, rename): old or new, never torn."""
+        target = self.abspath(relpath)
+        tmp = self._write_temp(target, data, durable)
+        try:
+            os.replace(tmp, target)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        if durable:
+            _fsync_dir(os.path.dirname(target))
+        st = os.stat(target)
+        return FileState(st.st_mtime_ns, st.st_size)
+
+    def remove(self, relpath: str, *, durable: bool = True) -> None:
+        """Delete a file (missing is fine)."""
+        target = self.abspath(relpath)
+        try:
+            os.unlink(target)
+        except FileNotFoundError:
+            return
+        if durable:
+            _fsync_dir(os.path.dirname(target))

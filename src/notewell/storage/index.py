@@ -1,0 +1,383 @@
+"""The SQLite index: opening (and self-repair), transactions, and the rows for a note.
+
+Every write of a note updates note_index, note_tags, note_links and notes_fts
+in one transaction; sqlite3 errors are turned into notewell errors here and
+nowhere above.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import BusyError, StorageError
+from ..model.cjk import segment
+from ..model.header import ParsedNote
+from .schema import SCHEMA, SCHEMA_VERSION, configure
+
+__all__ = ["INDEX_DIR", "Index", "IndexRow"]
+
+INDEX_DIR = ".notewell"
+_PREVIEW_CHARS = 240
+
+
+@dataclass(slots=True)
+class IndexRow:
+    """Everything the index keeps about one note file."""
+
+    id: str
+    path: str
+    title: str
+    kind: str | None
+    model: str | None
+    summary: str | None
+    tags: list[str]
+    builds_on: list[str]
+    author: str | None
+    created_at: str
+    updated_at: str
+    revision: int
+    mtime_ns: int
+    size: int
+    sha256: str
+    text: str
+    body: str
+
+    @property
+    def preview(self) -> str:
+        return " ".join(self.body.split())[:_PREVIEW_CHARS]
+
+
+def row_fields(parsed: ParsedNote) -> dict[str, Any]:
+    """The header fields an index row takes from a parsed note."""
+    header = parsed.header or {}
+    return {
+        "kind": header.get("kind"),
+        "model": header.get("model"),
+        "summary": header.get("summary"),
+        "tags": list(header.get("tags", [])),
+        "builds_on": list(header.get("builds_on", [])),
+    }
+
+
+def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc).lower()
+    return any(s in text for s in ("malformed", "not a database", "corrupt", "no such table", "no such column"))
+
+
+class Index:
+    """One connection to a store's index database."""
+
+    def __init__(self, root: Path, *, busy_timeout: float = 60.0) -> None:
+        self.dir = root / INDEX_DIR
+        self.path = self.dir / "index.db"
+        self.busy_timeout = busy_timeout
+        self.rebuilt = False  # True when this open had to (re)create the database
+        self.conn = self._open()
+
+    # -- opening and repair -------------------------------------------------
+
+    def _ensure_dir(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        ignore = self.dir / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# derived from the notes; rebuild with `notewell reindex`\n*\n", encoding="utf-8")
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=self.busy_timeout)
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                configure(conn, busy_timeout_ms=int(self.busy_timeout * 1000))
+                return conn
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                    conn.close()
+                    raise
+                time.sleep(0.01)
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self._ensure_dir()
+        except OSError as exc:
+            raise StorageError(f"cannot create the index folder {self.dir}: {exc.strerror}") from exc
+        for attempt in range(2):
+            try:
+                conn = self._connect()
+                try:
+                    self._ensure_schema(conn)
+                except BaseException:
+                    conn.close()
+                    raise
+                return conn
+            except sqlite3.DatabaseError as exc:
+                if attempt or not _is_corrupt(exc):
+                    raise StorageError(f"cannot open the index {self.path}: {exc}") from exc
+                self._discard_files()
+        raise AssertionError("unreachable")
+
+    def _discard_files(self) -> None:
+        # The index is derived: a damaged one is thrown away and rebuilt from the folder.
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(str(self.path) + suffix)
+            except FileNotFoundError:
+                pass
+
+    def _ensure_schema(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            conn.execute("SELECT count(*) FROM state").fetchone()
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION:
+                if version != 0:
+                    tables = conn.execute(
+                        "SELECT name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE 'sqlite_%'"
+                        " AND name NOT LIKE 'notes_fts_%'"
+                    ).fetchall()
+                    for (name,) in tables:
+                        conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+                for statement in SCHEMA.split(";\n"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                self.rebuilt = True
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- transactions -------------------------------------------------------
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction holding the store's write lock (BEGIN IMMEDIATE)."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise StorageError(f"index error: {exc}") from exc
+                if time.monotonic() > deadline:
+                    raise BusyError(
+                        f"another process held the store for over {self.busy_timeout:.0f}s; try again"
+                    ) from exc
+                time.sleep(0.005)
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    def query(self, sql: str, params: tuple | list | dict = ()) -> list[sqlite3.Row | tuple]:
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"index error: {exc}") from exc
+
+    # -- state --------------------------------------------------------------
+
+    def get_state(self, key: str, default: str | None = None) -> str | None:
+        row = self.conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_state(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO state(key, value) VALUES (?, ?)", (key, value))
+
+    # -- journal, applied ---------------------------------------------------
+
+    def apply_records(self, records: list[dict[str, Any]]) -> None:
+        """Fold journal records into journal_meta and revisions (idempotent)."""
+        c = self.conn
+        for r in records:
+            op, nid = r.get("op"), r["id"]
+            rev = r.get("rev")
+            if op in ("add", "adopt"):
+                c.execute(
+                    "INSERT INTO journal_meta(id, path, author, model, created_at, updated_at, revision,"
+                    " sha256, deleted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)"
+                    " ON CONFLICT(id) DO UPDATE SET path = excluded.path, author = excluded.author,"
+                    " model = excluded.model, created_at = excluded.created_at,"
+                    " updated_at = excluded.updated_at, revision = excluded.revision,"
+                    " sha256 = excluded.sha256, deleted = 0",
+                    (
+                        nid,
+                        r.get("path"),
+                        r.get("author"),
+                        r.get("model"),
+                        r.get("at"),
+                        r.get("at"),
+                        rev or 1,
+                        r.get("sha256"),
+                    ),
+                )
+            elif op in ("edit", "change"):
+                c.execute(
+                    "UPDATE journal_meta SET updated_at = ?, revision = max(revision, ?), sha256 = ?,"
+                    " path = coalesce(?, path), deleted = 0 WHERE id = ?",
+                    (r.get("at"), rev or 0, r.get("sha256"), r.get("path"), nid),
+                )
+            elif op == "move":
+                c.execute("UPDATE journal_meta SET path = ?, deleted = 0 WHERE id = ?", (r.get("path"), nid))
+            elif op in ("delete", "gone"):
+                c.execute("UPDATE journal_meta SET deleted = 1, path = NULL WHERE id = ?", (nid,))
+            else:
+                continue
+            if op in ("add", "adopt", "edit", "change") and isinstance(rev, int):
+                c.execute(
+                    "INSERT OR REPLACE INTO revisions(id, revision, op, at, author, sha256, size)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (nid, rev, op, r.get("at"), r.get("author"), r.get("sha256"), r.get("size")),
+                )
+
+    def meta_for_path(self, path: str) -> sqlite3.Row | None:
+        return self.conn.execute(
+            "SELECT id, path, author, model, created_at, updated_at, revision, sha256"
+            " FROM journal_meta WHERE path = ? AND deleted = 0 ORDER BY updated_at DESC LIMIT 1",
+            (path,),
+        ).fetchone()
+
+    def meta_for_id(self, note_id: str) -> tuple | None:
+        return self.conn.execute(
+            "SELECT id, path, author, model, created_at, updated_at, revision, sha256, deleted"
+            " FROM journal_meta WHERE id = ?",
+            (note_id,),
+        ).fetchone()
+
+    def id_known(self, note_id: str) -> bool:
+        """True when the id was ever used (live, deleted, or only journaled)."""
+        return (
+            self.conn.execute("SELECT 1 FROM journal_meta WHERE id = ?", (note_id,)).fetchone() is not None
+            or self.conn.execute("SELECT 1 FROM note_index WHERE id = ?", (note_id,)).fetchone() is not None
+        )
+
+    # -- note rows ----------------------------------------------------------
+
+    def file_states(self) -> dict[str, tuple[int, str, int, int, str]]:
+        """path -> (rowid, id, mtime_ns, size, sha256) for every indexed note."""
+        return {
+            path: (rowid, nid, mtime, size, sha)
+            for rowid, nid, path, mtime, size, sha in self.conn.execute(
+                "SELECT rowid, id, path, mtime_ns, size, sha256 FROM note_index"
+            )
+        }
+
+    def row_for_id(self, note_id: str) -> tuple | None:
+        return self.conn.execute(
+            "SELECT rowid, id, path, mtime_ns, size, sha256, revision, text FROM note_index WHERE id = ?",
+            (note_id,),
+        ).fetchone()
+
+    def row_for_path(self, path: str) -> tuple | None:
+        return self.conn.execute(
+            "SELECT rowid, id, path, mtime_ns, size, sha256, revision, text FROM note_index WHERE path = ?",
+            (path,),
+        ).fetchone()
+
+    def upsert(self, row: IndexRow) -> int:
+        """Insert or replace a note's rows in every index table; returns its rowid."""
+        c = self.conn
+        old = c.execute("SELECT rowid FROM note_index WHERE id = ? OR path = ?", (row.id, row.path)).fetchall()
+        rowid = old[0][0] if old else None
+        for (stale,) in old[1:]:
+            self.delete(stale)
+        values = (
+            row.id,
+            row.path,
+            row.title,
+            row.kind,
+            row.model,
+            row.summary,
+            json.dumps(row.tags, ensure_ascii=False),
+            json.dumps(row.builds_on),
+            row.author,
+            row.created_at,
+            row.updated_at,
+            row.revision,
+            row.mtime_ns,
+            row.size,
+            row.sha256,
+            row.preview,
+            row.text,
+        )
+        if rowid is None:
+            cur = c.execute(
+                "INSERT INTO note_index(id, path, title, kind, model, summary, tags, builds_on, author,"
+                " created_at, updated_at, revision, mtime_ns, size, sha256, preview, text)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values,
+            )
+            rowid = cur.lastrowid
+        else:
+            c.execute(
+                "UPDATE note_index SET id = ?, path = ?, title = ?, kind = ?, model = ?, summary = ?,"
+                " tags = ?, builds_on = ?, author = ?, created_at = ?, updated_at = ?, revision = ?,"
+                " mtime_ns = ?, size = ?, sha256 = ?, preview = ?, text = ? WHERE rowid = ?",
+                (*values, rowid),
+            )
+            c.execute("DELETE FROM note_tags WHERE note = ?", (rowid,))
+            c.execute("DELETE FROM note_links WHERE note = ?", (rowid,))
+            c.execute("DELETE FROM notes_fts WHERE rowid = ?", (rowid,))
+        if row.tags:
+            c.executemany("INSERT OR IGNORE INTO note_tags(tag, note) VALUES (?, ?)", [(t, rowid) for t in row.tags])
+        if row.builds_on:
+            c.executemany(
+                "INSERT OR IGNORE INTO note_links(target, note) VALUES (?, ?)", [(t, rowid) for t in row.builds_on]
+            )
+        c.execute(
+            "INSERT INTO notes_fts(rowid, title, body) VALUES (?, ?, ?)",
+            (rowid, segment(row.title), segment(row.body)),
+        )
+        c.execute("DELETE FROM problems WHERE path = ?", (row.path,))
+        assert rowid is not None
+        return rowid
+
+    def touch(self, rowid: int, mtime_ns: int, size: int) -> None:
+        """Record a new mtime for a file whose content did not change."""
+        self.conn.execute("UPDATE note_index SET mtime_ns = ?, size = ? WHERE rowid = ?", (mtime_ns, size, rowid))
+
+    def move(self, rowid: int, path: str, mtime_ns: int, size: int) -> None:
+        self.conn.execute(
+            "UPDATE note_index SET path = ?, mtime_ns = ?, size = ? WHERE rowid = ?", (path, mtime_ns, size, rowid)
+        )
+
+    def delete(self, rowid: int) -> None:
+        c = self.conn
+        c.execute("DELETE FROM note_index WHERE rowid = ?", (rowid,))
+        c.execute("DELETE FROM note_tags WHERE note = ?", (rowid,))
+        c.execute("DELETE FROM note_links WHERE note = ?", (rowid,))
+        c.execute("DELETE FROM notes_fts WHERE rowid = ?", (rowid,))
+
+    # -- problems -----------------------------------------------------------
+
+    def set_problem(self, path: str, error: str, mtime_ns: int, size: int) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO problems(path, error, mtime_ns, size) VALUES (?, ?, ?, ?)",
+            (path, error, mtime_ns, size),
+        )
+
+    def problem_states(self) -> dict[str, tuple[int, int]]:
+        return {p: (m, s) for p, m, s in self.conn.execute("SELECT path, mtime_ns, size FROM problems")}
+
+    def clear_problem(self, path: str) -> None:
+        self.conn.execute("DELETE FROM problems WHERE path = ?", (path,))
+
+    def problems(self) -> list[dict[str, str]]:
+        return [{"path": p, "error": e} for p, e in self.conn.execute("SELECT path, error FROM problems ORDER BY path")]

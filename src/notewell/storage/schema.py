@@ -1,0 +1,98 @@
+"""The SQLite index beside the notes: tables and connection set-up.
+
+Everything here is derived from the folder and can be rebuilt from it; the
+schema version lives in ``PRAGMA user_version`` and a mismatch means rebuild.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "TITLE_WEIGHT", "configure", "create_schema"]
+
+SCHEMA_VERSION = 1
+TITLE_WEIGHT = 3.0
+
+SCHEMA = f"""
+CREATE TABLE state(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+
+-- The journal, applied: one row per note id ever seen, and one per revision.
+CREATE TABLE journal_meta(
+  id TEXT PRIMARY KEY,
+  path TEXT,
+  author TEXT,
+  model TEXT,
+  created_at TEXT,
+  updated_at TEXT,
+  revision INTEGER NOT NULL DEFAULT 0,
+  sha256 TEXT,
+  deleted INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX journal_meta_path ON journal_meta(path);
+CREATE TABLE revisions(
+  id TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  op TEXT NOT NULL,
+  at TEXT,
+  author TEXT,
+  sha256 TEXT,
+  size INTEGER,
+  PRIMARY KEY(id, revision)
+) WITHOUT ROWID;
+
+-- One row per note file, with its parsed header.
+CREATE TABLE note_index(
+  rowid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  path TEXT NOT NULL UNIQUE,
+  title TEXT NOT NULL,
+  kind TEXT,
+  model TEXT,
+  summary TEXT,
+  tags TEXT NOT NULL,
+  builds_on TEXT NOT NULL,
+  author TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  size INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  preview TEXT NOT NULL,
+  text TEXT NOT NULL
+);
+CREATE INDEX note_index_updated ON note_index(updated_at);
+CREATE INDEX note_index_created ON note_index(created_at);
+CREATE INDEX note_index_kind ON note_index(kind, updated_at);
+CREATE INDEX note_index_author ON note_index(author);
+CREATE INDEX note_index_model ON note_index(model);
+CREATE TABLE note_tags(tag TEXT NOT NULL, note INTEGER NOT NULL, PRIMARY KEY(tag, note)) WITHOUT ROWID;
+CREATE INDEX note_tags_note ON note_tags(note);
+CREATE TABLE note_links(target TEXT NOT NULL, note INTEGER NOT NULL, PRIMARY KEY(target, note)) WITHOUT ROWID;
+CREATE INDEX note_links_note ON note_links(note);
+CREATE VIRTUAL TABLE notes_fts USING fts5(
+  title, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25({TITLE_WEIGHT}, 1.0)');
+
+-- Files that could not be indexed (unreadable, not UTF-8, too large), reported.
+CREATE TABLE problems(path TEXT PRIMARY KEY, error TEXT NOT NULL, mtime_ns INTEGER, size INTEGER)
+  WITHOUT ROWID;
+"""
+
+
+def configure(conn: sqlite3.Connection, *, busy_timeout_ms: int) -> None:
+    """Connection settings: WAL so readers never wait for a writer."""
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    # The index is derived and repairs itself from the folder, so NORMAL (no
+    # fsync per commit) is enough; the note files themselves are fsynced.
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = OFF")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    conn.execute("PRAGMA cache_size = -32000")
+
+
+def create_schema(conn: sqlite3.Connection) -> None:
+    """Create every table in an empty database."""
+    conn.executescript("BEGIN;" + SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")

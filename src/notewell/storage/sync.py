@@ -1,0 +1,328 @@
+"""Keeping the index in step with the folder.
+
+The cheap check compares each file's mtime and size with the index; only a
+file that differs is read and hashed. Outside edits, new files, renames and
+deletions become journal records (so they survive a rebuild) and index rows.
+The same code rebuilds an empty index: the journal is applied first, so ids,
+timestamps and authors come back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InvalidNoteError
+from ..model.header import parse_note
+from ..model.ids import derived_note_id, is_note_id, new_note_id
+from ..model.note import check_text, derive_title
+from ..model.timestamps import iso_from_ns, now_iso
+from .files import FileState, NoteFolder
+from .history import History
+from .index import Index, IndexRow, row_fields
+
+__all__ = ["Progress", "SyncReport", "Syncer", "build_row"]
+
+Progress = Callable[[int, int], None]
+_BATCH = 2000
+
+
+@dataclass(slots=True)
+class SyncReport:
+    """What one pass found."""
+
+    added: int = 0
+    changed: int = 0
+    moved: int = 0
+    removed: int = 0
+    problems: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return self.added + self.changed + self.moved + self.removed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "changed": self.changed,
+            "moved": self.moved,
+            "removed": self.removed,
+            "problems": list(self.problems),
+        }
+
+
+def build_row(
+    *,
+    note_id: str,
+    path: str,
+    text: str,
+    sha256: str,
+    state: FileState,
+    meta: dict[str, Any],
+) -> IndexRow:
+    """The index row for one note text and its journal metadata."""
+    parsed = parse_note(text)
+    fields = row_fields(parsed)
+    return IndexRow(
+        id=note_id,
+        path=path,
+        title=derive_title(parsed, path),
+        kind=fields["kind"],
+        model=fields["model"] or meta.get("model"),
+        summary=fields["summary"],
+        tags=fields["tags"],
+        builds_on=fields["builds_on"],
+        author=meta.get("author"),
+        created_at=meta["created_at"],
+        updated_at=meta["updated_at"],
+        revision=meta["revision"],
+        mtime_ns=state.mtime_ns,
+        size=state.size,
+        sha256=sha256,
+        text=text,
+        body=parsed.body,
+    )
+
+
+class Syncer:
+    """Reconciles one folder with its index."""
+
+    def __init__(self, folder: NoteFolder, history: History, index: Index, *, max_bytes: int) -> None:
+        self.folder = folder
+        self.history = history
+        self.index = index
+        self.max_bytes = max_bytes
+
+    # -- journal ------------------------------------------------------------
+
+    def journal_behind(self) -> bool:
+        offset = int(self.index.get_state("journal_offset", "0") or 0)
+        return self.history.journal_size() != offset
+
+    def catch_up(self) -> None:
+        """Apply journal lines not yet in the index (inside a write transaction)."""
+        offset = int(self.index.get_state("journal_offset", "0") or 0)
+        size = self.history.journal_size()
+        if size == offset:
+            return
+        if size < offset:
+            offset = 0  # the journal was replaced (a checkout, a restore): read it all again
+        records, end = self.history.read(offset)
+        self.index.apply_records(records)
+        self.index.set_state("journal_offset", str(end))
+
+    def commit_records(self, records: list[dict[str, Any]], *, durable: bool = True) -> None:
+        """Append records to the journal and apply them (inside a write transaction)."""
+        if not records:
+            return
+        end = self.history.append(records, durable=durable)
+        self.index.apply_records(records)
+        self.index.set_state("journal_offset", str(end))
+
+    # -- reconcile ----------------------------------------------------------
+
+    def full(self, progress: Progress | None = None) -> SyncReport:
+        """Compare every file with the index and fix what differs."""
+        fs, _dirs = self.folder.scan()
+        return self.paths(fs, None, progress=progress)
+
+    def paths(
+        self,
+        fs: dict[str, FileState],
+        only: Iterable[str] | None,
+        progress: Progress | None = None,
+    ) -> SyncReport:
+        """Reconcile the files in *fs*; with *only*, just those paths (others are untouched)."""
+        indexed = self.index.file_states()
+        problems = self.index.problem_states()
+        if only is not None:
+            scope = set(only)
+            indexed = {p: v for p, v in indexed.items() if p in scope}
+            problems = {p: v for p, v in problems.items() if p in scope}
+            fs = {p: s for p, s in fs.items() if p in scope}
+        todo = [
+            p
+            for p, st in fs.items()
+            if (p not in indexed or indexed[p][2:4] != (st.mtime_ns, st.size))
+            and (p not in problems or problems[p] != (st.mtime_ns, st.size))
+        ]
+        missing = [p for p in indexed if p not in fs]
+        gone_problems = [p for p in problems if p not in fs]
+        report = SyncReport()
+        if not todo and not missing and not gone_problems and not self.journal_behind():
+            return report
+        todo.sort()
+        total = len(todo)
+        done = 0
+        # Batches keep any one hold on the write lock short during a big rebuild.
+        first = True
+        while first or todo:
+            first = False
+            batch, todo = todo[:_BATCH], todo[_BATCH:]
+            with self.index.write():
+                self.catch_up()
+                last = not todo
+                self._batch(batch, missing if last else [], gone_problems if last else [], report)
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+        report.problems = self.index.problems()
+        return report
+
+    def _read(self, path: str, state: FileState) -> tuple[str, bytes] | str:
+        """The file's text and bytes, or the reason it cannot be a note."""
+        if state.size < 0:
+            return "cannot be read (a dangling link?)"
+        try:
+            data = self.folder.read(path)
+        except OSError as exc:
+            return f"cannot be read: {exc.strerror or exc}"
+        try:
+            text, data = check_text(data, max_bytes=self.max_bytes)
+        except InvalidNoteError as exc:
+            if exc.message == "note is empty":
+                text = data.decode("utf-8")
+                return text, data
+            return exc.message.replace("note ", "file ", 1)
+        return text, data
+
+    def _batch(
+        self,
+        paths: list[str],
+        missing: list[str],
+        gone_problems: list[str],
+        report: SyncReport,
+    ) -> None:
+        index = self.index
+        records: list[dict[str, Any]] = []
+        rows: list[IndexRow] = []
+        # Rows are re-read inside the transaction: another process may have just fixed them.
+        missing_rows: dict[str, list[tuple]] = {}
+        for p in missing:
+            row = index.row_for_path(p)
+            if row is not None and self.folder.state(p) is None:
+                missing_rows.setdefault(row[5], []).append(row)  # by sha256, to spot renames
+        for path in paths:
+            state = self.folder.state(path)
+            if state is None:
+                continue
+            row = index.row_for_path(path)
+            if row is not None and (row[3], row[4]) == (state.mtime_ns, state.size):
+                continue
+            got = self._read(path, state)
+            if isinstance(got, str):
+                index.set_problem(path, got, state.mtime_ns, state.size)
+                continue
+            index.clear_problem(path)
+            text, data = got
+            sha = hashlib.sha256(data).hexdigest()
+            at = iso_from_ns(state.mtime_ns)
+            if row is not None:
+                rowid, nid, _p, _m, _s, old_sha, revision, old_text = row
+                if old_sha == sha:
+                    index.touch(rowid, state.mtime_ns, state.size)
+                    continue
+                # Edited outside notewell: keep the text we last saw as a revision.
+                self.history.save_revision(nid, revision, old_text.encode("utf-8"))
+                rec = {"op": "change", "id": nid, "at": at, "rev": revision + 1, "sha256": sha, "size": state.size}
+                records.append(rec)
+                report.changed += 1
+                rows.append(self._row(nid, path, text, sha, state, records))
+                continue
+            moved = missing_rows[sha].pop() if missing_rows.get(sha) else None
+            if moved is not None:
+                nid = moved[1]
+                records.append({"op": "move", "id": nid, "path": path, "at": now_iso()})
+                report.moved += 1
+                rows.append(self._row(nid, path, text, sha, state, records))
+                continue
+            nid, record = self._identify(path, sha, state, at)
+            if record is not None:
+                records.append(record)
+                if record["op"] == "adopt":
+                    report.added += 1
+                elif record["op"] == "move":
+                    report.moved += 1
+            rows.append(self._row(nid, path, text, sha, state, records))
+        for row in (r for same in missing_rows.values() for r in same):
+            rowid, nid, path, _m, _s, _sha, revision, old_text = row
+            # Deleted outside notewell: the last text we saw is kept as a revision.
+            self.history.save_revision(nid, revision, old_text.encode("utf-8"))
+            records.append({"op": "gone", "id": nid, "path": path, "at": now_iso()})
+            index.delete(rowid)
+            report.removed += 1
+        for p in gone_problems:
+            index.clear_problem(p)
+        self.commit_records(records)
+        for row in rows:
+            meta = index.meta_for_id(row.id)
+            if meta is not None:
+                row.author, row.created_at, row.updated_at, row.revision = meta[2], meta[4], meta[5], meta[6]
+                if not (parse_note(row.text).header or {}).get("model"):
+                    row.model = meta[3]
+            index.upsert(row)
+
+    def _row(
+        self, nid: str, path: str, text: str, sha: str, state: FileState, records: list[dict[str, Any]]
+    ) -> IndexRow:
+        # Timestamps and authors are filled from journal_meta once the records are applied.
+        at = iso_from_ns(state.mtime_ns)
+        return build_row(
+            note_id=nid,
+            path=path,
+            text=text,
+            sha256=sha,
+            state=state,
+            meta={"created_at": at, "updated_at": at, "revision": 1},
+        )
+
+    def _identify(self, path: str, sha: str, state: FileState, at: str) -> tuple[str, dict[str, Any] | None]:
+        """The id of a file the index does not know, and the journal record that says so."""
+        index = self.index
+        meta = index.meta_for_path(path)
+        if meta is not None:
+            nid = meta[0]
+            if meta[7] and meta[7] != sha:
+                # Changed after the journal's last word on it (e.g. a crash before indexing).
+                return nid, {
+                    "op": "change",
+                    "id": nid,
+                    "path": path,
+                    "at": at,
+                    "rev": meta[6] + 1,
+                    "sha256": sha,
+                    "size": state.size,
+                }
+            return nid, None
+        stem = path.rsplit("/", 1)[-1][:-3]
+        if is_note_id(stem):
+            known = index.meta_for_id(stem)
+            if known is None:
+                return stem, self._adopt(stem, path, sha, state, at)
+            other = known[1]
+            if known[8] or other is None or self.folder.state(other) is None:
+                # Our note, moved by hand (or brought back): it keeps its id.
+                rev = known[6] if known[7] == sha else known[6] + 1
+                op = "move" if known[7] == sha else "change"
+                return stem, {
+                    "op": op,
+                    "id": stem,
+                    "path": path,
+                    "at": at,
+                    "rev": rev,
+                    "sha256": sha,
+                    "size": state.size,
+                }
+        nid = derived_note_id(path)
+        while index.id_known(nid):
+            known = index.meta_for_id(nid)
+            if known is not None and known[1] in (None, path):
+                break
+            nid = new_note_id()
+        return nid, self._adopt(nid, path, sha, state, at)
+
+    @staticmethod
+    def _adopt(nid: str, path: str, sha: str, state: FileState, at: str) -> dict[str, Any]:
+        return {"op": "adopt", "id": nid, "path": path, "at": at, "rev": 1, "sha256": sha, "size": state.size}

@@ -1,0 +1,139 @@
+"""Noticing outside changes without rescanning: Linux inotify, read without blocking.
+
+A long-running process asks :meth:`Watcher.changes` before each read; when the
+kernel queued no event, nothing in the folder changed and no scan is needed.
+Where inotify is missing (not Linux, or no watches left) the store falls back to
+the full mtime/size check on every read.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import struct
+import sys
+
+__all__ = ["Watcher"]
+
+_IN_MODIFY = 0x002
+_IN_ATTRIB = 0x004
+_IN_CLOSE_WRITE = 0x008
+_IN_MOVED_FROM = 0x040
+_IN_MOVED_TO = 0x080
+_IN_CREATE = 0x100
+_IN_DELETE = 0x200
+_IN_DELETE_SELF = 0x400
+_IN_MOVE_SELF = 0x800
+_IN_Q_OVERFLOW = 0x4000
+_IN_IGNORED = 0x8000
+_IN_ISDIR = 0x40000000
+_IN_ONLYDIR = 0x01000000
+_MASK = (
+    _IN_MODIFY
+    | _IN_ATTRIB
+    | _IN_CLOSE_WRITE
+    | _IN_MOVED_FROM
+    | _IN_MOVED_TO
+    | _IN_CREATE
+    | _IN_DELETE
+    | _IN_DELETE_SELF
+    | _IN_MOVE_SELF
+    | _IN_ONLYDIR
+)
+_EVENT = struct.Struct("iIII")
+
+
+def _libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.inotify_init1  # noqa: B018 - probe the symbol
+        return libc
+    except (OSError, AttributeError):
+        return None
+
+
+class Watcher:
+    """Watches every folder of a notes tree (dot-folders excluded)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._wd: dict[int, str] = {}
+        self._fd = -1
+        libc = _libc()
+        if libc is None:
+            return
+        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if fd < 0:
+            return
+        self._libc = libc
+        self._fd = fd
+
+    @property
+    def active(self) -> bool:
+        return self._fd >= 0
+
+    def watch(self, dirs: set[str]) -> bool:
+        """Watch these folders (relative; '' is the root). False if the kernel refused."""
+        if not self.active:
+            return False
+        known = set(self._wd.values())
+        for rel in sorted(dirs - known):
+            path = os.path.join(self.root, rel) if rel else self.root
+            wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), _MASK)
+            if wd < 0:
+                self.close()
+                return False
+            self._wd[wd] = rel
+        return True
+
+    def changes(self) -> tuple[set[str], bool] | None:
+        """Paths of .md files that changed since the last call, and whether a full
+        check is needed (a folder appeared or moved, or the queue overflowed).
+        None when not watching."""
+        if not self.active:
+            return None
+        paths: set[str] = set()
+        rescan = False
+        while True:
+            try:
+                data = os.read(self._fd, 256 * 1024)
+            except BlockingIOError:
+                break
+            except OSError:
+                self.close()
+                return None
+            offset = 0
+            while offset < len(data):
+                wd, mask, _cookie, length = _EVENT.unpack_from(data, offset)
+                name = data[offset + 16 : offset + 16 + length].rstrip(b"\0").decode("utf-8", "surrogateescape")
+                offset += 16 + length
+                if mask & _IN_Q_OVERFLOW:
+                    rescan = True
+                    continue
+                if mask & _IN_IGNORED:
+                    self._wd.pop(wd, None)
+                    rescan = True
+                    continue
+                rel = self._wd.get(wd)
+                if rel is None:
+                    continue
+                if mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
+                    rescan = True
+                    continue
+                if not name or name.startswith("."):
+                    continue
+                if mask & _IN_ISDIR:
+                    rescan = True
+                    continue
+                if name.endswith(".md"):
+                    paths.add(f"{rel}/{name}" if rel else name)
+        return paths, rescan
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+        self._fd = -1
+        self._wd.clear()
