@@ -258,7 +258,7 @@ class _Builder:
     def __init__(self) -> None:
         self.header: dict[str, Any] = {}
         self.extra: list[tuple[int, str]] = []
-        self.seen_raw: dict[str, set[str]] = {}
+        self.echoed: set[str] = set()  # duplicates already surfaced once
 
     def whole(self, entry: _Entry) -> None:
         """Keep an entry's lines verbatim (its comments included)."""
@@ -283,20 +283,20 @@ class _Builder:
             self.whole(entry)
             return
         if name in self.header:
-            if self.header[name] != value or raw.value.strip() not in self.seen_raw.get(name, set()):
-                self.whole(entry)
-            else:
+            same = self.header[name] == value and (not slug or slug_is_lossless(raw.value, value))
+            if same or (self.header[name] == value and raw.value.strip() in self.echoed):
                 self.comments(entry)
+            else:
+                self.echoed.add(raw.value.strip())
+                self.whole(entry)
             return
         self.header[name] = value
-        self.seen_raw.setdefault(name, set()).add(raw.value.strip())
         if slug and not slug_is_lossless(raw.value, value):
             self.value(entry.lineno, entry, raw)
         self.comments(entry)
 
     def tags(self, entry: _Entry) -> None:
         tags: list[str] = self.header.setdefault("tags", [])
-        raws = self.seen_raw.setdefault("tags", set())
         lines = self._value_lines(entry)
         for v, lineno in zip(entry.values, lines, strict=True):
             if not v.raw:
@@ -306,14 +306,16 @@ class _Builder:
                 self.value(lineno, entry, v)
                 continue
             if slug in tags:
-                if v.value not in raws:
+                # A duplicate is dropped; it is surfaced only when it says more than the kept
+                # tag (its slug lost more than case and whitespace) and was not surfaced already.
+                if not slug_is_lossless(v.value, slug) and v.value not in self.echoed:
+                    self.echoed.add(v.value)
                     self.value(lineno, entry, v)
                 continue
             if len(tags) >= LIMITS["tags"]:
                 self.value(lineno, entry, v)
                 continue
             tags.append(slug)
-            raws.add(v.value)
             if not slug_is_lossless(v.value, slug):
                 self.value(lineno, entry, v)
         self.comments(entry)

@@ -10,6 +10,7 @@ timestamps and authors come back.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -207,6 +208,8 @@ class Syncer:
         for path in paths:
             state = self.folder.state(path)
             if state is None:
+                if os.path.lexists(self.folder.abspath(path)):
+                    index.set_problem(path, "cannot be read (a dangling link, or not a regular file)", -1, -1)
                 continue
             row = index.row_for_path(path)
             if row is not None and (row[3], row[4]) == (state.mtime_ns, state.size):

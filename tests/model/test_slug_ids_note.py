@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from notewell import InvalidNoteError, NoteTooLargeError, parse_note, slugify
+from notewell.model.ids import derived_note_id, is_link_id, is_note_id, new_note_id
+from notewell.model.note import check_text, derive_title
+
+
+@pytest.mark.parametrize(
+    ("raw", "slug"),
+    [
+        ("über-wichtig", "uber-wichtig"),
+        ("后端", "后端"),
+        ("Foo  Bar", "foo-bar"),
+        ("C++", "c++"),
+        ("#tag", "#tag"),
+        ("snake_case.v2", "snake_case.v2"),
+        ("Ångström", "angstrom"),
+        ("ＡＢＣ", "abc"),  # NFKC
+        ("が", "が"),  # a Japanese dakuten is not a Latin diacritic
+        ("कि", "कि"),  # nor is a Devanagari vowel sign
+        ("a,b!", "ab"),
+        ("🚀", ""),
+        ("ß", "ss"),
+    ],
+)
+def test_slugify(raw, slug):
+    assert slugify(raw) == slug
+
+
+@given(st.text())
+def test_slugify_never_raises_and_is_idempotent(text):
+    s = slugify(text)
+    assert slugify(s) == s
+    assert not any(c.isspace() for c in s)
+
+
+def test_ids():
+    nid = new_note_id()
+    assert is_note_id(nid) and is_link_id(nid)
+    assert is_link_id("att_1q8w4e6r9t") and not is_note_id("att_1q8w4e6r9t")
+    assert not is_note_id("../x") and not is_note_id("nte_ABCDEFGHIJ") and not is_note_id("nte_abc")
+    assert derived_note_id("a/b.md") == derived_note_id("a/b.md") != derived_note_id("a/c.md")
+    assert is_note_id(derived_note_id("x.md"))
+    assert len({new_note_id() for _ in range(1000)}) == 1000
+
+
+def test_check_text_rules():
+    assert check_text("hi") == ("hi", b"hi")
+    assert check_text(b"a\r\nb") == ("a\r\nb", b"a\r\nb")
+    for bad, msg in [("", "empty"), ("  \n\t", "empty"), ("a\x00b", "NUL"), (b"\xff\xfe", "UTF-8"), (3, "string")]:
+        with pytest.raises(InvalidNoteError, match=msg):
+            check_text(bad)
+    with pytest.raises(NoteTooLargeError):
+        check_text("x" * 11, max_bytes=10)
+    with pytest.raises(InvalidNoteError, match="surrogate"):
+        check_text("\ud800")
+
+
+def test_title_precedence():
+    assert derive_title(parse_note("---\ntitle: H\n---\n# Heading\n"), "f.md") == "H"
+    assert derive_title(parse_note("intro\n\n# Heading #\n"), "f.md") == "Heading"
+    assert derive_title(parse_note("```\n# not a heading\n```\nno heading\n"), "dir/f.md") == "f"
+    assert derive_title(parse_note("## second level only\n"), "x.md") == "x"

@@ -1,0 +1,323 @@
+"""The store API on real files and real SQLite."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+
+import pytest
+
+import notewell
+from notewell import (
+    InvalidArgumentError,
+    InvalidIdError,
+    InvalidNoteError,
+    NoteTooLargeError,
+    NotFoundError,
+)
+from notewell.model.ids import is_note_id
+
+HEADERED = (
+    "---\ntitle: Cache stampede\nkind: blocker\ntags: [cache, perf]\nowner: bob\n---\nEvery worker refills at once.\n"
+)
+
+
+def test_add_get_round_trip_bytes_exact(store, store_dir):
+    texts = [HEADERED, "no newline at end", "a\r\nb\r\n", "emoji 🚀 and 中文\n\n\n", "---\nhr only\n---\n"]
+    for text in texts:
+        note = store.add_note(text, author="alice", model="m1")
+        assert is_note_id(note.id)
+        assert (store_dir / f"{note.id}.md").read_bytes() == text.encode("utf-8")
+        got = store.get_note(note.id)
+        assert got.text == text
+        assert got.author == "alice"
+
+
+def test_get_note_shape(store):
+    a = store.add_note(HEADERED)
+    b = store.add_note(f"---\ntitle: Fix\nbuilds_on: [{a.id}, nope]\n---\nJitter.\n", author="bo")
+    note = store.get_note(a.id)
+    assert note.header == {"title": "Cache stampede", "kind": "blocker", "tags": ["cache", "perf"]}
+    assert note.extra == ["owner: bob"]
+    assert note.body == "Every worker refills at once.\n"
+    assert note.backlinks == [{"id": b.id, "title": "Fix", "kind": None, "updated_at": b.updated_at}]
+    assert store.get_note(b.id).builds_on == [a.id]
+    assert store.get_note(b.id).extra == ["builds_on: nope"]
+    d = note.to_dict()
+    json.dumps(d)
+    for key in (
+        "id",
+        "title",
+        "kind",
+        "tags",
+        "builds_on",
+        "model",
+        "author",
+        "created_at",
+        "updated_at",
+        "text",
+        "header",
+        "extra",
+        "body",
+        "backlinks",
+        "revision",
+    ):
+        assert key in d
+
+
+def test_title_falls_back_to_heading_then_file_name(store, store_dir):
+    assert store.add_note("# Heading title\n\nbody").title == "Heading title"
+    n = store.add_note("plain body")
+    assert n.title == n.id
+    (store_dir / "sub").mkdir()
+    (store_dir / "sub" / "hand note.md").write_text("just text")
+    assert [c.title for c in store.search_notes("just text")] == ["hand note"]
+
+
+def test_edit_keeps_previous_revisions(store):
+    n = store.add_note("first version\n", author="a")
+    e = store.edit_note(n.id, "second version\n", author="b")
+    assert e.revision == 2 and e.text == "second version\n"
+    store.edit_note(n.id, "third version\n")
+    assert store.get_note(n.id, revision=1).text == "first version\n"
+    assert store.get_note(n.id, revision=2).text == "second version\n"
+    assert store.get_note(n.id).revision == 3
+    hist = store.history(n.id)
+    assert [(h["revision"], h["op"], h["author"], h["kept"]) for h in hist] == [
+        (1, "add", "a", True),
+        (2, "edit", "b", True),
+        (3, "edit", None, True),
+    ]
+    assert store.search_notes("third")[0].id == n.id
+    assert store.search_notes("first") == []
+    with pytest.raises(NotFoundError):
+        store.get_note(n.id, revision=9)
+    with pytest.raises(InvalidArgumentError):
+        store.get_note(n.id, revision=0)
+
+
+def test_edit_same_text_is_no_new_revision(store):
+    n = store.add_note("same\n")
+    assert store.edit_note(n.id, "same\n").revision == 1
+
+
+def test_delete(store, store_dir):
+    n = store.add_note("to delete\n")
+    res = store.delete_note(n.id)
+    assert res["deleted"] is True and res["id"] == n.id
+    assert not (store_dir / f"{n.id}.md").exists()
+    with pytest.raises(NotFoundError):
+        store.get_note(n.id)
+    with pytest.raises(NotFoundError):
+        store.delete_note(n.id)
+    assert store.search_notes("delete") == []
+    assert store.history(n.id)[-1]["kept"] is True  # the last text stays in the history folder
+    assert store.get_note.__doc__
+
+
+@pytest.mark.parametrize("bad", ["../x", "nte_../../etc", "", "NTE_0123456789", "nte_012", "/etc/passwd", "a/b"])
+def test_path_traversal_ids_are_refused(store, bad):
+    for call in (store.get_note, store.delete_note, store.history):
+        with pytest.raises(InvalidIdError):
+            call(bad)
+    with pytest.raises(InvalidIdError):
+        store.edit_note(bad, "x")
+
+
+def test_bad_text_is_refused_and_nothing_written(store, store_dir):
+    before = [f for f in os.listdir(store_dir) if f.endswith(".md")]
+    for bad in ["", "   \n", "nul\x00byte", b"\xff\xfe bad utf8", "\ud800"]:
+        with pytest.raises(InvalidNoteError):
+            store.add_note(bad)
+    small = notewell.open(store_dir, max_bytes=100)
+    with pytest.raises(NoteTooLargeError):
+        small.add_note("x" * 101)
+    small.add_note("x" * 100)
+    small.close()
+    assert len([f for f in os.listdir(store_dir) if f.endswith(".md")]) == len(before) + 1
+    n = store.add_note("keep me")
+    with pytest.raises(InvalidNoteError):
+        store.edit_note(n.id, "bad\x00")
+    assert store.get_note(n.id).text == "keep me"
+    with pytest.raises(InvalidArgumentError):
+        store.add_note("ok", author="two\nlines")
+
+
+def test_default_size_limit_is_one_mib(store):
+    with pytest.raises(NoteTooLargeError):
+        store.add_note("x" * (1024 * 1024 + 1))
+    assert store.add_note("x" * (1024 * 1024)).id
+
+
+def test_index_is_ignored_by_git(store, store_dir):
+    assert (store_dir / ".notewell" / ".gitignore").read_text().strip().endswith("*")
+
+
+def _snapshot(store):
+    out = {}
+    for card in store.list_notes(limit=1000):
+        n = store.get_note(card.id)
+        out[n.id] = (
+            n.path,
+            n.title,
+            n.created_at,
+            n.updated_at,
+            n.author,
+            n.model,
+            n.revision,
+            n.builds_on,
+            sorted(b["id"] for b in n.backlinks),
+            n.text,
+        )
+    return out
+
+
+def test_rebuild_after_deleting_index_loses_nothing(store_dir):
+    s = notewell.open(store_dir)
+    a = s.add_note(HEADERED, author="alice", model="m1")
+    s.add_note(f"---\ntitle: B\nbuilds_on: [{a.id}]\n---\nbody b\n", author="bob")
+    s.edit_note(a.id, HEADERED + "more\n", author="carol")
+    (store_dir / "hand.md").write_text("# Hand\nby hand\n")
+    time.sleep(0.01)
+    before = _snapshot(s)
+    hist = s.history(a.id)
+    s.close()
+    shutil.rmtree(store_dir / ".notewell")
+    s2 = notewell.open(store_dir)
+    assert _snapshot(s2) == before
+    assert s2.history(a.id) == hist
+    assert s2.get_note(a.id, revision=1).text == HEADERED
+    s2.reindex()
+    assert _snapshot(s2) == before
+    s2.close()
+
+
+def test_corrupted_index_is_rebuilt(store_dir):
+    s = notewell.open(store_dir)
+    n = s.add_note("survives corruption", author="x")
+    s.close()
+    db = store_dir / ".notewell" / "index.db"
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(str(db) + suffix):
+            os.unlink(str(db) + suffix)
+    db.write_bytes(b"this is not a database" * 100)
+    s = notewell.open(store_dir)
+    got = s.get_note(n.id)
+    assert got.text == "survives corruption" and got.author == "x"
+    assert s.search_notes("corruption")[0].id == n.id
+    s.close()
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_outside_changes_are_picked_up(store_dir, watch):
+    s = notewell.open(store_dir, watch=watch)
+    n = s.add_note("original words\n")
+    # edit in place
+    with open(store_dir / f"{n.id}.md", "a") as fh:
+        fh.write("appended zebra\n")
+    assert [c.id for c in s.search_notes("zebra")] == [n.id]
+    got = s.get_note(n.id)
+    assert got.revision == 2 and got.text.endswith("zebra\n")
+    assert s.get_note(n.id, revision=1).text == "original words\n"  # the text before the outside edit
+    # new file in a new subfolder
+    (store_dir / "deep" / "er").mkdir(parents=True)
+    (store_dir / "deep" / "er" / "giraffe.md").write_text("---\ntags: [animal]\n---\na giraffe\n")
+    cards = s.search_notes("giraffe")
+    assert len(cards) == 1 and cards[0].tags == ["animal"]
+    gid = cards[0].id
+    # rename keeps the id
+    os.rename(store_dir / "deep" / "er" / "giraffe.md", store_dir / "deep" / "renamed.md")
+    cards = s.search_notes("giraffe")
+    assert [c.id for c in cards] == [gid]
+    assert s.get_note(gid).path == "deep/renamed.md"
+    # delete
+    os.unlink(store_dir / "deep" / "renamed.md")
+    assert s.search_notes("giraffe") == []
+    with pytest.raises(NotFoundError):
+        s.get_note(gid)
+    s.close()
+
+
+def test_outside_made_ids_are_stable_across_rebuilds(store_dir):
+    store_dir.mkdir()
+    (store_dir / "a.md").write_text("alpha")
+    (store_dir / "b.md").write_text("beta")
+    s = notewell.open(store_dir)
+    ids = {c.title: c.id for c in s.list_notes()}
+    s.close()
+    shutil.rmtree(store_dir / ".notewell")
+    shutil.rmtree(store_dir / ".notewell-history")  # even without the journal
+    s = notewell.open(store_dir)
+    assert {c.title: c.id for c in s.list_notes()} == ids
+    s.close()
+
+
+def test_hidden_folders_and_other_files_are_not_notes(store_dir):
+    (store_dir / ".obsidian").mkdir(parents=True)
+    (store_dir / ".obsidian" / "workspace.md").write_text("not a note")
+    (store_dir / "notes_index.json").write_text("{}")
+    (store_dir / "readme.txt").write_text("not a note")
+    (store_dir / "real.md").write_text("a real note")
+    s = notewell.open(store_dir)
+    assert [c.title for c in s.list_notes()] == ["real"]
+    s.close()
+
+
+def test_notetool_workspace(store_dir):
+    store_dir.mkdir()
+    (store_dir / "notes_index.json").write_text(json.dumps({"notes": [], "metadata": {}}))
+    (store_dir / "note_20250119_153000_0.md").write_text(
+        "---\nid: note_20250119_153000_0\ntitle: Dependency Conflict Issue\ntype: blocker\n"
+        'tags: ["dependency", "urgent"]\ncreated_at: 2025-01-19T15:30:00\nupdated_at: 2025-01-19T15:30:00\n---\n'
+        "# Dependency Conflict Issue\n\nFound some third-party library versions incompatible.\n"
+    )
+    s = notewell.open(store_dir)
+    cards = s.search_notes("incompatible versions", kind="blocker", tags=["urgent"])
+    assert (
+        len(cards) == 1 and cards[0].title == "Dependency Conflict Issue" and cards[0].tags == ["dependency", "urgent"]
+    )
+    s.close()
+
+
+def test_unreadable_files_are_reported_and_the_rest_served(store_dir):
+    store_dir.mkdir()
+    (store_dir / "good.md").write_text("good note about otters")
+    (store_dir / "bad.md").write_bytes(b"\xff\xfe not utf8")
+    (store_dir / "nul.md").write_bytes(b"has a \x00 byte")
+    os.symlink(store_dir / "missing-target.md", store_dir / "dangling.md")
+    s = notewell.open(store_dir, max_bytes=1000)
+    (store_dir / "huge.md").write_text("y" * 2000)
+    assert [c.title for c in s.search_notes("otters")] == ["good"]
+    problems = {p["path"]: p["error"] for p in s.summary()["problems"]}
+    assert set(problems) == {"bad.md", "nul.md", "dangling.md", "huge.md"}
+    assert "UTF-8" in problems["bad.md"] and "NUL" in problems["nul.md"] and "limit" in problems["huge.md"]
+    # fixing a file clears its problem
+    (store_dir / "bad.md").write_text("now fine")
+    assert "bad.md" not in {p["path"] for p in s.problems()}
+    s.close()
+
+
+def test_summary_tags_list(store):
+    store.add_note("---\nkind: blocker\ntags: [a, b]\n---\nx")
+    store.add_note("---\nkind: blocker\ntags: [a]\n---\ny")
+    store.add_note("z")
+    summ = store.summary()
+    assert summ["total_notes"] == 3
+    assert {(r["kind"], r["count"]) for r in summ["by_kind"]} == {("blocker", 2), (None, 1)}
+    assert len(summ["recent_notes"]) == 3
+    assert store.list_tags() == [{"tag": "a", "count": 2}, {"tag": "b", "count": 1}]
+    assert [c.snippet for c in store.list_notes(limit=1)] == ["z"]
+    assert len(store.list_notes(kind="blocker")) == 2
+    assert len(store.list_notes(limit=2, offset=2)) == 1
+    with pytest.raises(InvalidArgumentError):
+        store.list_notes(bogus=1)
+
+
+def test_resolve_path(store, store_dir):
+    (store_dir / "x.md").write_text("by path")
+    nid = store.resolve("x.md")
+    assert store.get_note(nid).text == "by path"
+    with pytest.raises(NotFoundError):
+        store.resolve("../outside.md")
