@@ -123,7 +123,7 @@ def keyword_search(index: Index, query: str, *, limit: int = 10, filters: Filter
         if row is None:
             continue
         snippet = snippets.get(rowid) or row[10]
-        cards.append(card_from_row(row, snippet, round(-score, 4)))
+        cards.append(card_from_row(row, snippet, float(f"{-score:.6g}")))
     return cards
 
 

@@ -1,0 +1,169 @@
+"""The command line, run as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import notewell
+
+
+def run(args, store=None, input=None, env_extra=None, check=True):
+    env = dict(os.environ)
+    env.pop("NOTEWELL_STORE", None)
+    src = os.path.abspath(os.path.join(os.path.dirname(notewell.__file__), ".."))
+    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    if env_extra:
+        env.update(env_extra)
+    cmd = [sys.executable, "-m", "notewell"] + (["--store", str(store)] if store else []) + list(args)
+    p = subprocess.run(cmd, input=input, capture_output=True, env=env, timeout=60)
+    if check:
+        assert p.returncode == 0, p.stderr.decode()
+    return p
+
+
+def js(p):
+    return json.loads(p.stdout)
+
+
+def test_full_cycle(tmp_path):
+    store = tmp_path / "s"
+    assert "store ready" in run(["init", str(store)]).stdout.decode()
+    src = tmp_path / "n.md"
+    src.write_bytes(b"---\r\ntitle: From a file\r\ntags: [cli]\r\n---\r\nbody text\r\n")
+    nid = run(["add", str(src), "--author", "me"], store).stdout.decode().strip()
+    assert notewell.model.ids.is_note_id(nid)
+    assert run(["get", nid, "--raw"], store).stdout == src.read_bytes()
+    got = js(run(["get", nid, "--json"], store))
+    with notewell.open(store) as s:
+        assert got == s.get_note(nid).to_dict()
+    nid2 = js(
+        run(
+            [
+                "add",
+                "--title",
+                "Typed # title",
+                "--kind",
+                "Decision",
+                "--tag",
+                "a",
+                "--tag",
+                "b c",
+                "--text",
+                "chose X",
+                "--json",
+            ],
+            store,
+        )
+    )["id"]
+    n2 = js(run(["get", nid2, "--json"], store))
+    assert n2["title"] == "Typed # title" and n2["kind"] == "decision" and n2["tags"] == ["a", "b-c"]
+    nid3 = run(["add", "-"], store, input=b"from stdin about otters").stdout.decode().strip()
+    cards = js(run(["search", "otters", "--json"], store))
+    assert [c["id"] for c in cards] == [nid3]
+    assert set(cards[0]) == {
+        "id",
+        "title",
+        "kind",
+        "tags",
+        "builds_on",
+        "model",
+        "author",
+        "created_at",
+        "updated_at",
+        "snippet",
+        "score",
+    }
+    human = run(["search", "otters"], store).stdout.decode()
+    assert nid3 in human and "**otters**" in human
+    assert [c["id"] for c in js(run(["list", "--json", "--kind", "decision"], store))] == [nid2]
+    assert js(run(["search", "chose", "--tag", "a", "--json"], store))[0]["id"] == nid2
+    assert js(run(["summary", "--json"], store))["total_notes"] == 3
+    assert {t["tag"] for t in js(run(["tags", "--json"], store))} == {"cli", "a", "b-c"}
+    run(["edit", nid3, "--text", "edited about badgers"], store)
+    edit_file = tmp_path / "e.md"
+    edit_file.write_text("edited again about badgers")
+    run(["edit", nid3, str(edit_file)], store)
+    hist = js(run(["history", nid3, "--json"], store))
+    assert [h["revision"] for h in hist] == [1, 2, 3]
+    assert js(run(["get", nid3, "--revision", "1", "--json"], store))["text"] == "from stdin about otters"
+    assert "r3" in run(["history", nid3], store).stdout.decode()
+    rep = js(run(["reindex", "--json"], store))
+    assert rep["total_notes"] == 3
+    assert js(run(["rm", nid3, "--json"], store))["deleted"] is True
+    assert js(run(["list", "--json"], store)).__len__() == 2
+
+
+def test_editor(tmp_path):
+    store = tmp_path / "s"
+    nid = run(["add", "--text", "old words"], store).stdout.decode().strip()
+    editor = tmp_path / "ed.py"
+    editor.write_text("import sys\np=sys.argv[1]\nt=open(p).read()\nopen(p,'w').write(t.replace('old','new'))\n")
+    run(["edit", nid], store, env_extra={"EDITOR": f"{sys.executable} {editor}"})
+    assert run(["get", nid, "--raw"], store).stdout == b"new words"
+
+
+def test_env_store(tmp_path):
+    store = tmp_path / "envstore"
+    nid = run(["add", "--text", "hi env"], env_extra={"NOTEWELL_STORE": str(store)}).stdout.decode().strip()
+    assert (store / f"{nid}.md").exists()
+
+
+def test_header_command(tmp_path):
+    text = "---\ntitle: T\nowner: x\n---\nbody\n"
+    out = js(run(["header", "-", "--json"], input=text.encode()))
+    assert out == {"header": {"title": "T"}, "extra": ["owner: x"], "body": "body\n"}
+    f = tmp_path / "h.md"
+    f.write_text(text)
+    assert js(run(["header", str(f), "--json"])) == out
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "env", "code", "needle"),
+    [
+        (["get", "nte_zzzzzzzzzz"], None, None, 3, "not_found"),
+        (["get", "../x"], None, None, 2, "invalid_id"),
+        (["rm", "../../etc/passwd"], None, None, 2, "invalid_id"),
+        (["add", "-"], b"\xff\xfe", None, 4, "UTF-8"),
+        (["add", "-"], b"a\x00b", None, 4, "NUL"),
+        (["add", "-"], b"   ", None, 4, "empty"),
+        (["add", "-"], b"x" * 50, {"NOTEWELL_MAX_BYTES": "10"}, 4, "too_large"),
+        (["add", "--title", "two\nlines", "--text", "x"], None, None, 4, "one line"),
+        (["search", "???"], None, None, 5, "invalid_query"),
+        (["search", "x", "--limit", "0"], None, None, 2, "invalid_argument"),
+        (["search", "x", "--created-after", "someday"], None, None, 2, "invalid_argument"),
+        (["add", "/no/such/file.md"], None, None, 2, "cannot read"),
+    ],
+)
+def test_errors_are_one_line(tmp_path, args, stdin, env, code, needle):
+    store = tmp_path / "s"
+    run(["init"], store)
+    p = run(args, store, input=stdin, env_extra=env, check=False)
+    err = p.stderr.decode()
+    assert p.returncode == code, err
+    assert needle in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert [f for f in os.listdir(store) if f.endswith(".md")] == []
+
+
+def test_missing_store_is_an_error(tmp_path):
+    p = run(["search", "x"], tmp_path / "nope", check=False)
+    assert p.returncode == 3 and "notewell init" in p.stderr.decode()
+
+
+def test_reindex_progress_bar(tmp_path):
+    store = tmp_path / "s"
+    with notewell.open(store) as s:
+        s.add_notes([f"note {i}" for i in range(50)])
+    p = run(["reindex", "--progress"], store)
+    assert "indexing [" in p.stderr.decode() and "50/50" in p.stderr.decode()
+
+
+def test_demo(tmp_path):
+    p = run(["demo"], tmp_path / "demo")
+    out = p.stdout.decode()
+    assert "Clause learning stalls" in out and "缓存" in out

@@ -1,0 +1,221 @@
+"""Keyword search: ranking, CJK, query syntax, filters, cards."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import notewell
+from notewell import InvalidArgumentError, InvalidQueryError
+from notewell.search.query import compile_query
+
+CARD_KEYS = {
+    "id",
+    "title",
+    "kind",
+    "tags",
+    "builds_on",
+    "model",
+    "author",
+    "created_at",
+    "updated_at",
+    "snippet",
+    "score",
+}
+
+
+def test_card_shape_and_highlight(store):
+    store.add_note(
+        "---\ntitle: Raft elections\nkind: conclusion\ntags: [raft]\n---\nLeader election timeouts matter.\n",
+        author="al",
+        model="m",
+    )
+    (card,) = store.search_notes("election")
+    assert set(card.to_dict()) == CARD_KEYS
+    assert card.kind == "conclusion" and card.tags == ["raft"] and card.author == "al" and card.model == "m"
+    assert "**election**" in card.snippet and card.score > 0
+    assert not hasattr(card, "text") and not hasattr(card, "body")
+
+
+def test_title_weighs_three_times_the_body(store):
+    body_hit = store.add_note("# Notes\n\n" + "zeppelin appears in this body once. " + "filler words here. " * 3)
+    title_hit = store.add_note("# zeppelin\n\n" + "nothing relevant in this body at all. " + "filler words here. " * 3)
+    for _ in range(5):
+        store.add_note("unrelated note about boats and trains")
+    ids = [c.id for c in store.search_notes("zeppelin")]
+    assert ids == [title_hit.id, body_hit.id]
+
+
+def test_recency_breaks_ties(store):
+    old = store.add_note("identical text about walruses")
+    time.sleep(0.01)
+    new = store.add_note("identical text about walruses")
+    assert [c.id for c in store.search_notes("walruses")] == [new.id, old.id]
+
+
+def test_stemming_and_diacritics(store):
+    n = store.add_note("We tried caching the naïve résumé parser")
+    assert store.search_notes("cached")[0].id == n.id
+    assert store.search_notes("naive resume")[0].id == n.id
+
+
+def test_words_match_as_words_not_substrings(store):
+    store.add_note("category theory")
+    assert store.search_notes("cat") == []
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [("素数", True), ("关于素数", True), ("素", True), ("数的笔记", True), ("素数笔记", False), ("整除", True)],
+)
+def test_chinese_substrings(store, query, found):
+    n = store.add_note("# 关于素数的笔记\n\n素数是只能被1和自身整除的数。\n")
+    store.add_note("another note in English")
+    assert ([c.id for c in store.search_notes(query)] == [n.id]) is found or (
+        not found and any(c.id == n.id for c in store.search_notes(query))
+    )
+
+
+def test_japanese_and_mixed_script(store):
+    n = store.add_note("東京でGPU加速のベンチマークを実行した")
+    for q in ("東京", "ベンチマーク", "GPU", "加速"):
+        assert [c.id for c in store.search_notes(q)] == [n.id], q
+    (card,) = store.search_notes("ベンチ")
+    assert "**ベンチ**" in card.snippet
+
+
+def test_chinese_question_finds_note_by_pairs(store):
+    n = store.add_note("缓存击穿：热点键过期时所有请求同时回源。")
+    assert [c.id for c in store.search_notes("如何解决缓存击穿的问题")] == [n.id]
+
+
+def test_natural_language_question(store):
+    n = store.add_note("The dependency conflict between the HTTP client versions blocks the release.")
+    store.add_note("Unrelated: the cafeteria menu.")
+    cards = store.search_notes("how do we resolve a dependency conflict with versions?")
+    assert cards[0].id == n.id
+
+
+def test_all_words_first_then_any(store):
+    both = store.add_note("alpha beta together")
+    one = store.add_note("only alpha here, alpha again, alpha thrice")
+    ids = [c.id for c in store.search_notes("alpha beta")]
+    assert ids[0] == both.id and one.id in ids
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("apple AND banana", {"ab"}),
+        ("apple OR cherry", {"ab", "a", "c"}),
+        ("apple NOT banana", {"a"}),
+        ('"apple banana"', {"ab"}),
+        ("appl*", {"ab", "a"}),
+        ("(apple OR cherry) AND banana", {"ab"}),
+        ("NEAR(apple banana, 2)", {"ab"}),
+    ],
+)
+def test_fts5_syntax(store, query, expected):
+    names = {}
+    names["ab"] = store.add_note("apple banana").id
+    names["a"] = store.add_note("apple only").id
+    names["c"] = store.add_note("cherry only").id
+    got = {k for k, v in names.items() if v in {c.id for c in store.search_notes(query)}}
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "C++",
+        "what?",
+        "x.y",
+        "email@host.com",
+        "50%",
+        "#tag",
+        "it's",
+        "foo AND",
+        "cache)",
+        "(cache",
+        "foo-bar",
+        "-cache",
+        "a:b",
+        "nosuchcol:x",
+        '"unterminated',
+        "one NEAR/2 three",
+        "AND",
+        "NOT cache",
+        "*cache",
+    ],
+)
+def test_odd_queries_never_crash(store, query):
+    store.add_note("cache foo bar C++ what")
+    assert isinstance(store.search_notes(query), list)
+
+
+@pytest.mark.parametrize("query", ["", "   ", "???", "...", "-", "*"])
+def test_queries_without_words_are_invalid(store, query):
+    with pytest.raises(InvalidQueryError):
+        store.search_notes(query)
+
+
+def test_limit_validated(store):
+    for bad in (0, -1, 100000, "5", True):
+        with pytest.raises(InvalidArgumentError):
+            store.search_notes("x", limit=bad)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=40))
+def test_any_query_returns_cards_or_invalid_query(store, query):
+    if not store.list_notes(limit=1):
+        store.add_note("some words to search 中文 text")
+    try:
+        cards = store.search_notes(query)
+    except InvalidQueryError:
+        return
+    assert isinstance(cards, list)
+
+
+def test_compile_query_quotes_terms():
+    cq = compile_query("C++ what?")
+    assert cq.strict == '"C++" "what?"' and not cq.raw
+    assert compile_query("a OR b").raw
+
+
+def test_filters(store_dir):
+    s = notewell.open(store_dir)
+    a = s.add_note("---\nkind: blocker\ntags: [x, y]\nmodel: m1\n---\nshared word", author="ann")
+    b = s.add_note(f"---\nkind: conclusion\ntags: [x]\nbuilds_on: [{a.id}]\n---\nshared word", author="bob")
+    c = s.add_note("---\nkind: Blocker\n---\nshared word", model="m2")
+
+    def ids(**f):
+        return {card.id for card in s.search_notes("shared", **f)} | set()
+
+    assert ids(kind="blocker") == {a.id, c.id}
+    assert ids(kind=["blocker", "conclusion"]) == {a.id, b.id, c.id}
+    assert ids(tags=["x"]) == {a.id, b.id}
+    assert ids(tags=["y", "x"], tag_mode="all") == {a.id}
+    assert ids(tags=["y", "x"], tag_mode="any") == {a.id, b.id}
+    assert ids(tags="Y") == {a.id}
+    assert ids(author="bob") == {b.id}
+    assert ids(model="m1") == {a.id}
+    assert ids(model="m2") == {c.id}  # the model given to add_note counts when the header has none
+    assert ids(builds_on=a.id) == {b.id}
+    assert ids(created_after="2000-01-01") == {a.id, b.id, c.id}
+    assert ids(created_before="2000-01-01") == set()
+    assert ids(updated_after=s.get_note(b.id).updated_at) == {b.id, c.id}
+    assert {card.id for card in s.list_notes(author="ann")} == {a.id}
+    for bad in (
+        {"created_after": "yesterday"},
+        {"tag_mode": "most", "tags": ["x"]},
+        {"builds_on": "../x"},
+        {"author": 3},
+        {"colour": "red"},
+    ):
+        with pytest.raises(InvalidArgumentError):
+            s.search_notes("shared", **bad)
+    s.close()

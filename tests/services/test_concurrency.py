@@ -1,0 +1,104 @@
+"""Several writer processes at once, and a writer killed mid-write."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import notewell
+
+WRITER = textwrap.dedent(
+    """
+    import sys, notewell
+    store = notewell.open(sys.argv[1], watch=False)
+    tag = sys.argv[2]
+    for i in range(int(sys.argv[3])):
+        store.add_note(f"---\\ntags: [{tag}]\\n---\\nwriter {tag} note {i} parallel\\n", author=tag)
+    print("ok")
+    """
+)
+
+KILLED = textwrap.dedent(
+    """
+    import sys, notewell
+    store = notewell.open(sys.argv[1], watch=False)
+    pad = "x" * 200_000
+    ids = []
+    i = 0
+    while True:
+        i += 1
+        text = f"BEGIN {i}\\n{pad}\\nEND {i}\\n"
+        if ids and i % 2:
+            store.edit_note(ids[i % len(ids)], text)
+        else:
+            ids.append(store.add_note(text).id)
+    """
+)
+
+
+def _env():
+    env = dict(os.environ)
+    src = os.path.join(os.path.dirname(notewell.__file__), "..")
+    env["PYTHONPATH"] = os.path.abspath(src) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def test_parallel_writers_lose_nothing(store_dir):
+    notewell.open(store_dir).close()
+    per = 40
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(store_dir), f"w{k}", str(per)],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(4)
+    ]
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert "locked" not in err and out.strip() == "ok"
+    files = [f for f in os.listdir(store_dir) if f.endswith(".md")]
+    assert len(files) == 4 * per
+    s = notewell.open(store_dir)
+    cards = s.list_notes(limit=1000)
+    assert len(cards) == 4 * per and len({c.id for c in cards}) == 4 * per
+    assert len(s.search_notes("parallel", limit=1000)) == 4 * per
+    for k in range(4):
+        assert len(s.list_notes(author=f"w{k}", limit=1000)) == per
+    s.close()
+
+
+def test_writer_killed_mid_write_leaves_old_or_new(store_dir):
+    notewell.open(store_dir).close()
+    rng = random.Random(7)
+    for _ in range(5):
+        p = subprocess.Popen(
+            [sys.executable, "-c", KILLED, str(store_dir)],
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(rng.uniform(0.6, 1.2))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    files = sorted(f for f in os.listdir(store_dir) if f.endswith(".md"))
+    assert files
+    for name in files:
+        data = (store_dir / name).read_text()
+        first, last = data.splitlines()[0], data.splitlines()[-1]
+        assert first.startswith("BEGIN ") and last == "END " + first.split()[1], name  # whole, never torn
+    s = notewell.open(store_dir)
+    cards = s.list_notes(limit=1000)
+    assert sorted(f"{c.id}.md" for c in cards) == files
+    for c in cards:
+        assert s.get_note(c.id).text == (store_dir / f"{c.id}.md").read_text()
+    assert s.summary()["problems"] == []
+    s.close()
