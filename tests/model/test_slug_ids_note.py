@@ -65,3 +65,10 @@ def test_title_precedence():
     assert derive_title(parse_note("intro\n\n# Heading #\n"), "f.md") == "Heading"
     assert derive_title(parse_note("```\n# not a heading\n```\nno heading\n"), "dir/f.md") == "f"
     assert derive_title(parse_note("## second level only\n"), "x.md") == "x"
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_ascii_fast_path_agrees_with_general_path(text):
+    from notewell.model.slug import unicode_slug
+
+    assert slugify(text) == unicode_slug(text)

@@ -23,7 +23,7 @@ def _encode(number: int) -> str:
 
 def new_note_id() -> str:
     """A fresh random note id (about 51 bits of randomness)."""
-    return "nte_" + "".join(secrets.choice(ID_ALPHABET) for _ in range(10))
+    return "nte_" + _encode(secrets.randbits(52) % 36**10)
 
 
 def derived_note_id(relpath: str) -> str:

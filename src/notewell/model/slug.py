@@ -9,11 +9,20 @@ __all__ = ["slug_is_lossless", "slugify"]
 
 _KEEP_PUNCT = frozenset("-_.+#")
 _WS_RUN = re.compile(r"\s+")
+_ASCII_DROP = re.compile(r"[^a-z0-9_.+#\s-]")
 
 
 def slugify(text: str) -> str:
     """NFKC + casefold; Latin diacritics dropped; letters/digits of every script,
     ``- _ . + #`` kept; whitespace runs become ``-``; everything else dropped."""
+    if text.isascii():
+        # Most tags are plain ASCII: no normalisation or diacritics to deal with.
+        return "-".join(_ASCII_DROP.sub("", piece) for piece in text.lower().split())
+    return unicode_slug(text)
+
+
+def unicode_slug(text: str) -> str:
+    """The general path of :func:`slugify` (any script)."""
     text = unicodedata.normalize("NFKC", text).casefold().strip()
     out: list[str] = []
     keep_marks = False  # marks follow their base: kept after a kept non-Latin letter only

@@ -216,7 +216,7 @@ class Store:
                         os.sync()  # one flush for the whole batch instead of one per file
                     self._sync.commit_records(records)
                     for row in rows:
-                        self._index.upsert(row)
+                        self._index.upsert(row, new=True)
                 notes.extend(self._note_from_row(row) for row in rows)
                 if progress is not None:
                     progress(len(notes), len(checked))
@@ -387,7 +387,6 @@ class Store:
         )
 
     def _note_from_row(self, row: IndexRow) -> Note:
-        parsed = parse_note(row.text)
         return Note(
             id=row.id,
             path=row.path,
@@ -403,9 +402,9 @@ class Store:
             revision=row.revision,
             revisions=row.revision,
             text=row.text,
-            header=parsed.header,
-            extra=parsed.extra,
-            body=parsed.body,
+            header=row.header,
+            extra=list(row.extra),
+            body=row.body,
             backlinks=[],
         )
 

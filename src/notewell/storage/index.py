@@ -13,7 +13,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,8 @@ class IndexRow:
     sha256: str
     text: str
     body: str
+    header: dict[str, Any] | None = None  # parsed once, reused by the caller; not stored
+    extra: list[str] = field(default_factory=list)
 
     @property
     def preview(self) -> str:
@@ -263,10 +265,8 @@ class Index:
 
     def id_known(self, note_id: str) -> bool:
         """True when the id was ever used (live, deleted, or only journaled)."""
-        return (
-            self.conn.execute("SELECT 1 FROM journal_meta WHERE id = ?", (note_id,)).fetchone() is not None
-            or self.conn.execute("SELECT 1 FROM note_index WHERE id = ?", (note_id,)).fetchone() is not None
-        )
+        # Every indexed note has a journal row (add, adopt, move or change), so one lookup does.
+        return self.conn.execute("SELECT 1 FROM journal_meta WHERE id = ?", (note_id,)).fetchone() is not None
 
     # -- note rows ----------------------------------------------------------
 
@@ -291,10 +291,17 @@ class Index:
             (path,),
         ).fetchone()
 
-    def upsert(self, row: IndexRow) -> int:
-        """Insert or replace a note's rows in every index table; returns its rowid."""
+    def upsert(self, row: IndexRow, *, new: bool = False) -> int:
+        """Insert or replace a note's rows in every index table; returns its rowid.
+
+        *new* promises that neither the id nor the path is indexed yet (a fresh note).
+        """
         c = self.conn
-        old = c.execute("SELECT rowid FROM note_index WHERE id = ? OR path = ?", (row.id, row.path)).fetchall()
+        old = (
+            []
+            if new
+            else c.execute("SELECT rowid FROM note_index WHERE id = ? OR path = ?", (row.id, row.path)).fetchall()
+        )
         rowid = old[0][0] if old else None
         for (stale,) in old[1:]:
             self.delete(stale)
@@ -345,7 +352,8 @@ class Index:
             "INSERT INTO notes_fts(rowid, title, body) VALUES (?, ?, ?)",
             (rowid, segment(row.title), segment(row.body)),
         )
-        c.execute("DELETE FROM problems WHERE path = ?", (row.path,))
+        if not new:
+            c.execute("DELETE FROM problems WHERE path = ?", (row.path,))
         assert rowid is not None
         return rowid
 

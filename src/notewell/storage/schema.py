@@ -90,7 +90,7 @@ def configure(conn: sqlite3.Connection, *, busy_timeout_ms: int) -> None:
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = OFF")
     conn.execute("PRAGMA temp_store = MEMORY")
-    conn.execute("PRAGMA cache_size = -32000")
+    conn.execute("PRAGMA cache_size = -64000")  # FTS5 inserts slow down sharply with a small cache
 
 
 def create_schema(conn: sqlite3.Connection) -> None:

@@ -10,7 +10,6 @@ timestamps and authors come back.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,6 +83,8 @@ def build_row(
         sha256=sha256,
         text=text,
         body=parsed.body,
+        header=parsed.header,
+        extra=parsed.extra,
     )
 
 
@@ -144,7 +145,7 @@ class Syncer:
             problems = {p: v for p, v in problems.items() if p in scope}
             fs = {p: s for p, s in fs.items() if p in scope}
         todo = [
-            p
+            (p, st)
             for p, st in fs.items()
             if (p not in indexed or indexed[p][2:4] != (st.mtime_ns, st.size))
             and (p not in problems or problems[p] != (st.mtime_ns, st.size))
@@ -154,7 +155,7 @@ class Syncer:
         report = SyncReport()
         if not todo and not missing and not gone_problems and not self.journal_behind():
             return report
-        todo.sort()
+        todo.sort(key=lambda item: item[0])
         total = len(todo)
         done = 0
         # Batches keep any one hold on the write lock short during a big rebuild.
@@ -174,8 +175,6 @@ class Syncer:
 
     def _read(self, path: str, state: FileState) -> tuple[str, bytes] | str:
         """The file's text and bytes, or the reason it cannot be a note."""
-        if state.size < 0:
-            return "cannot be read (a dangling link?)"
         try:
             data = self.folder.read(path)
         except OSError as exc:
@@ -191,7 +190,7 @@ class Syncer:
 
     def _batch(
         self,
-        paths: list[str],
+        items: list[tuple[str, FileState]],
         missing: list[str],
         gone_problems: list[str],
         report: SyncReport,
@@ -205,16 +204,20 @@ class Syncer:
             row = index.row_for_path(p)
             if row is not None and self.folder.state(p) is None:
                 missing_rows.setdefault(row[5], []).append(row)  # by sha256, to spot renames
-        for path in paths:
-            state = self.folder.state(path)
-            if state is None:
-                if os.path.lexists(self.folder.abspath(path)):
-                    index.set_problem(path, "cannot be read (a dangling link, or not a regular file)", -1, -1)
+        for path, state in items:
+            if state.size < 0:
+                index.set_problem(path, "cannot be read (a dangling link, or not a regular file)", -1, -1)
                 continue
             row = index.row_for_path(path)
             if row is not None and (row[3], row[4]) == (state.mtime_ns, state.size):
-                continue
+                continue  # another process indexed it since the check
             got = self._read(path, state)
+            if not isinstance(got, str) and len(got[1]) != state.size:
+                # Written to since the scan: take the state that goes with what was read.
+                fresh = self.folder.state(path)
+                if fresh is None:
+                    continue
+                state = fresh
             if isinstance(got, str):
                 index.set_problem(path, got, state.mtime_ns, state.size)
                 continue
@@ -263,7 +266,7 @@ class Syncer:
             meta = index.meta_for_id(row.id)
             if meta is not None:
                 row.author, row.created_at, row.updated_at, row.revision = meta[2], meta[4], meta[5], meta[6]
-                if not (parse_note(row.text).header or {}).get("model"):
+                if not (row.header or {}).get("model"):
                     row.model = meta[3]
             index.upsert(row)
 
