@@ -219,3 +219,27 @@ def test_filters(store_dir):
         with pytest.raises(InvalidArgumentError):
             s.search_notes("shared", **bad)
     s.close()
+
+
+def test_rank_window_ranks_the_newest_matches(store, monkeypatch):
+    from notewell.search import keyword
+
+    monkeypatch.setattr(keyword, "RANK_WINDOW", 3)
+    old_best = store.add_note("# kiwi\n\nkiwi kiwi kiwi")  # the best BM25 match, but written first
+    others = [store.add_note(f"filler {i} kiwi and more words here") for i in range(5)]
+    got = [c.id for c in store.search_notes("kiwi", limit=10)]
+    assert old_best.id not in got and set(got) == {n.id for n in others[-3:]}
+    # A filter is applied before the window: the window holds the newest *matching* notes.
+    tagged = store.add_note("---\ntags: [fruit]\n---\nkiwi")
+    for i in range(4):
+        store.add_note(f"late kiwi {i}")
+    assert [c.id for c in store.search_notes("kiwi", tags=["fruit"])] == [tagged.id]
+    monkeypatch.setattr(keyword, "RANK_WINDOW", 4000)
+    assert store.search_notes("kiwi")[0].id == old_best.id
+
+
+def test_edit_moves_note_into_the_recent_window(store):
+    a = store.add_note("plum")
+    b = store.add_note("plum")
+    store.edit_note(a.id, "plum!")
+    assert [c.id for c in store.search_notes("plum")] == [a.id, b.id]

@@ -297,14 +297,13 @@ class Index:
         *new* promises that neither the id nor the path is indexed yet (a fresh note).
         """
         c = self.conn
-        old = (
-            []
-            if new
-            else c.execute("SELECT rowid FROM note_index WHERE id = ? OR path = ?", (row.id, row.path)).fetchall()
-        )
-        rowid = old[0][0] if old else None
-        for (stale,) in old[1:]:
-            self.delete(stale)
+        if not new:
+            # A rewritten note gets a fresh rowid, so rowids keep following the order of
+            # writes (keyword search uses that as its recency window).
+            for (stale,) in c.execute(
+                "SELECT rowid FROM note_index WHERE id = ? OR path = ?", (row.id, row.path)
+            ).fetchall():
+                self.delete(stale)
         values = (
             row.id,
             row.path,
@@ -324,24 +323,12 @@ class Index:
             row.preview,
             row.text,
         )
-        if rowid is None:
-            cur = c.execute(
-                "INSERT INTO note_index(id, path, title, kind, model, summary, tags, builds_on, author,"
-                " created_at, updated_at, revision, mtime_ns, size, sha256, preview, text)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                values,
-            )
-            rowid = cur.lastrowid
-        else:
-            c.execute(
-                "UPDATE note_index SET id = ?, path = ?, title = ?, kind = ?, model = ?, summary = ?,"
-                " tags = ?, builds_on = ?, author = ?, created_at = ?, updated_at = ?, revision = ?,"
-                " mtime_ns = ?, size = ?, sha256 = ?, preview = ?, text = ? WHERE rowid = ?",
-                (*values, rowid),
-            )
-            c.execute("DELETE FROM note_tags WHERE note = ?", (rowid,))
-            c.execute("DELETE FROM note_links WHERE note = ?", (rowid,))
-            c.execute("DELETE FROM notes_fts WHERE rowid = ?", (rowid,))
+        rowid = c.execute(
+            "INSERT INTO note_index(id, path, title, kind, model, summary, tags, builds_on, author,"
+            " created_at, updated_at, revision, mtime_ns, size, sha256, preview, text)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            values,
+        ).lastrowid
         if row.tags:
             c.executemany("INSERT OR IGNORE INTO note_tags(tag, note) VALUES (?, ?)", [(t, rowid) for t in row.tags])
         if row.builds_on:

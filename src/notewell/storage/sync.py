@@ -155,7 +155,7 @@ class Syncer:
         report = SyncReport()
         if not todo and not missing and not gone_problems and not self.journal_behind():
             return report
-        todo.sort(key=lambda item: item[0])
+        todo.sort(key=lambda item: (item[1].mtime_ns, item[0]))  # rowids follow write order
         total = len(todo)
         done = 0
         # Batches keep any one hold on the write lock short during a big rebuild.
