@@ -20,7 +20,7 @@ CARD_COLUMNS = "n.rowid, n.id, n.title, n.kind, n.tags, n.builds_on, n.model, n.
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _SNIPPET_TOKENS = 24
 _MAX_LIMIT = 1000
-RANK_WINDOW = 4000
+RANK_WINDOW = 2000
 
 
 def card_from_row(row: tuple | sqlite3.Row, snippet: str, score: float | None) -> Card:
@@ -58,25 +58,31 @@ def _ranked(
 ) -> list[tuple[int, float]]:
     """Rowids and BM25 ranks of the best matches, recency breaking ties.
 
-    BM25 has to score every match, which costs about 2 µs a note; so when a query
-    matches more than RANK_WINDOW notes, only the RANK_WINDOW most recently written
-    matches are ranked (rowids grow with every write). Such a query is made of words
-    that most notes share, whose BM25 weight is close to nothing anyway.
+    BM25 scores every match it is asked to rank, at a few µs a note; so a query
+    matching many notes ranks the RANK_WINDOW most recently written matches
+    (rowids grow with every write), widening the window while filters leave too
+    few of them. Such queries are made of words most notes share, whose BM25
+    weight is close to nothing anyway.
     """
     conn = index.conn
     join = " JOIN note_index n ON n.rowid = f.rowid" if where else ""
     cond = " WHERE notes_fts MATCH ?" + (f" AND {where}" if where else "")
-    boundary = conn.execute(
-        f"SELECT f.rowid FROM notes_fts f{join}{cond} ORDER BY f.rowid DESC LIMIT 1 OFFSET ?",
-        [expr, *params, RANK_WINDOW],
-    ).fetchone()
-    window = " AND f.rowid > ?" if boundary else ""
     # A few extra rows so that exact ties at the cut are settled by recency below.
     want = limit + len(exclude) + 10
-    rows = conn.execute(
-        f"SELECT f.rowid, f.rank FROM notes_fts f{join}{cond}{window} ORDER BY f.rank LIMIT ?",
-        [expr, *params, *([boundary[0]] if boundary else []), want],
-    ).fetchall()
+    window = RANK_WINDOW
+    while True:
+        boundary = conn.execute(
+            "SELECT rowid FROM notes_fts WHERE notes_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            [expr, window],
+        ).fetchone()
+        since = " AND f.rowid > ?" if boundary else ""
+        rows = conn.execute(
+            f"SELECT f.rowid, f.rank FROM notes_fts f{join}{cond}{since} ORDER BY f.rank LIMIT ?",
+            [expr, *params, *([boundary[0]] if boundary else []), want],
+        ).fetchall()
+        if boundary is None or len(rows) >= limit + len(exclude):
+            break
+        window *= 8
     rows = [(r, s) for r, s in rows if r not in exclude]
     if len({s for _, s in rows}) < len(rows):
         marks = ",".join("?" * len(rows))

@@ -98,7 +98,10 @@ class Store:
         self._index = Index(self.root, busy_timeout=busy_timeout)
         self._sync = Syncer(self._folder, self._history, self._index, max_bytes=max_bytes)
         self._watcher = Watcher(str(self.root)) if watch else None
-        self.last_sync = self._full_sync()
+        self._scanned = False  # the first read compares the whole folder (and sets the watches)
+        self.last_sync = SyncReport()
+        if self._index.rebuilt:
+            self.last_sync = self._full_sync()  # a new or repaired index: fill it now
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -121,6 +124,7 @@ class Store:
     # -- keeping up with the folder ----------------------------------------
 
     def _full_sync(self, progress: Progress | None = None) -> SyncReport:
+        self._scanned = True
         fs, dirs = self._folder.scan()
         if self._watcher is not None:
             self._watcher.watch(dirs)
@@ -129,7 +133,7 @@ class Store:
     def refresh(self) -> SyncReport:
         """Pick up changes made outside notewell (runs before every read)."""
         with self._lock:
-            changes = self._watcher.changes() if self._watcher is not None else None
+            changes = self._watcher.changes() if self._watcher is not None and self._scanned else None
             if changes is None:
                 self.last_sync = self._full_sync()
                 return self.last_sync

@@ -270,12 +270,12 @@ class Index:
 
     # -- note rows ----------------------------------------------------------
 
-    def file_states(self) -> dict[str, tuple[int, str, int, int, str]]:
-        """path -> (rowid, id, mtime_ns, size, sha256) for every indexed note."""
+    def file_states(self) -> dict[str, tuple[int, int]]:
+        """path -> (mtime_ns, size) for every indexed note (a covering-index scan)."""
         return {
-            path: (rowid, nid, mtime, size, sha)
-            for rowid, nid, path, mtime, size, sha in self.conn.execute(
-                "SELECT rowid, id, path, mtime_ns, size, sha256 FROM note_index"
+            path: (mtime, size)
+            for path, mtime, size in self.conn.execute(
+                "SELECT path, mtime_ns, size FROM note_index INDEXED BY note_index_files"
             )
         }
 

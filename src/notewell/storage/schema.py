@@ -10,7 +10,7 @@ import sqlite3
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "TITLE_WEIGHT", "configure", "create_schema"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TITLE_WEIGHT = 3.0
 
 SCHEMA = f"""
@@ -61,6 +61,8 @@ CREATE TABLE note_index(
   preview TEXT NOT NULL,
   text TEXT NOT NULL
 );
+-- Covers the outside-change check, which reads these three columns of every row.
+CREATE INDEX note_index_files ON note_index(path, mtime_ns, size);
 CREATE INDEX note_index_updated ON note_index(updated_at);
 CREATE INDEX note_index_created ON note_index(created_at);
 CREATE INDEX note_index_kind ON note_index(kind, updated_at);

@@ -147,7 +147,7 @@ class Syncer:
         todo = [
             (p, st)
             for p, st in fs.items()
-            if (p not in indexed or indexed[p][2:4] != (st.mtime_ns, st.size))
+            if (p not in indexed or indexed[p] != (st.mtime_ns, st.size))
             and (p not in problems or problems[p] != (st.mtime_ns, st.size))
         ]
         missing = [p for p in indexed if p not in fs]
