@@ -141,7 +141,7 @@ class Store:
             if rescan:
                 self.last_sync = self._full_sync()
             elif paths:
-                fs = {p: st for p in paths if (st := self._folder.state(p)) is not None}
+                fs = {p: tuple(st) for p in paths if (st := self._folder.state(p)) is not None}
                 self.last_sync = self._sync.paths(fs, paths)
             elif self._sync.journal_behind():
                 self.last_sync = self._sync.paths({}, [])

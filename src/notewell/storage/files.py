@@ -5,17 +5,16 @@ from __future__ import annotations
 import os
 import secrets
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import StorageError
 
 __all__ = ["FileState", "NoteFolder", "is_hidden"]
 
 
-@dataclass(frozen=True, slots=True)
-class FileState:
-    """What the cheap check compares: a file's mtime and size."""
+class FileState(NamedTuple):
+    """What the cheap check compares: a file's mtime and size (equal to a plain tuple)."""
 
     mtime_ns: int
     size: int
@@ -51,12 +50,18 @@ class NoteFolder:
             raise StorageError(f"not a path inside the store: {relpath!r}")
         return os.path.join(self._root_str, *parts)
 
-    def scan(self) -> tuple[dict[str, FileState], set[str]]:
-        """Every note file with its state, and the folders walked (relative; '' is the root)."""
-        files: dict[str, FileState] = {}
+    def scan(self) -> tuple[dict[str, tuple[int, int]], set[str]]:
+        """Every note file with its (mtime_ns, size), and the folders walked (relative; '' is the root).
+
+        A file that cannot be stat'ed (a dangling link) gets (-1, -1). This runs over
+        every file on each check, so it stays a tight loop of plain tuples.
+        """
+        files: dict[str, tuple[int, int]] = {}
         dirs: set[str] = set()
         stack = [""]
         root = self._root_str
+        stat_ = os.stat
+        is_reg = stat.S_ISREG
         while stack:
             rel = stack.pop()
             dirs.add(rel)
@@ -71,15 +76,14 @@ class NoteFolder:
                     name = entry.name
                     if name[0] == ".":
                         continue
-                    if name.endswith(".md"):
+                    if name[-3:] == ".md":
                         try:
-                            st = os.stat(entry.path)
+                            st = stat_(entry.path)
                         except OSError:
-                            # A dangling link or a file gone mid-scan: reported by the reader.
-                            files[prefix + name] = FileState(-1, -1)
+                            files[prefix + name] = (-1, -1)
                             continue
-                        if stat.S_ISREG(st.st_mode):
-                            files[prefix + name] = FileState(st.st_mtime_ns, st.st_size)
+                        if is_reg(st.st_mode):
+                            files[prefix + name] = (st.st_mtime_ns, st.st_size)
                             continue
                     try:
                         if entry.is_dir(follow_symlinks=False):

@@ -132,11 +132,12 @@ class Syncer:
 
     def paths(
         self,
-        fs: dict[str, FileState],
+        fs: dict[str, tuple[int, int]],
         only: Iterable[str] | None,
         progress: Progress | None = None,
     ) -> SyncReport:
-        """Reconcile the files in *fs*; with *only*, just those paths (others are untouched)."""
+        """Reconcile the files in *fs* (path -> (mtime_ns, size)); with *only*, just those
+        paths (others are untouched)."""
         indexed = self.index.file_states()
         problems = self.index.problem_states()
         if only is not None:
@@ -144,14 +145,10 @@ class Syncer:
             indexed = {p: v for p, v in indexed.items() if p in scope}
             problems = {p: v for p, v in problems.items() if p in scope}
             fs = {p: s for p, s in fs.items() if p in scope}
-        todo = [
-            (p, st)
-            for p, st in fs.items()
-            if (p not in indexed or indexed[p] != (st.mtime_ns, st.size))
-            and (p not in problems or problems[p] != (st.mtime_ns, st.size))
-        ]
-        missing = [p for p in indexed if p not in fs]
-        gone_problems = [p for p in problems if p not in fs]
+        get_indexed, get_problem = indexed.get, problems.get
+        todo = [(p, FileState(*st)) for p, st in fs.items() if get_indexed(p) != st and get_problem(p) != st]
+        missing = list(indexed.keys() - fs.keys())
+        gone_problems = list(problems.keys() - fs.keys())
         report = SyncReport()
         if not todo and not missing and not gone_problems and not self.journal_behind():
             return report
