@@ -91,9 +91,6 @@ def test_every_error_has_a_stable_code():
 
 
 def test_import_is_light():
-    code = (
-        "import sys, notewell; "
-        "print([m for m in ('argparse', 'http', 'asyncio', 'numpy') if m in sys.modules])"
-    )
+    code = "import sys, notewell; print([m for m in ('argparse', 'http', 'asyncio', 'numpy') if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -102,3 +102,44 @@ def test_writer_killed_mid_write_leaves_old_or_new(store_dir):
         assert s.get_note(c.id).text == (store_dir / f"{c.id}.md").read_text()
     assert s.summary()["problems"] == []
     s.close()
+
+
+def test_watch_daemon_lets_one_shot_readers_skip_the_scan(store_dir):
+    notewell.open(store_dir).close()
+    (store_dir / "before.md").write_text("written before the watcher started: aardvark")
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "notewell", "--store", str(store_dir), "watch"],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert "watching" in daemon.stdout.readline()
+        deadline = time.monotonic() + 20
+        s = notewell.open(store_dir, watch=False)
+        while time.monotonic() < deadline:
+            s.refresh()
+            if s.last_check == "watcher":
+                break
+            time.sleep(0.05)
+        assert s.last_check == "watcher"
+        assert [c.title for c in s.search_notes("aardvark")] == ["before"]
+        # An outside edit made just before a read is seen: the cookie waits for the watcher.
+        with open(store_dir / "before.md", "a") as fh:
+            fh.write(" and a bumblebee")
+        (store_dir / "new.md").write_text("fresh capybara")
+        assert [c.title for c in s.search_notes("bumblebee")] == ["before"]
+        assert [c.title for c in s.search_notes("capybara")] == ["new"]
+        assert s.last_check == "watcher"
+        s.close()
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=10)
+        daemon.stdout.close()
+    # With the watcher gone, readers scan again.
+    s = notewell.open(store_dir, watch=False)
+    (store_dir / "late.md").write_text("late dormouse")
+    assert [c.title for c in s.search_notes("dormouse")] == ["late"]
+    assert s.last_check == "scan"
+    s.close()

@@ -323,6 +323,19 @@ def cmd_header(args: argparse.Namespace) -> None:
         print(f"extra: {line}")
 
 
+def cmd_watch(args: argparse.Namespace) -> None:
+    import signal
+    import threading
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    path = args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE
+    with open_store(path, watch=True, create=False) as store:
+        print(f"watching {store.root} (pid {os.getpid()}); one-shot commands now skip the folder scan", flush=True)
+        store.watch_forever(stop, on_error=lambda e: print(f"notewell watch: {e.code}: {e.message}", file=sys.stderr))
+
+
 _DEMO_NOTES = [
     (
         "---\ntitle: Clause learning stalls above 40k variables\nkind: dead_end\ntags: [sat, cdcl, scaling]\n"
@@ -410,6 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
         "history": (cmd_history, "the revisions of a note"),
         "reindex": (cmd_reindex, "rebuild the index from the notes folder"),
         "header": (cmd_header, "parse a note's header: header, extra and body"),
+        "watch": (cmd_watch, "keep the index current from inotify so other commands skip the folder scan"),
         "demo": (cmd_demo, "make a demo store, add sample notes, search them"),
     }
     ps: dict[str, argparse.ArgumentParser] = {}

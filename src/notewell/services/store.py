@@ -9,16 +9,21 @@ Outside changes are picked up before every read.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import secrets
+import select
 import shutil
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from ..errors import (
     InvalidArgumentError,
     InvalidIdError,
+    NotewellError,
     NotFoundError,
     StorageError,
 )
@@ -32,12 +37,14 @@ from ..storage.files import NoteFolder
 from ..storage.history import History
 from ..storage.index import Index, IndexRow
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
-from ..storage.watch import Watcher
+from ..storage.watch import COOKIE_PREFIX, Watcher
 
 __all__ = ["Store", "open_store"]
 
 _AUTHOR_MAX = 200
 _MODEL_MAX = 100
+_BEAT = 1.0  # seconds between a watcher's heartbeats
+_COOKIE_WAIT = 0.5  # how long a one-shot process waits for a watcher's answer before scanning
 
 
 def _check_label(value: str | None, name: str, limit: int) -> str | None:
@@ -99,6 +106,7 @@ class Store:
         self._sync = Syncer(self._folder, self._history, self._index, max_bytes=max_bytes)
         self._watcher = Watcher(str(self.root)) if watch else None
         self._scanned = False  # the first read compares the whole folder (and sets the watches)
+        self.last_check = "none"  # how the last read was brought up to date: scan, inotify or watcher
         self.last_sync = SyncReport()
         if self._index.rebuilt:
             self.last_sync = self._full_sync()  # a new or repaired index: fill it now
@@ -125,6 +133,7 @@ class Store:
 
     def _full_sync(self, progress: Progress | None = None) -> SyncReport:
         self._scanned = True
+        self.last_check = "scan"
         fs, dirs = self._folder.scan()
         if self._watcher is not None:
             self._watcher.watch(dirs)
@@ -135,8 +144,12 @@ class Store:
         with self._lock:
             changes = self._watcher.changes() if self._watcher is not None and self._scanned else None
             if changes is None:
+                if self._watcher is None and self._synced_by_watcher():
+                    self.last_check = "watcher"
+                    return SyncReport()
                 self.last_sync = self._full_sync()
                 return self.last_sync
+            self.last_check = "inotify"
             paths, rescan = changes
             if rescan:
                 self.last_sync = self._full_sync()
@@ -148,6 +161,99 @@ class Store:
             else:
                 return SyncReport()
             return self.last_sync
+
+    # -- a long-running watcher other processes can lean on -----------------
+
+    def _synced_by_watcher(self) -> bool:
+        """Ask a running ``notewell watch`` whether the index has every change made so far.
+
+        The question is a cookie file created in the folder: inotify delivers events in
+        order, so once the watcher has answered for the cookie it has applied everything
+        written before it. No live watcher, or no answer in time: False (scan instead).
+        """
+        raw = self._index.get_state("watcher")
+        if not raw:
+            return False
+        try:
+            info = json.loads(raw)
+            pid, beat = int(info["pid"]), float(info["beat"])
+        except (ValueError, KeyError, TypeError):
+            return False
+        if pid == os.getpid() or time.time() - beat > 5 * _BEAT:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        name = COOKIE_PREFIX + secrets.token_hex(8)
+        path = os.path.join(self.root, name)
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except OSError:
+            return False
+        deadline = time.monotonic() + _COOKIE_WAIT
+        try:
+            while time.monotonic() < deadline:
+                if self._index.get_state("cookie:" + name) is not None:
+                    return True
+                time.sleep(0.001)
+            return False
+        finally:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+    def watch_forever(
+        self, stop: threading.Event | None = None, on_error: Callable[[NotewellError], None] | None = None
+    ) -> None:
+        """Keep the index in step with the folder until *stop* is set.
+
+        While this runs (``notewell watch``), other processes on the store skip the
+        whole-folder check: they ask this watcher instead (see :meth:`refresh`).
+        """
+        if self._watcher is None or not self._watcher.active:
+            raise StorageError("watching needs Linux inotify (open the store with watch=True)")
+        stop = stop or threading.Event()
+        with self._lock:
+            self._full_sync()
+        me = os.getpid()
+        started = time.time()
+        last_beat = 0.0
+        try:
+            while not stop.is_set():
+                now = time.time()
+                if now - last_beat >= _BEAT:
+                    self._beat(me, started, now)
+                    last_beat = now
+                ready, _, _ = select.select([self._watcher.fileno()], [], [], _BEAT / 4)
+                if not ready:
+                    continue
+                with self._lock:
+                    try:
+                        self.refresh()
+                    except NotewellError as exc:  # reported, and the watcher keeps going
+                        if on_error is not None:
+                            on_error(exc)
+                    cookies, self._watcher.cookies = self._watcher.cookies, []
+                    if cookies:
+                        with self._index.write():
+                            for name in cookies:
+                                self._index.set_state("cookie:" + name, str(now))
+        finally:
+            with self._index.write():
+                raw = self._index.get_state("watcher")
+                if raw and json.loads(raw).get("pid") == me:
+                    self._index.conn.execute("DELETE FROM state WHERE key = 'watcher'")
+
+    def _beat(self, pid: int, started: float, now: float) -> None:
+        with self._lock, self._index.write():
+            self._index.set_state("watcher", json.dumps({"pid": pid, "started": started, "beat": now}))
+            self._index.conn.execute(
+                "DELETE FROM state WHERE key LIKE 'cookie:%' AND CAST(value AS REAL) < ?", (now - 60,)
+            )
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
         """Throw the index away and rebuild it from the folder (ids, times and authors

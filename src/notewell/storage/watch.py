@@ -14,7 +14,11 @@ import os
 import struct
 import sys
 
-__all__ = ["Watcher"]
+__all__ = ["COOKIE_PREFIX", "Watcher"]
+
+# A one-shot process creates such a file in the root to ask a running watcher
+# whether it has applied every change made before it (inotify keeps events in order).
+COOKIE_PREFIX = ".notewell-cookie-"
 
 _IN_MODIFY = 0x002
 _IN_ATTRIB = 0x004
@@ -60,6 +64,7 @@ class Watcher:
 
     def __init__(self, root: str) -> None:
         self.root = root
+        self.cookies: list[str] = []  # cookie files seen, for the caller to answer
         self._wd: dict[int, str] = {}
         self._fd = -1
         libc = _libc()
@@ -74,6 +79,10 @@ class Watcher:
     @property
     def active(self) -> bool:
         return self._fd >= 0
+
+    def fileno(self) -> int:
+        """The inotify descriptor, readable when events are queued (for select)."""
+        return self._fd
 
     def watch(self, dirs: set[str]) -> bool:
         """Watch these folders (relative; '' is the root). False if the kernel refused."""
@@ -123,7 +132,11 @@ class Watcher:
                 if mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
                     rescan = True
                     continue
-                if not name or name.startswith("."):
+                if not name:
+                    continue
+                if name.startswith("."):
+                    if rel == "" and name.startswith(COOKIE_PREFIX) and mask & _IN_CREATE:
+                        self.cookies.append(name)
                     continue
                 if mask & _IN_ISDIR:
                     rescan = True
