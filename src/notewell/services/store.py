@@ -17,6 +17,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from ..model.note import DEFAULT_MAX_BYTES, Card, Note, check_text, derive_title
 from ..model.timestamps import now_iso
 from ..search.filters import Filters
 from ..search.keyword import keyword_search, list_cards
-from ..storage.files import NoteFolder
+from ..storage.files import FileState, NoteFolder
 from ..storage.history import History
 from ..storage.index import Index, IndexRow
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
@@ -289,62 +290,109 @@ class Store:
     ) -> list[Note]:
         """Store many notes, a batch per transaction (the bulk import path).
 
-        Every text is checked before anything is written; the files are synced
-        to disk before this returns.
+        Every text is checked before anything is written; each file is on disk
+        (synced) before the transaction that indexes it commits.
         """
         author = _check_label(author, "author", _AUTHOR_MAX)
         model = _check_label(model, "model", _MODEL_MAX)
         checked = [check_text(t, max_bytes=self.max_bytes) for t in texts]
+        chunks = [checked[i : i + batch] for i in range(0, len(checked), batch)]
         durable = len(checked) == 1
         notes: list[Note] = []
         with self._lock:
-            for start in range(0, len(checked), batch):
-                chunk = checked[start : start + batch]
-                with self._index.write():
-                    self._sync.catch_up()
-                    records, rows = [], []
-                    for text, data in chunk:
-                        nid, path, state = self._create_file(data, durable)
-                        at = now_iso()
-                        sha = hashlib.sha256(data).hexdigest()
-                        records.append(
-                            {
-                                "op": "add",
-                                "id": nid,
-                                "path": path,
-                                "at": at,
-                                "author": author,
-                                "model": model,
-                                "rev": 1,
-                                "sha256": sha,
-                                "size": len(data),
-                            }
-                        )
-                        meta = {"author": author, "model": model, "created_at": at, "updated_at": at, "revision": 1}
-                        rows.append(build_row(note_id=nid, path=path, text=text, sha256=sha, state=state, meta=meta))
-                    if not durable:
-                        os.sync()  # one flush for the whole batch instead of one per file
-                    self._sync.commit_records(records)
-                    for row in rows:
-                        self._index.upsert(row, new=True)
-                notes.extend(self._note_from_row(row) for row in rows)
-                if progress is not None:
-                    progress(len(notes), len(checked))
+            if len(chunks) < 2:
+                pending = [self._write_files(chunk, self._fresh_ids(len(chunk)), durable) for chunk in chunks]
+                self._index_batches(chunks, iter(pending).__next__, author, model, notes, progress, len(checked))
+                return notes
+            # The next batch's files are written by a second thread while this one indexes
+            # (file system calls and SQLite both release the GIL).
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                futures = [pool.submit(self._write_files, chunks[0], self._fresh_ids(len(chunks[0])), False)]
+
+                def next_files() -> list[tuple[str, str, FileState]]:
+                    done = futures[-1].result()
+                    position = len(futures)
+                    if position < len(chunks):
+                        ids = self._fresh_ids(len(chunks[position]))
+                        futures.append(pool.submit(self._write_files, chunks[position], ids, False))
+                    return done
+
+                self._index_batches(chunks, next_files, author, model, notes, progress, len(checked))
         return notes
 
-    def _create_file(self, data: bytes, durable: bool) -> tuple[str, str, Any]:
-        for _ in range(100):
-            nid = new_note_id()
-            if self._index.id_known(nid):
-                continue
-            path = f"{nid}.md"
-            try:
-                return nid, path, self._folder.create(path, data, durable=durable)
-            except FileExistsError:
-                continue
-            except OSError as exc:
-                raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
-        raise StorageError("could not find a free note id")  # pragma: no cover - 36^10 ids
+    def _index_batches(
+        self,
+        chunks: list[list[tuple[str, bytes]]],
+        next_files: Callable[[], list[tuple[str, str, FileState]]],
+        author: str | None,
+        model: str | None,
+        notes: list[Note],
+        progress: Progress | None,
+        total: int,
+    ) -> None:
+        for chunk in chunks:
+            files = next_files()
+            records, rows = [], []
+            for (text, data), (nid, path, state) in zip(chunk, files, strict=True):
+                at = now_iso()
+                sha = hashlib.sha256(data).hexdigest()
+                records.append(
+                    {
+                        "op": "add",
+                        "id": nid,
+                        "path": path,
+                        "at": at,
+                        "author": author,
+                        "model": model,
+                        "rev": 1,
+                        "sha256": sha,
+                        "size": len(data),
+                    }
+                )
+                meta = {"author": author, "model": model, "created_at": at, "updated_at": at, "revision": 1}
+                rows.append(build_row(note_id=nid, path=path, text=text, sha256=sha, state=state, meta=meta))
+            with self._index.write():
+                self._sync.catch_up()
+                self._sync.commit_records(records)
+                for row in rows:
+                    self._index.upsert(row, new=True)
+            notes.extend(self._note_from_row(row) for row in rows)
+            if progress is not None:
+                progress(len(notes), total)
+
+    def _fresh_ids(self, count: int) -> list[str]:
+        """Ids never used in this store (checked against the journal)."""
+        ids: list[str] = []
+        while len(ids) < count:
+            candidates = list({new_note_id() for _ in range(count - len(ids))} - set(ids))
+            taken: set[str] = set()
+            for i in range(0, len(candidates), 500):
+                part = candidates[i : i + 500]
+                marks = ",".join("?" * len(part))
+                taken.update(
+                    r[0] for r in self._index.query(f"SELECT id FROM journal_meta WHERE id IN ({marks})", part)
+                )
+            ids.extend(c for c in candidates if c not in taken)
+        return ids
+
+    def _write_files(
+        self, chunk: list[tuple[str, bytes]], ids: list[str], durable: bool
+    ) -> list[tuple[str, str, FileState]]:
+        """Create one file per note (never over an existing file); sync them all."""
+        out = []
+        for (_text, data), nid in zip(chunk, ids, strict=True):
+            while True:
+                path = f"{nid}.md"
+                try:
+                    out.append((nid, path, self._folder.create(path, data, durable=durable)))
+                    break
+                except FileExistsError:
+                    nid = new_note_id()  # a hand-made file took the name (36^10 ids): try another
+                except OSError as exc:
+                    raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
+        if not durable:
+            os.sync()  # one flush for the whole batch instead of one per file
+        return out
 
     def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
         """Replace a note's text; the previous text stays as an earlier revision."""
