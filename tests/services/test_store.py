@@ -321,3 +321,19 @@ def test_resolve_path(store, store_dir):
     assert store.get_note(nid).text == "by path"
     with pytest.raises(NotFoundError):
         store.resolve("../outside.md")
+
+
+def test_copies_of_a_note_file_get_distinct_ids(store_dir):
+    s = notewell.open(store_dir)
+    n = s.add_note("original text")
+    (store_dir / "a").mkdir()
+    (store_dir / "b").mkdir()
+    (store_dir / "a" / f"{n.id}.md").write_text("copy one")
+    (store_dir / "b" / f"{n.id}.md").write_text("copy two")
+    ids = {c.id for c in s.list_notes()}
+    assert len(ids) == 3 and n.id in ids
+    s.close()
+    shutil.rmtree(store_dir / ".notewell")
+    s = notewell.open(store_dir)
+    assert {c.id for c in s.list_notes()} == ids
+    s.close()

@@ -446,7 +446,7 @@ class Store:
         row = self._index.row_for_id(note_id)
         if row is None:
             raise NotFoundError(f"no note {note_id}")
-        rowid, _nid, path, mtime, size, sha, revision, _text = row
+        rowid, _nid, path, _mtime, _size, sha, revision = row
         try:
             data = self._folder.read(path)
         except OSError as exc:

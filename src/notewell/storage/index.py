@@ -280,16 +280,24 @@ class Index:
         }
 
     def row_for_id(self, note_id: str) -> tuple | None:
+        """(rowid, id, path, mtime_ns, size, sha256, revision) of a note, or None."""
         return self.conn.execute(
-            "SELECT rowid, id, path, mtime_ns, size, sha256, revision, text FROM note_index WHERE id = ?",
-            (note_id,),
+            "SELECT rowid, id, path, mtime_ns, size, sha256, revision FROM note_index WHERE id = ?", (note_id,)
         ).fetchone()
 
     def row_for_path(self, path: str) -> tuple | None:
+        """(rowid, id, path, mtime_ns, size, sha256, revision) of the note at *path*, or None."""
         return self.conn.execute(
-            "SELECT rowid, id, path, mtime_ns, size, sha256, revision, text FROM note_index WHERE path = ?",
-            (path,),
+            "SELECT rowid, id, path, mtime_ns, size, sha256, revision FROM note_index WHERE path = ?", (path,)
         ).fetchone()
+
+    def note_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM note_index").fetchone()[0]
+
+    def text_of(self, rowid: int) -> str:
+        """The text last indexed for a note (kept as a revision when it changes outside)."""
+        row = self.conn.execute("SELECT text FROM note_index WHERE rowid = ?", (rowid,)).fetchone()
+        return row[0] if row else ""
 
     def upsert(self, row: IndexRow, *, new: bool = False) -> int:
         """Insert or replace a note's rows in every index table; returns its rowid.

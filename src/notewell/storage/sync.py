@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +89,15 @@ def build_row(
     )
 
 
+@dataclass(slots=True)
+class _Pass:
+    """State carried across the batches of one reconcile pass."""
+
+    fresh: bool  # the index held no note when the pass began (a rebuild): no row to replace
+    assigned: set[str] = field(default_factory=set)  # ids handed out in this pass
+    inserted: int = 0
+
+
 class Syncer:
     """Reconciles one folder with its index."""
 
@@ -154,26 +164,41 @@ class Syncer:
             return report
         todo.sort(key=lambda item: (item[1].mtime_ns, item[0]))  # rowids follow write order
         total = len(todo)
-        done = 0
-        # Batches keep any one hold on the write lock short during a big rebuild.
-        first = True
-        while first or todo:
-            first = False
-            batch, todo = todo[:_BATCH], todo[_BATCH:]
-            with self.index.write():
-                self.catch_up()
-                last = not todo
-                self._batch(batch, missing if last else [], gone_problems if last else [], report)
-            done += len(batch)
-            if progress is not None:
-                progress(done, total)
+        run = _Pass(fresh=only is None and not indexed and not problems)
+        batches = [todo[i : i + _BATCH] for i in range(0, len(todo), _BATCH)] or [[]]
+        # Batches keep any one hold on the write lock short during a big rebuild; the
+        # next batch's files are read on a second thread while this one is indexed.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            ahead = pool.submit(self._read_all, batches[0]) if len(batches) > 1 else None
+            done = 0
+            for number, batch in enumerate(batches):
+                data = ahead.result() if ahead is not None else {}
+                ahead = pool.submit(self._read_all, batches[number + 1]) if number + 1 < len(batches) else None
+                last = number == len(batches) - 1
+                with self.index.write():
+                    self.catch_up()
+                    self._batch(batch, missing if last else [], gone_problems if last else [], report, data, run)
+                done += len(batch)
+                if progress is not None:
+                    progress(done, total)
         report.problems = self.index.problems()
         return report
 
-    def _read(self, path: str, state: FileState) -> tuple[str, bytes] | str:
+    def _read_all(self, batch: list[tuple[str, FileState]]) -> dict[str, bytes | OSError]:
+        out: dict[str, bytes | OSError] = {}
+        for path, _state in batch:
+            try:
+                out[path] = self.folder.read(path)
+            except OSError as exc:
+                out[path] = exc
+        return out
+
+    def _read(self, path: str, state: FileState, ahead: bytes | OSError | None = None) -> tuple[str, bytes] | str:
         """The file's text and bytes, or the reason it cannot be a note."""
         try:
-            data = self.folder.read(path)
+            if isinstance(ahead, OSError):
+                raise ahead
+            data = ahead if ahead is not None else self.folder.read(path)
         except OSError as exc:
             return f"cannot be read: {exc.strerror or exc}"
         try:
@@ -191,8 +216,15 @@ class Syncer:
         missing: list[str],
         gone_problems: list[str],
         report: SyncReport,
+        ahead: dict[str, bytes | OSError] | None = None,
+        run: _Pass | None = None,
     ) -> None:
+        """Index one batch within the write transaction."""
         index = self.index
+        run = run or _Pass(fresh=False)
+        if run.fresh and index.note_count() != run.inserted:
+            run.fresh = False  # another process indexed notes meanwhile: check every row
+        fresh, assigned = run.fresh, run.assigned
         records: list[dict[str, Any]] = []
         rows: list[IndexRow] = []
         # Rows are re-read inside the transaction: another process may have just fixed them.
@@ -205,10 +237,10 @@ class Syncer:
             if state.size < 0:
                 index.set_problem(path, "cannot be read (a dangling link, or not a regular file)", -1, -1)
                 continue
-            row = index.row_for_path(path)
+            row = None if fresh else index.row_for_path(path)
             if row is not None and (row[3], row[4]) == (state.mtime_ns, state.size):
                 continue  # another process indexed it since the check
-            got = self._read(path, state)
+            got = self._read(path, state, (ahead or {}).get(path))
             if not isinstance(got, str) and len(got[1]) != state.size:
                 # Written to since the scan: take the state that goes with what was read.
                 fresh = self.folder.state(path)
@@ -218,17 +250,18 @@ class Syncer:
             if isinstance(got, str):
                 index.set_problem(path, got, state.mtime_ns, state.size)
                 continue
-            index.clear_problem(path)
+            if not fresh:
+                index.clear_problem(path)
             text, data = got
             sha = hashlib.sha256(data).hexdigest()
             at = iso_from_ns(state.mtime_ns)
             if row is not None:
-                rowid, nid, _p, _m, _s, old_sha, revision, old_text = row
+                rowid, nid, _p, _m, _s, old_sha, revision = row
                 if old_sha == sha:
                     index.touch(rowid, state.mtime_ns, state.size)
                     continue
                 # Edited outside notewell: keep the text we last saw as a revision.
-                self.history.save_revision(nid, revision, old_text.encode("utf-8"))
+                self.history.save_revision(nid, revision, index.text_of(rowid).encode("utf-8"))
                 rec = {"op": "change", "id": nid, "at": at, "rev": revision + 1, "sha256": sha, "size": state.size}
                 records.append(rec)
                 report.changed += 1
@@ -241,7 +274,8 @@ class Syncer:
                 report.moved += 1
                 rows.append(self._row(nid, path, text, sha, state, records))
                 continue
-            nid, record = self._identify(path, sha, state, at)
+            nid, record = self._identify(path, sha, state, at, assigned)
+            assigned.add(nid)
             if record is not None:
                 records.append(record)
                 if record["op"] == "adopt":
@@ -250,9 +284,9 @@ class Syncer:
                     report.moved += 1
             rows.append(self._row(nid, path, text, sha, state, records))
         for row in (r for same in missing_rows.values() for r in same):
-            rowid, nid, path, _m, _s, _sha, revision, old_text = row
+            rowid, nid, path, _m, _s, _sha, revision = row
             # Deleted outside notewell: the last text we saw is kept as a revision.
-            self.history.save_revision(nid, revision, old_text.encode("utf-8"))
+            self.history.save_revision(nid, revision, index.text_of(rowid).encode("utf-8"))
             records.append({"op": "gone", "id": nid, "path": path, "at": now_iso()})
             index.delete(rowid)
             report.removed += 1
@@ -265,7 +299,8 @@ class Syncer:
                 row.author, row.created_at, row.updated_at, row.revision = meta[2], meta[4], meta[5], meta[6]
                 if not (row.header or {}).get("model"):
                     row.model = meta[3]
-            index.upsert(row)
+            index.upsert(row, new=fresh)
+            run.inserted += 1
 
     def _row(
         self, nid: str, path: str, text: str, sha: str, state: FileState, records: list[dict[str, Any]]
@@ -281,11 +316,16 @@ class Syncer:
             meta={"created_at": at, "updated_at": at, "revision": 1},
         )
 
-    def _identify(self, path: str, sha: str, state: FileState, at: str) -> tuple[str, dict[str, Any] | None]:
-        """The id of a file the index does not know, and the journal record that says so."""
+    def _identify(
+        self, path: str, sha: str, state: FileState, at: str, assigned: set[str]
+    ) -> tuple[str, dict[str, Any] | None]:
+        """The id of a file the index does not know, and the journal record that says so.
+
+        Never an id in *assigned* (handed out earlier in this pass, not yet journaled).
+        """
         index = self.index
         meta = index.meta_for_path(path)
-        if meta is not None:
+        if meta is not None and meta[0] not in assigned:
             nid = meta[0]
             if meta[7] and meta[7] != sha:
                 # Changed after the journal's last word on it (e.g. a crash before indexing).
@@ -300,7 +340,7 @@ class Syncer:
                 }
             return nid, None
         stem = path.rsplit("/", 1)[-1][:-3]
-        if is_note_id(stem):
+        if is_note_id(stem) and stem not in assigned:
             known = index.meta_for_id(stem)
             if known is None:
                 return stem, self._adopt(stem, path, sha, state, at)
@@ -319,9 +359,9 @@ class Syncer:
                     "size": state.size,
                 }
         nid = derived_note_id(path)
-        while index.id_known(nid):
+        while nid in assigned or index.id_known(nid):
             known = index.meta_for_id(nid)
-            if known is not None and known[1] in (None, path):
+            if nid not in assigned and known is not None and known[1] in (None, path):
                 break
             nid = new_note_id()
         return nid, self._adopt(nid, path, sha, state, at)
