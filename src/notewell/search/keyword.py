@@ -20,7 +20,7 @@ CARD_COLUMNS = "n.rowid, n.id, n.title, n.kind, n.tags, n.builds_on, n.model, n.
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _SNIPPET_TOKENS = 24
 _MAX_LIMIT = 1000
-RANK_WINDOW = 2000
+RANK_WINDOW = 1000
 
 
 def card_from_row(row: tuple | sqlite3.Row, snippet: str, score: float | None) -> Card:
