@@ -10,6 +10,7 @@ import sys
 import pytest
 
 import notewell
+from tests.conftest import CARD_KEYS
 
 
 def run(args, store=None, input=None, env_extra=None, check=True):
@@ -65,19 +66,7 @@ def test_full_cycle(tmp_path):
     nid3 = run(["add", "-"], store, input=b"from stdin about otters").stdout.decode().strip()
     cards = js(run(["search", "otters", "--json"], store))
     assert [c["id"] for c in cards] == [nid3]
-    assert set(cards[0]) == {
-        "id",
-        "title",
-        "kind",
-        "tags",
-        "builds_on",
-        "model",
-        "author",
-        "created_at",
-        "updated_at",
-        "snippet",
-        "score",
-    }
+    assert set(cards[0]) == CARD_KEYS
     human = run(["search", "otters"], store).stdout.decode()
     assert nid3 in human and "**otters**" in human
     assert [c["id"] for c in js(run(["list", "--json", "--kind", "decision"], store))] == [nid2]

@@ -9,22 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import notewell
+from tests.conftest import CARD_KEYS
 from notewell import InvalidArgumentError, InvalidQueryError
 from notewell.search.query import compile_query
-
-CARD_KEYS = {
-    "id",
-    "title",
-    "kind",
-    "tags",
-    "builds_on",
-    "model",
-    "author",
-    "created_at",
-    "updated_at",
-    "snippet",
-    "score",
-}
 
 
 def test_card_shape_and_highlight(store):

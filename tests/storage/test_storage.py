@@ -1,0 +1,99 @@
+"""The storage layer on its own: folder, journal, watcher, index repair."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from notewell import StorageError
+from notewell.storage.files import NoteFolder
+from notewell.storage.history import History
+from notewell.storage.index import Index
+from notewell.storage.watch import COOKIE_PREFIX, Watcher
+
+
+def test_create_never_overwrites_and_replace_is_whole(tmp_path):
+    folder = NoteFolder(tmp_path)
+    folder.create("a.md", b"one")
+    with pytest.raises(FileExistsError):
+        folder.create("a.md", b"two")
+    assert (tmp_path / "a.md").read_bytes() == b"one"
+    folder.replace("a.md", b"three")
+    assert (tmp_path / "a.md").read_bytes() == b"three"
+    assert [p for p in os.listdir(tmp_path) if p.endswith(".tmp")] == []
+    for bad in ("../x.md", "/etc/x.md", "a/../../x.md", ""):
+        with pytest.raises(StorageError):
+            folder.abspath(bad)
+
+
+def test_scan_skips_hidden_and_reports_dangling_links(tmp_path):
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.md").write_text("a")
+    (tmp_path / "sub" / "deeper" / "b.md").write_text("bb")
+    (tmp_path / ".git" / "c.md").write_text("c")
+    (tmp_path / ".hidden.md").write_text("h")
+    (tmp_path / "notes.txt").write_text("t")
+    os.symlink(tmp_path / "nowhere.md", tmp_path / "dangling.md")
+    files, dirs = NoteFolder(tmp_path).scan()
+    assert set(files) == {"a.md", "sub/deeper/b.md", "dangling.md"}
+    assert files["sub/deeper/b.md"][1] == 2 and files["dangling.md"] == (-1, -1)
+    assert dirs == {"", "sub", "sub/deeper"}
+
+
+def test_journal_survives_a_torn_line(tmp_path):
+    history = History(tmp_path)
+    history.append([{"op": "add", "id": "nte_0000000001", "at": "t1"}])
+    with open(history.journal_path, "ab") as fh:
+        fh.write(b'{"op":"add","id":"nte_00')  # a writer killed mid-append
+    history.append([{"op": "add", "id": "nte_0000000002", "at": "t2"}])
+    records, end = history.read()
+    assert [r["id"] for r in records] == ["nte_0000000001", "nte_0000000002"]
+    assert end == history.journal_size()
+    tail, _ = history.read(end)
+    assert tail == []
+    assert (history.dir / ".gitattributes").read_text() == "journal.jsonl merge=union\n"
+
+
+def test_revisions_round_trip(tmp_path):
+    history = History(tmp_path)
+    history.save_revision("nte_0000000001", 1, b"first")
+    assert history.load_revision("nte_0000000001", 1) == b"first"
+    assert history.load_revision("nte_0000000001", 2) is None
+
+
+def test_damaged_index_is_recreated(tmp_path):
+    index = Index(tmp_path)
+    assert index.rebuilt
+    index.close()
+    assert not Index(tmp_path).rebuilt
+    (tmp_path / ".notewell" / "index.db").write_bytes(b"garbage" * 1000)
+    for suffix in ("-wal", "-shm"):
+        p = tmp_path / ".notewell" / f"index.db{suffix}"
+        if p.exists():
+            p.unlink()
+    again = Index(tmp_path)
+    assert again.rebuilt and again.note_count() == 0
+
+
+def test_watcher_reports_note_changes_and_cookies(tmp_path):
+    w = Watcher(str(tmp_path))
+    if not w.active:
+        pytest.skip("no inotify here")
+    (tmp_path / "sub").mkdir()
+    assert w.watch({"", "sub"})
+    (tmp_path / "a.md").write_text("x")
+    (tmp_path / "sub" / "b.md").write_text("y")
+    (tmp_path / "ignored.txt").write_text("z")
+    (tmp_path / (COOKIE_PREFIX + "abc")).write_text("")
+    time.sleep(0.05)
+    paths, rescan = w.changes()
+    assert paths == {"a.md", "sub/b.md"} and not rescan
+    assert w.cookies == [COOKIE_PREFIX + "abc"]
+    (tmp_path / "newdir").mkdir()
+    time.sleep(0.05)
+    assert w.changes()[1] is True  # a new folder needs a full look
+    assert w.changes() == (set(), False)
+    w.close()
