@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import notewell
-from tests.conftest import CARD_KEYS
 from notewell import InvalidArgumentError, InvalidQueryError
 from notewell.search.query import compile_query
+from tests.conftest import CARD_KEYS
 
 
 def test_card_shape_and_highlight(store):
