@@ -7,7 +7,7 @@ import json
 import sqlite3
 from typing import Any
 
-from ..errors import InvalidArgumentError, InvalidQueryError, StorageError
+from ..errors import InvalidArgumentError, InvalidQueryError
 from ..model.cjk import unsegment
 from ..model.note import Card
 from ..storage.index import Index
@@ -56,19 +56,18 @@ def _clean_snippet(raw: str) -> str:
 def _ranked(
     index: Index, expr: str, where: str, params: list[Any], limit: int, exclude: set[int]
 ) -> list[tuple[int, float]]:
-    """Rowids and BM25 ranks of the best matches, recency breaking ties.
+    """Rowids and BM25 ranks of the best matches, the newest first among equals.
 
     BM25 scores every match it is asked to rank, at a few µs a note; so a query
     matching many notes ranks the RANK_WINDOW most recently written matches
     (rowids grow with every write), widening the window while filters leave too
-    few of them. Such queries are made of words most notes share, whose BM25
-    weight is close to nothing anyway.
+    few of them, plus the best title matches, so that a note named after the
+    words is never cut off by the window.
     """
     conn = index.conn
     join = " JOIN note_index n ON n.rowid = f.rowid" if where else ""
     cond = " WHERE notes_fts MATCH ?" + (f" AND {where}" if where else "")
-    # A few extra rows so that exact ties at the cut are settled by recency below.
-    want = limit + len(exclude) + 10
+    want = limit + len(exclude)
     window = RANK_WINDOW
     while True:
         boundary = conn.execute(
@@ -76,25 +75,42 @@ def _ranked(
             [expr, window],
         ).fetchone()
         since = " AND f.rowid > ?" if boundary else ""
+        # rank, then rowid: exact ties go to the most recently written note.
         rows = conn.execute(
-            f"SELECT f.rowid, f.rank FROM notes_fts f{join}{cond}{since} ORDER BY f.rank LIMIT ?",
+            f"SELECT f.rowid, f.rank FROM notes_fts f{join}{cond}{since} ORDER BY f.rank, f.rowid DESC LIMIT ?",
             [expr, *params, *([boundary[0]] if boundary else []), want],
         ).fetchall()
-        if boundary is None or len(rows) >= limit + len(exclude):
+        if boundary is None or len(rows) >= want:
             break
         window *= 8
-    rows = [(r, s) for r, s in rows if r not in exclude]
-    if len({s for _, s in rows}) < len(rows):
-        marks = ",".join("?" * len(rows))
-        updated = dict(
-            conn.execute(f"SELECT rowid, updated_at FROM note_index WHERE rowid IN ({marks})", [r for r, _ in rows])
-        )
-        rows.sort(key=lambda rs: (rs[1], _descending(updated.get(rs[0], ""))))
-    return rows[:limit]
+    if boundary is not None:
+        rows = _with_title_matches(conn, expr, join, cond, params, want, rows)
+    return [(r, s) for r, s in rows if r not in exclude][:limit]
 
 
-def _descending(text: str) -> tuple[int, ...]:
-    return tuple(-ord(c) for c in text)
+def _with_title_matches(
+    conn: sqlite3.Connection, expr: str, join: str, cond: str, params: list[Any], want: int, rows: list
+) -> list[tuple[int, float]]:
+    """Add the best title matches (scored in full) to a windowed ranking."""
+    try:
+        titled = [
+            r
+            for (r,) in conn.execute(
+                f"SELECT f.rowid FROM notes_fts f{join}{cond} ORDER BY f.rank LIMIT ?",
+                [f"title : ({expr})", *params, want],
+            )
+        ]
+    except sqlite3.OperationalError:
+        return rows  # an expression FTS5 cannot put under a column filter
+    have = {r for r, _ in rows}
+    extra = [r for r in titled if r not in have]
+    if not extra:
+        return rows
+    marks = ",".join("?" * len(extra))
+    scored = conn.execute(
+        f"SELECT rowid, rank FROM notes_fts WHERE notes_fts MATCH ? AND rowid IN ({marks})", [expr, *extra]
+    ).fetchall()
+    return sorted([*rows, *scored], key=lambda rs: (rs[1], -rs[0]))[:want]
 
 
 def _run(index: Index, cq: CompiledQuery, where: str, params: list[Any], limit: int) -> list[tuple[int, float, str]]:
@@ -125,32 +141,29 @@ def keyword_search(index: Index, query: str, *, limit: int = 10, filters: Filter
     check_limit(limit)
     cq = compile_query(query)
     where, params = (filters or Filters()).sql()
-    try:
-        hits = _run(index, cq, where, params, limit)
-        if not hits:
-            return []
-        snippets: dict[int, str] = {}
-        by_expr: dict[str, list[int]] = {}
-        for rowid, _score, expr in hits:
-            by_expr.setdefault(expr, []).append(rowid)
-        for expr, rowids in by_expr.items():
-            marks = ",".join("?" * len(rowids))
-            for rowid, snip in index.conn.execute(
-                f"SELECT rowid, snippet(notes_fts, 1, '{_OPEN}', '{_CLOSE}', '…', {_SNIPPET_TOKENS})"
-                f" FROM notes_fts WHERE notes_fts MATCH ? AND rowid IN ({marks})",
-                [expr, *rowids],
-            ):
-                snippets[rowid] = _clean_snippet(snip or "")
-        marks = ",".join("?" * len(hits))
-        rows = {
-            r[0]: r
-            for r in index.conn.execute(
-                f"SELECT {CARD_COLUMNS}, n.preview FROM note_index n WHERE n.rowid IN ({marks})",
-                [h[0] for h in hits],
-            )
-        }
-    except sqlite3.DatabaseError as exc:
-        raise StorageError(f"index error during search: {exc}") from exc
+    hits = _run(index, cq, where, params, limit)
+    if not hits:
+        return []
+    snippets: dict[int, str] = {}
+    by_expr: dict[str, list[int]] = {}
+    for rowid, _score, expr in hits:
+        by_expr.setdefault(expr, []).append(rowid)
+    for expr, rowids in by_expr.items():
+        marks = ",".join("?" * len(rowids))
+        for rowid, snip in index.conn.execute(
+            f"SELECT rowid, snippet(notes_fts, 1, '{_OPEN}', '{_CLOSE}', '…', {_SNIPPET_TOKENS})"
+            f" FROM notes_fts WHERE notes_fts MATCH ? AND rowid IN ({marks})",
+            [expr, *rowids],
+        ):
+            snippets[rowid] = _clean_snippet(snip or "")
+    marks = ",".join("?" * len(hits))
+    rows = {
+        r[0]: r
+        for r in index.conn.execute(
+            f"SELECT {CARD_COLUMNS}, n.preview FROM note_index n WHERE n.rowid IN ({marks})",
+            [h[0] for h in hits],
+        )
+    }
     cards = []
     for rowid, score, _expr in hits:
         row = rows.get(rowid)
@@ -169,8 +182,5 @@ def list_cards(index: Index, *, limit: int = 20, offset: int = 0, filters: Filte
     where, params = (filters or Filters()).sql()
     sql = f"SELECT {CARD_COLUMNS}, n.preview FROM note_index n" + (f" WHERE {where}" if where else "")
     sql += " ORDER BY n.updated_at DESC, n.rowid DESC LIMIT ? OFFSET ?"
-    try:
-        rows = index.conn.execute(sql, [*params, limit, offset]).fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise StorageError(f"index error: {exc}") from exc
+    rows = index.conn.execute(sql, [*params, limit, offset]).fetchall()
     return [card_from_row(r, r[10], None) for r in rows]

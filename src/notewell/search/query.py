@@ -85,7 +85,9 @@ def compile_query(query: str) -> CompiledQuery:
         )
     quoted = quote_terms(terms)
     loose_terms = _loose_terms(terms)
-    loose = quote_terms(loose_terms, " OR ") if len(loose_terms) > 1 else None
+    # The loose pass runs when it can find more than the strict one: any of several words,
+    # or the one meaningful word of a question.
+    loose = quote_terms(loose_terms, " OR ") if len(loose_terms) > 1 or (loose_terms and loose_terms != terms) else None
     if _SYNTAX.search(query):
         return CompiledQuery(strict=segment(query), loose=None, raw=True, fallback=quoted)
     return CompiledQuery(strict=quoted, loose=loose, raw=False)

@@ -8,6 +8,7 @@ Outside changes are picked up before every read.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -34,9 +35,9 @@ from ..model.note import DEFAULT_MAX_BYTES, Card, Note, check_text, derive_title
 from ..model.timestamps import now_iso
 from ..search.filters import Filters
 from ..search.keyword import keyword_search, list_cards
-from ..storage.files import FileState, NoteFolder
+from ..storage.files import FileState, NoteFolder, printable_name
 from ..storage.history import History
-from ..storage.index import Index, IndexRow
+from ..storage.index import CorruptIndexError, Index, IndexRow, translated
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
 from ..storage.watch import COOKIE_PREFIX, Watcher
 
@@ -46,6 +47,27 @@ _AUTHOR_MAX = 200
 _MODEL_MAX = 100
 _BEAT = 1.0  # seconds between a watcher's heartbeats
 _COOKIE_WAIT = 0.5  # how long a one-shot process waits for a watcher's answer before scanning
+
+
+def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a public method with sqlite3 errors translated; a damaged index, or one
+    replaced by another process's reindex, is reopened or rebuilt, then the call retried."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
+        for attempt in (0, 1):
+            try:
+                with translated():
+                    if self._index.replaced():
+                        self._reopen_index(rebuild=False)
+                    return method(self, *args, **kwargs)
+            except CorruptIndexError:
+                if attempt:
+                    raise
+                self._reopen_index(rebuild=True)
+        raise AssertionError("unreachable")
+
+    return wrapper
 
 
 def _check_label(value: str | None, name: str, limit: int) -> str | None:
@@ -140,6 +162,7 @@ class Store:
             self._watcher.watch(dirs)
         return self._sync.paths(fs, None, progress=progress)
 
+    @_guarded
     def refresh(self) -> SyncReport:
         """Pick up changes made outside notewell (runs before every read)."""
         with self._lock:
@@ -155,6 +178,7 @@ class Store:
             if rescan:
                 self.last_sync = self._full_sync()
             elif paths:
+                paths = {p if printable_name(p) is None else str(printable_name(p)) for p in paths}
                 fs = {p: tuple(st) for p in paths if (st := self._folder.state(p)) is not None}
                 self.last_sync = self._sync.paths(fs, paths)
             elif self._sync.journal_behind():
@@ -256,6 +280,7 @@ class Store:
                 "DELETE FROM state WHERE key LIKE 'cookie:%' AND CAST(value AS REAL) < ?", (now - 60,)
             )
 
+    @_guarded
     def reindex(self, progress: Progress | None = None) -> SyncReport:
         """Throw the index away and rebuild it from the folder (ids, times and authors
         come back from the journal)."""
@@ -267,6 +292,19 @@ class Store:
             self.last_sync = self._full_sync(progress)
             return self.last_sync
 
+    def _reopen_index(self, *, rebuild: bool) -> None:
+        with self._lock:
+            if rebuild:
+                self._index.discard()
+            else:
+                self._index.close()
+            self._index = Index(self.root, busy_timeout=self._busy_timeout)
+            self._sync = Syncer(self._folder, self._history, self._index, max_bytes=self.max_bytes)
+            self._scanned = False
+            if self._index.rebuilt:
+                self.last_sync = self._full_sync()
+
+    @_guarded
     def problems(self) -> list[dict[str, str]]:
         """Files in the folder that could not be indexed, with the reason."""
         with self._lock:
@@ -275,10 +313,12 @@ class Store:
 
     # -- writes -------------------------------------------------------------
 
+    @_guarded
     def add_note(self, text: str | bytes, *, author: str | None = None, model: str | None = None) -> Note:
         """Store a new note; its text is kept byte for byte. Returns the whole note."""
         return self.add_notes([text], author=author, model=model)[0]
 
+    @_guarded
     def add_notes(
         self,
         texts: Iterable[str | bytes],
@@ -355,7 +395,9 @@ class Store:
                 self._sync.catch_up()
                 self._sync.commit_records(records)
                 for row in rows:
-                    self._index.upsert(row, new=True)
+                    # Not new=True: a reader in another process may have found the file
+                    # (written before this transaction began) and indexed it already.
+                    self._index.upsert(row)
             notes.extend(self._note_from_row(row) for row in rows)
             if progress is not None:
                 progress(len(notes), total)
@@ -394,6 +436,7 @@ class Store:
             os.sync()  # one flush for the whole batch instead of one per file
         return out
 
+    @_guarded
     def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
         """Replace a note's text; the previous text stays as an earlier revision."""
         note_id = _check_id(note_id)
@@ -455,6 +498,7 @@ class Store:
             raise StorageError(f"{path} changed while being written; try again")
         return rowid, path, revision, data
 
+    @_guarded
     def delete_note(self, note_id: str) -> dict[str, Any]:
         """Remove a note's file; its last text stays in the history folder."""
         note_id = _check_id(note_id)
@@ -475,6 +519,7 @@ class Store:
 
     # -- reads --------------------------------------------------------------
 
+    @_guarded
     def get_note(self, note_id: str, *, revision: int | None = None) -> Note:
         """The whole note: text as written, parsed header, extra, body, backlinks."""
         note_id = _check_id(note_id)
@@ -566,6 +611,7 @@ class Store:
             backlinks=[],
         )
 
+    @_guarded
     def search_notes(self, query: str, *, limit: int = 10, **filters: Any) -> list[Card]:
         """Keyword search (FTS5, BM25, title 3x): the best *limit* notes as cards.
 
@@ -577,6 +623,7 @@ class Store:
             self.refresh()
             return keyword_search(self._index, query, limit=limit, filters=f)
 
+    @_guarded
     def list_notes(self, *, limit: int = 20, offset: int = 0, **filters: Any) -> list[Card]:
         """Notes, most recently updated first, as cards (same filters as search)."""
         f = Filters.from_kwargs(filters)
@@ -584,6 +631,7 @@ class Store:
             self.refresh()
             return list_cards(self._index, limit=limit, offset=offset, filters=f)
 
+    @_guarded
     def summary(self, *, recent: int = 5) -> dict[str, Any]:
         """Counts by kind, the most recent notes, and files that could not be read."""
         with self._lock:
@@ -599,6 +647,7 @@ class Store:
                 "problems": self._index.problems(),
             }
 
+    @_guarded
     def list_tags(self) -> list[dict[str, Any]]:
         """Every tag with the number of notes carrying it, most used first."""
         with self._lock:
@@ -606,6 +655,7 @@ class Store:
             rows = self._index.query("SELECT tag, count(*) FROM note_tags GROUP BY tag ORDER BY count(*) DESC, tag")
             return [{"tag": t, "count": c} for t, c in rows]
 
+    @_guarded
     def history(self, note_id: str) -> list[dict[str, Any]]:
         """Every revision of a note, oldest first, and whether its text was kept."""
         note_id = _check_id(note_id)
@@ -636,6 +686,7 @@ class Store:
                 )
             return out
 
+    @_guarded
     def resolve(self, ref: str) -> str:
         """A note id from an id or a path inside the store (``notes/x.md``)."""
         if isinstance(ref, str) and ref.endswith(".md") and not is_note_id(ref):

@@ -10,7 +10,21 @@ from typing import NamedTuple
 
 from ..errors import StorageError
 
-__all__ = ["FileState", "NoteFolder", "is_hidden"]
+__all__ = ["BAD_NAME", "BAD_NAME_SIZE", "FileState", "NoteFolder", "is_hidden", "printable_name"]
+
+# A file whose name is not valid UTF-8 cannot be a note (the index stores text); it is
+# reported under a printable form of its name with this pseudo-size.
+BAD_NAME = "its file name is not valid UTF-8"
+BAD_NAME_SIZE = -2
+
+
+def printable_name(name: str) -> str | None:
+    """*name* as stored in the index, or None when it is valid UTF-8 already."""
+    try:
+        name.encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 class FileState(NamedTuple):
@@ -77,6 +91,9 @@ class NoteFolder:
                     if name[0] == ".":
                         continue
                     if name[-3:] == ".md":
+                        if not name.isascii() and printable_name(prefix + name) is not None:
+                            files[str(printable_name(prefix + name))] = (BAD_NAME_SIZE, BAD_NAME_SIZE)
+                            continue
                         try:
                             st = stat_(entry.path)
                         except OSError:
@@ -86,7 +103,7 @@ class NoteFolder:
                             files[prefix + name] = (st.st_mtime_ns, st.st_size)
                             continue
                     try:
-                        if entry.is_dir(follow_symlinks=False):
+                        if entry.is_dir(follow_symlinks=False) and printable_name(name) is None:
                             stack.append(prefix + name)
                     except OSError:
                         continue

@@ -22,7 +22,7 @@ from ..model.cjk import segment
 from ..model.header import ParsedNote
 from .schema import SCHEMA, SCHEMA_VERSION, configure
 
-__all__ = ["INDEX_DIR", "Index", "IndexRow"]
+__all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "translated"]
 
 INDEX_DIR = ".notewell"
 _PREVIEW_CHARS = 240
@@ -69,6 +69,24 @@ def row_fields(parsed: ParsedNote) -> dict[str, Any]:
     }
 
 
+class CorruptIndexError(StorageError):
+    """The index database is damaged; the store throws it away and rebuilds it."""
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """Turn sqlite3 errors into notewell errors (the one place that does)."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        text = str(exc)
+        if _is_corrupt(exc):
+            raise CorruptIndexError(f"the index is damaged ({text}); rebuild it with `notewell reindex`") from exc
+        if "locked" in text or "busy" in text:
+            raise BusyError(f"the store is busy ({text}); try again") from exc
+        raise StorageError(f"index error: {text}") from exc
+
+
 def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
     text = str(exc).lower()
     return any(s in text for s in ("malformed", "not a database", "corrupt", "no such table", "no such column"))
@@ -83,6 +101,18 @@ class Index:
         self.busy_timeout = busy_timeout
         self.rebuilt = False  # True when this open had to (re)create the database
         self.conn = self._open()
+        self.inode = self._inode()
+
+    def _inode(self) -> int | None:
+        try:
+            return os.stat(self.path).st_ino
+        except OSError:
+            return None
+
+    def replaced(self) -> bool:
+        """True when the database file is no longer the one this connection opened
+        (another process ran `notewell reindex`, or it was deleted)."""
+        return self._inode() != self.inode
 
     # -- opening and repair -------------------------------------------------
 
@@ -124,6 +154,11 @@ class Index:
                     raise StorageError(f"cannot open the index {self.path}: {exc}") from exc
                 self._discard_files()
         raise AssertionError("unreachable")
+
+    def discard(self) -> None:
+        """Close and delete the database (it is derived; the caller rebuilds it)."""
+        self.conn.close()
+        self._discard_files()
 
     def _discard_files(self) -> None:
         # The index is derived: a damaged one is thrown away and rebuilt from the folder.

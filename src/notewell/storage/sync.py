@@ -20,7 +20,7 @@ from ..model.header import parse_note
 from ..model.ids import derived_note_id, is_note_id, new_note_id
 from ..model.note import check_text, derive_title
 from ..model.timestamps import iso_from_ns, now_iso
-from .files import FileState, NoteFolder
+from .files import BAD_NAME, BAD_NAME_SIZE, FileState, NoteFolder
 from .history import History
 from .index import Index, IndexRow, row_fields
 
@@ -94,6 +94,8 @@ class _Pass:
     """State carried across the batches of one reconcile pass."""
 
     fresh: bool  # the index held no note when the pass began (a rebuild): no row to replace
+    missing: list[str] = field(default_factory=list)  # indexed paths the scan did not find
+    missing_rows: dict[str, list[tuple]] | None = None
     assigned: set[str] = field(default_factory=set)  # ids handed out in this pass
     inserted: int = 0
 
@@ -164,7 +166,7 @@ class Syncer:
             return report
         todo.sort(key=lambda item: (item[1].mtime_ns, item[0]))  # rowids follow write order
         total = len(todo)
-        run = _Pass(fresh=only is None and not indexed and not problems)
+        run = _Pass(fresh=only is None and not indexed and not problems, missing=missing)
         batches = [todo[i : i + _BATCH] for i in range(0, len(todo), _BATCH)] or [[]]
         # Batches keep any one hold on the write lock short during a big rebuild; the
         # next batch's files are read on a second thread while this one is indexed.
@@ -177,7 +179,9 @@ class Syncer:
                 last = number == len(batches) - 1
                 with self.index.write():
                     self.catch_up()
-                    self._batch(batch, missing if last else [], gone_problems if last else [], report, data, run)
+                    self._batch(batch, report, data, run)
+                    if last:
+                        self._finish(gone_problems, report, run)
                 done += len(batch)
                 if progress is not None:
                     progress(done, total)
@@ -186,14 +190,16 @@ class Syncer:
 
     def _read_all(self, batch: list[tuple[str, FileState]]) -> dict[str, bytes | OSError]:
         out: dict[str, bytes | OSError] = {}
-        for path, _state in batch:
+        for path, state in batch:
+            if state.size < 0:
+                continue
             try:
                 out[path] = self.folder.read(path)
             except OSError as exc:
                 out[path] = exc
         return out
 
-    def _read(self, path: str, state: FileState, ahead: bytes | OSError | None = None) -> tuple[str, bytes] | str:
+    def _read(self, path: str, ahead: bytes | OSError | None = None) -> tuple[str, bytes] | str:
         """The file's text and bytes, or the reason it cannot be a note."""
         try:
             if isinstance(ahead, OSError):
@@ -205,50 +211,64 @@ class Syncer:
             text, data = check_text(data, max_bytes=self.max_bytes)
         except InvalidNoteError as exc:
             if exc.message == "note is empty":
-                text = data.decode("utf-8")
-                return text, data
+                return data.decode("utf-8"), data
             return exc.message.replace("note ", "file ", 1)
         return text, data
 
-    def _batch(
-        self,
-        items: list[tuple[str, FileState]],
-        missing: list[str],
-        gone_problems: list[str],
-        report: SyncReport,
-        ahead: dict[str, bytes | OSError] | None = None,
-        run: _Pass | None = None,
-    ) -> None:
+    def _missing_by_sha(self, run: _Pass) -> dict[str, list[tuple]]:
+        """Indexed notes whose files are gone, by content hash (to recognise renames).
+
+        Built once a pass, inside its first transaction, and shared by every batch, so
+        a rename is recognised whichever batch the new path falls in.
+        """
+        if run.missing_rows is None:
+            run.missing_rows = {}
+            for p in run.missing:
+                row = self.index.row_for_path(p)
+                if row is not None and self.folder.state(p) is None:
+                    run.missing_rows.setdefault(row[5], []).append(row)
+        return run.missing_rows
+
+    def _retire(self, row: tuple, op: str, records: list[dict[str, Any]]) -> None:
+        """Drop a note's index row, keeping the text last seen as a revision (the index is
+        the only place that still has it)."""
+        rowid, nid, path, _m, _s, _sha, revision = row
+        self.history.save_revision(nid, revision, self.index.text_of(rowid).encode("utf-8"))
+        if op:
+            records.append({"op": op, "id": nid, "path": path, "at": now_iso()})
+        self.index.delete(rowid)
+
+    def _batch(self, items: list[tuple[str, FileState]], report: SyncReport, ahead: dict, run: _Pass) -> None:
         """Index one batch within the write transaction."""
         index = self.index
-        run = run or _Pass(fresh=False)
         if run.fresh and index.note_count() != run.inserted:
             run.fresh = False  # another process indexed notes meanwhile: check every row
-        fresh, assigned = run.fresh, run.assigned
+        fresh = run.fresh
+        missing_rows = self._missing_by_sha(run)
         records: list[dict[str, Any]] = []
         rows: list[IndexRow] = []
-        # Rows are re-read inside the transaction: another process may have just fixed them.
-        missing_rows: dict[str, list[tuple]] = {}
-        for p in missing:
-            row = index.row_for_path(p)
-            if row is not None and self.folder.state(p) is None:
-                missing_rows.setdefault(row[5], []).append(row)  # by sha256, to spot renames
         for path, state in items:
             if state.size < 0:
-                index.set_problem(path, "cannot be read (a dangling link, or not a regular file)", -1, -1)
+                reason = BAD_NAME if state.size == BAD_NAME_SIZE else "cannot be read (a dangling link?)"
+                index.set_problem(path, reason, state.mtime_ns, state.size)
                 continue
+            # Rows are re-read inside the transaction: another process may have just fixed them.
             row = None if fresh else index.row_for_path(path)
             if row is not None and (row[3], row[4]) == (state.mtime_ns, state.size):
-                continue  # another process indexed it since the check
-            got = self._read(path, state, (ahead or {}).get(path))
+                continue
+            got = self._read(path, ahead.get(path))
             if not isinstance(got, str) and len(got[1]) != state.size:
                 # Written to since the scan: take the state that goes with what was read.
-                fresh = self.folder.state(path)
-                if fresh is None:
+                now = self.folder.state(path)
+                if now is None:
                     continue
-                state = fresh
+                state = now
             if isinstance(got, str):
                 index.set_problem(path, got, state.mtime_ns, state.size)
+                if row is not None:
+                    # It was a note and cannot be read now: stop serving the old text.
+                    self._retire(row, "", records)
+                    report.changed += 1
                 continue
             if not fresh:
                 index.clear_problem(path)
@@ -260,38 +280,36 @@ class Syncer:
                 if old_sha == sha:
                     index.touch(rowid, state.mtime_ns, state.size)
                     continue
-                # Edited outside notewell: keep the text we last saw as a revision.
-                self.history.save_revision(nid, revision, index.text_of(rowid).encode("utf-8"))
-                rec = {"op": "change", "id": nid, "at": at, "rev": revision + 1, "sha256": sha, "size": state.size}
-                records.append(rec)
-                report.changed += 1
-                rows.append(self._row(nid, path, text, sha, state, records))
+                meta = index.meta_for_id(nid)
+                if meta is None or meta[7] != sha:
+                    # Edited outside notewell: keep the text we last saw as a revision.
+                    self.history.save_revision(nid, revision, index.text_of(rowid).encode("utf-8"))
+                    records.append(
+                        {"op": "change", "id": nid, "at": at, "rev": revision + 1, "sha256": sha, "size": state.size}
+                    )
+                    report.changed += 1
+                # else: the journal already has this text (written by a notewell that had not
+                # indexed it, e.g. one killed before its commit): its author and times stand.
+                rows.append(self._row(nid, path, text, sha, state))
                 continue
-            moved = missing_rows[sha].pop() if missing_rows.get(sha) else None
-            if moved is not None:
+            candidates = missing_rows.get(sha)
+            if candidates:
+                moved = candidates.pop()
                 nid = moved[1]
                 records.append({"op": "move", "id": nid, "path": path, "at": now_iso()})
+                index.delete(moved[0])
                 report.moved += 1
-                rows.append(self._row(nid, path, text, sha, state, records))
+                rows.append(self._row(nid, path, text, sha, state))
                 continue
-            nid, record = self._identify(path, sha, state, at, assigned)
-            assigned.add(nid)
+            nid, record = self._identify(path, sha, state, at, run.assigned)
+            run.assigned.add(nid)
             if record is not None:
                 records.append(record)
                 if record["op"] == "adopt":
                     report.added += 1
                 elif record["op"] == "move":
                     report.moved += 1
-            rows.append(self._row(nid, path, text, sha, state, records))
-        for row in (r for same in missing_rows.values() for r in same):
-            rowid, nid, path, _m, _s, _sha, revision = row
-            # Deleted outside notewell: the last text we saw is kept as a revision.
-            self.history.save_revision(nid, revision, index.text_of(rowid).encode("utf-8"))
-            records.append({"op": "gone", "id": nid, "path": path, "at": now_iso()})
-            index.delete(rowid)
-            report.removed += 1
-        for p in gone_problems:
-            index.clear_problem(p)
+            rows.append(self._row(nid, path, text, sha, state))
         self.commit_records(records)
         for row in rows:
             meta = index.meta_for_id(row.id)
@@ -302,9 +320,21 @@ class Syncer:
             index.upsert(row, new=fresh)
             run.inserted += 1
 
-    def _row(
-        self, nid: str, path: str, text: str, sha: str, state: FileState, records: list[dict[str, Any]]
-    ) -> IndexRow:
+    def _finish(self, gone_problems: list[str], report: SyncReport, run: _Pass) -> None:
+        """After the last batch: notes whose files are gone and were not renamed."""
+        records: list[dict[str, Any]] = []
+        for row in (r for same in self._missing_by_sha(run).values() for r in same):
+            current = self.index.row_for_path(row[2])
+            if current is None or current[0] != row[0] or self.folder.state(row[2]) is not None:
+                continue
+            # Deleted outside notewell: the last text we saw is kept as a revision.
+            self._retire(row, "gone", records)
+            report.removed += 1
+        for p in gone_problems:
+            self.index.clear_problem(p)
+        self.commit_records(records)
+
+    def _row(self, nid: str, path: str, text: str, sha: str, state: FileState) -> IndexRow:
         # Timestamps and authors are filled from journal_meta once the records are applied.
         at = iso_from_ns(state.mtime_ns)
         return build_row(
