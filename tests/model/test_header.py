@@ -164,8 +164,8 @@ def test_tags_twenty_max_twenty_first_in_extra():
 def test_tag_duplicates_after_slugging_dropped():
     p = parse_note("---\ntags: [Sat, sat, sat, SAT]\n---\n")
     assert p.header["tags"] == ["sat"]
-    # They differ from the kept tag only in case: nothing is lost by dropping them.
-    assert p.extra == []
+    # Only exact repeats go unechoed: "sat" and "SAT" are not what was written first.
+    assert p.extra == ["tags: sat", "tags: SAT"]
     p = parse_note("---\ntags: [uber, über, über, Über]\n---\n")
     assert p.header["tags"] == ["uber"]
     assert p.extra == ["tags: über", "tags: Über"]  # says more than "uber"; the exact repeat is not echoed

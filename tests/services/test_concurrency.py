@@ -143,3 +143,47 @@ def test_watch_daemon_lets_one_shot_readers_skip_the_scan(store_dir):
     assert [c.title for c in s.search_notes("dormouse")] == ["late"]
     assert s.last_check == "scan"
     s.close()
+
+
+READER = textwrap.dedent(
+    """
+    import sys, time, notewell
+    store = notewell.open(sys.argv[1], watch=False)
+    end = time.time() + float(sys.argv[2])
+    n = 0
+    while time.time() < end:
+        store.list_notes(limit=5)
+        store.search_notes("parallel")
+        n += 1
+    print("ok", n)
+    """
+)
+
+
+def test_writer_and_readers_at_once(store_dir):
+    notewell.open(store_dir).close()
+    readers = [
+        subprocess.Popen(
+            [sys.executable, "-c", READER, str(store_dir), "8"],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(store_dir), "w", "150"],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for p in [writer, *readers]:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert out.startswith("ok")
+    s = notewell.open(store_dir)
+    cards = s.list_notes(limit=1000)
+    assert len(cards) == 150 and {c.author for c in cards} == {"w"}
+    s.close()

@@ -105,6 +105,8 @@ def test_edit_same_text_is_no_new_revision(store):
 
 def test_delete(store, store_dir):
     n = store.add_note("to delete\n")
+    store.edit_note(n.id, "to delete, v2\n")
+    store.edit_note(n.id, "to delete\n")
     res = store.delete_note(n.id)
     assert res["deleted"] is True and res["id"] == n.id
     assert not (store_dir / f"{n.id}.md").exists()
@@ -114,7 +116,7 @@ def test_delete(store, store_dir):
         store.delete_note(n.id)
     assert store.search_notes("delete") == []
     assert store.history(n.id)[-1]["kept"] is True  # the last text stays in the history folder
-    assert store.get_note.__doc__
+    assert store.get_note(n.id, revision=1).text == "to delete\n"
 
 
 @pytest.mark.parametrize("bad", ["../x", "nte_../../etc", "", "NTE_0123456789", "nte_012", "/etc/passwd", "a/b"])
@@ -337,3 +339,98 @@ def test_copies_of_a_note_file_get_distinct_ids(store_dir):
     s = notewell.open(store_dir)
     assert {c.id for c in s.list_notes()} == ids
     s.close()
+
+
+def test_a_new_file_never_takes_a_deleted_notes_id(store_dir):
+    s = notewell.open(store_dir)
+    store_dir.joinpath("todo.md").write_text("OLD v1: secret plan\n")
+    old_id = s.list_notes()[0].id
+    store_dir.joinpath("todo.md").write_text("OLD v2\n")
+    s.refresh()
+    store_dir.joinpath("todo.md").unlink()
+    s.refresh()
+    store_dir.joinpath("todo.md").write_text("NEW unrelated list\n")
+    new_id = s.list_notes()[0].id
+    assert new_id != old_id
+    assert s.get_note(old_id, revision=1).text == "OLD v1: secret plan\n"
+    assert s.get_note(old_id, revision=2).text == "OLD v2\n"
+    s.close()
+
+
+def test_file_saved_between_scan_and_read(store_dir):
+    s = notewell.open(store_dir, watch=False)
+    notes = [s.add_note(f"note {i} text") for i in range(5)]
+    fs, _ = s._folder.scan()
+    (store_dir / f"{notes[2].id}.md").write_text("a longer text saved by an editor just now")
+    s._sync.paths(fs, None)  # the scan's sizes are stale for one file
+    s._sync.paths(s._folder.scan()[0], None)
+    assert s.get_note(notes[2].id).text == "a longer text saved by an editor just now"
+    assert [c.id for c in s.search_notes("editor")] == [notes[2].id]
+    s.close()
+
+
+def test_moving_many_files_keeps_ids(store_dir, monkeypatch):
+    from notewell.storage import sync
+
+    monkeypatch.setattr(sync, "_BATCH", 3)
+    store_dir.mkdir()
+    for i in range(10):
+        (store_dir / f"page-{i}.md").write_text(f"page {i}")
+    s = notewell.open(store_dir)
+    before = {c.title: c.id for c in s.list_notes()}
+    (store_dir / "archive").mkdir()
+    for i in range(10):
+        os.rename(store_dir / f"page-{i}.md", store_dir / "archive" / f"page-{i}.md")
+    assert {c.title: c.id for c in s.list_notes()} == before
+    assert s.last_sync.moved == 10 and s.last_sync.removed == 0
+    s.close()
+
+
+def test_outside_edit_into_unreadable_file(store_dir):
+    s = notewell.open(store_dir)
+    n = s.add_note("original text about otters")
+    (store_dir / f"{n.id}.md").write_bytes(b"new text about beavers \xff")
+    assert s.search_notes("otters") == []  # the old text is no longer served
+    assert f"{n.id}.md" in {p["path"] for p in s.problems()}
+    assert s.get_note(n.id, revision=1).text == "original text about otters"  # but it is kept
+    (store_dir / f"{n.id}.md").write_text("fixed text about beavers")
+    assert [c.id for c in s.search_notes("beavers")] == [n.id]  # same id once readable again
+    s.close()
+
+
+def test_file_name_not_utf8_is_reported(store_dir):
+    store_dir.mkdir()
+    (store_dir / "good.md").write_text("good otter")
+    with open(os.path.join(os.fsencode(store_dir), b"caf\xe9.md"), "wb") as fh:
+        fh.write(b"bad name")
+    s = notewell.open(store_dir)
+    assert [c.title for c in s.search_notes("otter")] == ["good"]
+    assert any("UTF-8" in p["error"] for p in s.summary()["problems"])
+    s.close()
+
+
+def test_index_damaged_while_in_use_is_rebuilt(store_dir):
+    s = notewell.open(store_dir, watch=False)
+    s.add_notes([f"note number {i} about corruption" for i in range(300)], author="me")
+    s.close()
+    db = store_dir / ".notewell" / "index.db"
+    size = db.stat().st_size
+    with open(db, "r+b") as fh:
+        fh.seek(size // 2)
+        fh.write(os.urandom(size // 4))
+    s = notewell.open(store_dir, watch=False)
+    assert len(s.search_notes("corruption", limit=1000)) == 300
+    assert {c.author for c in s.list_notes(limit=1000)} == {"me"}
+    s.close()
+
+
+def test_reindex_by_another_process_is_noticed(store_dir):
+    a = notewell.open(store_dir)
+    n = a.add_note("first", author="alice")
+    b = notewell.open(store_dir)
+    b.reindex()
+    a.edit_note(n.id, "second", author="bob")
+    c = notewell.open(store_dir)
+    assert [(h["revision"], h["op"], h["author"]) for h in c.history(n.id)] == [(1, "add", "alice"), (2, "edit", "bob")]
+    for s in (a, b, c):
+        s.close()

@@ -258,7 +258,7 @@ class _Builder:
     def __init__(self) -> None:
         self.header: dict[str, Any] = {}
         self.extra: list[tuple[int, str]] = []
-        self.echoed: set[str] = set()  # duplicates already surfaced once
+        self.seen: dict[str, set[str]] = {}  # raw values met per field: only exact repeats go unechoed
 
     def whole(self, entry: _Entry) -> None:
         """Keep an entry's lines verbatim (its comments included)."""
@@ -282,14 +282,15 @@ class _Builder:
         if not value or "\n" in value or (limit is not None and len(value) > limit):
             self.whole(entry)
             return
+        seen = self.seen.setdefault(name, set())
         if name in self.header:
-            same = self.header[name] == value and (not slug or slug_is_lossless(raw.value, value))
-            if same or (self.header[name] == value and raw.value.strip() in self.echoed):
-                self.comments(entry)
+            if raw.value.strip() in seen:
+                self.comments(entry)  # an exact repeat: nothing to keep
             else:
-                self.echoed.add(raw.value.strip())
+                seen.add(raw.value.strip())
                 self.whole(entry)
             return
+        seen.add(raw.value.strip())
         self.header[name] = value
         if slug and not slug_is_lossless(raw.value, value):
             self.value(entry.lineno, entry, raw)
@@ -305,13 +306,15 @@ class _Builder:
             if not slug or len(slug) > LIMITS["tag"]:
                 self.value(lineno, entry, v)
                 continue
+            seen = self.seen.setdefault("tags", set())
             if slug in tags:
-                # A duplicate is dropped; it is surfaced only when it says more than the kept
-                # tag (its slug lost more than case and whitespace) and was not surfaced already.
-                if not slug_is_lossless(v.value, slug) and v.value not in self.echoed:
-                    self.echoed.add(v.value)
+                # A duplicate after slugging is dropped; unless it repeats a value exactly,
+                # it is surfaced as written.
+                if v.value not in seen:
+                    seen.add(v.value)
                     self.value(lineno, entry, v)
                 continue
+            seen.add(v.value)
             if len(tags) >= LIMITS["tags"]:
                 self.value(lineno, entry, v)
                 continue

@@ -535,15 +535,25 @@ class Store:
             (note_id,),
         )
         if not row:
-            raise NotFoundError(f"no note {note_id}")
+            # A deleted (or now unreadable) note: its kept revisions can still be read by number.
+            meta = self._index.meta_for_id(note_id)
+            if meta is None or revision is None:
+                gone = " (deleted or unreadable; its kept revisions can be read by number)" if meta else ""
+                raise NotFoundError(f"no note {note_id}{gone}")
+            last = self._index.query("SELECT max(revision) FROM revisions WHERE id = ?", (note_id,))[0][0] or 0
+            row = [(note_id, "", meta[2], meta[4], meta[5], last, meta[3])]
+            deleted = True
+        else:
+            deleted = False
         nid, path, author, created, updated, current_rev, row_model = row[0]
-        if revision is None or revision == current_rev:
+        if not deleted and (revision is None or revision == current_rev):
             try:
                 data = self._folder.read(path)
             except OSError as exc:
                 raise StorageError(f"cannot read {path}: {exc.strerror}") from exc
             rev = current_rev
         else:
+            assert revision is not None
             if revision > current_rev:
                 raise NotFoundError(f"{note_id} has {current_rev} revision(s); there is no revision {revision}")
             kept = self._history.load_revision(note_id, revision)

@@ -391,8 +391,10 @@ class Syncer:
         nid = derived_note_id(path)
         while nid in assigned or index.id_known(nid):
             known = index.meta_for_id(nid)
-            if nid not in assigned and known is not None and known[1] in (None, path):
-                break
+            if nid not in assigned and known is not None and known[8] and known[7] == sha:
+                # The same text is back where a deleted note was: it is that note again.
+                return nid, {"op": "move", "id": nid, "path": path, "at": at}
+            # Never hand a used id to a different text: its history belongs to another note.
             nid = new_note_id()
         return nid, self._adopt(nid, path, sha, state, at)
 
