@@ -434,3 +434,29 @@ def test_reindex_by_another_process_is_noticed(store_dir):
     assert [(h["revision"], h["op"], h["author"]) for h in c.history(n.id)] == [(1, "add", "alice"), (2, "edit", "bob")]
     for s in (a, b, c):
         s.close()
+
+
+def test_journal_replaced_by_a_longer_one_is_read_again(store_dir):
+    s = notewell.open(store_dir)
+    x = s.add_note("note x", author="a")
+    journal = store_dir / ".notewell-history" / "journal.jsonl"
+    x_line = journal.read_text()
+    # What a merge from another clone may leave: its own line first, then ours.
+    y_id = "nte_yyyyyyyyyy"
+    y_line = json.dumps({"op": "add", "id": y_id, "path": f"{y_id}.md", "at": "2026-01-01T00:00:00.000000Z",
+                         "author": "b", "rev": 1}) + "\n"
+    (store_dir / f"{y_id}.md").write_text("note y from the other clone")
+    journal.write_text(y_line + x_line)
+    assert s.get_note(y_id).author == "b"
+    assert s.get_note(x.id).author == "a"
+    s.close()
+
+
+def test_torn_journal_tail_does_not_keep_readers_writing(store_dir):
+    s = notewell.open(store_dir)
+    s.add_note("one")
+    with open(store_dir / ".notewell-history" / "journal.jsonl", "a") as fh:
+        fh.write('{"op":"add","id":"nte_')
+    s.list_notes()
+    assert not s._sync.journal_behind()
+    s.close()

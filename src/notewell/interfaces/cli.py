@@ -138,7 +138,7 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
 # -- commands -----------------------------------------------------------------
 
 
-def _store(args: argparse.Namespace, *, create: bool = True) -> Store:
+def _store(args: argparse.Namespace, *, create: bool = True, watch: bool = False) -> Store:
     path = args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE
     max_bytes = DEFAULT_MAX_BYTES
     env_max = os.environ.get("NOTEWELL_MAX_BYTES")
@@ -147,8 +147,8 @@ def _store(args: argparse.Namespace, *, create: bool = True) -> Store:
             max_bytes = int(env_max)
         except ValueError:
             raise InvalidArgumentError(f"NOTEWELL_MAX_BYTES must be a whole number, got {env_max!r}") from None
-    # A one-shot command reads once, so the watcher would only cost time.
-    return open_store(path, max_bytes=max_bytes, watch=False, create=create)
+    # A one-shot command reads once, so an inotify watcher of its own would only cost time.
+    return open_store(path, max_bytes=max_bytes, watch=watch, create=create)
 
 
 def cmd_init(args: argparse.Namespace) -> None:
@@ -330,8 +330,7 @@ def cmd_watch(args: argparse.Namespace) -> None:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    path = args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE
-    with open_store(path, watch=True, create=False) as store:
+    with _store(args, create=False, watch=True) as store:
         print(f"watching {store.root} (pid {os.getpid()}); one-shot commands now skip the folder scan", flush=True)
         store.watch_forever(stop, on_error=lambda e: print(f"notewell watch: {e.code}: {e.message}", file=sys.stderr))
 
@@ -479,7 +478,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args.func(args)
     except NotewellError as exc:
-        print(f"notewell: {exc.code}: {exc.message}", file=sys.stderr)
+        if args.json:  # one line of JSON, the shape HTTP will use
+            print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), file=sys.stderr)
+        else:
+            print(f"notewell: {exc.code}: {exc.message}", file=sys.stderr)
         return EXIT_CODES.get(exc.code, 1)
     except KeyboardInterrupt:
         print("notewell: interrupted", file=sys.stderr)

@@ -415,6 +415,9 @@ def compose_note(
         if "\n" in value or "\r" in value:
             raise ValueError(f"{name} must be one line")
         lines.append(f"{name}: {_quote(value)}")
+    for name, values in (("tags", tags), ("builds_on", builds_on)):
+        if any("\n" in v or "\r" in v for v in values):
+            raise ValueError(f"{name} must be one line each")
     if tags:
         lines.append("tags: [" + ", ".join(_quote(t) for t in tags) + "]")
     if builds_on:

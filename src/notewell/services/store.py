@@ -260,11 +260,14 @@ class Store:
                     try:
                         self.refresh()
                     except NotewellError as exc:  # reported, and the watcher keeps going
+                        # Cookies stay unanswered: their askers scan instead of trusting us.
+                        self._watcher.cookies = []
                         if on_error is not None:
                             on_error(exc)
+                        continue
                     cookies, self._watcher.cookies = self._watcher.cookies, []
                     if cookies:
-                        with self._index.write():
+                        with translated(), self._index.write():
                             for name in cookies:
                                 self._index.set_state("cookie:" + name, str(now))
         finally:
@@ -274,7 +277,7 @@ class Store:
                     self._index.conn.execute("DELETE FROM state WHERE key = 'watcher'")
 
     def _beat(self, pid: int, started: float, now: float) -> None:
-        with self._lock, self._index.write():
+        with self._lock, translated(), self._index.write():
             self._index.set_state("watcher", json.dumps({"pid": pid, "started": started, "beat": now}))
             self._index.conn.execute(
                 "DELETE FROM state WHERE key LIKE 'cookie:%' AND CAST(value AS REAL) < ?", (now - 60,)

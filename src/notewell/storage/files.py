@@ -158,8 +158,13 @@ class NoteFolder:
         return FileState(st.st_mtime_ns, st.st_size)
 
     def replace(self, relpath: str, data: bytes, *, durable: bool = True) -> FileState:
-        """Write a file atomically (temp file, fsync, rename): old or new, never torn."""
+        """Write a file atomically (temp file, fsync, rename): old or new, never torn.
+
+        A note that is a symbolic link is written where the link points, so the link stays.
+        """
         target = self.abspath(relpath)
+        if os.path.islink(target):
+            target = os.path.realpath(target)
         tmp = self._write_temp(target, data, durable)
         try:
             os.replace(tmp, target)

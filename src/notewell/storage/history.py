@@ -9,6 +9,7 @@ merges the journal with the union driver.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -70,6 +71,19 @@ class History:
                 os.close(fd)
         except OSError as exc:
             raise StorageError(f"cannot write the journal {self.journal_path}: {exc.strerror}") from exc
+
+    def tail_digest(self, offset: int) -> str:
+        """A digest of the 64 bytes before *offset*: whether the journal read up to there is
+        still the same file (an append keeps it; a replacement changes it)."""
+        if offset <= 0:
+            return ""
+        try:
+            with open(self.journal_path, "rb") as fh:
+                fh.seek(max(0, offset - 64))
+                chunk = fh.read(min(64, offset))
+        except OSError:
+            return "?"
+        return hashlib.sha256(chunk).hexdigest()[:16]
 
     def read(self, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
         """Records from byte *offset* on, and the offset after the last complete line.

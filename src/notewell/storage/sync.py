@@ -112,20 +112,26 @@ class Syncer:
     # -- journal ------------------------------------------------------------
 
     def journal_behind(self) -> bool:
-        offset = int(self.index.get_state("journal_offset", "0") or 0)
-        return self.history.journal_size() != offset
+        """True when the journal changed since the index last read it."""
+        return str(self.history.journal_size()) != self.index.get_state("journal_size", "0")
+
+    def _mark(self, offset: int) -> None:
+        self.index.set_state("journal_offset", str(offset))
+        self.index.set_state("journal_size", str(self.history.journal_size()))
+        self.index.set_state("journal_tail", self.history.tail_digest(offset))
 
     def catch_up(self) -> None:
         """Apply journal lines not yet in the index (inside a write transaction)."""
-        offset = int(self.index.get_state("journal_offset", "0") or 0)
-        size = self.history.journal_size()
-        if size == offset:
+        if not self.journal_behind():
             return
-        if size < offset:
-            offset = 0  # the journal was replaced (a checkout, a restore): read it all again
+        offset = int(self.index.get_state("journal_offset", "0") or 0)
+        if offset > self.history.journal_size() or self.history.tail_digest(offset) != self.index.get_state(
+            "journal_tail", self.history.tail_digest(0)
+        ):
+            offset = 0  # the journal was replaced (a checkout, a merge, a restore): read it all again
         records, end = self.history.read(offset)
         self.index.apply_records(records)
-        self.index.set_state("journal_offset", str(end))
+        self._mark(end)
 
     def commit_records(self, records: list[dict[str, Any]], *, durable: bool = True) -> None:
         """Append records to the journal and apply them (inside a write transaction)."""
@@ -133,7 +139,7 @@ class Syncer:
             return
         end = self.history.append(records, durable=durable)
         self.index.apply_records(records)
-        self.index.set_state("journal_offset", str(end))
+        self._mark(end)
 
     # -- reconcile ----------------------------------------------------------
 
