@@ -304,6 +304,7 @@ def machine() -> dict[str, str]:
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "sqlite": sqlite3.sqlite_version,
         "notewell": f"{notewell.__version__} ({commit})",
+        "bytecode cache": "off (PYTHONDONTWRITEBYTECODE)" if sys.dont_write_bytecode else "on",
     }
 
 
@@ -606,8 +607,8 @@ def main(argv: list[str] | None = None) -> int:
         c50, c95 = pct(times, 50), pct(times, 95)
         shown = " ".join([Path(cmd[0]).name, *cmd[1:]])
         log(f"6. `{shown} search WORD --store DIR` x{len(times)}: p50 {fmt_ms(c50)}, p95 {fmt_ms(c95)}")
-        imp = [run_wall([sys.executable, "-c", "import notewell"])[0] for _ in range(10)]
-        bare = [run_wall([sys.executable, "-c", "pass"])[0] for _ in range(10)]
+        imp = [run_wall([sys.executable, "-c", "import notewell"])[0] for _ in range(7)]
+        bare = [run_wall([sys.executable, "-c", "pass"])[0] for _ in range(7)]
         log(f"6. python -c 'import notewell': p50 {fmt_ms(pct(imp, 50))}; python -c pass: p50 {fmt_ms(pct(bare, 50))}")
         # Where a cold CLI search spends its time, measured in this process.
         t = time.perf_counter()
@@ -637,6 +638,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"notewell benchmark, {N:,} notes ({sum(sizes) / 1e6:.0f} MB of Markdown)")
         print("machine: " + ", ".join(f"{k} {v}" for k, v in info.items()))
         print(f"load average at start {load0}, at end {load_now()} (other processes on the machine skew the figures)")
+        end_commit = machine()["notewell"]
+        if end_commit != info["notewell"]:
+            print(f"note: the notewell source changed during the run ({info['notewell']} -> {end_commit});")
+            print("      in-process figures used the first, the subprocess figures (6.) what was on disk then")
         w1 = max(len(r[0]) for r in rows)
         w2 = max(len(r[1]) for r in rows)
         w3 = max(len(r[2]) for r in rows)

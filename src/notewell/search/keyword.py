@@ -92,12 +92,19 @@ def _with_title_matches(
     conn: sqlite3.Connection, expr: str, join: str, cond: str, params: list[Any], want: int, rows: list
 ) -> list[tuple[int, float]]:
     """Add the best title matches (scored in full) to a windowed ranking."""
+    titled_expr = f"title : ({expr})"
     try:
+        # Title matches are far fewer than body matches; past the window, the newest ones.
+        boundary = conn.execute(
+            "SELECT rowid FROM notes_fts WHERE notes_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            [titled_expr, RANK_WINDOW],
+        ).fetchone()
+        since = " AND f.rowid > ?" if boundary else ""
         titled = [
             r
             for (r,) in conn.execute(
-                f"SELECT f.rowid FROM notes_fts f{join}{cond} ORDER BY f.rank LIMIT ?",
-                [f"title : ({expr})", *params, want],
+                f"SELECT f.rowid FROM notes_fts f{join}{cond}{since} ORDER BY f.rank LIMIT ?",
+                [titled_expr, *params, *([boundary[0]] if boundary else []), want],
             )
         ]
     except sqlite3.OperationalError:
