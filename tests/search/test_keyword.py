@@ -178,8 +178,10 @@ def test_any_query_returns_cards_or_invalid_query(store, query):
 
 
 def test_compile_query_quotes_terms():
-    cq = compile_query("C++ what?")
-    assert cq.strict == '"C++" "what?"' and not cq.raw
+    cq = compile_query("C++ foo?")
+    assert cq.strict == '"C++" "foo?"' and not cq.raw
+    assert compile_query("what is sqlite?").strict == '"sqlite?"'  # stop words are not required
+    assert compile_query("what is").strict == '"what" "is"'  # ...unless there is nothing else
     assert compile_query("a OR b").raw
 
 

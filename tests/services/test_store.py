@@ -443,8 +443,19 @@ def test_journal_replaced_by_a_longer_one_is_read_again(store_dir):
     x_line = journal.read_text()
     # What a merge from another clone may leave: its own line first, then ours.
     y_id = "nte_yyyyyyyyyy"
-    y_line = json.dumps({"op": "add", "id": y_id, "path": f"{y_id}.md", "at": "2026-01-01T00:00:00.000000Z",
-                         "author": "b", "rev": 1}) + "\n"
+    y_line = (
+        json.dumps(
+            {
+                "op": "add",
+                "id": y_id,
+                "path": f"{y_id}.md",
+                "at": "2026-01-01T00:00:00.000000Z",
+                "author": "b",
+                "rev": 1,
+            }
+        )
+        + "\n"
+    )
     (store_dir / f"{y_id}.md").write_text("note y from the other clone")
     journal.write_text(y_line + x_line)
     assert s.get_note(y_id).author == "b"

@@ -6,9 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -196,6 +194,9 @@ def cmd_get(args: argparse.Namespace) -> None:
 
 
 def _edit_in_editor(current: str) -> str:
+    import subprocess
+    import tempfile
+
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor:
         raise InvalidArgumentError("no FILE given and $EDITOR is not set")

@@ -34,7 +34,7 @@ CJK_RE = re.compile(
 
 def has_cjk(text: str) -> bool:
     """True when *text* holds a character that is indexed one by one."""
-    return CJK_RE.search(text) is not None
+    return not text.isascii() and CJK_RE.search(text) is not None
 
 
 def segment(text: str) -> str:

@@ -1,7 +1,7 @@
 """Turning what a person or agent typed into FTS5 match expressions.
 
 - Plain words are quoted one by one (so ``C++``, ``what?`` or ``foo-bar`` never
-  raise) and must all appear (AND).
+  raise) and must all appear (AND), English stop words aside.
 - When fewer notes than asked for contain every word, a second, looser pass
   matches any of the meaningful words (English stop words dropped; CJK text
   split into overlapping pairs of characters), ranked by BM25, so a
@@ -54,6 +54,10 @@ def quote_terms(terms: list[str], op: str = " ") -> str:
     return op.join(_quote(t) for t in terms)
 
 
+def _is_stop(term: str) -> bool:
+    return term.casefold().strip(".,;:!?'\"()") in _STOP
+
+
 def _loose_terms(terms: list[str]) -> list[str]:
     out: list[str] = []
     for term in terms:
@@ -64,7 +68,7 @@ def _loose_terms(terms: list[str]) -> list[str]:
                 out.extend(pairs)
             rest = CJK_RE.sub(" ", term).split()
             out.extend(r for r in rest if _has_word_chars(r) and r.casefold() not in _STOP)
-        elif term.casefold().strip(".,;:!?'\"()") not in _STOP:
+        elif not _is_stop(term):
             out.append(term)
     seen: set[str] = set()
     return [t for t in out if not (t in seen or seen.add(t))]
@@ -83,11 +87,16 @@ def compile_query(query: str) -> CompiledQuery:
         raise InvalidQueryError(
             "query has no words to search for" if query.strip() else "query is empty: give search words"
         )
-    quoted = quote_terms(terms)
+    # Stop words are in nearly every note: requiring them narrows nothing and makes
+    # FTS5 walk a posting list as long as the store. They count only on their own.
+    content = [t for t in terms if not _is_stop(t)]
+    quoted = quote_terms(content or terms)
     loose_terms = _loose_terms(terms)
     # The loose pass runs when it can find more than the strict one: any of several words,
     # or the one meaningful word of a question.
-    loose = quote_terms(loose_terms, " OR ") if len(loose_terms) > 1 or (loose_terms and loose_terms != terms) else None
+    loose = (
+        quote_terms(loose_terms, " OR ") if len(loose_terms) > 1 or (loose_terms and loose_terms != content) else None
+    )
     if _SYNTAX.search(query):
         return CompiledQuery(strict=segment(query), loose=None, raw=True, fallback=quoted)
     return CompiledQuery(strict=quoted, loose=loose, raw=False)

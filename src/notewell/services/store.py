@@ -46,6 +46,7 @@ __all__ = ["Store", "open_store"]
 _AUTHOR_MAX = 200
 _MODEL_MAX = 100
 _BEAT = 1.0  # seconds between a watcher's heartbeats
+_OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
 _COOKIE_WAIT = 0.5  # how long a one-shot process waits for a watcher's answer before scanning
 
 
@@ -361,6 +362,8 @@ class Store:
                     return done
 
                 self._index_batches(chunks, next_files, author, model, notes, progress, len(checked))
+            if len(checked) >= _OPTIMIZE_AFTER:
+                self._index.optimize()
         return notes
 
     def _index_batches(

@@ -28,6 +28,7 @@ __all__ = ["Progress", "SyncReport", "Syncer", "build_row"]
 
 Progress = Callable[[int, int], None]
 _BATCH = 2000
+_OPTIMIZE_AFTER = 5000  # notes indexed in one pass before the keyword index is merged
 
 
 @dataclass(slots=True)
@@ -191,6 +192,8 @@ class Syncer:
                 done += len(batch)
                 if progress is not None:
                     progress(done, total)
+        if run.inserted >= _OPTIMIZE_AFTER:
+            self.index.optimize()
         report.problems = self.index.problems()
         return report
 

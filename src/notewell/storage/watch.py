@@ -8,11 +8,10 @@ the full mtime/size check on every read.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import struct
 import sys
+from typing import Any
 
 __all__ = ["COOKIE_PREFIX", "Watcher"]
 
@@ -48,9 +47,12 @@ _MASK = (
 _EVENT = struct.Struct("iIII")
 
 
-def _libc() -> ctypes.CDLL | None:
+def _libc() -> Any:
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # only a store that watches pays for loading ctypes
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         libc.inotify_init1  # noqa: B018 - probe the symbol
