@@ -35,7 +35,7 @@ from ..model.note import DEFAULT_MAX_BYTES, Card, Note, check_text, derive_title
 from ..model.timestamps import now_iso
 from ..search.filters import Filters
 from ..search.keyword import keyword_search, list_cards
-from ..storage.files import FileState, NoteFolder, printable_name
+from ..storage.files import NoteFolder, printable_name
 from ..storage.history import History
 from ..storage.index import CorruptIndexError, Index, IndexRow, translated
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
@@ -345,58 +345,37 @@ class Store:
         notes: list[Note] = []
         with self._lock:
             if len(chunks) < 2:
-                pending = [self._write_files(chunk, self._fresh_ids(len(chunk)), durable) for chunk in chunks]
-                self._index_batches(chunks, iter(pending).__next__, author, model, notes, progress, len(checked))
+                ready = [self._prepare(c, self._fresh_ids(len(c)), durable, author, model) for c in chunks]
+                self._index_batches(iter(ready).__next__, len(chunks), notes, progress, len(checked))
                 return notes
-            # The next batch's files are written by a second thread while this one indexes
-            # (file system calls and SQLite both release the GIL).
+            # A second thread writes the next batch's files and parses its notes while this
+            # one indexes the current batch (SQLite and file system calls release the GIL).
             with ThreadPoolExecutor(max_workers=1) as pool:
-                futures = [pool.submit(self._write_files, chunks[0], self._fresh_ids(len(chunks[0])), False)]
+                futures = [pool.submit(self._prepare, chunks[0], self._fresh_ids(len(chunks[0])), False, author, model)]
 
-                def next_files() -> list[tuple[str, str, FileState]]:
+                def next_ready() -> tuple[list[dict[str, Any]], list[IndexRow]]:
                     done = futures[-1].result()
                     position = len(futures)
                     if position < len(chunks):
                         ids = self._fresh_ids(len(chunks[position]))
-                        futures.append(pool.submit(self._write_files, chunks[position], ids, False))
+                        futures.append(pool.submit(self._prepare, chunks[position], ids, False, author, model))
                     return done
 
-                self._index_batches(chunks, next_files, author, model, notes, progress, len(checked))
+                self._index_batches(next_ready, len(chunks), notes, progress, len(checked))
             if len(checked) >= _OPTIMIZE_AFTER:
                 self._index.optimize()
         return notes
 
     def _index_batches(
         self,
-        chunks: list[list[tuple[str, bytes]]],
-        next_files: Callable[[], list[tuple[str, str, FileState]]],
-        author: str | None,
-        model: str | None,
+        next_ready: Callable[[], tuple[list[dict[str, Any]], list[IndexRow]]],
+        count: int,
         notes: list[Note],
         progress: Progress | None,
         total: int,
     ) -> None:
-        for chunk in chunks:
-            files = next_files()
-            records, rows = [], []
-            for (text, data), (nid, path, state) in zip(chunk, files, strict=True):
-                at = now_iso()
-                sha = hashlib.sha256(data).hexdigest()
-                records.append(
-                    {
-                        "op": "add",
-                        "id": nid,
-                        "path": path,
-                        "at": at,
-                        "author": author,
-                        "model": model,
-                        "rev": 1,
-                        "sha256": sha,
-                        "size": len(data),
-                    }
-                )
-                meta = {"author": author, "model": model, "created_at": at, "updated_at": at, "revision": 1}
-                rows.append(build_row(note_id=nid, path=path, text=text, sha256=sha, state=state, meta=meta))
+        for _ in range(count):
+            records, rows = next_ready()
             with self._index.write():
                 self._sync.catch_up()
                 self._sync.commit_records(records)
@@ -423,24 +402,43 @@ class Store:
             ids.extend(c for c in candidates if c not in taken)
         return ids
 
-    def _write_files(
-        self, chunk: list[tuple[str, bytes]], ids: list[str], durable: bool
-    ) -> list[tuple[str, str, FileState]]:
-        """Create one file per note (never over an existing file); sync them all."""
-        out = []
-        for (_text, data), nid in zip(chunk, ids, strict=True):
+    def _prepare(
+        self, chunk: list[tuple[str, bytes]], ids: list[str], durable: bool, author: str | None, model: str | None
+    ) -> tuple[list[dict[str, Any]], list[IndexRow]]:
+        """Create one file per note (never over an existing file), sync them, and build
+        the journal records and index rows. Touches no database: it runs on a thread."""
+        records: list[dict[str, Any]] = []
+        rows: list[IndexRow] = []
+        for (text, data), nid in zip(chunk, ids, strict=True):
             while True:
                 path = f"{nid}.md"
                 try:
-                    out.append((nid, path, self._folder.create(path, data, durable=durable)))
+                    state = self._folder.create(path, data, durable=durable)
                     break
                 except FileExistsError:
                     nid = new_note_id()  # a hand-made file took the name (36^10 ids): try another
                 except OSError as exc:
                     raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
+            at = now_iso()
+            sha = hashlib.sha256(data).hexdigest()
+            records.append(
+                {
+                    "op": "add",
+                    "id": nid,
+                    "path": path,
+                    "at": at,
+                    "author": author,
+                    "model": model,
+                    "rev": 1,
+                    "sha256": sha,
+                    "size": len(data),
+                }
+            )
+            meta = {"author": author, "model": model, "created_at": at, "updated_at": at, "revision": 1}
+            rows.append(build_row(note_id=nid, path=path, text=text, sha256=sha, state=state, meta=meta))
         if not durable:
             os.sync()  # one flush for the whole batch instead of one per file
-        return out
+        return records, rows
 
     @_guarded
     def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
