@@ -56,15 +56,12 @@ def test_core_has_no_interface_imports():
 
 
 def test_public_api_is_explicit():
-    public = sorted(
-        n
-        for n in dir(notewell)
-        if not n.startswith("_")
-        and n not in ("errors", "model", "storage", "search", "services", "interfaces", "annotations")
-    )
+    helpers = {"TYPE_CHECKING", "Any", "annotations", "errors", "model", "storage", "search", "services", "interfaces"}
+    public = sorted(n for n in dir(notewell) if not n.startswith("_") and n not in helpers)
     assert sorted(set(notewell.__all__) - {"__version__"}) == public
     for name in notewell.__all__:
         assert getattr(notewell, name) is not None
+    assert notewell.open is notewell.open_store
 
 
 def test_every_error_has_a_stable_code():

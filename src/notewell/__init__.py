@@ -11,6 +11,8 @@ beside it::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     BusyError,
     InvalidArgumentError,
@@ -22,14 +24,42 @@ from .errors import (
     NotFoundError,
     StorageError,
 )
-from .model.header import ParsedNote, parse_note
-from .model.note import Card, Note
-from .model.slug import slugify
-from .services.store import Store, open_store
+
+if TYPE_CHECKING:
+    from .model.header import ParsedNote, parse_note
+    from .model.note import Card, Note
+    from .model.slug import slugify
+    from .services.store import Store, open_store
+
+# The rest loads on first use, so `import notewell` costs only the error classes.
+_LAZY = {
+    "ParsedNote": ".model.header",
+    "parse_note": ".model.header",
+    "Card": ".model.note",
+    "Note": ".model.note",
+    "slugify": ".model.slug",
+    "Store": ".services.store",
+    "open_store": ".services.store",
+    "open": ".services.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'notewell' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), "open_store" if name == "open" else name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
-
-open = open_store  # noqa: A001 - notewell.open(path) is the entry point
 
 __all__ = [
     "BusyError",
