@@ -347,6 +347,19 @@ def indexed_count(root: Path) -> int:
         return 0
 
 
+def time_cli_searches(cmd: list[str], root: Path, words: list[str]) -> list[float]:
+    """Wall ms of one cold `notewell search WORD` process per word (after one warm-up run
+    that puts the interpreter in the page cache)."""
+    run_wall([*cmd, "search", words[0], "--store", str(root)])
+    times = []
+    for w in words:
+        ms, done = run_wall([*cmd, "search", w, "--store", str(root)])
+        if done.returncode != 0:
+            log(f"   CLI failed ({done.returncode}): {done.stderr.strip()[:200]}")
+        times.append(ms)
+    return times
+
+
 def cli_with_watcher(cmd: list[str], root: Path, words: list[str]) -> list[float]:
     """The same cold CLI searches while a `notewell watch` process keeps the index current
     (skipped when this notewell has no watch command)."""
@@ -363,14 +376,7 @@ def cli_with_watcher(cmd: list[str], root: Path, words: list[str]) -> list[float
         log(f"6. started `notewell watch` (pid {proc.pid}) in {time.perf_counter() - t:.1f} s: {line.strip()[:100]}")
         if proc.poll() is not None:
             return []
-        run_wall([*cmd, "search", words[0], "--store", str(root)])
-        times = []
-        for w in words:
-            ms, done = run_wall([*cmd, "search", w, "--store", str(root)])
-            if done.returncode != 0:
-                log(f"   CLI failed ({done.returncode}): {done.stderr.strip()[:200]}")
-            times.append(ms)
-        return times
+        return time_cli_searches(cmd, root, words)
     finally:
         proc.terminate()
         try:
@@ -597,13 +603,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd = cli_command()
         words = [q for cat, q, _f in queries if cat == "1-word"]
         words = (words * (args.cli_runs // max(len(words), 1) + 1))[: args.cli_runs]
-        run_wall([*cmd, "search", words[0], "--store", str(root)])  # page cache for the interpreter
-        times = []
-        for w in words:
-            ms, done = run_wall([*cmd, "search", w, "--store", str(root)])
-            if done.returncode != 0:
-                log(f"   CLI failed ({done.returncode}): {done.stderr.strip()[:200]}")
-            times.append(ms)
+        times = time_cli_searches(cmd, root, words)
         c50, c95 = pct(times, 50), pct(times, 95)
         shown = " ".join([Path(cmd[0]).name, *cmd[1:]])
         log(f"6. `{shown} search WORD --store DIR` x{len(times)}: p50 {fmt_ms(c50)}, p95 {fmt_ms(c95)}")
