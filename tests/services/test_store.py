@@ -471,3 +471,16 @@ def test_torn_journal_tail_does_not_keep_readers_writing(store_dir):
     s.list_notes()
     assert not s._sync.journal_behind()
     s.close()
+
+
+def test_same_size_edit_is_seen_after_an_unchanged_check(store_dir):
+    s = notewell.open(store_dir, watch=False)
+    n = s.add_note("aaaa bbbb")
+    assert s.search_notes("aaaa")  # the check records the folder's fingerprint
+    assert s.search_notes("aaaa")  # unchanged: the fingerprint matches
+    path = store_dir / f"{n.id}.md"
+    st = path.stat()
+    path.write_text("cccc bbbb")  # same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert [c.id for c in s.search_notes("cccc")] == [n.id]
+    s.close()

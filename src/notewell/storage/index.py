@@ -305,14 +305,27 @@ class Index:
 
     # -- note rows ----------------------------------------------------------
 
-    def file_states(self) -> dict[str, tuple[int, int]]:
-        """path -> (mtime_ns, size) for every indexed note (a covering-index scan)."""
-        return {
-            path: (mtime, size)
-            for path, mtime, size in self.conn.execute(
-                "SELECT path, mtime_ns, size FROM note_index INDEXED BY note_index_files"
-            )
-        }
+    def compare_files(self, fs: dict[str, tuple[int, int]]) -> tuple[list[str], list[str], list[str], int]:
+        """Compare a folder scan with the index: paths whose (mtime_ns, size) changed,
+        indexed paths gone from the folder, paths not indexed yet, and how many are indexed.
+
+        Streams a covering-index scan instead of loading the index into a dict: this runs
+        before every read of a store that has no watcher."""
+        changed: list[str] = []
+        missing: list[str] = []
+        known: set[str] = set()
+        get = fs.get
+        for path, mtime, size in self.conn.execute(
+            "SELECT path, mtime_ns, size FROM note_index INDEXED BY note_index_files"
+        ):
+            known.add(path)
+            state = get(path)
+            if state is None:
+                missing.append(path)
+            elif state[0] != mtime or state[1] != size:
+                changed.append(path)
+        new = [p for p in fs if p not in known] if len(known) - len(missing) != len(fs) else []
+        return changed, missing, new, len(known)
 
     def row_for_id(self, note_id: str) -> tuple | None:
         """(rowid, id, path, mtime_ns, size, sha256, revision) of a note, or None."""
