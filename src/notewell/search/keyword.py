@@ -22,6 +22,7 @@ _OPEN, _CLOSE = "\ue000", "\ue001"
 _SNIPPET_TOKENS = 24
 _MAX_LIMIT = 1000
 RANK_WINDOW = 1000
+_RANGE_GAP = 3000  # rowids closer than this share one walk of the matches between them
 
 
 def card_from_row(row: tuple | sqlite3.Row, snippet: str, score: float | None) -> Card:
@@ -121,18 +122,29 @@ def _with_title_matches(
 def _for_rowids(conn: sqlite3.Connection, expr: str, rowids: list[int], function: str) -> dict[int, Any]:
     """An FTS5 auxiliary function (bm25, snippet) for a few matching rows.
 
-    ``rowid IN (...)`` next to MATCH makes FTS5 run the whole match once per rowid;
-    walking the matches of the rowid range once, and calling the function only for
-    the wanted rows, costs a fraction of that.
+    ``rowid IN (...)`` next to MATCH makes FTS5 run the whole match once per rowid. A
+    rowid range is walked once instead, calling the function only for the wanted rows;
+    rowids far apart get ranges of their own, since walking the matches between them
+    would cost more than a separate seek.
     """
-    marks = ",".join("?" * len(rowids))
-    return dict(
-        conn.execute(
-            f"SELECT rowid, v FROM (SELECT rowid, CASE WHEN rowid IN ({marks}) THEN {function} END AS v"
-            " FROM notes_fts WHERE notes_fts MATCH ? AND rowid BETWEEN ? AND ?) WHERE v IS NOT NULL",
-            [*rowids, expr, min(rowids), max(rowids)],
+    out: dict[int, Any] = {}
+    ordered = sorted(set(rowids))
+    groups: list[list[int]] = []
+    for rowid in ordered:
+        if groups and rowid - groups[-1][-1] <= _RANGE_GAP:
+            groups[-1].append(rowid)
+        else:
+            groups.append([rowid])
+    for group in groups:
+        marks = ",".join("?" * len(group))
+        out.update(
+            conn.execute(
+                f"SELECT rowid, v FROM (SELECT rowid, CASE WHEN rowid IN ({marks}) THEN {function} END AS v"
+                " FROM notes_fts WHERE notes_fts MATCH ? AND rowid BETWEEN ? AND ?) WHERE v IS NOT NULL",
+                [*group, expr, group[0], group[-1]],
+            )
         )
-    )
+    return out
 
 
 def _run(index: Index, cq: CompiledQuery, where: str, params: list[Any], limit: int) -> list[tuple[int, float, str]]:
