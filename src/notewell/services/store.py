@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
-import secrets
-import select
 import shutil
 import threading
-import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,7 +21,6 @@ from typing import Any
 from ..errors import (
     InvalidArgumentError,
     InvalidIdError,
-    NotewellError,
     NotFoundError,
     StorageError,
 )
@@ -39,15 +34,14 @@ from ..storage.files import NoteFolder, printable_name
 from ..storage.history import History
 from ..storage.index import CorruptIndexError, Index, IndexRow, translated
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
-from ..storage.watch import COOKIE_PREFIX, Watcher
+from ..storage.watch import Watcher
+from .watching import WatchingMixin
 
 __all__ = ["Store", "open_store"]
 
 _AUTHOR_MAX = 200
 _MODEL_MAX = 100
-_BEAT = 1.0  # seconds between a watcher's heartbeats
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
-_COOKIE_WAIT = 0.5  # how long a one-shot process waits for a watcher's answer before scanning
 
 
 def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -96,7 +90,7 @@ def _check_id(note_id: object) -> str:
     return note_id
 
 
-class Store:
+class Store(WatchingMixin):
     """A notes folder and its index. Use :func:`notewell.open` to get one."""
 
     def __init__(
@@ -187,102 +181,6 @@ class Store:
             else:
                 return SyncReport()
             return self.last_sync
-
-    # -- a long-running watcher other processes can lean on -----------------
-
-    def _synced_by_watcher(self) -> bool:
-        """Ask a running ``notewell watch`` whether the index has every change made so far.
-
-        The question is a cookie file created in the folder: inotify delivers events in
-        order, so once the watcher has answered for the cookie it has applied everything
-        written before it. No live watcher, or no answer in time: False (scan instead).
-        """
-        raw = self._index.get_state("watcher")
-        if not raw:
-            return False
-        try:
-            info = json.loads(raw)
-            pid, beat = int(info["pid"]), float(info["beat"])
-        except (ValueError, KeyError, TypeError):
-            return False
-        if pid == os.getpid() or time.time() - beat > 5 * _BEAT:
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            pass
-        name = COOKIE_PREFIX + secrets.token_hex(8)
-        path = os.path.join(self.root, name)
-        try:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-        except OSError:
-            return False
-        deadline = time.monotonic() + _COOKIE_WAIT
-        try:
-            while time.monotonic() < deadline:
-                if self._index.get_state("cookie:" + name) is not None:
-                    return True
-                time.sleep(0.001)
-            return False
-        finally:
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
-
-    def watch_forever(
-        self, stop: threading.Event | None = None, on_error: Callable[[NotewellError], None] | None = None
-    ) -> None:
-        """Keep the index in step with the folder until *stop* is set.
-
-        While this runs (``notewell watch``), other processes on the store skip the
-        whole-folder check: they ask this watcher instead (see :meth:`refresh`).
-        """
-        if self._watcher is None or not self._watcher.active:
-            raise StorageError("watching needs Linux inotify (open the store with watch=True)")
-        stop = stop or threading.Event()
-        with self._lock:
-            self._full_sync()
-        me = os.getpid()
-        started = time.time()
-        last_beat = 0.0
-        try:
-            while not stop.is_set():
-                now = time.time()
-                if now - last_beat >= _BEAT:
-                    self._beat(me, started, now)
-                    last_beat = now
-                ready, _, _ = select.select([self._watcher.fileno()], [], [], _BEAT / 4)
-                if not ready:
-                    continue
-                with self._lock:
-                    try:
-                        self.refresh()
-                    except NotewellError as exc:  # reported, and the watcher keeps going
-                        # Cookies stay unanswered: their askers scan instead of trusting us.
-                        self._watcher.cookies = []
-                        if on_error is not None:
-                            on_error(exc)
-                        continue
-                    cookies, self._watcher.cookies = self._watcher.cookies, []
-                    if cookies:
-                        with translated(), self._index.write():
-                            for name in cookies:
-                                self._index.set_state("cookie:" + name, str(now))
-        finally:
-            with self._index.write():
-                raw = self._index.get_state("watcher")
-                if raw and json.loads(raw).get("pid") == me:
-                    self._index.conn.execute("DELETE FROM state WHERE key = 'watcher'")
-
-    def _beat(self, pid: int, started: float, now: float) -> None:
-        with self._lock, translated(), self._index.write():
-            self._index.set_state("watcher", json.dumps({"pid": pid, "started": started, "beat": now}))
-            self._index.conn.execute(
-                "DELETE FROM state WHERE key LIKE 'cookie:%' AND CAST(value AS REAL) < ?", (now - 60,)
-            )
 
     @_guarded
     def reindex(self, progress: Progress | None = None) -> SyncReport:

@@ -1,0 +1,138 @@
+"""A long-running watcher that other processes on the same store can lean on.
+
+``notewell watch`` keeps the index in step with the folder from inotify events and
+answers one-shot processes that ask, with a cookie file, whether every change made
+before their question is indexed (the way git's fsmonitor daemon works). They then
+skip the whole-folder check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import select
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import NotewellError, StorageError
+from ..storage.index import Index, translated
+from ..storage.sync import SyncReport
+from ..storage.watch import COOKIE_PREFIX, Watcher
+
+__all__ = ["WatchingMixin"]
+
+_BEAT = 1.0  # seconds between a watcher's heartbeats
+_COOKIE_WAIT = 0.5  # how long a one-shot process waits for a watcher's answer before scanning
+
+
+class WatchingMixin:
+    """The watcher side and the asking side of the cookie handshake, for :class:`Store`."""
+
+    root: Path
+    _index: Index
+    _watcher: Watcher | None
+    _lock: threading.RLock
+
+    if TYPE_CHECKING:
+
+        def _full_sync(self) -> SyncReport: ...
+
+        def refresh(self) -> SyncReport: ...
+
+    def _synced_by_watcher(self) -> bool:
+        """Ask a running ``notewell watch`` whether the index has every change made so far.
+
+        The question is a cookie file created in the folder: inotify delivers events in
+        order, so once the watcher has answered for the cookie it has applied everything
+        written before it. No live watcher, or no answer in time: False (scan instead).
+        """
+        raw = self._index.get_state("watcher")
+        if not raw:
+            return False
+        try:
+            info = json.loads(raw)
+            pid, beat = int(info["pid"]), float(info["beat"])
+        except (ValueError, KeyError, TypeError):
+            return False
+        if pid == os.getpid() or time.time() - beat > 5 * _BEAT:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        name = COOKIE_PREFIX + secrets.token_hex(8)
+        path = os.path.join(self.root, name)
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except OSError:
+            return False
+        deadline = time.monotonic() + _COOKIE_WAIT
+        try:
+            while time.monotonic() < deadline:
+                if self._index.get_state("cookie:" + name) is not None:
+                    return True
+                time.sleep(0.001)
+            return False
+        finally:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+    def watch_forever(
+        self, stop: threading.Event | None = None, on_error: Callable[[NotewellError], None] | None = None
+    ) -> None:
+        """Keep the index in step with the folder until *stop* is set.
+
+        While this runs (``notewell watch``), other processes on the store skip the
+        whole-folder check: they ask this watcher instead (see :meth:`refresh`).
+        """
+        if self._watcher is None or not self._watcher.active:
+            raise StorageError("watching needs Linux inotify (open the store with watch=True)")
+        stop = stop or threading.Event()
+        with self._lock:
+            self._full_sync()
+        me = os.getpid()
+        started = time.time()
+        last_beat = 0.0
+        try:
+            while not stop.is_set():
+                now = time.time()
+                if now - last_beat >= _BEAT:
+                    self._beat(me, started, now)
+                    last_beat = now
+                ready, _, _ = select.select([self._watcher.fileno()], [], [], _BEAT / 4)
+                if not ready:
+                    continue
+                with self._lock:
+                    try:
+                        self.refresh()
+                    except NotewellError as exc:  # reported, and the watcher keeps going
+                        # Cookies stay unanswered: their askers scan instead of trusting us.
+                        self._watcher.cookies = []
+                        if on_error is not None:
+                            on_error(exc)
+                        continue
+                    cookies, self._watcher.cookies = self._watcher.cookies, []
+                    if cookies:
+                        with translated(), self._index.write():
+                            for name in cookies:
+                                self._index.set_state("cookie:" + name, str(now))
+        finally:
+            with self._index.write():
+                raw = self._index.get_state("watcher")
+                if raw and json.loads(raw).get("pid") == me:
+                    self._index.conn.execute("DELETE FROM state WHERE key = 'watcher'")
+
+    def _beat(self, pid: int, started: float, now: float) -> None:
+        with self._lock, translated(), self._index.write():
+            self._index.set_state("watcher", json.dumps({"pid": pid, "started": started, "beat": now}))
+            self._index.conn.execute(
+                "DELETE FROM state WHERE key LIKE 'cookie:%' AND CAST(value AS REAL) < ?", (now - 60,)
+            )
