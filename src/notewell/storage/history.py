@@ -122,6 +122,3 @@ class History:
             return self._revisions.read(f"{note_id}/{revision}.md")
         except OSError:
             return None
-
-    def has_revisions(self, note_id: str) -> bool:
-        return (self._revisions.root / note_id).is_dir()

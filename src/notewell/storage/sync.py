@@ -160,11 +160,6 @@ class Syncer:
 
     # -- reconcile ----------------------------------------------------------
 
-    def full(self, progress: Progress | None = None) -> SyncReport:
-        """Compare every file with the index and fix what differs."""
-        fs, _dirs = self.folder.scan()
-        return self.paths(fs, None, progress=progress)
-
     def paths(
         self,
         fs: dict[str, tuple[int, int]],
