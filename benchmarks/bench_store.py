@@ -148,9 +148,9 @@ def zipf_cum_weights(n: int, s: float = 1.0, skip: int = 0) -> list[float]:
 class Corpus:
     """Deterministic note texts and queries drawn from one Zipf vocabulary."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, vocab: int = 4000) -> None:
         self.rng = random.Random(seed)
-        self.vocab = build_vocabulary(self.rng)
+        self.vocab = build_vocabulary(self.rng, vocab)
         self.cw = zipf_cum_weights(len(self.vocab))
         self.query_cw = zipf_cum_weights(len(self.vocab), skip=30)
         tag_words = [w for w in self.vocab[len(FUNCTION_WORDS) : len(FUNCTION_WORDS) + 400] if w.isalpha()]
@@ -415,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", help="working folder (default: a temp dir under /tmp, deleted at the end)")
     ap.add_argument("--keep", action="store_true", help="keep the working folder")
     ap.add_argument("--seed", type=int, default=20240611)
+    ap.add_argument("--vocab", type=int, default=4000, help="distinct words (default 4000: every query word is common)")
     ap.add_argument("--queries", type=int, default=300, help="search queries to time (default 300)")
     ap.add_argument("--adds", type=int, default=200, help="single durable add_note calls (default 200)")
     ap.add_argument("--cli-runs", type=int, default=20)
@@ -444,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # 1. generate ------------------------------------------------------------
         t = time.perf_counter()
-        corpus = Corpus(args.seed)
+        corpus = Corpus(args.seed, args.vocab)
         texts = [corpus.note(i) for i in range(N)]
         extra = [corpus.note(N + i) for i in range(args.adds)]
         queries = corpus.queries(args.queries, args.seed + 1)
