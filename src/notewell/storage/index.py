@@ -224,10 +224,9 @@ class Index:
             self.conn.execute("COMMIT")
 
     def query(self, sql: str, params: tuple | list | dict = ()) -> list[sqlite3.Row | tuple]:
-        try:
+        # Through translated(), so a damaged index surfaces as CorruptIndexError and gets rebuilt.
+        with translated():
             return self.conn.execute(sql, params).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise StorageError(f"index error: {exc}") from exc
 
     # -- state --------------------------------------------------------------
 
