@@ -11,17 +11,17 @@ from ..errors import InvalidArgumentError, InvalidQueryError
 from ..model.cjk import unsegment
 from ..model.note import Card
 from ..storage.index import Index
-from ..storage.schema import TITLE_WEIGHT
 from .filters import Filters
 from .query import CompiledQuery, compile_query
+from .snippets import make_snippet, phrases_of
 
 __all__ = ["CARD_COLUMNS", "card_from_row", "keyword_search", "list_cards"]
 
 CARD_COLUMNS = "n.rowid, n.id, n.title, n.kind, n.tags, n.builds_on, n.model, n.author, n.created_at, n.updated_at"
-_OPEN, _CLOSE = "\ue000", "\ue001"
-_SNIPPET_TOKENS = 24
 _MAX_LIMIT = 1000
-RANK_WINDOW = 1000
+RANK_WINDOW = 400
+TITLE_WINDOW = 200
+COMMON = 1000  # a loose-pass word in more notes than this waits until the rarer words are used up
 _RANGE_GAP = 3000  # rowids closer than this share one walk of the matches between them
 
 
@@ -48,103 +48,64 @@ def check_limit(limit: int) -> int:
     return limit
 
 
-def _clean_snippet(raw: str) -> str:
-    text = unsegment(raw)
-    text = text.replace(_CLOSE + _OPEN, "")  # adjacent hits (CJK characters) form one highlight
-    text = " ".join(text.split())
-    return text.replace(_OPEN, "**").replace(_CLOSE, "**")
-
-
 def _ranked(
     index: Index, expr: str, where: str, params: list[Any], limit: int, exclude: set[int]
 ) -> list[tuple[int, float]]:
     """Rowids and BM25 ranks of the best matches, the newest first among equals.
 
-    BM25 scores every match it is asked to rank, at a few µs a note; so a query
-    matching many notes ranks the RANK_WINDOW most recently written matches
-    (rowids grow with every write), widening the window while filters leave too
-    few of them, plus the best title matches, so that a note named after the
-    words is never cut off by the window.
+    BM25 costs a few µs for every note it scores, plus one walk of each word's whole
+    list of notes per statement (for the word's weight). So a query matching many
+    notes ranks the RANK_WINDOW most recently written matches that pass the filters
+    (rowids grow with every write), together with
+    the newest TITLE_WINDOW older notes whose title matches, so that a note named after
+    the words is not cut off by the window. Both are ranked in one statement.
     """
     conn = index.conn
     join = " JOIN note_index n ON n.rowid = f.rowid" if where else ""
     cond = " WHERE notes_fts MATCH ?" + (f" AND {where}" if where else "")
     want = limit + len(exclude)
-    window = RANK_WINDOW
-    while True:
-        boundary = conn.execute(
-            "SELECT rowid FROM notes_fts WHERE notes_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            [expr, window],
-        ).fetchone()
-        since = " AND f.rowid > ?" if boundary else ""
+    # The window counts notes that pass the filters, so it never needs widening.
+    boundary = conn.execute(
+        f"SELECT f.rowid FROM notes_fts f{join}{cond} ORDER BY f.rowid DESC LIMIT 1 OFFSET ?",
+        [expr, *params, max(RANK_WINDOW, want)],
+    ).fetchone()
+    if boundary is None:
         # rank, then rowid: exact ties go to the most recently written note.
         rows = conn.execute(
-            f"SELECT f.rowid, f.rank FROM notes_fts f{join}{cond}{since} ORDER BY f.rank, f.rowid DESC LIMIT ?",
-            [expr, *params, *([boundary[0]] if boundary else []), want],
+            f"SELECT f.rowid, f.rank FROM notes_fts f{join}{cond} ORDER BY f.rank, f.rowid DESC LIMIT ?",
+            [expr, *params, want],
         ).fetchall()
-        if boundary is None or len(rows) >= want:
-            break
-        window *= 8
-    if boundary is not None:
-        rows = _with_title_matches(conn, expr, join, cond, params, want, rows)
+    else:
+        edge = boundary[0]
+        titled = _title_matches(conn, expr, join, where, params, edge)
+        low = min(titled, default=edge + 1)
+        marks = ",".join("?" * len(titled))
+        wanted = f"f.rowid > ? OR f.rowid IN ({marks})" if titled else "f.rowid > ?"
+        # The CASE asks for the rank (and so runs BM25) only for the rows wanted.
+        rows = conn.execute(
+            f"SELECT rowid, v FROM (SELECT f.rowid AS rowid, CASE WHEN {wanted} THEN f.rank END AS v"
+            f" FROM notes_fts f{join}{cond} AND f.rowid >= ?) WHERE v IS NOT NULL ORDER BY v, rowid DESC LIMIT ?",
+            [edge, *titled, expr, *params, low, want],
+        ).fetchall()
     return [(r, s) for r, s in rows if r not in exclude][:limit]
 
 
-def _with_title_matches(
-    conn: sqlite3.Connection, expr: str, join: str, cond: str, params: list[Any], want: int, rows: list
-) -> list[tuple[int, float]]:
-    """Add the best title matches (scored in full) to a windowed ranking."""
-    titled_expr = f"title : ({expr})"
+def _title_matches(
+    conn: sqlite3.Connection, expr: str, join: str, where: str, params: list[Any], edge: int
+) -> list[int]:
+    """The newest notes at or below rowid *edge* whose title matches (no ranking: a walk)."""
     try:
-        # Title matches are far fewer than body matches; past the window, the newest ones.
-        boundary = conn.execute(
-            "SELECT rowid FROM notes_fts WHERE notes_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            [titled_expr, RANK_WINDOW],
-        ).fetchone()
-        since = " AND f.rowid > ?" if boundary else ""
-        titled = [
+        return [
             r
             for (r,) in conn.execute(
-                f"SELECT f.rowid FROM notes_fts f{join}{cond}{since} ORDER BY f.rank LIMIT ?",
-                [titled_expr, *params, *([boundary[0]] if boundary else []), want],
+                f"SELECT f.rowid FROM notes_fts f{join} WHERE notes_fts MATCH ? AND f.rowid <= ?"
+                + (f" AND {where}" if where else "")
+                + " ORDER BY f.rowid DESC LIMIT ?",
+                [f"title : ({expr})", edge, *params, TITLE_WINDOW],
             )
         ]
     except sqlite3.OperationalError:
-        return rows  # an expression FTS5 cannot put under a column filter
-    have = {r for r, _ in rows}
-    extra = [r for r in titled if r not in have]
-    if not extra:
-        return rows
-    scored = _for_rowids(conn, expr, extra, f"bm25(notes_fts, {TITLE_WEIGHT}, 1.0)")
-    return sorted([*rows, *scored.items()], key=lambda rs: (rs[1], -rs[0]))[:want]
-
-
-def _for_rowids(conn: sqlite3.Connection, expr: str, rowids: list[int], function: str) -> dict[int, Any]:
-    """An FTS5 auxiliary function (bm25, snippet) for a few matching rows.
-
-    ``rowid IN (...)`` next to MATCH makes FTS5 run the whole match once per rowid. A
-    rowid range is walked once instead, calling the function only for the wanted rows;
-    rowids far apart get ranges of their own, since walking the matches between them
-    would cost more than a separate seek.
-    """
-    out: dict[int, Any] = {}
-    ordered = sorted(set(rowids))
-    groups: list[list[int]] = []
-    for rowid in ordered:
-        if groups and rowid - groups[-1][-1] <= _RANGE_GAP:
-            groups[-1].append(rowid)
-        else:
-            groups.append([rowid])
-    for group in groups:
-        marks = ",".join("?" * len(group))
-        out.update(
-            conn.execute(
-                f"SELECT rowid, v FROM (SELECT rowid, CASE WHEN rowid IN ({marks}) THEN {function} END AS v"
-                " FROM notes_fts WHERE notes_fts MATCH ? AND rowid BETWEEN ? AND ?) WHERE v IS NOT NULL",
-                [*group, expr, group[0], group[-1]],
-            )
-        )
-    return out
+        return []  # an expression FTS5 cannot put under a column filter
 
 
 def _run(index: Index, cq: CompiledQuery, where: str, params: list[Any], limit: int) -> list[tuple[int, float, str]]:
@@ -162,12 +123,36 @@ def _run(index: Index, cq: CompiledQuery, where: str, params: list[Any], limit: 
             raise InvalidQueryError(f"query cannot be searched: {exc2}") from None
     hits.extend((r, s, expr) for r, s in got)
     if len(hits) < limit and cq.loose:
-        try:
-            more = _ranked(index, cq.loose, where, params, limit - len(hits), {r for r, _, _ in hits})
-        except sqlite3.OperationalError:
-            more = []
-        hits.extend((r, s, cq.loose) for r, s in more)
+        for loose in _loose_passes(index, cq):
+            try:
+                more = _ranked(index, loose, where, params, limit - len(hits), {r for r, _, _ in hits})
+            except sqlite3.OperationalError:
+                more = []
+            hits.extend((r, s, loose) for r, s in more)
+            if len(hits) >= limit:
+                break
     return hits
+
+
+def _loose_passes(index: Index, cq: CompiledQuery) -> list[str]:
+    """The loose pass's expressions: any of the informative words first, then any word.
+
+    A word found in very many notes says little about which of them is wanted (BM25
+    gives it a low weight) yet costs the most to rank: FTS5 walks its whole list of
+    notes. So while some words are rarer, notes are found and ranked by those; the
+    common ones come in only to fill up the results (as in Lucene's CommonTermsQuery).
+    """
+    assert cq.loose is not None
+    rare: list[str] = []
+    for term in cq.loose_terms:
+        (count,) = index.conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)", [term, COMMON + 1]
+        ).fetchone()
+        if 0 < count <= COMMON:
+            rare.append(term)
+    if not rare or len(rare) == len(cq.loose_terms):
+        return [cq.loose]
+    return [" OR ".join(rare), cq.loose]
 
 
 def keyword_search(index: Index, query: str, *, limit: int = 10, filters: Filters | None = None) -> list[Card]:
@@ -178,28 +163,24 @@ def keyword_search(index: Index, query: str, *, limit: int = 10, filters: Filter
     hits = _run(index, cq, where, params, limit)
     if not hits:
         return []
-    snippets: dict[int, str] = {}
-    by_expr: dict[str, list[int]] = {}
-    for rowid, _score, expr in hits:
-        by_expr.setdefault(expr, []).append(rowid)
-    snippet_call = f"snippet(notes_fts, 1, '{_OPEN}', '{_CLOSE}', '…', {_SNIPPET_TOKENS})"
-    for expr, rowids in by_expr.items():
-        for rowid, snip in _for_rowids(index.conn, expr, rowids, snippet_call).items():
-            snippets[rowid] = _clean_snippet(snip or "")
     marks = ",".join("?" * len(hits))
+    wanted = [h[0] for h in hits]
+    bodies = dict(index.conn.execute(f"SELECT rowid, body FROM notes_fts WHERE rowid IN ({marks})", wanted))
+    phrases = {expr: phrases_of(expr) for expr in {h[2] for h in hits}}
     rows = {
         r[0]: r
         for r in index.conn.execute(
-            f"SELECT {CARD_COLUMNS}, n.preview FROM note_index n WHERE n.rowid IN ({marks})",
-            [h[0] for h in hits],
+            f"SELECT {CARD_COLUMNS}, t.preview FROM note_index n JOIN note_text t ON t.rowid = n.rowid"
+            f" WHERE n.rowid IN ({marks})",
+            wanted,
         )
     }
     cards = []
-    for rowid, score, _expr in hits:
+    for rowid, score, expr in hits:
         row = rows.get(rowid)
         if row is None:
             continue
-        snippet = snippets.get(rowid) or row[10]
+        snippet = make_snippet(unsegment(bodies.get(rowid) or ""), phrases[expr]) or row[10]
         cards.append(card_from_row(row, snippet, float(f"{-score:.6g}")))
     return cards
 
@@ -210,7 +191,12 @@ def list_cards(index: Index, *, limit: int = 20, offset: int = 0, filters: Filte
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidArgumentError(f"offset must be a whole number ≥ 0, got {offset!r}")
     where, params = (filters or Filters()).sql()
-    sql = f"SELECT {CARD_COLUMNS}, n.preview FROM note_index n" + (f" WHERE {where}" if where else "")
+    sql = f"SELECT {CARD_COLUMNS} FROM note_index n" + (f" WHERE {where}" if where else "")
     sql += " ORDER BY n.updated_at DESC, n.rowid DESC LIMIT ? OFFSET ?"
-    rows = index.conn.execute(sql, [*params, limit, offset]).fetchall()
+    found = index.conn.execute(sql, [*params, limit, offset]).fetchall()
+    marks = ",".join("?" * len(found))
+    previews = dict(
+        index.conn.execute(f"SELECT rowid, preview FROM note_text WHERE rowid IN ({marks})", [r[0] for r in found])
+    )
+    rows = [(*r, previews.get(r[0], "")) for r in found]
     return [card_from_row(r, r[10], None) for r in rows]

@@ -40,6 +40,7 @@ class CompiledQuery:
     loose: str | None
     raw: bool
     fallback: str | None = None  # the quoted form, used if FTS5 rejects a raw query
+    loose_terms: tuple[str, ...] = ()  # the quoted terms that ``loose`` ORs together
 
 
 def _has_word_chars(term: str) -> bool:
@@ -94,9 +95,10 @@ def compile_query(query: str) -> CompiledQuery:
     loose_terms = _loose_terms(terms)
     # The loose pass runs when it can find more than the strict one: any of several words,
     # or the one meaningful word of a question.
-    loose = (
-        quote_terms(loose_terms, " OR ") if len(loose_terms) > 1 or (loose_terms and loose_terms != content) else None
-    )
+    has_loose = len(loose_terms) > 1 or (loose_terms and loose_terms != content)
     if _SYNTAX.search(query):
         return CompiledQuery(strict=segment(query), loose=None, raw=True, fallback=quoted)
-    return CompiledQuery(strict=quoted, loose=loose, raw=False)
+    if not has_loose:
+        return CompiledQuery(strict=quoted, loose=None, raw=False)
+    quoted_loose = tuple(_quote(t) for t in loose_terms)
+    return CompiledQuery(strict=quoted, loose=" OR ".join(quoted_loose), raw=False, loose_terms=quoted_loose)

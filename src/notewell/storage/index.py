@@ -1,6 +1,6 @@
 """The SQLite index: opening (and self-repair), transactions, and the rows for a note.
 
-Every write of a note updates note_index, note_tags, note_links and notes_fts
+Every write of a note updates note_index, note_text, note_tags, note_links and notes_fts
 in one transaction; sqlite3 errors are turned into notewell errors here and
 nowhere above.
 """
@@ -349,7 +349,7 @@ class Index:
 
     def text_of(self, rowid: int) -> str:
         """The text last indexed for a note (kept as a revision when it changes outside)."""
-        row = self.conn.execute("SELECT text FROM note_index WHERE rowid = ?", (rowid,)).fetchone()
+        row = self.conn.execute("SELECT text FROM note_text WHERE rowid = ?", (rowid,)).fetchone()
         return row[0] if row else ""
 
     def upsert(self, row: IndexRow, *, new: bool = False) -> int:
@@ -381,15 +381,14 @@ class Index:
             row.mtime_ns,
             row.size,
             row.sha256,
-            row.preview,
-            row.text,
         )
         rowid = c.execute(
             "INSERT INTO note_index(id, path, title, kind, model, summary, tags, builds_on, author,"
-            " created_at, updated_at, revision, mtime_ns, size, sha256, preview, text)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " created_at, updated_at, revision, mtime_ns, size, sha256)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             values,
         ).lastrowid
+        c.execute("INSERT INTO note_text(rowid, preview, text) VALUES (?, ?, ?)", (rowid, row.preview, row.text))
         if row.tags:
             c.executemany("INSERT OR IGNORE INTO note_tags(tag, note) VALUES (?, ?)", [(t, rowid) for t in row.tags])
         if row.builds_on:
@@ -417,6 +416,7 @@ class Index:
     def delete(self, rowid: int) -> None:
         c = self.conn
         c.execute("DELETE FROM note_index WHERE rowid = ?", (rowid,))
+        c.execute("DELETE FROM note_text WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_tags WHERE note = ?", (rowid,))
         c.execute("DELETE FROM note_links WHERE note = ?", (rowid,))
         c.execute("DELETE FROM notes_fts WHERE rowid = ?", (rowid,))

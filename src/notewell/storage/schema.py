@@ -10,7 +10,7 @@ import sqlite3
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "TITLE_WEIGHT", "configure", "create_schema"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TITLE_WEIGHT = 3.0
 
 SCHEMA = f"""
@@ -57,10 +57,11 @@ CREATE TABLE note_index(
   revision INTEGER NOT NULL,
   mtime_ns INTEGER NOT NULL,
   size INTEGER NOT NULL,
-  sha256 TEXT NOT NULL,
-  preview TEXT NOT NULL,
-  text TEXT NOT NULL
+  sha256 TEXT NOT NULL
 );
+-- The bulky columns live apart, so that the rows above stay small: a search joins
+-- note_index for every note it filters, and small rows stay in the page cache.
+CREATE TABLE note_text(rowid INTEGER PRIMARY KEY, preview TEXT NOT NULL, text TEXT NOT NULL);
 -- Covers the outside-change check, which reads these three columns of every row.
 CREATE INDEX note_index_files ON note_index(path, mtime_ns, size);
 CREATE INDEX note_index_updated ON note_index(updated_at);

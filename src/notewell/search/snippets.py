@@ -1,0 +1,177 @@
+"""Snippets: the stretch of a note's body where the query's words gather, highlighted.
+
+FTS5's snippet() re-runs the whole match for every note it is asked about (0.2 ms
+or more a note on a large index); this finds the words in the ten bodies directly.
+Words are compared the way the index compares them, loosely: case and accents
+folded, and common English endings set aside (the index's Porter stemmer is the
+judge of what matched; this only decides what to highlight). CJK text is matched
+character by character, as the index stores it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..model.cjk import CJK_RE
+
+__all__ = ["Phrase", "make_snippet", "phrases_of"]
+
+SNIPPET_CHARS = 180  # about 24 words
+_LEAD_CHARS = 30  # context shown before the first hit
+_EDGE_SLACK = 20
+_TOKEN = re.compile(f"{CJK_RE.pattern}|(?:(?!{CJK_RE.pattern})\\w)+")
+_QUOTED = re.compile(r'"((?:[^"]|"")*)"(\*?)')
+_BARE = re.compile(r'[^\s"():^+*{},]+(\*?)')
+_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
+_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
+
+
+def _fold(word: str) -> str:
+    word = word.casefold()
+    if word.isascii():
+        return word
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+        word = word[:-1]  # running -> run
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """Words that must follow each other; the last one may be a prefix."""
+
+    words: tuple[str, ...]
+    prefix: bool = False
+
+
+def _phrase(text: str, prefix: bool) -> Phrase | None:
+    words = tuple(_fold(m.group(0)) for m in _TOKEN.finditer(text))
+    return Phrase(words, prefix) if words else None
+
+
+def phrases_of(expr: str) -> list[Phrase]:
+    """The phrases of an FTS5 match expression (operators and column names left out)."""
+    found: list[Phrase] = []
+    rest = expr.replace("\u200b", "")
+    for m in _QUOTED.finditer(rest):
+        phrase = _phrase(m.group(1).replace('""', '"'), bool(m.group(2)))
+        if phrase:
+            found.append(phrase)
+    rest = _QUOTED.sub(" ", rest)
+    for m in _BARE.finditer(rest):
+        word = m.group(0)
+        following = rest[m.end() :].lstrip()
+        if word in _OPERATORS or following.startswith(":") or word.isdigit():
+            continue
+        phrase = _phrase(word, bool(m.group(1)))
+        if phrase:
+            found.append(phrase)
+    return found
+
+
+def _same(token: str, word: str, prefix: bool) -> bool:
+    if token == word or (prefix and token.startswith(word)):
+        return True
+    if len(word) == 1 or len(token) == 1:
+        return False
+    a, b = _stem(token), _stem(word)
+    return a == b or (len(b) >= 5 and a.startswith(b)) or (len(a) >= 5 and b.startswith(a))
+
+
+class _Folding(dict):
+    """A str.translate table folding case and accents one character to one character,
+    so that offsets in the folded text are offsets in the original."""
+
+    def __missing__(self, code: int) -> int:
+        folded = _fold(chr(code))
+        self[code] = result = ord(folded[0]) if len(folded) == 1 else code
+        return result
+
+
+_FOLDING = _Folding()
+
+
+def _pattern(phrase: Phrase) -> str:
+    parts: list[str] = []
+    for k, word in enumerate(phrase.words):
+        if CJK_RE.fullmatch(word):
+            parts.append(re.escape(word))
+            continue
+        # The stem is a prefix of every form _same accepts; candidates are checked with _same.
+        stem = _stem(word) if not (phrase.prefix and k == len(phrase.words) - 1) else word
+        parts.append(r"(?<!\w)" + re.escape(stem if len(stem) < 5 else stem[:5]) + r"\w*")
+    return r"\W*".join(parts)
+
+
+def make_snippet(
+    body: str, phrases: Sequence[Phrase], chars: int = SNIPPET_CHARS, lead: int = _LEAD_CHARS
+) -> str | None:
+    """About *chars* characters of *body* around its densest cluster of hits, each hit in
+    ``**bold**``, with ``…`` where text was cut; None when no phrase occurs."""
+    if not phrases or not body:
+        return None
+    folded = body if body.isascii() else body.translate(_FOLDING)
+    finder = re.compile("|".join(f"({_pattern(p)})" for p in phrases), re.IGNORECASE)
+    hits: list[tuple[int, int, int]] = []  # (start, end, phrase number)
+    for m in finder.finditer(folded):
+        number = m.lastindex - 1 if m.lastindex else 0
+        phrase = phrases[number]
+        found = [_fold(t) for t in _TOKEN.findall(m.group(0))]
+        if len(found) == len(phrase.words) and all(
+            _same(t, w, phrase.prefix and k == len(found) - 1)
+            for k, (t, w) in enumerate(zip(found, phrase.words, strict=True))
+        ):
+            hits.append((m.start(), m.end(), number))
+    if not hits:
+        return None
+    best, best_score = 0, (-1, -1)
+    for anchor, _end, _n in hits:
+        start = max(0, anchor - lead)
+        inside = [h for h in hits if h[0] >= start and h[1] <= start + chars]
+        score = (len({h[2] for h in inside}), len(inside))
+        if score > best_score:
+            best, best_score = start, score
+    start, end = _word_edge(body, best, forward=True), _word_edge(body, min(len(body), best + chars), forward=False)
+    out: list[str] = []
+    cursor = start
+    for first, last, _n in hits:
+        if first < start or last > end:
+            continue
+        if out and first == cursor and out[-1].endswith("**"):
+            out[-1] = out[-1][:-2] + body[first:last] + "**"  # adjacent hits (CJK characters): one highlight
+        else:
+            out.append(body[cursor:first])
+            out.append("**" + body[first:last] + "**")
+        cursor = last
+    out.append(body[cursor:end])
+    text = " ".join("".join(out).split())
+    return ("…" if start > 0 else "") + text + ("…" if end < len(body.rstrip()) else "")
+
+
+def _word_edge(body: str, at: int, *, forward: bool) -> int:
+    """*at* moved off the middle of a word: forward to the start of the next word, or
+    back to the end of the previous one (no further than a few characters)."""
+    if at <= 0 or at >= len(body):
+        return max(0, min(at, len(body)))
+    pos = at
+    if forward:
+        for _ in range(_EDGE_SLACK):
+            if pos >= len(body) or (body[pos].isalnum() and not body[pos - 1].isalnum()):
+                return pos
+            pos += 1
+    else:
+        for _ in range(_EDGE_SLACK):
+            if pos <= 0 or (body[pos - 1].isalnum() and not body[pos].isalnum()) or body[pos - 1] in ".!?;:)":
+                return pos
+            pos -= 1
+    return at

@@ -1,0 +1,69 @@
+"""Snippets found in the bodies directly (not with FTS5's snippet())."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from notewell.search.snippets import Phrase, make_snippet, phrases_of
+
+
+def test_phrases_of_leaves_out_operators_columns_and_numbers():
+    assert phrases_of('"kiwi" "pear"') == [Phrase(("kiwi",)), Phrase(("pear",))]
+    assert phrases_of('"kiwi" OR "pear"') == [Phrase(("kiwi",)), Phrase(("pear",))]
+    assert phrases_of('title : ("a b") AND NOT c') == [Phrase(("a", "b")), Phrase(("c",))]
+    assert phrases_of("NEAR(alpha beta, 5) gam*") == [Phrase(("alpha",)), Phrase(("beta",)), Phrase(("gam",), True)]
+    assert phrases_of('"\u200b素\u200b\u200b数\u200b"') == [Phrase(("素", "数"))]
+    assert phrases_of('"say ""hi"""') == [Phrase(("say", "hi"))]
+    assert phrases_of("AND OR") == []
+
+
+def test_highlights_word_forms_the_stemmer_joins():
+    body = "We run two containers. Running them is cheap; the container image is small."
+    snip = make_snippet(body, phrases_of('"containers" "running"'))
+    assert "**containers**" in snip and "**container**" in snip and "**Running**" in snip
+    assert "**run**" in snip
+
+
+def test_picks_the_passage_with_the_most_distinct_words():
+    filler = " ".join(f"word{i}" for i in range(60))
+    body = f"alpha at the start. {filler} then alpha and beta together here. {filler}"
+    snip = make_snippet(body, phrases_of('"alpha" OR "beta"'))
+    assert "**alpha** and **beta**" in snip
+    assert snip.startswith("…") and snip.endswith("…")
+    assert len(snip) < 260
+
+
+def test_no_hit_gives_none_and_short_bodies_are_whole():
+    assert make_snippet("nothing to see", phrases_of('"kiwi"')) is None
+    assert make_snippet("", phrases_of('"kiwi"')) is None
+    assert make_snippet("a kiwi", []) is None
+    assert make_snippet("a kiwi", phrases_of('"kiwi"')) == "a **kiwi**"
+
+
+def test_cjk_characters_in_a_row_form_one_highlight():
+    snip = make_snippet("关于素数的笔记", phrases_of('"\u200b素\u200b\u200b数\u200b"'))
+    assert snip == "关于**素数**的笔记"
+
+
+def test_accents_and_case_fold():
+    assert make_snippet("Un Café noir", phrases_of('"cafe"')) == "Un **Café** noir"
+    assert make_snippet("ÜBER alles", phrases_of('"uber"')) == "**ÜBER** alles"
+
+
+def test_prefix_and_phrase():
+    assert make_snippet("the tokenizer tokenizes", phrases_of("tok*")) == "the **tokenizer** **tokenizes**"
+    snip = make_snippet("new york is big; york is old", phrases_of('"new york"'))
+    assert snip == "**new york** is big; york is old"
+
+
+def test_unrelated_words_with_the_same_start_are_not_highlighted():
+    assert make_snippet("the runtime is fast", phrases_of('"running"')) is None
+    assert make_snippet("them and the", phrases_of('"the"')) == "them and **the**"
+
+
+@given(st.text(max_size=400), st.text(max_size=40))
+def test_never_raises_and_only_shows_body_text(body, query):
+    snip = make_snippet(body, phrases_of(query))
+    if snip is not None:
+        words = " ".join(body.split())
+        for part in snip.replace("**", "").strip("…").split():
+            assert part in words
