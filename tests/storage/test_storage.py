@@ -97,3 +97,40 @@ def test_watcher_reports_note_changes_and_cookies(tmp_path):
     assert w.changes()[1] is True  # a new folder needs a full look
     assert w.changes() == (set(), False)
     w.close()
+
+
+def _note_indexes(index: Index) -> set[str]:
+    return {
+        name
+        for (name,) in index.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'note%' AND sql IS NOT NULL"
+        )
+    }
+
+
+def test_missing_secondary_indexes_come_back_at_open(tmp_path):
+    index = Index(tmp_path)
+    every = _note_indexes(index)
+    assert "note_index_files" in every and len(every) == 8
+    with index.write():
+        index.drop_note_indexes()
+    assert _note_indexes(index) == set()
+    index.close()
+    again = Index(tmp_path)  # a rebuild cut short: the next open makes them again
+    assert _note_indexes(again) == every
+    again.close()
+
+
+def test_bulk_rebuild_makes_its_indexes_again(tmp_path, monkeypatch):
+    import notewell
+    from notewell.storage import sync
+
+    monkeypatch.setattr(sync, "_OPTIMIZE_AFTER", 5)
+    monkeypatch.setattr(sync, "_BATCH", 4)
+    store = notewell.open(tmp_path / "s", watch=False)
+    notes = store.add_notes([f"---\ntags: [t{i % 3}]\n---\n# note {i}\n\nword{i} shared" for i in range(12)])
+    store.reindex()
+    assert _note_indexes(store._index) >= {"note_index_files", "note_tags_note", "note_links_note"}
+    assert len(store.search_notes("shared", limit=20)) == 12
+    assert {c.id for c in store.list_notes(limit=20)} == {n.id for n in notes}
+    store.close()

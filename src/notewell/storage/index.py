@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import BusyError, StorageError
 from ..model.cjk import segment
 from ..model.header import ParsedNote
-from .schema import SCHEMA, SCHEMA_VERSION, configure
+from .schema import NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, configure
 
 __all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "translated"]
 
@@ -172,6 +172,15 @@ class Index:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:
             conn.execute("SELECT count(*) FROM state").fetchone()
+            if self._missing_indexes(conn):
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    for sql in NOTE_INDEXES:
+                        conn.execute(sql)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -187,6 +196,8 @@ class Index:
                 for statement in SCHEMA.split(";\n"):
                     if statement.strip():
                         conn.execute(statement)
+                for statement in NOTE_INDEXES:
+                    conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 self.rebuilt = True
             conn.execute("COMMIT")
@@ -196,6 +207,25 @@ class Index:
 
     def close(self) -> None:
         self.conn.close()
+
+    @staticmethod
+    def _missing_indexes(conn: sqlite3.Connection) -> bool:
+        (count,) = conn.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'note\\_%' ESCAPE '\\'"
+            " AND sql IS NOT NULL"
+        ).fetchone()
+        return count < len(NOTE_INDEXES)
+
+    def drop_note_indexes(self) -> None:
+        """Drop the secondary indexes before a bulk load into an empty index (inside a
+        write transaction); :meth:`make_note_indexes` makes them again."""
+        for sql in NOTE_INDEXES:
+            name = sql.split(" EXISTS ", 1)[1].split(" ", 1)[0]
+            self.conn.execute(f"DROP INDEX IF EXISTS {name}")
+
+    def make_note_indexes(self) -> None:
+        for sql in NOTE_INDEXES:
+            self.conn.execute(sql)
 
     # -- transactions -------------------------------------------------------
 

@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import InvalidNoteError
 from ..model.header import parse_note
@@ -104,6 +104,14 @@ def folder_digest(fs: dict[str, tuple[int, int]]) -> str:
         total_a += zlib.crc32(item)
         total_b += zlib.adler32(item)
     return f"{len(fs)}:{total_a:x}:{total_b:x}"
+
+
+class _Read(NamedTuple):
+    """One file as read: (text, bytes) or why it cannot be a note; its hash and index row."""
+
+    got: tuple[str, bytes] | str
+    sha: str
+    row: IndexRow | None
 
 
 @dataclass(slots=True)
@@ -198,6 +206,7 @@ class Syncer:
         batches = [todo[i : i + _BATCH] for i in range(0, len(todo), _BATCH)] or [[]]
         # Batches keep any one hold on the write lock short during a big rebuild; the
         # next batch's files are read on a second thread while this one is indexed.
+        bulk = run.fresh and total >= _OPTIMIZE_AFTER
         with ThreadPoolExecutor(max_workers=1) as pool:
             ahead = pool.submit(self._read_all, batches[0]) if len(batches) > 1 else None
             done = 0
@@ -206,10 +215,14 @@ class Syncer:
                 ahead = pool.submit(self._read_all, batches[number + 1]) if number + 1 < len(batches) else None
                 last = number == len(batches) - 1
                 with self.index.write():
+                    if bulk and number == 0:
+                        self.index.drop_note_indexes()
                     self.catch_up()
                     self._batch(batch, report, data, run)
                     if last:
                         self._finish(gone_problems, report, run)
+                        if bulk:
+                            self.index.make_note_indexes()
                 done += len(batch)
                 if progress is not None:
                     progress(done, total)
@@ -221,16 +234,31 @@ class Syncer:
         report.problems = self.index.problems()
         return report
 
-    def _read_all(self, batch: list[tuple[str, FileState]]) -> dict[str, bytes | OSError]:
-        out: dict[str, bytes | OSError] = {}
+    def _read_all(self, batch: list[tuple[str, FileState]]) -> dict[str, _Read]:
+        """Read, check, hash and parse a batch's files (on the read-ahead thread, which
+        touches no database)."""
+        out: dict[str, _Read] = {}
         for path, state in batch:
             if state.size < 0:
                 continue
             try:
-                out[path] = self.folder.read(path)
+                data: bytes | OSError = self.folder.read(path)
             except OSError as exc:
-                out[path] = exc
+                data = exc
+            got = self._read(path, data)
+            if isinstance(got, str):
+                out[path] = _Read(got, "", None)
+            else:
+                sha = hashlib.sha256(got[1]).hexdigest()
+                out[path] = _Read(got, sha, self._row("", path, got[0], sha, state))
         return out
+
+    def _prepared(self, path: str, state: FileState, ahead: dict[str, _Read]) -> _Read:
+        """What the read-ahead thread made of *path*, or the same made now."""
+        done = ahead.get(path)
+        if done is None:
+            return self._read_all([(path, state)])[path]
+        return done
 
     def _read(self, path: str, ahead: bytes | OSError | None = None) -> tuple[str, bytes] | str:
         """The file's text and bytes, or the reason it cannot be a note."""
@@ -289,13 +317,14 @@ class Syncer:
             row = None if fresh else index.row_for_path(path)
             if row is not None and (row[3], row[4]) == (state.mtime_ns, state.size):
                 continue
-            got = self._read(path, ahead.get(path))
+            got, sha, prepared = self._prepared(path, state, ahead)
             if not isinstance(got, str) and len(got[1]) != state.size:
                 # Written to since the scan: take the state that goes with what was read.
                 now = self.folder.state(path)
                 if now is None:
                     continue
                 state = now
+                prepared = None
             if isinstance(got, str):
                 index.set_problem(path, got, state.mtime_ns, state.size)
                 if row is not None:
@@ -305,8 +334,7 @@ class Syncer:
                 continue
             if not fresh:
                 index.clear_problem(path)
-            text, data = got
-            sha = hashlib.sha256(data).hexdigest()
+            text, _data = got
             at = iso_from_ns(state.mtime_ns)
             if row is not None:
                 rowid, nid, _p, _m, _s, old_sha, revision = row
@@ -323,7 +351,7 @@ class Syncer:
                     report.changed += 1
                 # else: the journal already has this text (written by a notewell that had not
                 # indexed it, e.g. one killed before its commit): its author and times stand.
-                rows.append(self._row(nid, path, text, sha, state))
+                rows.append(self._named(prepared, nid, path, text, sha, state))
                 continue
             candidates = missing_rows.get(sha)
             if candidates:
@@ -332,7 +360,7 @@ class Syncer:
                 records.append({"op": "move", "id": nid, "path": path, "at": now_iso()})
                 index.delete(moved[0])
                 report.moved += 1
-                rows.append(self._row(nid, path, text, sha, state))
+                rows.append(self._named(prepared, nid, path, text, sha, state))
                 continue
             nid, record = self._identify(path, sha, state, at, run.assigned)
             run.assigned.add(nid)
@@ -342,7 +370,7 @@ class Syncer:
                     report.added += 1
                 elif record["op"] == "move":
                     report.moved += 1
-            rows.append(self._row(nid, path, text, sha, state))
+            rows.append(self._named(prepared, nid, path, text, sha, state))
         self.commit_records(records)
         for row in rows:
             meta = index.meta_for_id(row.id)
@@ -366,6 +394,12 @@ class Syncer:
         for p in gone_problems:
             self.index.clear_problem(p)
         self.commit_records(records)
+
+    def _named(self, prepared: IndexRow | None, nid: str, path: str, text: str, sha: str, state: FileState) -> IndexRow:
+        if prepared is None:
+            return self._row(nid, path, text, sha, state)
+        prepared.id = nid
+        return prepared
 
     def _row(self, nid: str, path: str, text: str, sha: str, state: FileState) -> IndexRow:
         # Timestamps and authors are filled from journal_meta once the records are applied.
