@@ -187,3 +187,75 @@ def test_writer_and_readers_at_once(store_dir):
     cards = s.list_notes(limit=1000)
     assert len(cards) == 150 and {c.author for c in cards} == {"w"}
     s.close()
+
+
+def watcher_pid(store_dir) -> int | None:
+    s = notewell.open(store_dir, watch=False)
+    try:
+        return s.watcher_pid()
+    finally:
+        s.close()
+
+
+def _wait_for(predicate, seconds: float = 20):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        got = predicate()
+        if got:
+            return got
+        time.sleep(0.05)
+    return predicate()
+
+
+def test_a_large_folder_starts_a_watcher_on_demand_that_stops_when_idle(store_dir):
+    s = notewell.open(store_dir)
+    s.add_notes([f"note {i} about otters" for i in range(4)])
+    s.close()
+    cli = [sys.executable, "-m", "notewell", "--store", str(store_dir)]
+    # Off, or a folder under the threshold: no watcher.
+    for value in ("off", "1000"):
+        done = subprocess.run(
+            [*cli, "search", "otters"], env={**_env(), "NOTEWELL_AUTOWATCH": value}, text=True, capture_output=True
+        )
+        assert done.returncode == 0 and "otters" in done.stdout
+    time.sleep(1.0)
+    assert watcher_pid(store_dir) is None
+    bad = subprocess.run([*cli, "list"], env={**_env(), "NOTEWELL_AUTOWATCH": "lots"}, text=True, capture_output=True)
+    assert bad.returncode != 0 and "NOTEWELL_AUTOWATCH" in bad.stderr and "Traceback" not in bad.stderr
+    # Over the threshold: the command answers, then a watcher starts in the background.
+    done = subprocess.run(
+        [*cli, "search", "otters"], env={**_env(), "NOTEWELL_AUTOWATCH": "3"}, text=True, capture_output=True
+    )
+    assert done.returncode == 0 and "otters" in done.stdout
+    pid = _wait_for(lambda: watcher_pid(store_dir))
+    assert pid
+    try:
+        s = notewell.open(store_dir, watch=False)
+        (store_dir / "new.md").write_text("a fresh beaver")
+        assert [c.title for c in s.search_notes("beaver")] == ["new"]
+        assert s.last_check == "watcher"
+        s.close()
+        # A second on-demand watcher sees the live one and does not start.
+        second = subprocess.run(
+            [*cli, "watch", "--idle-exit", "30"], env=_env(), text=True, capture_output=True, timeout=60
+        )
+        assert second.returncode == 0
+        assert watcher_pid(store_dir) == pid
+    finally:
+        os.kill(pid, signal.SIGTERM)
+    assert _wait_for(lambda: watcher_pid(store_dir) is None)
+
+
+def test_an_on_demand_watcher_stops_after_its_idle_time(store_dir):
+    notewell.open(store_dir).close()
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "notewell", "--store", str(store_dir), "watch", "--idle-exit", "1"],
+        env=_env(),
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "watching" in done.stdout
+    assert time.monotonic() - started < 30
+    assert watcher_pid(store_dir) is None

@@ -146,7 +146,9 @@ def _store(args: argparse.Namespace, *, create: bool = True, watch: bool = False
         except ValueError:
             raise InvalidArgumentError(f"NOTEWELL_MAX_BYTES must be a whole number, got {env_max!r}") from None
     # A one-shot command reads once, so an inotify watcher of its own would only cost time.
-    return open_store(path, max_bytes=max_bytes, watch=watch, create=create)
+    store = open_store(path, max_bytes=max_bytes, watch=watch, create=create)
+    args.opened = store
+    return store
 
 
 def cmd_init(args: argparse.Namespace) -> None:
@@ -332,8 +334,56 @@ def cmd_watch(args: argparse.Namespace) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     with _store(args, create=False, watch=True) as store:
+        if args.idle_exit is not None and (other := store.watcher_pid()) is not None:
+            print(f"{store.root} is already watched (pid {other})", flush=True)
+            return
         print(f"watching {store.root} (pid {os.getpid()}); one-shot commands now skip the folder scan", flush=True)
-        store.watch_forever(stop, on_error=lambda e: print(f"notewell watch: {e.code}: {e.message}", file=sys.stderr))
+        store.watch_forever(
+            stop,
+            on_error=lambda e: print(f"notewell watch: {e.code}: {e.message}", file=sys.stderr),
+            idle_exit=args.idle_exit,
+        )
+
+
+AUTOWATCH_MIN_FILES = 20_000
+AUTOWATCH_IDLE = 1800.0
+
+
+def _autowatch_threshold() -> int | None:
+    raw = os.environ.get("NOTEWELL_AUTOWATCH", "").strip().lower()
+    if raw in ("", "on", "1", "yes", "true"):
+        return AUTOWATCH_MIN_FILES
+    if raw in ("off", "0", "no", "false"):
+        return None
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        raise InvalidArgumentError(f"NOTEWELL_AUTOWATCH must be on, off or a number of files, got {raw!r}") from None
+
+
+def maybe_start_watcher(store: Store, threshold: int = AUTOWATCH_MIN_FILES) -> bool:
+    """Start ``notewell watch`` in the background after a one-shot command had to check a
+    large folder itself, so the next commands ask it instead (git's fsmonitor daemon, on
+    demand). It stops after AUTOWATCH_IDLE seconds without a question; NOTEWELL_AUTOWATCH
+    turns this off (``off``) or sets the folder size that warrants it."""
+    if store.last_check != "scan" or store.last_scan_size < threshold:
+        return False
+    if not sys.platform.startswith("linux"):
+        return False  # the watcher needs inotify
+    import subprocess
+
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "notewell", "watch", "--store", str(store.root), "--idle-exit", str(AUTOWATCH_IDLE)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:
+        return False  # a convenience: the command itself has already succeeded
+    return True
 
 
 _DEMO_NOTES = [
@@ -464,6 +514,12 @@ def build_parser() -> argparse.ArgumentParser:
     ps["summary"].add_argument("--recent", type=int, default=5)
     ps["reindex"].add_argument("--progress", action="store_true", help="draw the progress bar even when not a terminal")
     ps["header"].add_argument("file", nargs="?", metavar="FILE", help="a file, or - (default) for standard input")
+    ps["watch"].add_argument(
+        "--idle-exit",
+        type=float,
+        metavar="SECONDS",
+        help="stop after this long without a question from another command (and do not start if a watcher runs)",
+    )
     return parser
 
 
@@ -477,7 +533,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.store = getattr(args, "store", None)
     args.json = getattr(args, "json", False)
     try:
+        threshold = _autowatch_threshold()
         args.func(args)
+        opened = getattr(args, "opened", None)
+        if opened is not None and threshold is not None and args.command != "watch":
+            maybe_start_watcher(opened, threshold)
     except NotewellError as exc:
         if args.json:  # one line of JSON, the shape HTTP will use
             print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), file=sys.stderr)

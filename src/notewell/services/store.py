@@ -125,6 +125,7 @@ class Store(WatchingMixin):
         self._watcher = Watcher(str(self.root)) if watch else None
         self._scanned = False  # the first read compares the whole folder (and sets the watches)
         self.last_check = "none"  # how the last read was brought up to date: scan, inotify or watcher
+        self.last_scan_size = 0  # files seen by the last whole-folder check
         self.last_sync = SyncReport()
         if self._index.rebuilt:
             self.last_sync = self._full_sync()  # a new or repaired index: fill it now
@@ -153,6 +154,7 @@ class Store(WatchingMixin):
         self._scanned = True
         self.last_check = "scan"
         fs, dirs = self._folder.scan()
+        self.last_scan_size = len(fs)
         if self._watcher is not None:
             self._watcher.watch(dirs)
         return self._sync.paths(fs, None, progress=progress)

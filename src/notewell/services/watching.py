@@ -50,22 +50,8 @@ class WatchingMixin:
         order, so once the watcher has answered for the cookie it has applied everything
         written before it. No live watcher, or no answer in time: False (scan instead).
         """
-        raw = self._index.get_state("watcher")
-        if not raw:
+        if self.watcher_pid() is None:
             return False
-        try:
-            info = json.loads(raw)
-            pid, beat = int(info["pid"]), float(info["beat"])
-        except (ValueError, KeyError, TypeError):
-            return False
-        if pid == os.getpid() or time.time() - beat > 5 * _BEAT:
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            pass
         name = COOKIE_PREFIX + secrets.token_hex(8)
         path = os.path.join(self.root, name)
         try:
@@ -85,26 +71,60 @@ class WatchingMixin:
             except FileNotFoundError:
                 pass
 
+    def watcher_pid(self) -> int | None:
+        """The pid of another process watching this store (``notewell watch``), if one
+        is alive and beating."""
+        raw = self._index.get_state("watcher")
+        if not raw:
+            return None
+        try:
+            info = json.loads(raw)
+            pid, beat = int(info["pid"]), float(info["beat"])
+        except (ValueError, KeyError, TypeError):
+            return None
+        if pid == os.getpid() or time.time() - beat > 5 * _BEAT:
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass
+        return pid
+
     def watch_forever(
-        self, stop: threading.Event | None = None, on_error: Callable[[NotewellError], None] | None = None
-    ) -> None:
+        self,
+        stop: threading.Event | None = None,
+        on_error: Callable[[NotewellError], None] | None = None,
+        *,
+        idle_exit: float | None = None,
+    ) -> bool:
         """Keep the index in step with the folder until *stop* is set.
 
         While this runs (``notewell watch``), other processes on the store skip the
         whole-folder check: they ask this watcher instead (see :meth:`refresh`).
+        With *idle_exit* (a watcher started on demand), it stops once no process has
+        asked for that many seconds, and does not start when another watcher is alive.
+        Returns False when it did not start for that reason.
         """
         if self._watcher is None or not self._watcher.active:
             raise StorageError("watching needs Linux inotify (open the store with watch=True)")
         stop = stop or threading.Event()
+        if idle_exit is not None and self.watcher_pid() is not None:
+            return False
         with self._lock:
             self._full_sync()
         me = os.getpid()
-        started = time.time()
+        started = last_question = time.time()
         last_beat = 0.0
         try:
             while not stop.is_set():
                 now = time.time()
+                if idle_exit is not None and now - last_question > idle_exit:
+                    break
                 if now - last_beat >= _BEAT:
+                    if idle_exit is not None and self.watcher_pid() is not None:
+                        break  # two started on demand at once: the one on record stays
                     self._beat(me, started, now)
                     last_beat = now
                 ready, _, _ = select.select([self._watcher.fileno()], [], [], _BEAT / 4)
@@ -121,6 +141,7 @@ class WatchingMixin:
                         continue
                     cookies, self._watcher.cookies = self._watcher.cookies, []
                     if cookies:
+                        last_question = now
                         with translated(), self._index.write():
                             for name in cookies:
                                 self._index.set_state("cookie:" + name, str(now))
@@ -129,6 +150,7 @@ class WatchingMixin:
                 raw = self._index.get_state("watcher")
                 if raw and json.loads(raw).get("pid") == me:
                     self._index.conn.execute("DELETE FROM state WHERE key = 'watcher'")
+        return True
 
     def _beat(self, pid: int, started: float, now: float) -> None:
         with self._lock, translated(), self._index.write():
