@@ -9,21 +9,17 @@ timestamps and authors come back.
 
 from __future__ import annotations
 
-import hashlib
 import zlib
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
-from ..errors import InvalidNoteError
-from ..model.header import parse_note
 from ..model.ids import derived_note_id, is_note_id, new_note_id
-from ..model.note import check_text, derive_title
 from ..model.timestamps import iso_from_ns, now_iso
 from .files import BAD_NAME, BAD_NAME_SIZE, FileState, NoteFolder
 from .history import History
-from .index import Index, IndexRow, row_fields
+from .index import Index, IndexRow
+from .prepare import Prepared, Preparer, build_row, prepare_files
 
 __all__ = ["Progress", "SyncReport", "Syncer", "build_row", "folder_digest"]
 
@@ -56,41 +52,6 @@ class SyncReport:
         }
 
 
-def build_row(
-    *,
-    note_id: str,
-    path: str,
-    text: str,
-    sha256: str,
-    state: FileState,
-    meta: dict[str, Any],
-) -> IndexRow:
-    """The index row for one note text and its journal metadata."""
-    parsed = parse_note(text)
-    fields = row_fields(parsed)
-    return IndexRow(
-        id=note_id,
-        path=path,
-        title=derive_title(parsed, path),
-        kind=fields["kind"],
-        model=fields["model"] or meta.get("model"),
-        summary=fields["summary"],
-        tags=fields["tags"],
-        builds_on=fields["builds_on"],
-        author=meta.get("author"),
-        created_at=meta["created_at"],
-        updated_at=meta["updated_at"],
-        revision=meta["revision"],
-        mtime_ns=state.mtime_ns,
-        size=state.size,
-        sha256=sha256,
-        text=text,
-        body=parsed.body,
-        header=parsed.header,
-        extra=parsed.extra,
-    )
-
-
 def folder_digest(fs: dict[str, tuple[int, int]]) -> str:
     """An order-free fingerprint of a folder scan (every path with its mtime and size).
 
@@ -104,14 +65,6 @@ def folder_digest(fs: dict[str, tuple[int, int]]) -> str:
         total_a += zlib.crc32(item)
         total_b += zlib.adler32(item)
     return f"{len(fs)}:{total_a:x}:{total_b:x}"
-
-
-class _Read(NamedTuple):
-    """One file as read: (text, bytes) or why it cannot be a note; its hash and index row."""
-
-    got: tuple[str, bytes] | str
-    sha: str
-    row: IndexRow | None
 
 
 @dataclass(slots=True)
@@ -207,12 +160,14 @@ class Syncer:
         # Batches keep any one hold on the write lock short during a big rebuild; the
         # next batch's files are read on a second thread while this one is indexed.
         bulk = run.fresh and total >= _OPTIMIZE_AFTER
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            ahead = pool.submit(self._read_all, batches[0]) if len(batches) > 1 else None
-            done = 0
+        # Batches keep any one hold on the write lock short during a big rebuild; the
+        # next batch's files are read on a second thread while this one is indexed.
+        preparer = Preparer(self.folder, self.max_bytes)
+        done = 0
+        prepared = preparer.run(batches)
+        try:
             for number, batch in enumerate(batches):
-                data = ahead.result() if ahead is not None else {}
-                ahead = pool.submit(self._read_all, batches[number + 1]) if number + 1 < len(batches) else None
+                data = next(prepared)
                 last = number == len(batches) - 1
                 with self.index.write():
                     if bulk and number == 0:
@@ -226,6 +181,8 @@ class Syncer:
                 done += len(batch)
                 if progress is not None:
                     progress(done, total)
+        finally:
+            prepared.close()
         if run.inserted >= _OPTIMIZE_AFTER:
             self.index.optimize()
         if only is None:
@@ -234,47 +191,12 @@ class Syncer:
         report.problems = self.index.problems()
         return report
 
-    def _read_all(self, batch: list[tuple[str, FileState]]) -> dict[str, _Read]:
-        """Read, check, hash and parse a batch's files (on the read-ahead thread, which
-        touches no database)."""
-        out: dict[str, _Read] = {}
-        for path, state in batch:
-            if state.size < 0:
-                continue
-            try:
-                data: bytes | OSError = self.folder.read(path)
-            except OSError as exc:
-                data = exc
-            got = self._read(path, data)
-            if isinstance(got, str):
-                out[path] = _Read(got, "", None)
-            else:
-                sha = hashlib.sha256(got[1]).hexdigest()
-                out[path] = _Read(got, sha, self._row("", path, got[0], sha, state))
-        return out
-
-    def _prepared(self, path: str, state: FileState, ahead: dict[str, _Read]) -> _Read:
-        """What the read-ahead thread made of *path*, or the same made now."""
+    def _prepared(self, path: str, state: FileState, ahead: dict[str, Prepared]) -> Prepared:
+        """What was prepared for *path* ahead, or the same made now."""
         done = ahead.get(path)
         if done is None:
-            return self._read_all([(path, state)])[path]
+            return prepare_files(self.folder, self.max_bytes, [(path, state)])[path]
         return done
-
-    def _read(self, path: str, ahead: bytes | OSError | None = None) -> tuple[str, bytes] | str:
-        """The file's text and bytes, or the reason it cannot be a note."""
-        try:
-            if isinstance(ahead, OSError):
-                raise ahead
-            data = ahead if ahead is not None else self.folder.read(path)
-        except OSError as exc:
-            return f"cannot be read: {exc.strerror or exc}"
-        try:
-            text, data = check_text(data, max_bytes=self.max_bytes)
-        except InvalidNoteError as exc:
-            if exc.message == "note is empty":
-                return data.decode("utf-8"), data
-            return exc.message.replace("note ", "file ", 1)
-        return text, data
 
     def _missing_by_sha(self, run: _Pass) -> dict[str, list[tuple]]:
         """Indexed notes whose files are gone, by content hash (to recognise renames).
@@ -317,16 +239,17 @@ class Syncer:
             row = None if fresh else index.row_for_path(path)
             if row is not None and (row[3], row[4]) == (state.mtime_ns, state.size):
                 continue
-            got, sha, prepared = self._prepared(path, state, ahead)
-            if not isinstance(got, str) and len(got[1]) != state.size:
+            got = self._prepared(path, state, ahead)
+            prepared, sha = got.row, got.sha
+            if got.text is not None and got.nbytes != state.size:
                 # Written to since the scan: take the state that goes with what was read.
                 now = self.folder.state(path)
                 if now is None:
                     continue
                 state = now
                 prepared = None
-            if isinstance(got, str):
-                index.set_problem(path, got, state.mtime_ns, state.size)
+            if got.text is None:
+                index.set_problem(path, got.error or "cannot be read", state.mtime_ns, state.size)
                 if row is not None:
                     # It was a note and cannot be read now: stop serving the old text.
                     self._retire(row, "", records)
@@ -334,7 +257,7 @@ class Syncer:
                 continue
             if not fresh:
                 index.clear_problem(path)
-            text, _data = got
+            text = got.text
             at = iso_from_ns(state.mtime_ns)
             if row is not None:
                 rowid, nid, _p, _m, _s, old_sha, revision = row
