@@ -11,6 +11,7 @@ from ..errors import InvalidArgumentError
 from ..model.ids import is_link_id
 from ..model.slug import slugify
 from ..model.timestamps import parse_when
+from ..storage.schema import meta_token
 
 __all__ = ["FILTER_NAMES", "Filters"]
 
@@ -62,10 +63,38 @@ class Filters:
             raise InvalidArgumentError(f"unknown filter {unknown[0]!r}; filters are: {', '.join(FILTER_NAMES)}")
         return cls(**kwargs)
 
-    def sql(self, alias: str = "n") -> tuple[str, list[Any]]:
-        """A WHERE fragment over note_index (as *alias*) and its parameters ('' when no filter)."""
+    def fts(self) -> str | None:
+        """The filters on kind, tags, author, model and builds_on as an FTS5 expression over
+        notes_fts.meta (None when there are none); :meth:`sql` with ``dates_only`` has the rest."""
+        self.sql()  # the same checks, the same errors
+        parts: list[str] = []
+
+        def any_of(field: str, values: list[str], op: str = " OR ") -> None:
+            tokens = list(dict.fromkeys(meta_token(field, v) for v in values))
+            parts.append("meta : (" + op.join(f'"{t}"' for t in tokens) + ")")
+
+        kinds = [slugify(k) for k in _as_list(self.kind, "kind")]
+        if kinds:
+            any_of("k", kinds)
+        tags = [slugify(t) for t in _as_list(self.tags, "tags")]
+        if tags:
+            any_of("t", tags, " AND " if self.tag_mode == "all" else " OR ")
+        for name, field in (("author", "a"), ("model", "m")):
+            value = getattr(self, name)
+            if value is not None:
+                any_of(field, [value])
+        if self.builds_on is not None:
+            any_of("b", [self.builds_on])
+        return " AND ".join(parts) or None
+
+    def sql(self, alias: str = "n", *, dates_only: bool = False) -> tuple[str, list[Any]]:
+        """A WHERE fragment over note_index (as *alias*) and its parameters ('' when no filter);
+        with *dates_only*, just the created/updated ranges."""
         clauses: list[str] = []
         params: list[Any] = []
+        if dates_only:
+            self._dates(alias, clauses, params)
+            return " AND ".join(clauses), params
         kinds = [slugify(k) for k in _as_list(self.kind, "kind")]
         if kinds:
             clauses.append(f"{alias}.kind IN ({','.join('?' * len(kinds))})")
@@ -97,6 +126,10 @@ class Filters:
                 )
             clauses.append(f"{alias}.rowid IN (SELECT note FROM note_links WHERE target = ?)")
             params.append(self.builds_on)
+        self._dates(alias, clauses, params)
+        return " AND ".join(clauses), params
+
+    def _dates(self, alias: str, clauses: list[str], params: list[Any]) -> None:
         for name, column, op in (
             ("created_after", "created_at", ">="),
             ("created_before", "created_at", "<"),
@@ -107,4 +140,3 @@ class Filters:
             if value is not None:
                 clauses.append(f"{alias}.{column} {op} ?")
                 params.append(parse_when(value, name=name))
-        return " AND ".join(clauses), params

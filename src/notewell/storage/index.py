@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import BusyError, StorageError
 from ..model.cjk import segment
 from ..model.header import ParsedNote
-from .schema import NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, configure
+from .schema import NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, configure, meta_token
 
 __all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "translated"]
 
@@ -67,6 +67,16 @@ def row_fields(parsed: ParsedNote) -> dict[str, Any]:
         "tags": list(header.get("tags", [])),
         "builds_on": list(header.get("builds_on", [])),
     }
+
+
+def meta_tokens(row: IndexRow) -> str:
+    """The notes_fts.meta text of a note: one token per value a search can filter on."""
+    tokens = [meta_token("t", t) for t in row.tags]
+    tokens += [meta_token("b", b) for b in row.builds_on]
+    for letter, value in (("k", row.kind), ("a", row.author), ("m", row.model)):
+        if value:
+            tokens.append(meta_token(letter, value))
+    return " ".join(tokens)
 
 
 class CorruptIndexError(StorageError):
@@ -426,8 +436,8 @@ class Index:
                 "INSERT OR IGNORE INTO note_links(target, note) VALUES (?, ?)", [(t, rowid) for t in row.builds_on]
             )
         c.execute(
-            "INSERT INTO notes_fts(rowid, title, body) VALUES (?, ?, ?)",
-            (rowid, segment(row.title), segment(row.body)),
+            "INSERT INTO notes_fts(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
+            (rowid, segment(row.title), segment(row.body), meta_tokens(row)),
         )
         if not new:
             c.execute("DELETE FROM problems WHERE path = ?", (row.path,))

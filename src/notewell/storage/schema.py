@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["NOTE_INDEXES", "SCHEMA", "SCHEMA_VERSION", "TITLE_WEIGHT", "configure", "create_schema"]
+__all__ = ["NOTE_INDEXES", "SCHEMA", "meta_token", "SCHEMA_VERSION", "TITLE_WEIGHT", "configure", "create_schema"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 TITLE_WEIGHT = 3.0
 FTS_HASH_BYTES = 64 * 1024 * 1024
 
@@ -65,10 +65,13 @@ CREATE TABLE note_index(
 CREATE TABLE note_text(rowid INTEGER PRIMARY KEY, preview TEXT NOT NULL, text TEXT NOT NULL);
 CREATE TABLE note_tags(tag TEXT NOT NULL, note INTEGER NOT NULL, PRIMARY KEY(tag, note)) WITHOUT ROWID;
 CREATE TABLE note_links(target TEXT NOT NULL, note INTEGER NOT NULL, PRIMARY KEY(target, note)) WITHOUT ROWID;
+-- meta holds a token per filterable value (kind, tags, author, model, builds_on), so a
+-- filtered search is one FTS5 match that intersects lists of notes instead of a walk
+-- that looks each match up in note_index. Its BM25 weight is 0.
 CREATE VIRTUAL TABLE notes_fts USING fts5(
-  title, body, tokenize = 'porter unicode61 remove_diacritics 2'
+  title, body, meta, tokenize = 'porter unicode61 remove_diacritics 2'
 );
-INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25({TITLE_WEIGHT}, 1.0)');
+INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25({TITLE_WEIGHT}, 1.0, 0.0)');
 -- New terms are held in memory until a transaction ends (one b-tree segment per
 -- batch) instead of being flushed every 1 MB, which makes bulk loads merge far less.
 INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', {FTS_HASH_BYTES});
@@ -93,6 +96,18 @@ NOTE_INDEXES = (
     "CREATE INDEX IF NOT EXISTS note_tags_note ON note_tags(note)",
     "CREATE INDEX IF NOT EXISTS note_links_note ON note_links(note)",
 )
+
+
+_MARK = "\ue000"  # a private-use character: a token char to FTS5 that no one types
+
+
+def meta_token(field: str, value: str) -> str:
+    """The notes_fts.meta token for one filterable value (*field*: one letter).
+
+    Hex keeps any value one token whatever its characters; the mark keeps these tokens
+    apart from every word a note or a query can contain.
+    """
+    return _MARK + field + value.encode("utf-8").hex()
 
 
 def configure(conn: sqlite3.Connection, *, busy_timeout_ms: int) -> None:
