@@ -4,9 +4,10 @@ import pytest
 
 import notewell
 
-# The card contract of issue 2: every search and list hit has exactly these fields.
+# The card contract (issue 2, plus the attempt fields of issue 3): every search and list hit has exactly these.
 CARD_KEYS = frozenset(
     {"id", "title", "kind", "tags", "builds_on", "model", "author", "created_at", "updated_at", "snippet", "score"}
+    | {"attempt_id", "project", "campaign", "note_kind", "attempt_outcome", "attempt_ended_at"}
 )
 
 

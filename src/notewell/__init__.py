@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import (
     BusyError,
+    FrozenError,
     InvalidArgumentError,
     InvalidIdError,
     InvalidNoteError,
@@ -26,6 +27,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    from .model.attempt import Attempt
     from .model.header import ParsedNote, parse_note
     from .model.note import Card, Note
     from .model.slug import slugify
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 
 # The rest loads on first use, so `import notewell` costs only the error classes.
 _LAZY = {
+    "Attempt": ".model.attempt",
     "ParsedNote": ".model.header",
     "parse_note": ".model.header",
     "Card": ".model.note",
@@ -62,8 +65,10 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "Attempt",
     "BusyError",
     "Card",
+    "FrozenError",
     "InvalidArgumentError",
     "InvalidIdError",
     "InvalidNoteError",

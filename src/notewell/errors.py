@@ -10,6 +10,7 @@ Every error carries a stable ``code`` that the interfaces map in one place
     │   └── NoteTooLargeError         "too_large"
     ├── InvalidQueryError             "invalid_query"
     ├── InvalidArgumentError          "invalid_argument"
+    ├── FrozenError                   "frozen"
     ├── StorageError                  "storage"
     └── BusyError                     "busy"
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 __all__ = [
     "BusyError",
+    "FrozenError",
     "InvalidArgumentError",
     "InvalidIdError",
     "InvalidNoteError",
@@ -77,6 +79,13 @@ class InvalidArgumentError(NotewellError, ValueError):
     """A parameter (filter, limit, date, ...) has a value that cannot be used."""
 
     code = "invalid_argument"
+
+
+class FrozenError(NotewellError):
+    """The note's attempt has ended, so the note can no longer change (or the attempt
+    itself has ended and takes no more notes)."""
+
+    code = "frozen"
 
 
 class StorageError(NotewellError):

@@ -156,3 +156,36 @@ def test_demo(tmp_path):
     p = run(["demo"], tmp_path / "demo")
     out = p.stdout.decode()
     assert "Clause learning stalls" in out and "缓存" in out
+
+
+def test_attempt_commands(tmp_path):
+    store = tmp_path / "s"
+    started = js(run(["attempt", "start", "SAT solver", "--author", "agent-1", "--campaign", "hard", "--json"], store))
+    att = started["id"]
+    assert started["project"] == "sat-solver" and started["running"] is True
+    plain = run(["attempt", "start", "other", "--author", "p"], store)
+    assert plain.stdout.decode().startswith("att_") and b"NOTEWELL_ATTEMPT" in plain.stderr
+    env = {"NOTEWELL_ATTEMPT": att}
+    added = run(["add", "--text", "kiwi found on the run", "--title", "Kiwi"], store, env_extra=env)
+    nid = added.stdout.decode().strip()
+    card = js(run(["search", "kiwi", "--project", "sat-solver", "--json"], store))[0]
+    assert set(card) == CARD_KEYS and card["id"] == nid and card["attempt_id"] == att and card["campaign"] == "hard"
+    assert "sat-solver/" + att in run(["search", "kiwi"], store).stdout.decode()
+    shown = js(run(["attempt", "show", att, "--json"], store))
+    assert [n["id"] for n in shown["notes"]] == [nid] and shown["notes"] and shown["running"]
+    ended = js(run(["attempt", "end", att, "--outcome", "succeeded", "--summary", "kiwi it is", "--json"], store))
+    assert ended["outcome"] == "succeeded" and ended["summary_note_id"]
+    out = run(["attempt", "show", att], store).stdout.decode()
+    assert "succeeded" in out and "[summary]" in out and nid in out
+    listed = js(run(["attempt", "list", "--state", "ended", "--json"], store))
+    assert [a["id"] for a in listed] == [att]
+    frozen = run(["edit", nid, "--text", "no"], store, check=False)
+    assert frozen.returncode == 8 and frozen.stderr.decode().startswith("notewell: frozen:")
+    late = run(["add", "--text", "late"], store, env_extra=env, check=False)
+    assert late.returncode == 8
+    missing = run(["attempt", "show", "att_0000000000"], store, check=False)
+    assert missing.returncode == 3 and b"Traceback" not in missing.stderr
+    bad = run(["attempt", "end", "nonsense", "--outcome", "ok"], store, check=False)
+    assert bad.returncode == 2 and b"not an attempt id" in bad.stderr
+    none = run(["attempt"], store, check=False)
+    assert none.returncode == 2 and b"start|end|show|list" in none.stderr

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import InvalidArgumentError, InvalidNoteError, NotewellError
+from ..model.attempt import Attempt
 from ..model.header import compose_note, parse_note
 from ..model.note import DEFAULT_MAX_BYTES, Card, Note
 from ..services.store import Store, open_store
@@ -26,6 +27,7 @@ EXIT_CODES = {
     "too_large": 4,
     "invalid_query": 5,
     "invalid_argument": 2,
+    "frozen": 8,
     "storage": 6,
     "busy": 7,
 }
@@ -45,6 +47,10 @@ def _card_lines(card: Card) -> list[str]:
         chips.append(f"[{card.kind}]")
     chips.extend(f"#{t}" for t in card.tags)
     meta = [m for m in (card.author, card.model) if m]
+    if card.attempt_id:
+        ended = f", {card.attempt_outcome}" if card.attempt_outcome else ", running"
+        kind = " summary" if card.note_kind == "summary" else ""
+        meta.append(f"{card.project}/{card.attempt_id}{ended}{kind}")
     meta.append(f"updated {card.updated_at[:16].replace('T', ' ')}")
     if card.score is not None:
         meta.append(f"score {card.score:.3g}")
@@ -126,7 +132,18 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
     if args.tag:
         out["tags"] = args.tag
         out["tag_mode"] = "all" if args.all_tags else "any"
-    for name in ("author", "model", "builds_on", "created_after", "created_before", "updated_after", "updated_before"):
+    for name in (
+        "project",
+        "campaign",
+        "attempt_id",
+        "author",
+        "model",
+        "builds_on",
+        "created_after",
+        "created_before",
+        "updated_after",
+        "updated_before",
+    ):
         value = getattr(args, name)
         if value is not None:
             out[name] = value
@@ -182,7 +199,7 @@ def cmd_add(args: argparse.Namespace) -> None:
         except ValueError as exc:
             raise InvalidNoteError(str(exc)) from None
     with _store(args) as store:
-        note = store.add_note(text, author=args.author, model=args.model)
+        note = store.add_note(text, author=args.author, model=args.model, attempt=args.attempt or None)
     if args.json:
         _emit_json(note.to_dict())
     else:
@@ -326,6 +343,68 @@ def cmd_header(args: argparse.Namespace) -> None:
         print(f"extra: {line}")
 
 
+def _attempt_lines(attempt: Attempt) -> list[str]:
+    state = "running" if attempt.running else f"ended {attempt.ended_at}: {attempt.outcome}"
+    where = attempt.project + (f" (campaign {attempt.campaign})" if attempt.campaign else "")
+    who = (attempt.author or "?") + (f" / {attempt.model}" if attempt.model else "")
+    return [f"{attempt.id}  {where}  by {who}", f"  started {attempt.started_at}, {state}; {attempt.notes} note(s)"]
+
+
+def cmd_attempt(args: argparse.Namespace) -> None:
+    action = args.attempt_command
+    if action is None:
+        raise InvalidArgumentError("say what to do: notewell attempt start|end|show|list")
+    create = action == "start"
+    with _store(args, create=create) as store:
+        if action == "start":
+            author = args.author or os.environ.get("NOTEWELL_AUTHOR") or _user_name()
+            attempt = store.start_attempt(args.project, author=author, model=args.model, campaign=args.campaign)
+            if args.json:
+                _emit_json(attempt.to_dict())
+            else:
+                print(attempt.id)
+                print(f"(export NOTEWELL_ATTEMPT={attempt.id} so that `notewell add` writes on it)", file=sys.stderr)
+            return
+        if action == "end":
+            summary = args.summary
+            if args.summary_file is not None:
+                summary = _decode(_read_input(args.summary_file))
+            attempt = store.end_attempt(args.id, outcome=args.outcome, summary=summary)
+            if args.json:
+                _emit_json(attempt.to_dict())
+            else:
+                print("\n".join(_attempt_lines(attempt)))
+            return
+        if action == "show":
+            attempt = store.get_attempt(args.id)
+            cards = store.list_notes(attempt_id=attempt.id, limit=1000)
+            if args.json:
+                _emit_json({**attempt.to_dict(), "notes": [c.to_dict() for c in cards]})
+                return
+            print("\n".join(_attempt_lines(attempt)))
+            for card in cards:
+                print(f"  {card.id}  {card.title}" + ("  [summary]" if card.note_kind == "summary" else ""))
+            return
+        running = {"running": True, "ended": False}.get(args.state) if args.state else None
+        attempts = store.list_attempts(project=args.project, running=running, limit=args.limit)
+        if args.json:
+            _emit_json([a.to_dict() for a in attempts])
+        elif not attempts:
+            print("no attempts")
+        else:
+            for attempt in attempts:
+                print("\n".join(_attempt_lines(attempt)))
+
+
+def _user_name() -> str | None:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return None
+
+
 def cmd_watch(args: argparse.Namespace) -> None:
     import signal
     import threading
@@ -435,6 +514,9 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 def _add_filters(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("filters")
+    g.add_argument("--project", help="only notes written on this project's attempts")
+    g.add_argument("--campaign", help="only notes of projects in this campaign")
+    g.add_argument("--attempt", dest="attempt_id", metavar="ID", help="only notes written on this attempt")
     g.add_argument("--kind", action="append", help="only notes of this kind (repeatable)")
     g.add_argument("--tag", action="append", help="only notes with this tag (repeatable; any by default)")
     g.add_argument("--all-tags", action="store_true", help="require every --tag, not any")
@@ -473,6 +555,7 @@ def build_parser() -> argparse.ArgumentParser:
         "history": (cmd_history, "the revisions of a note"),
         "reindex": (cmd_reindex, "rebuild the index from the notes folder"),
         "header": (cmd_header, "parse a note's header: header, extra and body"),
+        "attempt": (cmd_attempt, "start, end, show or list attempts (runs on a project)"),
         "watch": (cmd_watch, "keep the index current from inotify so other commands skip the folder scan"),
         "demo": (cmd_demo, "make a demo store, add sample notes, search them"),
     }
@@ -492,6 +575,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary")
     p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"))
     p.add_argument("--model", default=os.environ.get("NOTEWELL_MODEL"))
+    p.add_argument(
+        "--attempt",
+        default=os.environ.get("NOTEWELL_ATTEMPT"),
+        metavar="ID",
+        help="write the note on this running attempt (default: $NOTEWELL_ATTEMPT)",
+    )
     p = ps["get"]
     p.add_argument("id", help="a note id (or a path inside the store)")
     p.add_argument("--revision", type=int)
@@ -514,6 +603,23 @@ def build_parser() -> argparse.ArgumentParser:
     ps["summary"].add_argument("--recent", type=int, default=5)
     ps["reindex"].add_argument("--progress", action="store_true", help="draw the progress bar even when not a terminal")
     ps["header"].add_argument("file", nargs="?", metavar="FILE", help="a file, or - (default) for standard input")
+    attempt_sub = ps["attempt"].add_subparsers(dest="attempt_command", metavar="ACTION")
+    a = attempt_sub.add_parser("start", help="start an attempt on PROJECT; prints its id", parents=[common])
+    a.add_argument("project")
+    a.add_argument("--campaign")
+    a.add_argument("--author", help="default: $NOTEWELL_AUTHOR, else your user name")
+    a.add_argument("--model", default=os.environ.get("NOTEWELL_MODEL"))
+    a = attempt_sub.add_parser("end", help="end an attempt (its notes are frozen from then on)", parents=[common])
+    a.add_argument("id")
+    a.add_argument("--outcome", required=True, help="succeeded, failed, abandoned, or another short word")
+    a.add_argument("--summary", help="a summary, written as a note of note_kind summary")
+    a.add_argument("--summary-file", metavar="FILE", help="the summary from a file, or - for standard input")
+    a = attempt_sub.add_parser("show", help="an attempt and its notes", parents=[common])
+    a.add_argument("id")
+    a = attempt_sub.add_parser("list", help="attempts, the most recently started first", parents=[common])
+    a.add_argument("--project")
+    a.add_argument("--state", choices=("running", "ended"))
+    a.add_argument("--limit", type=int, default=50)
     ps["watch"].add_argument(
         "--idle-exit",
         type=float,

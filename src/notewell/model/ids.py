@@ -6,11 +6,23 @@ import hashlib
 import re
 import secrets
 
-__all__ = ["ID_ALPHABET", "ID_RE", "NOTE_ID_RE", "derived_note_id", "is_link_id", "is_note_id", "new_note_id"]
+__all__ = [
+    "ATTEMPT_ID_RE",
+    "ID_ALPHABET",
+    "ID_RE",
+    "NOTE_ID_RE",
+    "derived_note_id",
+    "is_attempt_id",
+    "is_link_id",
+    "is_note_id",
+    "new_attempt_id",
+    "new_note_id",
+]
 
 ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 ID_RE = re.compile(r"(?:nte|att)_[0-9a-z]{10}")
 NOTE_ID_RE = re.compile(r"nte_[0-9a-z]{10}")
+ATTEMPT_ID_RE = re.compile(r"att_[0-9a-z]{10}")
 
 
 def _encode(number: int) -> str:
@@ -24,6 +36,16 @@ def _encode(number: int) -> str:
 def new_note_id() -> str:
     """A fresh random note id (about 51 bits of randomness)."""
     return "nte_" + _encode(secrets.randbits(52) % 36**10)
+
+
+def new_attempt_id() -> str:
+    """A fresh random attempt id."""
+    return "att_" + _encode(secrets.randbits(52) % 36**10)
+
+
+def is_attempt_id(text: object) -> bool:
+    """True when *text* is exactly an attempt id."""
+    return isinstance(text, str) and ATTEMPT_ID_RE.fullmatch(text) is not None
 
 
 def derived_note_id(relpath: str) -> str:

@@ -7,18 +7,23 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..errors import InvalidNoteError, NoteTooLargeError
+from ..errors import InvalidArgumentError, InvalidNoteError, NoteTooLargeError
 from .header import LIMITS, ParsedNote
 
 __all__ = [
+    "AUTHOR_MAX",
     "DEFAULT_MAX_BYTES",
+    "MODEL_MAX",
     "Card",
     "Note",
+    "check_label",
     "check_text",
     "derive_title",
 ]
 
 DEFAULT_MAX_BYTES = 1024 * 1024
+AUTHOR_MAX = 200
+MODEL_MAX = 100
 _FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"[ ]{0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*")
 
@@ -48,6 +53,22 @@ def check_text(text: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> tupl
     if not text.strip():
         raise InvalidNoteError("note is empty")
     return text, data
+
+
+def check_label(value: str | None, name: str, limit: int) -> str | None:
+    """A one-line label (author, model) stripped, or None when empty; else InvalidArgumentError."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{name} must be a string")
+    value = value.strip()
+    if not value:
+        return None
+    if "\n" in value or "\r" in value or "\x00" in value:
+        raise InvalidArgumentError(f"{name} must be one line")
+    if len(value) > limit:
+        raise InvalidArgumentError(f"{name} is {len(value)} characters; the limit is {limit}")
+    return value
 
 
 def derive_title(parsed: ParsedNote, filename: str) -> str:
@@ -87,6 +108,12 @@ class Card:
     updated_at: str
     snippet: str
     score: float | None
+    attempt_id: str | None = None
+    project: str | None = None
+    campaign: str | None = None
+    note_kind: str = "note"  # or "summary": what end_attempt wrote
+    attempt_outcome: str | None = None
+    attempt_ended_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -114,6 +141,9 @@ class Note:
     extra: list[str]
     body: str
     backlinks: list[dict[str, Any]] = field(default_factory=list)
+    attempt_id: str | None = None
+    note_kind: str = "note"
+    attempt: dict[str, Any] | None = None  # the attempt it was written on (Attempt.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

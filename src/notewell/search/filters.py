@@ -1,5 +1,5 @@
-"""Filters shared by search and list: kind, tags (any/all), author, model,
-builds_on, and created/updated ranges."""
+"""Filters shared by search and list: project, campaign and attempt (where to look),
+kind, tags (any/all), author, model, builds_on, and created/updated ranges."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidArgumentError
+from ..model.attempt import check_attempt_id, check_project
 from ..model.ids import is_link_id
 from ..model.slug import slugify
 from ..model.timestamps import parse_when
@@ -16,6 +17,9 @@ from ..storage.schema import meta_token
 __all__ = ["FILTER_NAMES", "Filters"]
 
 FILTER_NAMES = (
+    "project",
+    "campaign",
+    "attempt_id",
     "kind",
     "tags",
     "tag_mode",
@@ -45,6 +49,9 @@ def _as_list(value: str | list[str] | tuple[str, ...] | None, name: str) -> list
 class Filters:
     """Which notes a search or listing may return. Every field is optional."""
 
+    project: str | None = None
+    campaign: str | None = None
+    attempt_id: str | None = None
     kind: str | list[str] | None = None
     tags: str | list[str] | None = None
     tag_mode: str = "any"
@@ -73,6 +80,10 @@ class Filters:
             tokens = list(dict.fromkeys(meta_token(field, v) for v in values))
             parts.append("meta : (" + op.join(f'"{t}"' for t in tokens) + ")")
 
+        for name, letter in (("project", "p"), ("campaign", "c"), ("attempt_id", "x")):
+            value = self._scope(name)
+            if value is not None:
+                any_of(letter, [value])
         kinds = [slugify(k) for k in _as_list(self.kind, "kind")]
         if kinds:
             any_of("k", kinds)
@@ -95,6 +106,15 @@ class Filters:
         if dates_only:
             self._dates(alias, clauses, params)
             return " AND ".join(clauses), params
+        for name, column in (("project", "project"), ("campaign", "campaign")):
+            value = self._scope(name)
+            if value is not None:
+                clauses.append(f"{alias}.attempt_id IN (SELECT id FROM attempts WHERE {column} = ?)")
+                params.append(value)
+        attempt = self._scope("attempt_id")
+        if attempt is not None:
+            clauses.append(f"{alias}.attempt_id = ?")
+            params.append(attempt)
         kinds = [slugify(k) for k in _as_list(self.kind, "kind")]
         if kinds:
             clauses.append(f"{alias}.kind IN ({','.join('?' * len(kinds))})")
@@ -128,6 +148,14 @@ class Filters:
             params.append(self.builds_on)
         self._dates(alias, clauses, params)
         return " AND ".join(clauses), params
+
+    def _scope(self, name: str) -> str | None:
+        value = getattr(self, name)
+        if value is None:
+            return None
+        if name == "attempt_id":
+            return check_attempt_id(value)
+        return check_project(value, name)
 
     def _dates(self, alias: str, clauses: list[str], params: list[Any]) -> None:
         for name, column, op in (

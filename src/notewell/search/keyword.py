@@ -17,7 +17,12 @@ from .snippets import make_snippet, phrases_of
 
 __all__ = ["CARD_COLUMNS", "card_from_row", "keyword_search", "list_cards"]
 
-CARD_COLUMNS = "n.rowid, n.id, n.title, n.kind, n.tags, n.builds_on, n.model, n.author, n.created_at, n.updated_at"
+CARD_COLUMNS = (
+    "n.rowid, n.id, n.title, n.kind, n.tags, n.builds_on, n.model, n.author, n.created_at, n.updated_at,"
+    " n.attempt_id, a.project, a.campaign, n.note_kind, a.outcome, a.ended_at"
+)
+_CARD_FROM = "note_index n LEFT JOIN attempts a ON a.id = n.attempt_id"
+_PREVIEW = 16  # the column after CARD_COLUMNS
 _MAX_LIMIT = 1000
 RANK_WINDOW = 400
 TITLE_WINDOW = 200
@@ -27,6 +32,7 @@ _RANGE_GAP = 3000  # rowids closer than this share one walk of the matches betwe
 
 def card_from_row(row: tuple | sqlite3.Row, snippet: str, score: float | None) -> Card:
     _rowid, nid, title, kind, tags, builds_on, model, author, created, updated = row[:10]
+    attempt_id, project, campaign, note_kind, outcome, ended = row[10:16]
     return Card(
         id=nid,
         title=title,
@@ -39,6 +45,12 @@ def card_from_row(row: tuple | sqlite3.Row, snippet: str, score: float | None) -
         updated_at=updated,
         snippet=snippet,
         score=score,
+        attempt_id=attempt_id,
+        project=project,
+        campaign=campaign,
+        note_kind=note_kind or "note",
+        attempt_outcome=outcome,
+        attempt_ended_at=ended,
     )
 
 
@@ -175,7 +187,7 @@ def keyword_search(index: Index, query: str, *, limit: int = 10, filters: Filter
     rows = {
         r[0]: r
         for r in index.conn.execute(
-            f"SELECT {CARD_COLUMNS}, t.preview FROM note_index n JOIN note_text t ON t.rowid = n.rowid"
+            f"SELECT {CARD_COLUMNS}, t.preview FROM {_CARD_FROM} JOIN note_text t ON t.rowid = n.rowid"
             f" WHERE n.rowid IN ({marks})",
             wanted,
         )
@@ -185,7 +197,7 @@ def keyword_search(index: Index, query: str, *, limit: int = 10, filters: Filter
         row = rows.get(rowid)
         if row is None:
             continue
-        snippet = make_snippet(unsegment(bodies.get(rowid) or ""), phrases[expr]) or row[10]
+        snippet = make_snippet(unsegment(bodies.get(rowid) or ""), phrases[expr]) or row[_PREVIEW]
         cards.append(card_from_row(row, snippet, float(f"{-score:.6g}")))
     return cards
 
@@ -196,7 +208,7 @@ def list_cards(index: Index, *, limit: int = 20, offset: int = 0, filters: Filte
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidArgumentError(f"offset must be a whole number ≥ 0, got {offset!r}")
     where, params = (filters or Filters()).sql()
-    sql = f"SELECT {CARD_COLUMNS} FROM note_index n" + (f" WHERE {where}" if where else "")
+    sql = f"SELECT {CARD_COLUMNS} FROM {_CARD_FROM}" + (f" WHERE {where}" if where else "")
     sql += " ORDER BY n.updated_at DESC, n.rowid DESC LIMIT ? OFFSET ?"
     found = index.conn.execute(sql, [*params, limit, offset]).fetchall()
     marks = ",".join("?" * len(found))
@@ -204,4 +216,4 @@ def list_cards(index: Index, *, limit: int = 20, offset: int = 0, filters: Filte
         index.conn.execute(f"SELECT rowid, preview FROM note_text WHERE rowid IN ({marks})", [r[0] for r in found])
     )
     rows = [(*r, previews.get(r[0], "")) for r in found]
-    return [card_from_row(r, r[10], None) for r in rows]
+    return [card_from_row(r, r[_PREVIEW], None) for r in rows]

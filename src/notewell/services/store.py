@@ -8,7 +8,6 @@ Outside changes are picked up before every read.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import shutil
@@ -26,58 +25,31 @@ from ..errors import (
 )
 from ..model.header import parse_note
 from ..model.ids import NOTE_ID_RE, is_note_id, new_note_id
-from ..model.note import DEFAULT_MAX_BYTES, Card, Note, check_text, derive_title
+from ..model.note import (
+    AUTHOR_MAX,
+    DEFAULT_MAX_BYTES,
+    MODEL_MAX,
+    Card,
+    Note,
+    check_label,
+    check_text,
+    derive_title,
+)
 from ..model.timestamps import now_iso
 from ..search.filters import Filters
 from ..search.keyword import keyword_search, list_cards
 from ..storage.files import NoteFolder, printable_name
 from ..storage.history import History
-from ..storage.index import CorruptIndexError, Index, IndexRow, translated
+from ..storage.index import Index, IndexRow
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
 from ..storage.watch import Watcher
+from .attempts import AttemptsMixin
+from .guard import guarded
 from .watching import WatchingMixin
 
 __all__ = ["Store", "open_store"]
 
-_AUTHOR_MAX = 200
-_MODEL_MAX = 100
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
-
-
-def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Run a public method with sqlite3 errors translated; a damaged index, or one
-    replaced by another process's reindex, is reopened or rebuilt, then the call retried."""
-
-    @functools.wraps(method)
-    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
-        for attempt in (0, 1):
-            try:
-                with translated():
-                    if self._index.replaced():
-                        self._reopen_index(rebuild=False)
-                    return method(self, *args, **kwargs)
-            except CorruptIndexError:
-                if attempt:
-                    raise
-                self._reopen_index(rebuild=True)
-        raise AssertionError("unreachable")
-
-    return wrapper
-
-
-def _check_label(value: str | None, name: str, limit: int) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidArgumentError(f"{name} must be a string")
-    value = value.strip()
-    if not value:
-        return None
-    if "\n" in value or "\r" in value or "\x00" in value:
-        raise InvalidArgumentError(f"{name} must be one line")
-    if len(value) > limit:
-        raise InvalidArgumentError(f"{name} is {len(value)} characters; the limit is {limit}")
-    return value
 
 
 def _check_id(note_id: object) -> str:
@@ -90,7 +62,7 @@ def _check_id(note_id: object) -> str:
     return note_id
 
 
-class Store(WatchingMixin):
+class Store(AttemptsMixin, WatchingMixin):
     """A notes folder and its index. Use :func:`notewell.open` to get one."""
 
     def __init__(
@@ -159,7 +131,7 @@ class Store(WatchingMixin):
             self._watcher.watch(dirs)
         return self._sync.paths(fs, None, progress=progress)
 
-    @_guarded
+    @guarded
     def refresh(self) -> SyncReport:
         """Pick up changes made outside notewell (runs before every read)."""
         with self._lock:
@@ -184,7 +156,7 @@ class Store(WatchingMixin):
                 return SyncReport()
             return self.last_sync
 
-    @_guarded
+    @guarded
     def reindex(self, progress: Progress | None = None) -> SyncReport:
         """Throw the index away and rebuild it from the folder (ids, times and authors
         come back from the journal)."""
@@ -208,7 +180,7 @@ class Store(WatchingMixin):
             if self._index.rebuilt:
                 self.last_sync = self._full_sync()
 
-    @_guarded
+    @guarded
     def problems(self) -> list[dict[str, str]]:
         """Files in the folder that could not be indexed, with the reason."""
         with self._lock:
@@ -217,48 +189,60 @@ class Store(WatchingMixin):
 
     # -- writes -------------------------------------------------------------
 
-    @_guarded
-    def add_note(self, text: str | bytes, *, author: str | None = None, model: str | None = None) -> Note:
-        """Store a new note; its text is kept byte for byte. Returns the whole note."""
-        return self.add_notes([text], author=author, model=model)[0]
+    @guarded
+    def add_note(
+        self, text: str | bytes, *, author: str | None = None, model: str | None = None, attempt: str | None = None
+    ) -> Note:
+        """Store a new note, on a running *attempt* if given; its text is kept byte for byte.
+        Returns the whole note."""
+        return self.add_notes([text], author=author, model=model, attempt=attempt)[0]
 
-    @_guarded
+    @guarded
     def add_notes(
         self,
         texts: Iterable[str | bytes],
         *,
         author: str | None = None,
         model: str | None = None,
+        attempt: str | None = None,
         progress: Progress | None = None,
         batch: int = 1000,
+        _note_kind: str = "note",
     ) -> list[Note]:
         """Store many notes, a batch per transaction (the bulk import path).
 
         Every text is checked before anything is written; each file is on disk
         (synced) before the transaction that indexes it commits.
         """
-        author = _check_label(author, "author", _AUTHOR_MAX)
-        model = _check_label(model, "model", _MODEL_MAX)
+        author = check_label(author, "author", AUTHOR_MAX)
+        model = check_label(model, "model", MODEL_MAX)
+        origin = {"attempt": None, "note_kind": _note_kind}
+        if attempt is not None:
+            running = self._running_attempt(attempt)  # before any file is written
+            origin["attempt"] = running.id
+            author = author or running.author
+            model = model or running.model
         checked = [check_text(t, max_bytes=self.max_bytes) for t in texts]
         chunks = [checked[i : i + batch] for i in range(0, len(checked), batch)]
         durable = len(checked) == 1
         notes: list[Note] = []
         with self._lock:
             if len(chunks) < 2:
-                ready = [self._prepare(c, self._fresh_ids(len(c)), durable, author, model) for c in chunks]
+                ready = [self._prepare(c, self._fresh_ids(len(c)), durable, author, model, origin) for c in chunks]
                 self._index_batches(iter(ready).__next__, len(chunks), notes, progress, len(checked))
                 return notes
             # A second thread writes the next batch's files and parses its notes while this
             # one indexes the current batch (SQLite and file system calls release the GIL).
             with ThreadPoolExecutor(max_workers=1) as pool:
-                futures = [pool.submit(self._prepare, chunks[0], self._fresh_ids(len(chunks[0])), False, author, model)]
+                first = self._fresh_ids(len(chunks[0]))
+                futures = [pool.submit(self._prepare, chunks[0], first, False, author, model, origin)]
 
                 def next_ready() -> tuple[list[dict[str, Any]], list[IndexRow]]:
                     done = futures[-1].result()
                     position = len(futures)
                     if position < len(chunks):
                         ids = self._fresh_ids(len(chunks[position]))
-                        futures.append(pool.submit(self._prepare, chunks[position], ids, False, author, model))
+                        futures.append(pool.submit(self._prepare, chunks[position], ids, False, author, model, origin))
                     return done
 
                 self._index_batches(next_ready, len(chunks), notes, progress, len(checked))
@@ -303,7 +287,13 @@ class Store(WatchingMixin):
         return ids
 
     def _prepare(
-        self, chunk: list[tuple[str, bytes]], ids: list[str], durable: bool, author: str | None, model: str | None
+        self,
+        chunk: list[tuple[str, bytes]],
+        ids: list[str],
+        durable: bool,
+        author: str | None,
+        model: str | None,
+        origin: dict[str, Any],
     ) -> tuple[list[dict[str, Any]], list[IndexRow]]:
         """Create one file per note (never over an existing file), sync them, and build
         the journal records and index rows. Touches no database: it runs on a thread."""
@@ -321,36 +311,42 @@ class Store(WatchingMixin):
                     raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
             at = now_iso()
             sha = hashlib.sha256(data).hexdigest()
-            records.append(
-                {
-                    "op": "add",
-                    "id": nid,
-                    "path": path,
-                    "at": at,
-                    "author": author,
-                    "model": model,
-                    "rev": 1,
-                    "sha256": sha,
-                    "size": len(data),
-                }
-            )
+            record = {
+                "op": "add",
+                "id": nid,
+                "path": path,
+                "at": at,
+                "author": author,
+                "model": model,
+                "rev": 1,
+                "sha256": sha,
+                "size": len(data),
+            }
+            if origin["attempt"]:
+                record["attempt"] = origin["attempt"]
+            if origin["note_kind"] != "note":
+                record["note_kind"] = origin["note_kind"]
+            records.append(record)
             meta = {"author": author, "model": model, "created_at": at, "updated_at": at, "revision": 1}
-            rows.append(build_row(note_id=nid, path=path, text=text, sha256=sha, state=state, meta=meta))
+            row = build_row(note_id=nid, path=path, text=text, sha256=sha, state=state, meta=meta)
+            row.attempt_id, row.note_kind = origin["attempt"], origin["note_kind"]
+            rows.append(row)
         if not durable:
             os.sync()  # one flush for the whole batch instead of one per file
         return records, rows
 
-    @_guarded
+    @guarded
     def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
         """Replace a note's text; the previous text stays as an earlier revision."""
         note_id = _check_id(note_id)
-        author = _check_label(author, "author", _AUTHOR_MAX)
+        author = check_label(author, "author", AUTHOR_MAX)
         text, data = check_text(text, max_bytes=self.max_bytes)
         with self._lock:
             self.refresh()
             with self._index.write():
                 self._sync.catch_up()
                 rowid, path, revision, current = self._current(note_id)
+                self._check_unfrozen(note_id)
                 sha = hashlib.sha256(data).hexdigest()
                 if sha == hashlib.sha256(current).hexdigest():
                     row = None
@@ -385,6 +381,7 @@ class Store(WatchingMixin):
                             "revision": meta[6],
                         },
                     )
+                    row.attempt_id, row.note_kind = meta[9], meta[10] or "note"
                     self._index.upsert(row)
             return self._get(note_id, None)
 
@@ -402,7 +399,7 @@ class Store(WatchingMixin):
             raise StorageError(f"{path} changed while being written; try again")
         return rowid, path, revision, data
 
-    @_guarded
+    @guarded
     def delete_note(self, note_id: str) -> dict[str, Any]:
         """Remove a note's file; its last text stays in the history folder."""
         note_id = _check_id(note_id)
@@ -411,6 +408,7 @@ class Store(WatchingMixin):
             with self._index.write():
                 self._sync.catch_up()
                 rowid, path, revision, current = self._current(note_id)
+                self._check_unfrozen(note_id)
                 title = derive_title(parse_note(current.decode("utf-8")), path)
                 self._history.save_revision(note_id, revision, current)
                 try:
@@ -423,7 +421,7 @@ class Store(WatchingMixin):
 
     # -- reads --------------------------------------------------------------
 
-    @_guarded
+    @guarded
     def get_note(self, note_id: str, *, revision: int | None = None) -> Note:
         """The whole note: text as written, parsed header, extra, body, backlinks."""
         note_id = _check_id(note_id)
@@ -435,7 +433,8 @@ class Store(WatchingMixin):
 
     def _get(self, note_id: str, revision: int | None) -> Note:
         row = self._index.query(
-            "SELECT id, path, author, created_at, updated_at, revision, model FROM note_index WHERE id = ?",
+            "SELECT id, path, author, created_at, updated_at, revision, model, attempt_id, note_kind"
+            " FROM note_index WHERE id = ?",
             (note_id,),
         )
         if not row:
@@ -445,11 +444,11 @@ class Store(WatchingMixin):
                 gone = " (deleted or unreadable; its kept revisions can be read by number)" if meta else ""
                 raise NotFoundError(f"no note {note_id}{gone}")
             last = self._index.query("SELECT max(revision) FROM revisions WHERE id = ?", (note_id,))[0][0] or 0
-            row = [(note_id, "", meta[2], meta[4], meta[5], last, meta[3])]
+            row = [(note_id, "", meta[2], meta[4], meta[5], last, meta[3], meta[9], meta[10])]
             deleted = True
         else:
             deleted = False
-        nid, path, author, created, updated, current_rev, row_model = row[0]
+        nid, path, author, created, updated, current_rev, row_model, attempt_id, note_kind = row[0]
         if not deleted and (revision is None or revision == current_rev):
             try:
                 data = self._folder.read(path)
@@ -501,6 +500,9 @@ class Store(WatchingMixin):
             extra=parsed.extra,
             body=parsed.body,
             backlinks=backlinks,
+            attempt_id=attempt_id,
+            note_kind=note_kind or "note",
+            attempt=self._attempt(attempt_id).to_dict() if attempt_id else None,
         )
 
     def _note_from_row(self, row: IndexRow) -> Note:
@@ -523,9 +525,12 @@ class Store(WatchingMixin):
             extra=list(row.extra),
             body=row.body,
             backlinks=[],
+            attempt_id=row.attempt_id,
+            note_kind=row.note_kind,
+            attempt=self._attempt(row.attempt_id).to_dict() if row.attempt_id else None,
         )
 
-    @_guarded
+    @guarded
     def search_notes(self, query: str, *, limit: int = 10, **filters: Any) -> list[Card]:
         """Keyword search (FTS5, BM25, title 3x): the best *limit* notes as cards.
 
@@ -537,7 +542,7 @@ class Store(WatchingMixin):
             self.refresh()
             return keyword_search(self._index, query, limit=limit, filters=f)
 
-    @_guarded
+    @guarded
     def list_notes(self, *, limit: int = 20, offset: int = 0, **filters: Any) -> list[Card]:
         """Notes, most recently updated first, as cards (same filters as search)."""
         f = Filters.from_kwargs(filters)
@@ -545,7 +550,7 @@ class Store(WatchingMixin):
             self.refresh()
             return list_cards(self._index, limit=limit, offset=offset, filters=f)
 
-    @_guarded
+    @guarded
     def summary(self, *, recent: int = 5) -> dict[str, Any]:
         """Counts by kind, the most recent notes, and files that could not be read."""
         with self._lock:
@@ -561,7 +566,7 @@ class Store(WatchingMixin):
                 "problems": self._index.problems(),
             }
 
-    @_guarded
+    @guarded
     def list_tags(self) -> list[dict[str, Any]]:
         """Every tag with the number of notes carrying it, most used first."""
         with self._lock:
@@ -569,7 +574,7 @@ class Store(WatchingMixin):
             rows = self._index.query("SELECT tag, count(*) FROM note_tags GROUP BY tag ORDER BY count(*) DESC, tag")
             return [{"tag": t, "count": c} for t, c in rows]
 
-    @_guarded
+    @guarded
     def history(self, note_id: str) -> list[dict[str, Any]]:
         """Every revision of a note, oldest first, and whether its text was kept."""
         note_id = _check_id(note_id)
@@ -600,7 +605,7 @@ class Store(WatchingMixin):
                 )
             return out
 
-    @_guarded
+    @guarded
     def resolve(self, ref: str) -> str:
         """A note id from an id or a path inside the store (``notes/x.md``)."""
         if isinstance(ref, str) and ref.endswith(".md") and not is_note_id(ref):

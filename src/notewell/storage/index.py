@@ -51,6 +51,8 @@ class IndexRow:
     body: str
     header: dict[str, Any] | None = None  # parsed once, reused by the caller; not stored
     extra: list[str] = field(default_factory=list)
+    attempt_id: str | None = None
+    note_kind: str = "note"
 
     @property
     def preview(self) -> str:
@@ -69,9 +71,12 @@ def row_fields(parsed: ParsedNote) -> dict[str, Any]:
     }
 
 
-def meta_tokens(row: IndexRow) -> str:
+def meta_tokens(row: IndexRow, project: str | None = None, campaign: str | None = None) -> str:
     """The notes_fts.meta text of a note: one token per value a search can filter on."""
     tokens = [meta_token("t", t) for t in row.tags]
+    for letter, value in (("x", row.attempt_id), ("p", project), ("c", campaign)):
+        if value:
+            tokens.append(meta_token(letter, value))
     tokens += [meta_token("b", b) for b in row.builds_on]
     for letter, value in (("k", row.kind), ("a", row.author), ("m", row.model)):
         if value:
@@ -285,14 +290,28 @@ class Index:
         for r in records:
             op, nid = r.get("op"), r["id"]
             rev = r.get("rev")
+            if op == "attempt":
+                c.execute(
+                    "INSERT OR REPLACE INTO attempts(id, project, campaign, author, model, started_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (nid, r.get("project") or "", r.get("campaign"), r.get("author"), r.get("model"), r.get("at")),
+                )
+                continue
+            if op == "attempt_end":
+                c.execute(
+                    "UPDATE attempts SET ended_at = ?, outcome = ?, summary_note = ? WHERE id = ?",
+                    (r.get("at"), r.get("outcome"), r.get("summary"), nid),
+                )
+                continue
             if op in ("add", "adopt"):
                 c.execute(
                     "INSERT INTO journal_meta(id, path, author, model, created_at, updated_at, revision,"
-                    " sha256, deleted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)"
+                    " sha256, deleted, attempt, note_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)"
                     " ON CONFLICT(id) DO UPDATE SET path = excluded.path, author = excluded.author,"
                     " model = excluded.model, created_at = excluded.created_at,"
                     " updated_at = excluded.updated_at, revision = excluded.revision,"
-                    " sha256 = excluded.sha256, deleted = 0",
+                    " sha256 = excluded.sha256, deleted = 0, attempt = excluded.attempt,"
+                    " note_kind = excluded.note_kind",
                     (
                         nid,
                         r.get("path"),
@@ -302,6 +321,8 @@ class Index:
                         r.get("at"),
                         rev or 1,
                         r.get("sha256"),
+                        r.get("attempt"),
+                        r.get("note_kind"),
                     ),
                 )
             elif op in ("edit", "change"):
@@ -332,7 +353,7 @@ class Index:
 
     def meta_for_id(self, note_id: str) -> tuple | None:
         return self.conn.execute(
-            "SELECT id, path, author, model, created_at, updated_at, revision, sha256, deleted"
+            "SELECT id, path, author, model, created_at, updated_at, revision, sha256, deleted, attempt, note_kind"
             " FROM journal_meta WHERE id = ?",
             (note_id,),
         ).fetchone()
@@ -421,11 +442,13 @@ class Index:
             row.mtime_ns,
             row.size,
             row.sha256,
+            row.attempt_id,
+            row.note_kind,
         )
         rowid = c.execute(
             "INSERT INTO note_index(id, path, title, kind, model, summary, tags, builds_on, author,"
-            " created_at, updated_at, revision, mtime_ns, size, sha256)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " created_at, updated_at, revision, mtime_ns, size, sha256, attempt_id, note_kind)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             values,
         ).lastrowid
         c.execute("INSERT INTO note_text(rowid, preview, text) VALUES (?, ?, ?)", (rowid, row.preview, row.text))
@@ -437,12 +460,18 @@ class Index:
             )
         c.execute(
             "INSERT INTO notes_fts(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
-            (rowid, segment(row.title), segment(row.body), meta_tokens(row)),
+            (rowid, segment(row.title), segment(row.body), meta_tokens(row, *self._project_of(row.attempt_id))),
         )
         if not new:
             c.execute("DELETE FROM problems WHERE path = ?", (row.path,))
         assert rowid is not None
         return rowid
+
+    def _project_of(self, attempt_id: str | None) -> tuple[str | None, str | None]:
+        if not attempt_id:
+            return None, None
+        found = self.conn.execute("SELECT project, campaign FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+        return (found[0], found[1]) if found else (None, None)
 
     def touch(self, rowid: int, mtime_ns: int, size: int) -> None:
         """Record a new mtime for a file whose content did not change."""

@@ -10,7 +10,7 @@ import sqlite3
 
 __all__ = ["NOTE_INDEXES", "SCHEMA", "meta_token", "SCHEMA_VERSION", "TITLE_WEIGHT", "configure", "create_schema"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 TITLE_WEIGHT = 3.0
 FTS_HASH_BYTES = 64 * 1024 * 1024
 
@@ -27,7 +27,9 @@ CREATE TABLE journal_meta(
   updated_at TEXT,
   revision INTEGER NOT NULL DEFAULT 0,
   sha256 TEXT,
-  deleted INTEGER NOT NULL DEFAULT 0
+  deleted INTEGER NOT NULL DEFAULT 0,
+  attempt TEXT,
+  note_kind TEXT
 );
 CREATE INDEX journal_meta_path ON journal_meta(path);
 CREATE TABLE revisions(
@@ -40,6 +42,20 @@ CREATE TABLE revisions(
   size INTEGER,
   PRIMARY KEY(id, revision)
 ) WITHOUT ROWID;
+
+-- Attempts (runs on a project), from the journal's attempt and attempt_end records.
+CREATE TABLE attempts(
+  id TEXT PRIMARY KEY,
+  project TEXT NOT NULL,
+  campaign TEXT,
+  author TEXT,
+  model TEXT,
+  started_at TEXT NOT NULL,
+  ended_at TEXT,
+  outcome TEXT,
+  summary_note TEXT
+) WITHOUT ROWID;
+CREATE INDEX attempts_project ON attempts(project, started_at);
 
 -- One row per note file, with its parsed header.
 CREATE TABLE note_index(
@@ -58,14 +74,17 @@ CREATE TABLE note_index(
   revision INTEGER NOT NULL,
   mtime_ns INTEGER NOT NULL,
   size INTEGER NOT NULL,
-  sha256 TEXT NOT NULL
+  sha256 TEXT NOT NULL,
+  attempt_id TEXT,
+  note_kind TEXT NOT NULL DEFAULT 'note'
 );
 -- The bulky columns live apart, so that the rows above stay small: a search joins
 -- note_index for every note it filters, and small rows stay in the page cache.
 CREATE TABLE note_text(rowid INTEGER PRIMARY KEY, preview TEXT NOT NULL, text TEXT NOT NULL);
 CREATE TABLE note_tags(tag TEXT NOT NULL, note INTEGER NOT NULL, PRIMARY KEY(tag, note)) WITHOUT ROWID;
 CREATE TABLE note_links(target TEXT NOT NULL, note INTEGER NOT NULL, PRIMARY KEY(target, note)) WITHOUT ROWID;
--- meta holds a token per filterable value (kind, tags, author, model, builds_on), so a
+-- meta holds a token per filterable value (kind, tags, author, model, builds_on, attempt,
+-- project, campaign), so a
 -- filtered search is one FTS5 match that intersects lists of notes instead of a walk
 -- that looks each match up in note_index. Its BM25 weight is 0.
 CREATE VIRTUAL TABLE notes_fts USING fts5(
@@ -93,6 +112,7 @@ NOTE_INDEXES = (
     "CREATE INDEX IF NOT EXISTS note_index_kind ON note_index(kind, updated_at)",
     "CREATE INDEX IF NOT EXISTS note_index_author ON note_index(author)",
     "CREATE INDEX IF NOT EXISTS note_index_model ON note_index(model)",
+    "CREATE INDEX IF NOT EXISTS note_index_attempt ON note_index(attempt_id, updated_at)",
     "CREATE INDEX IF NOT EXISTS note_tags_note ON note_tags(note)",
     "CREATE INDEX IF NOT EXISTS note_links_note ON note_links(note)",
 )

@@ -299,6 +299,7 @@ class Syncer:
             meta = index.meta_for_id(row.id)
             if meta is not None:
                 row.author, row.created_at, row.updated_at, row.revision = meta[2], meta[4], meta[5], meta[6]
+                row.attempt_id, row.note_kind = meta[9], meta[10] or "note"
                 if not (row.header or {}).get("model"):
                     row.model = meta[3]
             index.upsert(row, new=fresh)

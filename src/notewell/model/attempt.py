@@ -1,0 +1,73 @@
+"""Attempts: one run, by an agent or a person, on a project. Notes are written on them.
+
+A note written on an attempt can change while the attempt runs and is frozen once it
+ends; a project may belong to a campaign. Notes may also be written outside any attempt.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..errors import InvalidArgumentError, InvalidIdError
+from .ids import ATTEMPT_ID_RE
+from .slug import slugify
+
+__all__ = ["OUTCOMES", "Attempt", "check_attempt_id", "check_outcome", "check_project"]
+
+OUTCOMES = ("succeeded", "failed", "abandoned")
+_PROJECT_MAX = 80
+_OUTCOME_RE = re.compile(r"[a-z][a-z0-9_-]{0,29}")
+
+
+def check_attempt_id(value: object) -> str:
+    """*value* as an attempt id, or InvalidIdError."""
+    if not isinstance(value, str) or ATTEMPT_ID_RE.fullmatch(value.strip()) is None:
+        shown = value if isinstance(value, str) and len(value) <= 60 else repr(type(value).__name__)
+        raise InvalidIdError(f"not an attempt id: {shown!r} (ids look like att_0h3k9x2c7m)")
+    return value.strip()
+
+
+def check_project(value: object, name: str = "project") -> str:
+    """A project (or campaign) name as its slug: ``"SAT solver"`` becomes ``sat-solver``."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{name} must be a string")
+    slug = slugify(value)
+    if not slug:
+        raise InvalidArgumentError(f"{name} {value!r} has no letters or digits to name it by")
+    if len(slug) > _PROJECT_MAX:
+        raise InvalidArgumentError(f"{name} is {len(slug)} characters as a slug; the limit is {_PROJECT_MAX}")
+    return slug
+
+
+def check_outcome(value: object) -> str:
+    """succeeded, failed, abandoned, or another short word (lower case, ≤ 30 characters)."""
+    if not isinstance(value, str) or _OUTCOME_RE.fullmatch(value.strip().lower()) is None:
+        raise InvalidArgumentError(f"outcome must be one of {', '.join(OUTCOMES)} or another short word, got {value!r}")
+    return value.strip().lower()
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One run on a project: who, when, how it ended, and how many notes it wrote."""
+
+    id: str
+    project: str
+    campaign: str | None
+    author: str | None
+    model: str | None
+    started_at: str
+    ended_at: str | None
+    outcome: str | None
+    summary_note_id: str | None
+    notes: int = 0
+
+    @property
+    def running(self) -> bool:
+        return self.ended_at is None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["running"] = self.running
+        return out

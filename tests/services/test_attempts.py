@@ -1,0 +1,112 @@
+"""Attempts: notes written on a run, frozen when it ends, and all of it rebuilt from the folder."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+import notewell
+from notewell import FrozenError, InvalidArgumentError, InvalidIdError, NotFoundError
+
+
+def test_notes_on_a_running_attempt_change_and_freeze_when_it_ends(store):
+    att = store.start_attempt("SAT Solver", author="agent-7", model="m1", campaign="Hard Problems")
+    assert att.id.startswith("att_") and len(att.id) == 14
+    assert (att.project, att.campaign, att.running, att.notes) == ("sat-solver", "hard-problems", True, 0)
+    note = store.add_note("# Phase saving helps\n\nOn the large fixture.", attempt=att.id)
+    assert note.attempt_id == att.id and note.author == "agent-7" and note.model == "m1"
+    assert note.attempt["project"] == "sat-solver" and note.note_kind == "note"
+    edited = store.edit_note(note.id, "# Phase saving helps a lot\n\nOn the large fixture.")
+    assert edited.attempt_id == att.id and edited.revision == 2
+    outside = store.add_note("# Written outside any attempt")
+    assert outside.attempt_id is None and outside.attempt is None
+
+    ended = store.end_attempt(att.id, outcome="succeeded", summary="Phase saving is the win; restarts did not matter.")
+    assert (ended.running, ended.outcome, ended.notes) == (False, "succeeded", 2)
+    summary = store.get_note(ended.summary_note_id)
+    assert summary.note_kind == "summary" and summary.attempt_id == att.id
+    assert summary.title == "Summary: sat-solver, succeeded"
+    assert summary.body.strip() == "Phase saving is the win; restarts did not matter."
+
+    before = (store.root / f"{note.id}.md").read_bytes()
+    with pytest.raises(FrozenError) as err:
+        store.edit_note(note.id, "changed after the end")
+    assert err.value.code == "frozen" and att.id in err.value.message
+    with pytest.raises(FrozenError):
+        store.delete_note(note.id)
+    with pytest.raises(FrozenError):
+        store.add_note("late", attempt=att.id)
+    with pytest.raises(FrozenError):
+        store.end_attempt(att.id, outcome="failed")
+    assert (store.root / f"{note.id}.md").read_bytes() == before
+    assert store.get_note(note.id).revision == 2
+    store.edit_note(outside.id, "# Still editable")  # no attempt: never frozen
+
+
+def test_cards_carry_the_attempt_and_scope_the_search(store):
+    a = store.start_attempt("alpha", author="ann", campaign="c1")
+    b = store.start_attempt("beta", author="bob")
+    na = store.add_note("kiwi on alpha", attempt=a.id)
+    nb = store.add_note("kiwi on beta", attempt=b.id)
+    free = store.add_note("kiwi nowhere")
+    store.end_attempt(b.id, outcome="abandoned")
+    cards = {c.id: c for c in store.search_notes("kiwi")}
+    assert set(cards) == {na.id, nb.id, free.id}
+    assert (cards[na.id].project, cards[na.id].campaign, cards[na.id].attempt_outcome) == ("alpha", "c1", None)
+    assert (cards[nb.id].attempt_outcome, cards[nb.id].attempt_ended_at is not None) == ("abandoned", True)
+    assert cards[free.id].project is None and cards[free.id].note_kind == "note"
+    assert [c.id for c in store.search_notes("kiwi", project="Alpha")] == [na.id]
+    assert [c.id for c in store.search_notes("kiwi", campaign="c1")] == [na.id]
+    assert [c.id for c in store.search_notes("kiwi", attempt_id=b.id)] == [nb.id]
+    assert [c.id for c in store.list_notes(project="beta")] == [nb.id]
+    assert [c.id for c in store.list_notes(attempt_id=a.id)] == [na.id]
+    assert store.search_notes("kiwi", project="nobody") == []
+    with pytest.raises(InvalidIdError):
+        store.search_notes("kiwi", attempt_id="att_bad")
+    with pytest.raises(InvalidArgumentError):
+        store.list_notes(project="!!!")
+
+
+def test_attempts_survive_a_rebuild_from_the_folder(store_dir):
+    s = notewell.open(store_dir)
+    att = s.start_attempt("gamma", author="cy")
+    n = s.add_note("# on gamma", attempt=att.id)
+    s.end_attempt(att.id, outcome="Failed", summary="# Why it failed\n\nThe fixture was wrong.")
+    s.close()
+    shutil.rmtree(store_dir / ".notewell")
+    s = notewell.open(store_dir)
+    again = s.get_attempt(att.id)
+    assert (again.project, again.outcome, again.notes, again.running) == ("gamma", "failed", 2, False)
+    assert s.get_note(n.id).attempt_id == att.id
+    summary = s.get_note(again.summary_note_id)
+    assert summary.note_kind == "summary" and summary.title == "Why it failed"
+    with pytest.raises(FrozenError):
+        s.edit_note(n.id, "no")
+    s.reindex()
+    assert s.search_notes("gamma", attempt_id=att.id)[0].attempt_outcome == "failed"
+    s.close()
+
+
+def test_listing_and_bad_input(store):
+    a = store.start_attempt("p1", author="x")
+    b = store.start_attempt("p2", author="y")
+    store.end_attempt(a.id, outcome="succeeded")
+    assert [x.id for x in store.list_attempts()] == [b.id, a.id]
+    assert [x.id for x in store.list_attempts(project="p1")] == [a.id]
+    assert [x.id for x in store.list_attempts(running=True)] == [b.id]
+    assert [x.id for x in store.list_attempts(running=False)] == [a.id]
+    with pytest.raises(NotFoundError):
+        store.get_attempt("att_0000000000")
+    with pytest.raises(NotFoundError):
+        store.add_note("x", attempt="att_0000000000")
+    for bad in ("../x", "att_", "nte_0000000000", 3):
+        with pytest.raises(InvalidIdError):
+            store.get_attempt(bad)
+    with pytest.raises(InvalidArgumentError):
+        store.start_attempt("p", author="  ")
+    with pytest.raises(InvalidArgumentError):
+        store.start_attempt("???", author="a")
+    with pytest.raises(InvalidArgumentError):
+        store.end_attempt(b.id, outcome="two words")
+    assert store.get_attempt(b.id).running
