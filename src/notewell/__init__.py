@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .model.header import ParsedNote, parse_note
     from .model.note import Card, Note
     from .model.slug import slugify
+    from .model.visibility import Viewer
     from .services.store import Store, open_store
 
 # The rest loads on first use, so `import notewell` costs only the error classes.
@@ -41,6 +42,7 @@ _LAZY = {
     "Card": ".model.note",
     "Note": ".model.note",
     "slugify": ".model.slug",
+    "Viewer": ".model.visibility",
     "Store": ".services.store",
     "open_store": ".services.store",
     "open": ".services.store",
@@ -80,6 +82,7 @@ __all__ = [
     "ParsedNote",
     "StorageError",
     "Store",
+    "Viewer",
     "__version__",
     "open",
     "open_store",

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 import notewell
+from notewell.model.ids import is_note_id
 from tests.conftest import CARD_KEYS
 
 
@@ -37,7 +38,7 @@ def test_full_cycle(tmp_path):
     src = tmp_path / "n.md"
     src.write_bytes(b"---\r\ntitle: From a file\r\ntags: [cli]\r\n---\r\nbody text\r\n")
     nid = run(["add", str(src), "--author", "me"], store).stdout.decode().strip()
-    assert notewell.model.ids.is_note_id(nid)
+    assert is_note_id(nid)
     assert run(["get", nid, "--raw"], store).stdout == src.read_bytes()
     got = js(run(["get", nid, "--json"], store))
     with notewell.open(store) as s:
@@ -189,3 +190,20 @@ def test_attempt_commands(tmp_path):
     assert bad.returncode == 2 and b"not an attempt id" in bad.stderr
     none = run(["attempt"], store, check=False)
     assert none.returncode == 2 and b"start|end|show|list" in none.stderr
+
+
+def test_project_and_read_commands(tmp_path):
+    store = tmp_path / "s"
+    worker = run(["attempt", "start", "omega", "--author", "w"], store).stdout.decode().strip()
+    writer = run(["attempt", "start", "omega", "--author", "v"], store).stdout.decode().strip()
+    nid = run(["add", "--text", "# plum", "--attempt", writer], store).stdout.decode().strip()
+    run(["get", nid, "--working-attempt", worker], store)
+    shown = js(run(["attempt", "show", worker, "--json"], store))
+    assert [r["note_id"] for r in shown["reads"]] == [nid]
+    assert f"read {nid}" in run(["attempt", "show", worker], store).stdout.decode()
+    got = js(run(["project", "set", "omega", "--private", "--owner", "w", "--json"], store))
+    assert got["private"] is True and got["owner"] == "w" and got["attempts"] == 2 and got["notes"] == 1
+    assert "private (owner w)" in run(["project", "show", "omega"], store).stdout.decode()
+    assert "public" in run(["project", "set", "omega", "--public"], store).stdout.decode()
+    gone = run(["project", "show", "???"], store, check=False)
+    assert gone.returncode == 2 and b"Traceback" not in gone.stderr

@@ -110,3 +110,76 @@ def test_listing_and_bad_input(store):
     with pytest.raises(InvalidArgumentError):
         store.end_attempt(b.id, outcome="two words")
     assert store.get_attempt(b.id).running
+
+
+def test_private_projects_are_seen_by_their_owner_only(store):
+    from notewell import Viewer
+
+    pub = store.start_attempt("open-work", author="ann")
+    sec = store.start_attempt("secret-work", author="bob")
+    n_pub = store.add_note("# plum public", attempt=pub.id)
+    n_sec = store.add_note("# plum secret", attempt=sec.id)
+    n_free = store.add_note("# plum loose")
+    got = store.set_project("Secret Work", private=True, owner="bob")
+    assert got == {
+        "name": "secret-work",
+        "private": True,
+        "owner": "bob",
+        "campaign": None,
+        "attempts": 1,
+        "notes": 1,
+    }
+    everyone = {n_pub.id, n_sec.id, n_free.id}
+    ann, bob, admin = Viewer("ann"), Viewer("bob"), Viewer("root", admin=True)
+
+    def ids(**kw):
+        return {c.id for c in store.search_notes("plum", **kw)}
+
+    assert ids() == everyone  # no identity: the store's owner sees everything
+    assert ids(viewer=ann) == {n_pub.id, n_free.id}
+    assert ids(viewer=Viewer()) == {n_pub.id, n_free.id}
+    assert ids(viewer=bob) == everyone and ids(viewer=admin) == everyone
+    assert ids(viewer=bob, project="secret-work") == {n_sec.id}
+    assert ids(viewer=ann, project="secret-work") == set()
+    assert {c.id for c in store.list_notes(viewer=ann)} == {n_pub.id, n_free.id}
+    assert store.get_note(n_sec.id, viewer=bob).id == n_sec.id
+    with pytest.raises(NotFoundError):
+        store.get_note(n_sec.id, viewer=ann)
+    with pytest.raises(NotFoundError):
+        store.get_attempt(sec.id, viewer=ann)
+    with pytest.raises(NotFoundError):
+        store.get_project("secret-work", viewer=ann)
+    assert [a.id for a in store.list_attempts(viewer=ann)] == [pub.id]
+    store.set_project("secret-work", private=False)
+    assert ids(viewer=ann) == everyone
+
+
+def test_reads_on_an_attempt_and_scoped_recent_notes(store_dir):
+    s = notewell.open(store_dir)
+    worker = s.start_attempt("delta", author="dee")
+    other = s.start_attempt("delta", author="eve")
+    first = s.add_note("# first on delta", attempt=other.id)
+    second = s.add_note("# second on delta", attempt=other.id)
+    s.get_note(first.id, working_attempt_id=worker.id)
+    s.get_note(second.id, working_attempt_id=worker.id)
+    assert [r["note_id"] for r in s.attempt_reads(worker.id)] == [first.id, second.id]
+    assert s.attempt_reads(other.id) == []
+    # Without search words: a project's (or an attempt's) recent notes; broader scopes need words.
+    assert [c.id for c in s.search_notes("", project="delta")] == [second.id, first.id]
+    assert [c.id for c in s.search_notes(" ", attempt_id=other.id)] == [second.id, first.id]
+    with pytest.raises(notewell.InvalidQueryError):
+        s.search_notes("")
+    s.end_attempt(worker.id, outcome="succeeded")
+    with pytest.raises(FrozenError):
+        s.get_note(first.id, working_attempt_id=worker.id)
+    s.close()
+    shutil.rmtree(store_dir / ".notewell")
+    s = notewell.open(store_dir)
+    assert [r["note_id"] for r in s.attempt_reads(worker.id)] == [first.id, second.id]
+    s.set_project("delta", private=True, owner="dee")
+    s.close()
+    shutil.rmtree(store_dir / ".notewell")
+    s = notewell.open(store_dir)
+    assert s.get_project("delta")["private"] is True
+    assert s.search_notes("delta", viewer=notewell.Viewer("eve")) == []
+    s.close()

@@ -208,7 +208,7 @@ def cmd_add(args: argparse.Namespace) -> None:
 
 def cmd_get(args: argparse.Namespace) -> None:
     with _store(args, create=False) as store:
-        note = store.get_note(store.resolve(args.id), revision=args.revision)
+        note = store.get_note(store.resolve(args.id), revision=args.revision, working_attempt_id=args.working_attempt)
     _print_note(note, args.json, args.raw)
 
 
@@ -378,12 +378,15 @@ def cmd_attempt(args: argparse.Namespace) -> None:
         if action == "show":
             attempt = store.get_attempt(args.id)
             cards = store.list_notes(attempt_id=attempt.id, limit=1000)
+            reads = store.attempt_reads(attempt.id)
             if args.json:
-                _emit_json({**attempt.to_dict(), "notes": [c.to_dict() for c in cards]})
+                _emit_json({**attempt.to_dict(), "notes": [c.to_dict() for c in cards], "reads": reads})
                 return
             print("\n".join(_attempt_lines(attempt)))
             for card in cards:
                 print(f"  {card.id}  {card.title}" + ("  [summary]" if card.note_kind == "summary" else ""))
+            for read in reads:
+                print(f"  read {read['note_id']}  {read['title'] or '(gone)'}  at {read['at']}")
             return
         running = {"running": True, "ended": False}.get(args.state) if args.state else None
         attempts = store.list_attempts(project=args.project, running=running, limit=args.limit)
@@ -394,6 +397,23 @@ def cmd_attempt(args: argparse.Namespace) -> None:
         else:
             for attempt in attempts:
                 print("\n".join(_attempt_lines(attempt)))
+
+
+def cmd_project(args: argparse.Namespace) -> None:
+    action = args.project_command
+    if action is None:
+        raise InvalidArgumentError("say what to do: notewell project set|show")
+    with _store(args, create=action == "set") as store:
+        if action == "set":
+            project = store.set_project(args.name, private=args.private, owner=args.owner, campaign=args.campaign)
+        else:
+            project = store.get_project(args.name)
+    if args.json:
+        _emit_json(project)
+        return
+    seen = f"private (owner {project['owner'] or 'none'})" if project["private"] else "public"
+    campaign = f", campaign {project['campaign']}" if project["campaign"] else ""
+    print(f"{project['name']}: {seen}{campaign}; {project['attempts']} attempt(s), {project['notes']} note(s)")
 
 
 def _user_name() -> str | None:
@@ -556,6 +576,7 @@ def build_parser() -> argparse.ArgumentParser:
         "reindex": (cmd_reindex, "rebuild the index from the notes folder"),
         "header": (cmd_header, "parse a note's header: header, extra and body"),
         "attempt": (cmd_attempt, "start, end, show or list attempts (runs on a project)"),
+        "project": (cmd_project, "set or show a project's settings (private, owner, campaign)"),
         "watch": (cmd_watch, "keep the index current from inotify so other commands skip the folder scan"),
         "demo": (cmd_demo, "make a demo store, add sample notes, search them"),
     }
@@ -585,6 +606,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", help="a note id (or a path inside the store)")
     p.add_argument("--revision", type=int)
     p.add_argument("--raw", action="store_true", help="print the stored text exactly")
+    p.add_argument(
+        "--working-attempt", metavar="ID", help="record the read on this running attempt (who read what, when)"
+    )
     p = ps["edit"]
     p.add_argument("id")
     p.add_argument("file", nargs="?", metavar="FILE", help="a file, or - for standard input")
@@ -620,6 +644,16 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--project")
     a.add_argument("--state", choices=("running", "ended"))
     a.add_argument("--limit", type=int, default=50)
+    project_sub = ps["project"].add_subparsers(dest="project_command", metavar="ACTION")
+    a = project_sub.add_parser("set", help="change a project's settings", parents=[common])
+    a.add_argument("name")
+    vis = a.add_mutually_exclusive_group()
+    vis.add_argument("--private", dest="private", action="store_true", default=None, help="seen by its owner only")
+    vis.add_argument("--public", dest="private", action="store_false", help="seen by everyone (the default)")
+    a.add_argument("--owner")
+    a.add_argument("--campaign")
+    a = project_sub.add_parser("show", help="a project's settings and counts", parents=[common])
+    a.add_argument("name")
     ps["watch"].add_argument(
         "--idle-exit",
         type=float,

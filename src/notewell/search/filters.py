@@ -62,6 +62,8 @@ class Filters:
     created_before: When = None
     updated_after: When = None
     updated_before: When = None
+    # Not a filter a caller passes: private projects the viewer may not see (set by the store).
+    hidden_projects: tuple[str, ...] = ()
 
     @classmethod
     def from_kwargs(cls, kwargs: dict[str, Any]) -> Filters:
@@ -98,6 +100,18 @@ class Filters:
             any_of("b", [self.builds_on])
         return " AND ".join(parts) or None
 
+    def fts_suffix(self) -> str:
+        """What a match expression gets appended, in parentheses before it: the FTS5
+        filters (`` AND …``) and the hidden projects (`` NOT …``); '' when neither."""
+        suffix = ""
+        meta = self.fts()
+        if meta:
+            suffix += f" AND ({meta})"
+        if self.hidden_projects:
+            tokens = " OR ".join(f'"{meta_token("p", p)}"' for p in self.hidden_projects)
+            suffix += f" NOT meta : ({tokens})"
+        return suffix
+
     def sql(self, alias: str = "n", *, dates_only: bool = False) -> tuple[str, list[Any]]:
         """A WHERE fragment over note_index (as *alias*) and its parameters ('' when no filter);
         with *dates_only*, just the created/updated ranges."""
@@ -106,6 +120,13 @@ class Filters:
         if dates_only:
             self._dates(alias, clauses, params)
             return " AND ".join(clauses), params
+        if self.hidden_projects:
+            marks = ",".join("?" * len(self.hidden_projects))
+            clauses.append(
+                f"({alias}.attempt_id IS NULL OR {alias}.attempt_id NOT IN"
+                f" (SELECT id FROM attempts WHERE project IN ({marks})))"
+            )
+            params.extend(self.hidden_projects)
         for name, column in (("project", "project"), ("campaign", "campaign")):
             value = self._scope(name)
             if value is not None:

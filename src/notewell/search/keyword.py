@@ -61,7 +61,7 @@ def check_limit(limit: int) -> int:
 
 
 def _ranked(
-    index: Index, query: str, where: str, params: list[Any], limit: int, exclude: set[int], meta: str | None = None
+    index: Index, query: str, where: str, params: list[Any], limit: int, exclude: set[int], suffix: str = ""
 ) -> list[tuple[int, float]]:
     """Rowids and BM25 ranks of the best matches, the newest first among equals.
 
@@ -73,8 +73,8 @@ def _ranked(
     the words is not cut off by the window. Both are ranked in one statement.
     """
     conn = index.conn
-    # Filters that FTS5 can answer (*meta*) are part of the match; the rest join note_index.
-    expr = f"({query}) AND {meta}" if meta else query
+    # Filters that FTS5 can answer (*suffix*) are part of the match; the rest join note_index.
+    expr = f"({query}){suffix}" if suffix else query
     join = " JOIN note_index n ON n.rowid = f.rowid" if where else ""
     cond = " WHERE notes_fts MATCH ?" + (f" AND {where}" if where else "")
     want = limit + len(exclude)
@@ -91,7 +91,7 @@ def _ranked(
         ).fetchall()
     else:
         edge = boundary[0]
-        titled = _title_matches(conn, query, meta, join, where, params, edge)
+        titled = _title_matches(conn, query, suffix, join, where, params, edge)
         low = min(titled, default=edge + 1)
         marks = ",".join("?" * len(titled))
         wanted = f"f.rowid > ? OR f.rowid IN ({marks})" if titled else "f.rowid > ?"
@@ -105,7 +105,7 @@ def _ranked(
 
 
 def _title_matches(
-    conn: sqlite3.Connection, query: str, meta: str | None, join: str, where: str, params: list[Any], edge: int
+    conn: sqlite3.Connection, query: str, suffix: str, join: str, where: str, params: list[Any], edge: int
 ) -> list[int]:
     """The newest notes at or below rowid *edge* whose title matches (no ranking: a walk)."""
     try:
@@ -115,7 +115,7 @@ def _title_matches(
                 f"SELECT f.rowid FROM notes_fts f{join} WHERE notes_fts MATCH ? AND f.rowid <= ?"
                 + (f" AND {where}" if where else "")
                 + " ORDER BY f.rowid DESC LIMIT ?",
-                [f"title : ({query})" + (f" AND {meta}" if meta else ""), edge, *params, TITLE_WINDOW],
+                [f"(title : ({query})){suffix}", edge, *params, TITLE_WINDOW],
             )
         ]
     except sqlite3.OperationalError:
@@ -123,25 +123,25 @@ def _title_matches(
 
 
 def _run(
-    index: Index, cq: CompiledQuery, where: str, params: list[Any], limit: int, meta: str | None = None
+    index: Index, cq: CompiledQuery, where: str, params: list[Any], limit: int, suffix: str = ""
 ) -> list[tuple[int, float, str]]:
     hits: list[tuple[int, float, str]] = []
     expr = cq.strict
     try:
-        got = _ranked(index, expr, where, params, limit, set(), meta)
+        got = _ranked(index, expr, where, params, limit, set(), suffix)
     except sqlite3.OperationalError as exc:
         if cq.fallback is None:
             raise InvalidQueryError(f"query cannot be searched: {exc}") from None
         expr = cq.fallback
         try:
-            got = _ranked(index, expr, where, params, limit, set(), meta)
+            got = _ranked(index, expr, where, params, limit, set(), suffix)
         except sqlite3.OperationalError as exc2:
             raise InvalidQueryError(f"query cannot be searched: {exc2}") from None
     hits.extend((r, s, expr) for r, s in got)
     if len(hits) < limit and cq.loose:
         for loose in _loose_passes(index, cq):
             try:
-                more = _ranked(index, loose, where, params, limit - len(hits), {r for r, _, _ in hits}, meta)
+                more = _ranked(index, loose, where, params, limit - len(hits), {r for r, _, _ in hits}, suffix)
             except sqlite3.OperationalError:
                 more = []
             hits.extend((r, s, loose) for r, s in more)
@@ -177,7 +177,7 @@ def keyword_search(index: Index, query: str, *, limit: int = 10, filters: Filter
     cq = compile_query(query)
     filters = filters or Filters()
     where, params = filters.sql(dates_only=True)
-    hits = _run(index, cq, where, params, limit, filters.fts())
+    hits = _run(index, cq, where, params, limit, filters.fts_suffix())
     if not hits:
         return []
     marks = ",".join("?" * len(hits))

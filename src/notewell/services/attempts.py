@@ -15,6 +15,7 @@ from ..model.header import compose_note, parse_note
 from ..model.ids import new_attempt_id
 from ..model.note import AUTHOR_MAX, MODEL_MAX, Note, check_label, derive_title
 from ..model.timestamps import now_iso
+from ..model.visibility import Viewer, may_see
 from ..storage.index import Index
 from ..storage.sync import Syncer
 from .guard import guarded
@@ -97,16 +98,24 @@ class AttemptsMixin:
             return self._attempt(attempt_id)
 
     @guarded
-    def get_attempt(self, attempt_id: str) -> Attempt:
+    def get_attempt(self, attempt_id: str, *, viewer: Viewer | None = None) -> Attempt:
         """An attempt: who ran it on what, when, how it ended, how many notes it wrote."""
         attempt_id = check_attempt_id(attempt_id)
         with self._lock:
             self.refresh()
-            return self._attempt(attempt_id)
+            attempt = self._attempt(attempt_id)
+            if attempt.project in self._hidden_projects(viewer):
+                raise NotFoundError(f"no attempt {attempt_id}")
+            return attempt
 
     @guarded
     def list_attempts(
-        self, *, project: str | None = None, running: bool | None = None, limit: int = 50
+        self,
+        *,
+        project: str | None = None,
+        running: bool | None = None,
+        limit: int = 50,
+        viewer: Viewer | None = None,
     ) -> list[Attempt]:
         """Attempts, the most recently started first; optionally one project's, or only
         the running (or only the ended) ones."""
@@ -119,16 +128,114 @@ class AttemptsMixin:
             params.append(check_project(project))
         if running is not None:
             clauses.append("ended_at IS NULL" if running else "ended_at IS NOT NULL")
-        where = " WHERE " + " AND ".join(clauses) if clauses else ""
         with self._lock:
             self.refresh()
+            hidden = self._hidden_projects(viewer)
+            if hidden:
+                clauses.append(f"project NOT IN ({','.join('?' * len(hidden))})")
+                params.extend(hidden)
+            where = " WHERE " + " AND ".join(clauses) if clauses else ""
             rows = self._index.query(
                 f"SELECT {_ATTEMPT_COLUMNS} FROM attempts{where} ORDER BY started_at DESC, id LIMIT ?",
                 [*params, limit],
             )
             return [self._from_row(r) for r in rows]
 
+    @guarded
+    def set_project(
+        self,
+        project: str,
+        *,
+        private: bool | None = None,
+        owner: str | None = None,
+        campaign: str | None = None,
+    ) -> dict[str, Any]:
+        """Settings of a project: private (seen by its owner and administrators only), its
+        owner, its campaign. Only what is given changes. Returns the project."""
+        name = check_project(project)
+        record: dict[str, Any] = {"op": "project", "id": name, "at": now_iso()}
+        if private is not None:
+            if not isinstance(private, bool):
+                raise InvalidArgumentError("private must be true or false")
+            record["private"] = private
+        if owner is not None:
+            record["owner"] = check_label(owner, "owner", AUTHOR_MAX)
+        if campaign is not None:
+            record["campaign"] = check_project(campaign, "campaign")
+        with self._lock:
+            self.refresh()
+            with self._index.write():
+                self._sync.catch_up()
+                self._sync.commit_records([record])
+            return self._project(name)
+
+    @guarded
+    def get_project(self, project: str, *, viewer: Viewer | None = None) -> dict[str, Any]:
+        """A project: its settings and how many attempts and notes it has."""
+        name = check_project(project)
+        with self._lock:
+            self.refresh()
+            found = self._project(name)
+            if not may_see(viewer, private=found["private"], owner=found["owner"]):
+                raise NotFoundError(f"no project {name}")
+            return found
+
+    @guarded
+    def attempt_reads(self, attempt_id: str) -> list[dict[str, Any]]:
+        """The notes read while working on an attempt (get_note with working_attempt_id), oldest first."""
+        attempt_id = check_attempt_id(attempt_id)
+        with self._lock:
+            self.refresh()
+            self._attempt(attempt_id)
+            return [
+                {"note_id": n, "title": t, "at": a}
+                for n, a, t in self._index.query(
+                    "SELECT r.note, r.at, n.title FROM attempt_reads r LEFT JOIN note_index n ON n.id = r.note"
+                    " WHERE r.attempt = ? ORDER BY r.at, r.note",
+                    (attempt_id,),
+                )
+            ]
+
     # -- helpers for the store ----------------------------------------------
+
+    def _project(self, name: str) -> dict[str, Any]:
+        row = self._index.conn.execute(
+            "SELECT private, owner, campaign FROM projects WHERE name = ?", (name,)
+        ).fetchone()
+        private, owner, campaign = row if row else (0, None, None)
+        (attempts,) = self._index.conn.execute("SELECT count(*) FROM attempts WHERE project = ?", (name,)).fetchone()
+        (notes,) = self._index.conn.execute(
+            "SELECT count(*) FROM note_index WHERE attempt_id IN (SELECT id FROM attempts WHERE project = ?)", (name,)
+        ).fetchone()
+        if campaign is None:
+            got = self._index.conn.execute(
+                "SELECT campaign FROM attempts WHERE project = ? AND campaign IS NOT NULL"
+                " ORDER BY started_at DESC LIMIT 1",
+                (name,),
+            ).fetchone()
+            campaign = got[0] if got else None
+        return {
+            "name": name,
+            "private": bool(private),
+            "owner": owner,
+            "campaign": campaign,
+            "attempts": attempts,
+            "notes": notes,
+        }
+
+    def _hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:
+        """Private projects *viewer* may not see."""
+        if viewer is None or viewer.admin:
+            return ()
+        rows = self._index.conn.execute("SELECT name, owner FROM projects WHERE private = 1").fetchall()
+        return tuple(name for name, owner in rows if not may_see(viewer, private=True, owner=owner))
+
+    def _record_read(self, attempt_id: str, note_id: str) -> None:
+        """Note that *note_id* was read while working on a running attempt."""
+        self._running_attempt(attempt_id)
+        with self._index.write():
+            self._sync.catch_up()
+            self._sync.commit_records([{"op": "read", "id": note_id, "attempt": attempt_id, "at": now_iso()}])
 
     def _from_row(self, row: Any) -> Attempt:
         (count,) = self._index.conn.execute(

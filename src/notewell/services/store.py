@@ -14,6 +14,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from ..model.note import (
     derive_title,
 )
 from ..model.timestamps import now_iso
+from ..model.visibility import Viewer
 from ..search.filters import Filters
 from ..search.keyword import keyword_search, list_cards
 from ..storage.files import NoteFolder, printable_name
@@ -422,14 +424,29 @@ class Store(AttemptsMixin, WatchingMixin):
     # -- reads --------------------------------------------------------------
 
     @guarded
-    def get_note(self, note_id: str, *, revision: int | None = None) -> Note:
-        """The whole note: text as written, parsed header, extra, body, backlinks."""
+    def get_note(
+        self,
+        note_id: str,
+        *,
+        revision: int | None = None,
+        viewer: Viewer | None = None,
+        working_attempt_id: str | None = None,
+    ) -> Note:
+        """The whole note: text as written, parsed header, extra, body, backlinks, and the
+        attempt it was written on. Passing *working_attempt_id* (a running attempt) records
+        the read on that attempt. A note in a private project the *viewer* may not see is
+        not found."""
         note_id = _check_id(note_id)
         if revision is not None and (isinstance(revision, bool) or not isinstance(revision, int) or revision < 1):
             raise InvalidArgumentError(f"revision must be a whole number ≥ 1, got {revision!r}")
         with self._lock:
             self.refresh()
-            return self._get(note_id, revision)
+            note = self._get(note_id, revision)
+            if note.attempt and note.attempt["project"] in self._hidden_projects(viewer):
+                raise NotFoundError(f"no note {note_id}")
+            if working_attempt_id is not None:
+                self._record_read(working_attempt_id, note_id)
+            return note
 
     def _get(self, note_id: str, revision: int | None) -> Note:
         row = self._index.query(
@@ -531,23 +548,31 @@ class Store(AttemptsMixin, WatchingMixin):
         )
 
     @guarded
-    def search_notes(self, query: str, *, limit: int = 10, **filters: Any) -> list[Card]:
+    def search_notes(self, query: str, *, limit: int = 10, viewer: Viewer | None = None, **filters: Any) -> list[Card]:
         """Keyword search (FTS5, BM25, title 3x): the best *limit* notes as cards.
 
-        Filters: kind, tags (+ tag_mode "any"/"all"), author, model, builds_on,
-        created_after/created_before/updated_after/updated_before.
+        Where: project, campaign, attempt_id (omit all three: all the work the *viewer*
+        may see). Without search words, a project or an attempt gives its recent notes;
+        the broader scopes ask for a query. Filters: kind, tags (+ tag_mode "any"/"all"),
+        author, model, builds_on, created_after/created_before/updated_after/updated_before.
         """
         f = Filters.from_kwargs(filters)
         with self._lock:
             self.refresh()
+            f = replace(f, hidden_projects=self._hidden_projects(viewer))
+            if isinstance(query, str) and not query.strip() and (f.project or f.attempt_id):
+                return list_cards(self._index, limit=limit, filters=f)
             return keyword_search(self._index, query, limit=limit, filters=f)
 
     @guarded
-    def list_notes(self, *, limit: int = 20, offset: int = 0, **filters: Any) -> list[Card]:
+    def list_notes(
+        self, *, limit: int = 20, offset: int = 0, viewer: Viewer | None = None, **filters: Any
+    ) -> list[Card]:
         """Notes, most recently updated first, as cards (same filters as search)."""
         f = Filters.from_kwargs(filters)
         with self._lock:
             self.refresh()
+            f = replace(f, hidden_projects=self._hidden_projects(viewer))
             return list_cards(self._index, limit=limit, offset=offset, filters=f)
 
     @guarded

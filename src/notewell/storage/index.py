@@ -297,6 +297,19 @@ class Index:
                     (nid, r.get("project") or "", r.get("campaign"), r.get("author"), r.get("model"), r.get("at")),
                 )
                 continue
+            if op == "project":
+                c.execute("INSERT OR IGNORE INTO projects(name) VALUES (?)", (nid,))
+                for key in ("private", "owner", "campaign"):
+                    if key in r:
+                        value = int(bool(r[key])) if key == "private" else r[key]
+                        c.execute(f"UPDATE projects SET {key} = ? WHERE name = ?", (value, nid))
+                continue
+            if op == "read":
+                c.execute(
+                    "INSERT OR IGNORE INTO attempt_reads(attempt, note, at) VALUES (?, ?, ?)",
+                    (r.get("attempt"), nid, r.get("at") or ""),
+                )
+                continue
             if op == "attempt_end":
                 c.execute(
                     "UPDATE attempts SET ended_at = ?, outcome = ?, summary_note = ? WHERE id = ?",

@@ -10,7 +10,7 @@ import sqlite3
 
 __all__ = ["NOTE_INDEXES", "SCHEMA", "meta_token", "SCHEMA_VERSION", "TITLE_WEIGHT", "configure", "create_schema"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 TITLE_WEIGHT = 3.0
 FTS_HASH_BYTES = 64 * 1024 * 1024
 
@@ -56,6 +56,12 @@ CREATE TABLE attempts(
   summary_note TEXT
 ) WITHOUT ROWID;
 CREATE INDEX attempts_project ON attempts(project, started_at);
+-- Project settings (journal "project" records): a private project is seen by its owner only.
+CREATE TABLE projects(name TEXT PRIMARY KEY, private INTEGER NOT NULL DEFAULT 0, owner TEXT, campaign TEXT)
+  WITHOUT ROWID;
+-- Notes read while working on an attempt (journal "read" records).
+CREATE TABLE attempt_reads(attempt TEXT NOT NULL, note TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY(attempt, at, note))
+  WITHOUT ROWID;
 
 -- One row per note file, with its parsed header.
 CREATE TABLE note_index(
