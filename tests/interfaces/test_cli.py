@@ -207,3 +207,15 @@ def test_project_and_read_commands(tmp_path):
     assert "public" in run(["project", "set", "omega", "--public"], store).stdout.decode()
     gone = run(["project", "show", "???"], store, check=False)
     assert gone.returncode == 2 and b"Traceback" not in gone.stderr
+
+
+def test_tag_and_summary_commands(tmp_path):
+    store = tmp_path / "s"
+    nid = run(["add", "--text", "# Go tips\n\nErrors are values."], store).stdout.decode().strip()
+    assert "#go #backend" in run(["tag", nid, "go", "Backend"], store).stdout.decode()
+    assert "Errors as values" in run(["set-summary", nid, "--text", "Errors as values"], store).stdout.decode()
+    got = js(run(["tags", "--notes", "--json"], store))
+    assert got["notes"] == [{"id": nid, "title": "Go tips", "tags": ["go", "backend"], "summary": "Errors as values"}]
+    assert "Errors as values" in run(["tags", "--notes"], store).stdout.decode()
+    bad = run(["tag", nid, "!!!"], store, check=False)
+    assert bad.returncode == 2 and bad.stderr.decode().startswith("notewell: invalid_argument:")

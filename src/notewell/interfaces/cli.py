@@ -293,13 +293,38 @@ def cmd_summary(args: argparse.Namespace) -> None:
 def cmd_tags(args: argparse.Namespace) -> None:
     with _store(args, create=False) as store:
         tags = store.list_tags()
+        notes = store.note_tags() if args.notes else None
     if args.json:
-        _emit_json(tags)
+        _emit_json({"tags": tags, "notes": notes} if notes is not None else tags)
         return
     if not tags:
         print("no tags")
     for row in tags:
         print(f"{row['count']:6d}  {row['tag']}")
+    for note in notes or []:
+        print(f"\n{note['id']}  {note['title']}")
+        print("    " + (" ".join(f"#{t}" for t in note["tags"]) or "(no tags)"))
+        if note["summary"]:
+            print("    " + note["summary"])
+
+
+def cmd_tag(args: argparse.Namespace) -> None:
+    with _store(args, create=False) as store:
+        note = store.add_tag(store.resolve(args.id), *args.tags, author=args.author)
+    if args.json:
+        _emit_json(note.to_dict())
+    else:
+        print(f"{note.id}: " + " ".join(f"#{t}" for t in note.tags))
+
+
+def cmd_set_summary(args: argparse.Namespace) -> None:
+    summary = args.text if args.text is not None else _decode(_read_input(args.file))
+    with _store(args, create=False) as store:
+        note = store.set_summary(store.resolve(args.id), summary, author=args.author)
+    if args.json:
+        _emit_json(note.to_dict())
+    else:
+        print(f"{note.id}: {note.summary}")
 
 
 def cmd_history(args: argparse.Namespace) -> None:
@@ -571,7 +596,9 @@ def build_parser() -> argparse.ArgumentParser:
         "search": (cmd_search, "keyword search; prints result cards"),
         "list": (cmd_list, "list notes, most recently updated first"),
         "summary": (cmd_summary, "counts by kind and the most recent notes"),
-        "tags": (cmd_tags, "every tag with its count"),
+        "tags": (cmd_tags, "every tag with its count (--notes: each note's tags and summary)"),
+        "tag": (cmd_tag, "add tags to a note's header, changing nothing else in it"),
+        "set-summary": (cmd_set_summary, "write a one-line summary into a note's header"),
         "history": (cmd_history, "the revisions of a note"),
         "reindex": (cmd_reindex, "rebuild the index from the notes folder"),
         "header": (cmd_header, "parse a note's header: header, extra and body"),
@@ -616,6 +643,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"))
     ps["rm"].add_argument("id")
     ps["history"].add_argument("id")
+    ps["tags"].add_argument("--notes", action="store_true", help="also each note's tags and summary")
+    p = ps["tag"]
+    p.add_argument("id")
+    p.add_argument("tags", nargs="+", metavar="TAG")
+    p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"))
+    p = ps["set-summary"]
+    p.add_argument("id")
+    p.add_argument("file", nargs="?", metavar="FILE", help="a file, or - for standard input")
+    p.add_argument("--text", help="the summary")
+    p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"))
     p = ps["search"]
     p.add_argument("query", nargs="+")
     p.add_argument("--limit", type=int, default=10)

@@ -20,6 +20,9 @@ from .slug import slug_is_lossless, slugify
 
 __all__ = [
     "HEADER_FIELDS",
+    "HeaderLayout",
+    "header_layout",
+    "quote_value",
     "compose_note",
     "LIMITS",
     "ParsedNote",
@@ -391,6 +394,44 @@ def parse_note(text: str) -> ParsedNote:
 
 def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t") + '"'
+
+
+def quote_value(value: str) -> str:
+    """*value* as a quoted header value that reads back exactly (one line only)."""
+    return _quote(value)
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderLayout:
+    """Where a note's header sits, line by line, for edits that touch only what they must.
+
+    ``lines`` are (start, end incl. newline, content) of every line of the block, the
+    two delimiters included; an entry's line numbers count from the line after the
+    opening delimiter, so entry line *k* is ``lines[k + 1]``.
+    """
+
+    lines: list[tuple[int, int, str]]
+    entries: list[Any]  # the header's key entries, in order (first of a repeated key first)
+
+    def first(self, key: str) -> Any | None:
+        return next((e for e in self.entries if e.key == key), None)
+
+
+def header_layout(text: str) -> HeaderLayout | None:
+    """The layout of *text*'s header, or None when it has none (the same rule as parse_note)."""
+    start = 1 if text.startswith("\ufeff") else 0
+    if not text.startswith("---", start):
+        return None
+    lines = _lines(text, start)
+    if len(lines) < 2 or not _DELIM.fullmatch(lines[0][2]):
+        return None
+    items = _classify([content for _, _, content in lines[1:-1]])
+    if items is None:
+        return None
+    entries = [item for item in items if isinstance(item, _Entry)]
+    if not {e.key for e in entries} & _QUALIFYING:
+        return None
+    return HeaderLayout(lines, entries)
 
 
 def compose_note(

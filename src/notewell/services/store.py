@@ -9,6 +9,7 @@ Outside changes are picked up before every read.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import threading
@@ -25,6 +26,7 @@ from ..errors import (
     StorageError,
 )
 from ..model.header import parse_note
+from ..model.header_edit import with_summary, with_tags
 from ..model.ids import NOTE_ID_RE, is_note_id, new_note_id
 from ..model.note import (
     AUTHOR_MAX,
@@ -341,14 +343,38 @@ class Store(AttemptsMixin, WatchingMixin):
     def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
         """Replace a note's text; the previous text stays as an earlier revision."""
         note_id = _check_id(note_id)
+        checked = check_text(text, max_bytes=self.max_bytes)
+        return self._edit(note_id, lambda _current: checked, author)
+
+    @guarded
+    def add_tag(self, note_id: str, *tags: str, author: str | None = None) -> Note:
+        """Add tags to a note's header (slugged; ones it has are skipped), creating a header
+        when it has none. Every other line of the note stays byte for byte."""
+        note_id = _check_id(note_id)
+        if not tags:
+            raise InvalidArgumentError("give at least one tag")
+        with_tags("x", list(tags))  # bad tags fail before anything is read
+        return self._edit(note_id, lambda current: with_tags(current, list(tags))[0], author)
+
+    @guarded
+    def set_summary(self, note_id: str, summary: str, *, author: str | None = None) -> Note:
+        """Write ``summary:`` into a note's header (one line), changing nothing else."""
+        note_id = _check_id(note_id)
+        with_summary("# x", summary)  # a bad summary fails before anything is read
+        return self._edit(note_id, lambda current: with_summary(current, summary), author)
+
+    def _edit(self, note_id: str, make: Callable[[str], str | tuple[str, bytes]], author: str | None) -> Note:
+        """Write the text *make* returns for the note's current text, inside the write
+        lock, so that no edit made meanwhile by another process is lost."""
         author = check_label(author, "author", AUTHOR_MAX)
-        text, data = check_text(text, max_bytes=self.max_bytes)
         with self._lock:
             self.refresh()
             with self._index.write():
                 self._sync.catch_up()
                 rowid, path, revision, current = self._current(note_id)
                 self._check_unfrozen(note_id)
+                made = make(current.decode("utf-8", errors="replace"))
+                text, data = made if isinstance(made, tuple) else check_text(made, max_bytes=self.max_bytes)
                 sha = hashlib.sha256(data).hexdigest()
                 if sha == hashlib.sha256(current).hexdigest():
                     row = None
@@ -590,6 +616,22 @@ class Store(AttemptsMixin, WatchingMixin):
                 "recent_notes": [c.to_dict() for c in list_cards(self._index, limit=max(1, recent))],
                 "problems": self._index.problems(),
             }
+
+    @guarded
+    def note_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        """Each note's tags and summary (with its id and title), most recently updated first:
+        the whole collection at a glance (`notewell tags --notes`)."""
+        with self._lock:
+            self.refresh()
+            hidden = self._hidden_projects(viewer)
+            out = []
+            for nid, title, tags, summary, project in self._index.query(
+                "SELECT n.id, n.title, n.tags, n.summary, a.project FROM note_index n"
+                " LEFT JOIN attempts a ON a.id = n.attempt_id ORDER BY n.updated_at DESC, n.rowid DESC"
+            ):
+                if project is None or project not in hidden:
+                    out.append({"id": nid, "title": title, "tags": json.loads(tags), "summary": summary})
+            return out
 
     @guarded
     def list_tags(self) -> list[dict[str, Any]]:

@@ -1,0 +1,128 @@
+"""Careful header edits: add tags, set the summary, and change nothing else.
+
+Comments, unknown keys, the order and the formatting of every other line stay
+byte for byte; the note's line endings (LF or CRLF) are kept. A note without a
+header gets one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import InvalidArgumentError
+from .header import LIMITS, HeaderLayout, header_layout, parse_note, quote_value
+from .note import derive_title
+from .slug import slugify
+
+__all__ = ["with_summary", "with_tags"]
+
+_BARE_ITEM = re.compile(r"[^\W_][\w.+-]*")
+_SUMMARY_MAX = 2000
+
+
+def _newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _item(tag: str) -> str:
+    return tag if _BARE_ITEM.fullmatch(tag) else quote_value(tag)
+
+
+def _new_header(text: str, lines: list[str]) -> str:
+    nl = _newline(text)
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    return bom + nl.join(["---", *lines, "---"]) + nl + text[len(bom) :]
+
+
+def _insert_before_close(text: str, layout: HeaderLayout, line: str) -> str:
+    close_start = layout.lines[-1][0]
+    return text[:close_start] + line + _newline(text) + text[close_start:]
+
+
+def _line_span(layout: HeaderLayout, lineno: int) -> tuple[int, int, str]:
+    return layout.lines[lineno + 1]
+
+
+def with_tags(text: str, tags: list[str] | tuple[str, ...]) -> tuple[str, list[str]]:
+    """*text* with *tags* added to its header (slugged, duplicates dropped); returns the
+    new text and the tags actually added. InvalidArgumentError for a tag with nothing
+    to keep or past the 20-tag limit."""
+    wanted: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise InvalidArgumentError(f"a tag must be a string, not {type(tag).__name__}")
+        slug = slugify(tag)
+        if not slug or len(slug) > LIMITS["tag"]:
+            raise InvalidArgumentError(f"tag {tag!r} is empty or over {LIMITS['tag']} characters as a slug")
+        if slug not in wanted:
+            wanted.append(slug)
+    parsed = parse_note(text)
+    have = list((parsed.header or {}).get("tags", []))
+    new = [t for t in wanted if t not in have]
+    if not new:
+        return text, []
+    if len(have) + len(new) > LIMITS["tags"]:
+        raise InvalidArgumentError(f"a note holds at most {LIMITS['tags']} tags; it has {len(have)}")
+    layout = header_layout(text)
+    if layout is None:
+        return _new_header(text, ["tags: [" + ", ".join(_item(t) for t in new) + "]"]), new
+    entry = layout.first("tags")
+    if entry is None:
+        return _insert_before_close(text, layout, "tags: [" + ", ".join(_item(t) for t in new) + "]"), new
+    nl = _newline(text)
+    if entry.item_lines or (not entry.values and not entry.is_list):
+        # A block list (or an empty key): one "- tag" line each, after the last one.
+        if entry.item_lines:
+            last_no, last_line = entry.item_lines[-1]
+            prefix = re.match(r"[ \t]*-[ \t]*", last_line).group(0)  # type: ignore[union-attr]
+        else:
+            last_no, prefix = entry.lineno, "  - "
+        at = _line_span(layout, last_no)[1]
+        added = "".join(prefix + _item(t) + nl for t in new)
+        return text[:at] + added + text[at:], new
+    start, _end, line = _line_span(layout, entry.lineno)
+    comment_at = len(line)
+    for _no, comment in entry.comments:
+        found = line.rfind(comment)
+        if found >= 0:
+            comment_at = min(comment_at, found)
+    items = ", ".join(_item(t) for t in new)
+    if entry.is_list:
+        open_at = line.index("[")
+        close = line.rfind("]", 0, comment_at)
+        if line[open_at + 1 : close].strip():
+            changed = line[:close].rstrip() + ", " + items + line[close:]
+        else:
+            changed = line[: open_at + 1] + items + line[close:]
+    else:
+        raw = entry.values[0].raw
+        colon = line.index(":")
+        at = line.index(raw, colon + 1)
+        changed = line[:at] + "[" + raw + ", " + items + "]" + line[at + len(raw) :]
+    return text[:start] + changed + text[start + len(line) :], new
+
+
+def with_summary(text: str, summary: str) -> str:
+    """*text* with ``summary:`` in its header set to *summary* (whitespace collapsed to
+    one line). A note without a header gets one, with its current title, since a
+    summary alone does not make a header."""
+    if not isinstance(summary, str):
+        raise InvalidArgumentError(f"a summary must be a string, not {type(summary).__name__}")
+    one_line = " ".join(summary.split())
+    if not one_line:
+        raise InvalidArgumentError("the summary is empty")
+    if len(one_line) > _SUMMARY_MAX:
+        raise InvalidArgumentError(f"the summary is {len(one_line)} characters; the limit is {_SUMMARY_MAX}")
+    line = "summary: " + quote_value(one_line)
+    layout = header_layout(text)
+    if layout is None:
+        title = derive_title(parse_note(text), "")
+        head = [f"title: {quote_value(title)}"] if title else []
+        if not head:
+            raise InvalidArgumentError("a note with no title or heading needs one before it can take a summary")
+        return _new_header(text, [*head, line])
+    entry = layout.first("summary")
+    if entry is None:
+        return _insert_before_close(text, layout, line)
+    start, _end, old = _line_span(layout, entry.lineno)
+    return text[:start] + line + text[start + len(old) :]

@@ -1,0 +1,97 @@
+"""add_tag and set_summary edit only what they must (the rest stays byte for byte)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from notewell import InvalidArgumentError
+from notewell.model.header import parse_note
+from notewell.model.header_edit import with_summary, with_tags
+from notewell.model.slug import slugify
+
+
+def _subsequence(small: list[str], big: list[str]) -> bool:
+    it = iter(big)
+    return all(line in it for line in small)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "just a body\n",
+        "---\ntitle: T\n---\nbody\n",
+        '---\ntitle: T  # c\ntags: [a, "b c"]  # tags here\nfoo: bar\n---\nbody\n',
+        "---\r\ntitle: T\r\ntags:\r\n  - a\r\n  - b # x\r\n# comment\r\n---\r\nbody\r\n",
+        "---\ntitle: T\ntags: a\n---\nbody",
+        "---\ntitle: T\ntags: []\n---\n",
+        "---\ntitle: T\ntags:   # none yet\n---\n",
+        "\ufeff---\nkind: x\n---\nb",
+        "---\nnot a header because: no field\n---\nbody",
+    ],
+)
+def test_add_tags_everywhere_a_header_can_keep_them(text):
+    new, added = with_tags(text, ["New Tag", "a", "C++"])
+    parsed, before = parse_note(new), parse_note(text)
+    assert set(parsed.header["tags"]) == set((before.header or {}).get("tags", [])) | {"new-tag", "a", "c++"}
+    assert parsed.body == before.body
+    assert parsed.extra == before.extra
+    old_lines = text.splitlines(keepends=True)
+    changed = [line for line in old_lines if line.startswith("tags:")]
+    assert _subsequence([line for line in old_lines if line not in changed], new.splitlines(keepends=True))
+    assert ("\r\n" in new) == ("\r\n" in text)
+    assert with_tags(new, ["a", "new-tag"]) == (new, [])  # nothing to add: nothing changes
+
+
+def test_tag_limits():
+    with pytest.raises(InvalidArgumentError):
+        with_tags("x", ["!!!"])
+    with pytest.raises(InvalidArgumentError):
+        with_tags("x", [f"t{i}" for i in range(21)])
+    full = with_tags("x", [f"t{i}" for i in range(20)])[0]
+    with pytest.raises(InvalidArgumentError):
+        with_tags(full, ["one-more"])
+
+
+def test_summary_is_set_in_place_or_added():
+    assert with_summary("---\nkind: x\nsummary: old  # c\nz: 1\n---\nb", "new\n one") == (
+        '---\nkind: x\nsummary: "new one"\nz: 1\n---\nb'
+    )
+    assert with_summary("---\ntitle: T\n---\nb", 'say "hi"') == '---\ntitle: T\nsummary: "say \\"hi\\""\n---\nb'
+    made = with_summary("# Heading\n\nbody", "short")
+    assert parse_note(made).header == {"title": "Heading", "summary": "short"}
+    assert parse_note(made).body == "# Heading\n\nbody"
+    for bad in ("", "   ", "x" * 2001):
+        with pytest.raises(InvalidArgumentError):
+            with_summary("# H", bad)
+
+
+_line = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\x00"), max_size=30)
+_header_line = st.one_of(
+    _line,
+    st.sampled_from(["title: T", "kind: k", "tags: [a, b]", "tags:", "  - x", "# c", "foo: bar # z", ""]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_header_line, max_size=6),
+    st.lists(_line, max_size=5),
+    st.lists(st.sampled_from(["alpha", "Beta Gamma", "a", "x.y", "über"]), min_size=1, max_size=3),
+    st.booleans(),
+)
+def test_add_tag_leaves_every_other_line_unchanged(head, body, tags, with_header):
+    text = ("---\n" + "\n".join(head) + "\n---\n" if with_header else "") + "\n".join(body)
+    before = parse_note(text)
+    try:
+        new, _added = with_tags(text, tags)
+    except InvalidArgumentError:
+        return  # over the tag limit
+    after = parse_note(new)
+    assert after.header is not None and set(after.header["tags"]) >= {slugify(t) for t in tags}
+    # A byte-order mark stays first in the file, so a new header goes after it.
+    assert after.body == (before.body if before.header else before.body.removeprefix("\ufeff"))
+    old_lines = text.split("\n")
+    kept = [line for line in old_lines if not line.startswith("tags:")]
+    assert _subsequence(kept, new.split("\n"))
