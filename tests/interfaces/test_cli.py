@@ -219,3 +219,27 @@ def test_tag_and_summary_commands(tmp_path):
     assert "Errors as values" in run(["tags", "--notes"], store).stdout.decode()
     bad = run(["tag", nid, "!!!"], store, check=False)
     assert bad.returncode == 2 and bad.stderr.decode().startswith("notewell: invalid_argument:")
+
+
+def test_links_and_brief_commands(tmp_path):
+    store = tmp_path / "s"
+    att = run(["attempt", "start", "proj", "--author", "a"], store).stdout.decode().strip()
+    env = {"NOTEWELL_ATTEMPT": att}
+    a = run(["add", "--text", "first finding", "--title", "A"], store, env_extra=env).stdout.decode().strip()
+    d = (
+        run(
+            ["add", "--text", "all of it", "--title", "Digest", "--kind", "digest", "--builds-on", a],
+            store,
+            env_extra=env,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    out = run(["links", a], store).stdout.decode()
+    assert "built on by:" in out and d in out
+    assert js(run(["links", d, "--depth", "2", "--json"], store))["builds_on"][0]["id"] == a
+    brief = run(["brief", "proj"], store).stdout.decode()
+    assert brief.index("read first") < brief.index(d) < brief.index("== recent")
+    assert js(run(["brief", "proj", "--json"], store))["uncovered"] == []
+    bad = run(["links", a, "--depth", "99"], store, check=False)
+    assert bad.returncode == 2 and b"depth" in bad.stderr

@@ -441,6 +441,51 @@ def cmd_project(args: argparse.Namespace) -> None:
     print(f"{project['name']}: {seen}{campaign}; {project['attempts']} attempt(s), {project['notes']} note(s)")
 
 
+def _link_lines(node: dict[str, Any], key: str, indent: int) -> list[str]:
+    lines = []
+    for child in node.get(key, []):
+        label = child.get("title") or "(no such note)"
+        mark = " (again)" if child.get("again") else ""
+        lines.append("  " * indent + f"{child['id']}  {label}{mark}")
+        lines.extend(_link_lines(child, key, indent + 1))
+    return lines
+
+
+def cmd_links(args: argparse.Namespace) -> None:
+    with _store(args, create=False) as store:
+        graph = store.links(store.resolve(args.id), depth=args.depth)
+    if args.json:
+        _emit_json(graph)
+        return
+    print(f"{graph['id']}  {graph['title']}")
+    for key, label in (("builds_on", "builds on:"), ("built_on_by", "built on by:")):
+        lines = _link_lines(graph, key, 2)
+        print(f"  {label}" + ("" if lines else " nothing"))
+        for line in lines:
+            print(line)
+
+
+def cmd_brief(args: argparse.Namespace) -> None:
+    with _store(args, create=False) as store:
+        brief = store.brief(args.project, recent=args.recent)
+    if args.json:
+        _emit_json(brief)
+        return
+    project = brief["project"]
+    print(f"{project['name']}: {project['attempts']} attempt(s), {project['notes']} note(s)")
+    sections = (
+        ("read first: the newest digest", [brief["digest"]] if brief["digest"] else []),
+        ("recent", brief["recent"]),
+        (f"not in the digest yet ({brief['uncovered_count']})", brief["uncovered"]),
+    )
+    for title, cards in sections:
+        print(f"\n== {title}")
+        if not cards:
+            print("(none)")
+        for card in cards:
+            print(f"{card['id']}  {card['title']}  ({card['updated_at'][:16].replace('T', ' ')})")
+
+
 def _user_name() -> str | None:
     import getpass
 
@@ -604,6 +649,8 @@ def build_parser() -> argparse.ArgumentParser:
         "header": (cmd_header, "parse a note's header: header, extra and body"),
         "attempt": (cmd_attempt, "start, end, show or list attempts (runs on a project)"),
         "project": (cmd_project, "set or show a project's settings (private, owner, campaign)"),
+        "links": (cmd_links, "what a note builds on and what builds on it"),
+        "brief": (cmd_brief, "a project's newest digest, recent notes, and what the digest does not cover"),
         "watch": (cmd_watch, "keep the index current from inotify so other commands skip the folder scan"),
         "demo": (cmd_demo, "make a demo store, add sample notes, search them"),
     }
@@ -644,6 +691,10 @@ def build_parser() -> argparse.ArgumentParser:
     ps["rm"].add_argument("id")
     ps["history"].add_argument("id")
     ps["tags"].add_argument("--notes", action="store_true", help="also each note's tags and summary")
+    ps["links"].add_argument("id")
+    ps["links"].add_argument("--depth", type=int, default=1, help="steps to follow each way (1-10; default 1)")
+    ps["brief"].add_argument("project")
+    ps["brief"].add_argument("--recent", type=int, default=10)
     p = ps["tag"]
     p.add_argument("id")
     p.add_argument("tags", nargs="+", metavar="TAG")

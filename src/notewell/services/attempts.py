@@ -176,7 +176,8 @@ class AttemptsMixin:
         with self._lock:
             self.refresh()
             found = self._project(name)
-            if not may_see(viewer, private=found["private"], owner=found["owner"]):
+            known = self._index.conn.execute("SELECT 1 FROM projects WHERE name = ?", (name,)).fetchone()
+            if not (known or found["attempts"]) or not may_see(viewer, private=found["private"], owner=found["owner"]):
                 raise NotFoundError(f"no project {name}")
             return found
 

@@ -49,6 +49,7 @@ from ..storage.sync import Progress, Syncer, SyncReport, build_row
 from ..storage.watch import Watcher
 from .attempts import AttemptsMixin
 from .guard import guarded
+from .links import LinksMixin
 from .watching import WatchingMixin
 
 __all__ = ["Store", "open_store"]
@@ -66,7 +67,7 @@ def _check_id(note_id: object) -> str:
     return note_id
 
 
-class Store(AttemptsMixin, WatchingMixin):
+class Store(AttemptsMixin, LinksMixin, WatchingMixin):
     """A notes folder and its index. Use :func:`notewell.open` to get one."""
 
     def __init__(

@@ -1,0 +1,137 @@
+"""The builds_on graph (what a note builds on, what builds on it) and project briefs."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidArgumentError, InvalidIdError, NotFoundError
+from ..model.attempt import check_project
+from ..model.ids import NOTE_ID_RE, is_attempt_id
+from ..model.visibility import Viewer
+from ..search.filters import Filters
+from ..search.keyword import list_cards
+from ..storage.index import Index
+from .guard import guarded
+
+__all__ = ["LinksMixin"]
+
+_MAX_DEPTH = 10
+
+
+class LinksMixin:
+    """Links and briefs, for :class:`Store`."""
+
+    _index: Index
+    _lock: threading.RLock
+
+    if TYPE_CHECKING:
+
+        def refresh(self) -> Any: ...
+
+        def _hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]: ...
+
+        def get_project(self, project: str, *, viewer: Viewer | None = None) -> dict[str, Any]: ...
+
+    @guarded
+    def links(self, note_id: str, *, depth: int = 1, viewer: Viewer | None = None) -> dict[str, Any]:
+        """What a note builds on and what builds on it, *depth* steps out (1–10). A note met
+        again on a path is listed with ``"again": true`` and not followed, so loops end."""
+        if not isinstance(note_id, str) or NOTE_ID_RE.fullmatch(note_id.strip()) is None:
+            raise InvalidIdError(f"not a note id: {note_id!r} (ids look like nte_0h3k9x2c7m)")
+        note_id = note_id.strip()
+        if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= _MAX_DEPTH:
+            raise InvalidArgumentError(f"depth must be a whole number from 1 to {_MAX_DEPTH}, got {depth!r}")
+        with self._lock:
+            self.refresh()
+            hidden = set(self._hidden_projects(viewer))
+            root = self._node(note_id, hidden)
+            if root is None or root.get("missing"):
+                raise NotFoundError(f"no note {note_id}")
+            root["builds_on"] = self._walk(note_id, depth, hidden, {note_id}, up=True)
+            root["built_on_by"] = self._walk(note_id, depth, hidden, {note_id}, up=False)
+            return root
+
+    def _node(self, ref: str, hidden: set[str]) -> dict[str, Any] | None:
+        """A link end: a note, an attempt, or an id nothing answers to (None: hidden)."""
+        if is_attempt_id(ref):
+            got = self._index.conn.execute("SELECT project, author FROM attempts WHERE id = ?", (ref,)).fetchone()
+            if got is None:
+                return {"id": ref, "missing": True}
+            if got[0] in hidden:
+                return None
+            return {"id": ref, "title": f"attempt on {got[0]} by {got[1]}", "kind": "attempt"}
+        row = self._index.conn.execute(
+            "SELECT n.id, n.title, n.kind, a.project FROM note_index n LEFT JOIN attempts a ON a.id = n.attempt_id"
+            " WHERE n.id = ?",
+            (ref,),
+        ).fetchone()
+        if row is None:
+            return {"id": ref, "missing": True}
+        if row[3] is not None and row[3] in hidden:
+            return None
+        return {"id": row[0], "title": row[1], "kind": row[2]}
+
+    def _walk(self, note_id: str, depth: int, hidden: set[str], path: set[str], *, up: bool) -> list[dict[str, Any]]:
+        if up:
+            row = self._index.conn.execute("SELECT builds_on FROM note_index WHERE id = ?", (note_id,)).fetchone()
+            refs = json.loads(row[0]) if row else []
+        else:
+            refs = [
+                r
+                for (r,) in self._index.conn.execute(
+                    "SELECT n.id FROM note_links l JOIN note_index n ON n.rowid = l.note WHERE l.target = ?"
+                    " ORDER BY n.updated_at DESC",
+                    (note_id,),
+                )
+            ]
+        out = []
+        for ref in refs:
+            node = self._node(ref, hidden)
+            if node is None:
+                continue
+            key = "builds_on" if up else "built_on_by"
+            if ref in path:
+                node["again"] = True
+            elif depth > 1 and not node.get("missing") and not is_attempt_id(ref):
+                node[key] = self._walk(ref, depth - 1, hidden, path | {ref}, up=up)
+            out.append(node)
+        return out
+
+    @guarded
+    def brief(self, project: str, *, recent: int = 10, viewer: Viewer | None = None) -> dict[str, Any]:
+        """The one thing to read first on a project: its newest digest (a note of kind
+        ``digest`` citing what it pulls together in builds_on), the recent stream, and the
+        notes the digest does not cover yet."""
+        name = check_project(project)
+        if isinstance(recent, bool) or not isinstance(recent, int) or not 1 <= recent <= 1000:
+            raise InvalidArgumentError(f"recent must be a whole number from 1 to 1000, got {recent!r}")
+        with self._lock:
+            self.refresh()
+            info = self.get_project(name, viewer=viewer)
+            scope = replace(Filters(project=name), hidden_projects=self._hidden_projects(viewer))
+            digests = list_cards(self._index, limit=1, filters=replace(scope, kind="digest"))
+            digest = digests[0] if digests else None
+            stream = [
+                c
+                for c in list_cards(self._index, limit=recent + 1, filters=scope)
+                if digest is None or c.id != digest.id
+            ]
+            covered = set(digest.builds_on) if digest else set()
+            uncovered = []
+            offset = 0
+            while len(uncovered) < 1000:
+                page = list_cards(self._index, limit=500, offset=offset, filters=scope)
+                uncovered += [c for c in page if c.kind != "digest" and c.id not in covered]
+                if len(page) < 500:
+                    break
+                offset += 500
+            return {
+                "project": info,
+                "digest": digest.to_dict() if digest else None,
+                "recent": [c.to_dict() for c in stream[:recent]],
+                "uncovered": [c.to_dict() for c in uncovered[:recent]],
+                "uncovered_count": len(uncovered),
+            }
