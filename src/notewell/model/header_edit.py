@@ -14,7 +14,7 @@ from .header import LIMITS, HeaderLayout, header_layout, parse_note, quote_value
 from .note import derive_title
 from .slug import slugify
 
-__all__ = ["with_summary", "with_tags"]
+__all__ = ["with_line", "with_summary", "with_tags"]
 
 _BARE_ITEM = re.compile(r"[^\W_][\w.+-]*")
 _SUMMARY_MAX = 2000
@@ -126,3 +126,19 @@ def with_summary(text: str, summary: str) -> str:
         return _insert_before_close(text, layout, line)
     start, _end, old = _line_span(layout, entry.lineno)
     return text[:start] + line + text[start + len(old) :]
+
+
+def with_line(text: str, key: str, line: str) -> str:
+    """*text* with the header entry for *key* (its line and any ``- item`` lines under it)
+    replaced by the one line *line*, or *line* added before the closing delimiter. A note
+    without a header gets one holding *line* (which must then be a field that makes one)."""
+    layout = header_layout(text)
+    if layout is None:
+        return _new_header(text, [line])
+    entry = layout.first(key)
+    if entry is None:
+        return _insert_before_close(text, layout, line)
+    start, end, _old = _line_span(layout, entry.lineno)
+    if entry.item_lines:
+        end = _line_span(layout, entry.item_lines[-1][0])[1]
+    return text[:start] + line + _newline(text) + text[end:]

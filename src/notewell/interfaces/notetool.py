@@ -1,0 +1,216 @@
+"""The hello-agents NoteTool interface, on a notewell store.
+
+``NoteTool(workspace="./notes").run({"action": ...})`` takes the parameter names the
+chapter documents and returns its documented shapes (data, not formatted strings).
+What it does better: ranked search, ids that never collide, atomic writes, and an
+index that cannot drift from the files. A workspace the original tool wrote
+(``note_*.md`` files with id/title/type/tags/created_at/updated_at headers, tags as
+JSON arrays) opens as it is: its ids, types, tags and times are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import NotewellError
+from ..model.header import compose_note, header_layout, parse_note, quote_value
+from ..model.header_edit import with_line
+from ..model.ids import is_note_id
+from ..model.note import Note
+from ..services.store import Store, open_store
+
+__all__ = ["NoteTool"]
+
+_ACTIONS = ("create", "read", "update", "delete", "list", "search", "summary")
+_FOREIGN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+_EXTRA_FIELD = re.compile(r"(id|created_at|updated_at)\s*:\s*(.*?)\s*")
+
+
+def _extra_fields(note: Note) -> dict[str, str]:
+    """id, created_at and updated_at as the original tool wrote them into the header."""
+    out: dict[str, str] = {}
+    for line in note.extra:
+        m = _EXTRA_FIELD.fullmatch(line)
+        if m and m.group(1) not in out:
+            out[m.group(1)] = m.group(2).strip("\"'")
+    return out
+
+
+def _content(note: Note) -> str:
+    """The body without the ``# title`` line the original tool put above the content."""
+    body = note.body.lstrip("\r\n")
+    first, _, rest = body.partition("\n")
+    if first.rstrip("\r") == f"# {note.title}":
+        body = rest.lstrip("\r\n")
+    return body.rstrip("\r\n")
+
+
+class NoteTool:
+    """hello-agents' NoteTool (create, read, update, delete, list, search, summary) on notewell."""
+
+    name = "note"
+    description = "Structured notes for agents: create, read, update, delete, list, search, summary."
+
+    def __init__(
+        self,
+        workspace: str = "./notes",
+        auto_backup: bool = True,
+        max_notes: int = 1000,
+        expandable: bool = False,
+    ) -> None:
+        self.workspace = Path(workspace)
+        self.max_notes = max_notes
+        self.store: Store = open_store(workspace)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def run(self, parameters: dict[str, Any]) -> Any:
+        """Do one action; bad input or an unknown note raises ValueError with a clear message."""
+        if not isinstance(parameters, dict):
+            raise ValueError("NoteTool.run takes a dict of parameters with an 'action'")
+        action = parameters.get("action")
+        if action not in _ACTIONS:
+            raise ValueError(f"unsupported action {action!r}; use one of: {', '.join(_ACTIONS)}")
+        try:
+            return getattr(self, f"_{action}")(parameters)
+        except NotewellError as exc:
+            raise ValueError(f"{exc.code}: {exc.message}") from exc
+
+    # -- ids ------------------------------------------------------------------
+
+    def _note_id(self, params: dict[str, Any]) -> str:
+        ref = params.get("note_id")
+        if not isinstance(ref, str) or not ref.strip():
+            raise ValueError("note_id is required")
+        ref = ref.strip()
+        if is_note_id(ref):
+            return ref
+        if _FOREIGN_ID.fullmatch(ref) is None or ".." in ref:
+            raise ValueError(f"not a note id: {ref!r}")
+        try:
+            return self.store.resolve(f"{ref}.md")  # a note the original tool wrote: its file is <id>.md
+        except NotewellError:
+            raise ValueError(f"note not found: {ref}") from None
+
+    def _get(self, params: dict[str, Any]) -> Note:
+        nid = self._note_id(params)
+        try:
+            return self.store.get_note(nid)
+        except NotewellError:
+            raise ValueError(f"note not found: {params.get('note_id')}") from None
+
+    def _metadata(self, note: Note) -> dict[str, Any]:
+        own = _extra_fields(note)
+        stem = note.path.rsplit("/", 1)[-1].removesuffix(".md")
+        return {
+            "id": own.get("id") or (note.id if is_note_id(stem) else stem),
+            "title": note.title,
+            "type": note.kind or "general",
+            "tags": list(note.tags),
+            "created_at": own.get("created_at") or note.created_at,
+            "updated_at": own.get("updated_at") or note.updated_at,
+        }
+
+    @staticmethod
+    def _limit(params: dict[str, Any]) -> int:
+        limit = params.get("limit", 10)
+        if isinstance(limit, str) and limit.strip().isdigit():
+            limit = int(limit)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"limit must be a positive whole number, got {limit!r}")
+        return min(limit, 1000)
+
+    @staticmethod
+    def _tags(value: Any) -> list[str]:
+        if isinstance(value, str):
+            return [t.strip() for t in value.split(",") if t.strip()]
+        if isinstance(value, list | tuple):
+            return [str(t) for t in value if str(t).strip()]
+        return []
+
+    # -- actions --------------------------------------------------------------
+
+    def _create(self, params: dict[str, Any]) -> str:
+        title, content = params.get("title"), params.get("content")
+        if not isinstance(title, str) or not title.strip() or not isinstance(content, str) or not content.strip():
+            raise ValueError("create needs a title and content")
+        if self.store.summary(recent=1)["total_notes"] >= self.max_notes:
+            raise ValueError(f"the workspace holds its maximum of {self.max_notes} notes")
+        note_type = params.get("note_type") or "general"
+        text = compose_note(content, title=title.strip(), kind=str(note_type), tags=self._tags(params.get("tags")))
+        return self.store.add_note(text).id
+
+    def _read(self, params: dict[str, Any]) -> dict[str, Any]:
+        note = self._get(params)
+        return {"metadata": self._metadata(note), "content": _content(note)}
+
+    def _update(self, params: dict[str, Any]) -> str:
+        """Change the given fields (empty ones are left alone, as the original does)."""
+        note = self._get(params)
+        text = note.text
+        title, content, note_type, tags = (params.get(k) for k in ("title", "content", "note_type", "tags"))
+        if title:
+            if not isinstance(title, str) or "\n" in title or "\r" in title:
+                raise ValueError("a title must be one line of text")
+            text = with_line(text, "title", f"title: {quote_value(title)}")
+        if note_type:
+            layout = header_layout(text)
+            key = "type" if layout is not None and layout.first("type") is not None else "kind"
+            text = with_line(text, key, f"{key}: {quote_value(str(note_type))}")
+        if tags:
+            listed = ", ".join(quote_value(t) for t in self._tags(tags))
+            text = with_line(text, "tags", f"tags: [{listed}]")
+        old_content = _content(note)
+        headed = old_content != note.body.strip("\r\n")  # the original tool's "# title" above the content
+        if content or (title and headed):
+            body = content if isinstance(content, str) and content else old_content
+            if headed:
+                body = f"\n# {title or note.title}\n\n{body}\n"
+            parsed = parse_note(text)
+            text = text[: len(text) - len(parsed.body)] + body
+        if "updated_at" in _extra_fields(note):
+            text = with_line(text, "updated_at", f"updated_at: {datetime.now().isoformat()}")
+        if text != note.text:
+            self.store.edit_note(note.id, text)
+        return f"✅ 笔记更新成功: {params['note_id']}"
+
+    def _delete(self, params: dict[str, Any]) -> str:
+        note = self._get(params)
+        self.store.delete_note(note.id)
+        return f"✅ 笔记已删除: {params['note_id']}"
+
+    def _entry(self, note: Note) -> dict[str, Any]:
+        meta = self._metadata(note)
+        return {**meta, "note_id": meta["id"], "content": _content(note)}
+
+    def _list(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        note_type = params.get("note_type")
+        cards = self.store.list_notes(limit=self._limit(params), **({"kind": note_type} if note_type else {}))
+        return [self._entry(self.store.get_note(c.id)) for c in cards]
+
+    def _search(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        query = params.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("search needs a query")
+        out = []
+        for card in self.store.search_notes(query, limit=self._limit(params)):
+            entry = self._entry(self.store.get_note(card.id))
+            out.append({k: entry[k] for k in ("note_id", "title", "type", "tags", "content", "updated_at")})
+        return out
+
+    def _summary(self, params: dict[str, Any]) -> dict[str, Any]:
+        info = self.store.summary(recent=5)
+        distribution: dict[str, int] = {}
+        for row in info["by_kind"]:
+            key = row["kind"] or "general"
+            distribution[key] = distribution.get(key, 0) + row["count"]
+        recent = [self._metadata(self.store.get_note(c["id"])) for c in info["recent_notes"]]
+        return {"total_notes": info["total_notes"], "type_distribution": distribution, "recent_notes": recent}
+
+    def __repr__(self) -> str:
+        return f"NoteTool(workspace={json.dumps(str(self.workspace))})"
