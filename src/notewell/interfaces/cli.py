@@ -14,6 +14,7 @@ from ..errors import InvalidArgumentError, InvalidNoteError, NotewellError
 from ..model.attempt import Attempt
 from ..model.header import compose_note, parse_note
 from ..model.note import DEFAULT_MAX_BYTES, Card, Note
+from ..search.filters import FILTER_NAMES
 from ..services.store import Store, open_store
 from .progress import ProgressBar
 
@@ -132,18 +133,9 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
     if args.tag:
         out["tags"] = args.tag
         out["tag_mode"] = "all" if args.all_tags else "any"
-    for name in (
-        "project",
-        "campaign",
-        "attempt_id",
-        "author",
-        "model",
-        "builds_on",
-        "created_after",
-        "created_before",
-        "updated_after",
-        "updated_before",
-    ):
+    for name in FILTER_NAMES:
+        if name in ("kind", "tags", "tag_mode"):
+            continue  # the options above, by other names
         value = getattr(args, name)
         if value is not None:
             out[name] = value
