@@ -183,3 +183,29 @@ def test_reads_on_an_attempt_and_scoped_recent_notes(store_dir):
     assert s.get_project("delta")["private"] is True
     assert s.search_notes("delta", viewer=notewell.Viewer("eve")) == []
     s.close()
+
+
+def test_summaries_tags_and_history_hide_private_work_too(store):
+    from notewell import Viewer
+
+    sec = store.start_attempt("vault", author="owner")
+    hidden = store.add_note("---\ntitle: hidden\nkind: secret\ntags: [classified]\n---\nx", attempt=sec.id)
+    shown = store.add_note("---\ntitle: shown\ntags: [open]\n---\ny")
+    store.set_project("vault", private=True, owner="owner")
+    guest = Viewer("guest")
+    got = store.summary(viewer=guest)
+    assert got["total_notes"] == 1 and [c["id"] for c in got["recent_notes"]] == [shown.id]
+    assert [k["kind"] for k in got["by_kind"]] == [None]
+    assert store.summary()["total_notes"] == 2
+    assert store.list_tags(viewer=guest) == [{"tag": "open", "count": 1}]
+    assert {t["tag"] for t in store.list_tags()} == {"open", "classified"}
+    assert [n["id"] for n in store.note_tags(viewer=guest)] == [shown.id]
+    with pytest.raises(NotFoundError):
+        store.history(hidden.id, viewer=guest)
+    assert store.history(hidden.id, viewer=Viewer("owner"))
+    store.set_project("vault", private=False)
+    store.delete_note(hidden.id)
+    store.set_project("vault", private=True)
+    with pytest.raises(NotFoundError):
+        store.get_note(hidden.id, revision=1, viewer=guest)  # a deleted note's kept revisions too
+    assert store.get_note(hidden.id, revision=1).title == "hidden"

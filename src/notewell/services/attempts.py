@@ -231,6 +231,17 @@ class AttemptsMixin:
         rows = self._index.conn.execute("SELECT name, owner FROM projects WHERE private = 1").fetchall()
         return tuple(name for name, owner in rows if not may_see(viewer, private=True, owner=owner))
 
+    def _check_visible(self, note_id: str, viewer: Viewer | None) -> None:
+        """NotFoundError when the note (live or deleted) belongs to a project *viewer* may not see."""
+        hidden = self._hidden_projects(viewer)
+        if not hidden:
+            return
+        row = self._index.conn.execute(
+            "SELECT a.project FROM journal_meta j JOIN attempts a ON a.id = j.attempt WHERE j.id = ?", (note_id,)
+        ).fetchone()
+        if row is not None and row[0] in hidden:
+            raise NotFoundError(f"no note {note_id}")
+
     def _record_read(self, attempt_id: str, note_id: str) -> None:
         """Note that *note_id* was read while working on a running attempt."""
         self._running_attempt(attempt_id)

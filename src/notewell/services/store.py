@@ -468,9 +468,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             raise InvalidArgumentError(f"revision must be a whole number ≥ 1, got {revision!r}")
         with self._lock:
             self.refresh()
+            self._check_visible(note_id, viewer)
             note = self._get(note_id, revision)
-            if note.attempt and note.attempt["project"] in self._hidden_projects(viewer):
-                raise NotFoundError(f"no note {note_id}")
             if working_attempt_id is not None:
                 self._record_read(working_attempt_id, note_id)
             return note
@@ -603,19 +602,25 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             return list_cards(self._index, limit=limit, offset=offset, filters=f)
 
     @guarded
-    def summary(self, *, recent: int = 5) -> dict[str, Any]:
-        """Counts by kind, the most recent notes, and files that could not be read."""
+    def summary(self, *, recent: int = 5, viewer: Viewer | None = None) -> dict[str, Any]:
+        """Counts by kind, the most recent notes, and files that could not be read (the
+        last only for the store's owner: file paths say what a private note is)."""
         with self._lock:
             self.refresh()
-            total = self._index.query("SELECT count(*) FROM note_index")[0][0]
+            hidden = self._hidden_projects(viewer)
+            where, params = Filters(hidden_projects=hidden).sql()
+            where = f" WHERE {where}" if where else ""
+            total = self._index.query(f"SELECT count(*) FROM note_index n{where}", params)[0][0]
             kinds = self._index.query(
-                "SELECT kind, count(*) FROM note_index GROUP BY kind ORDER BY count(*) DESC, kind"
+                f"SELECT n.kind, count(*) FROM note_index n{where} GROUP BY n.kind ORDER BY count(*) DESC, n.kind",
+                params,
             )
+            scope = Filters(hidden_projects=hidden)
             return {
                 "total_notes": total,
                 "by_kind": [{"kind": k, "count": c} for k, c in kinds],
-                "recent_notes": [c.to_dict() for c in list_cards(self._index, limit=max(1, recent))],
-                "problems": self._index.problems(),
+                "recent_notes": [c.to_dict() for c in list_cards(self._index, limit=max(1, recent), filters=scope)],
+                "problems": self._index.problems() if viewer is None or viewer.admin else [],
             }
 
     @guarded
@@ -635,19 +640,24 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             return out
 
     @guarded
-    def list_tags(self) -> list[dict[str, Any]]:
+    def list_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every tag with the number of notes carrying it, most used first."""
         with self._lock:
             self.refresh()
-            rows = self._index.query("SELECT tag, count(*) FROM note_tags GROUP BY tag ORDER BY count(*) DESC, tag")
+            where, params = Filters(hidden_projects=self._hidden_projects(viewer)).sql()
+            join = f" JOIN note_index n ON n.rowid = t.note WHERE {where}" if where else ""
+            rows = self._index.query(
+                f"SELECT t.tag, count(*) FROM note_tags t{join} GROUP BY t.tag ORDER BY count(*) DESC, t.tag", params
+            )
             return [{"tag": t, "count": c} for t, c in rows]
 
     @guarded
-    def history(self, note_id: str) -> list[dict[str, Any]]:
+    def history(self, note_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every revision of a note, oldest first, and whether its text was kept."""
         note_id = _check_id(note_id)
         with self._lock:
             self.refresh()
+            self._check_visible(note_id, viewer)
             current = self._index.query("SELECT revision FROM note_index WHERE id = ?", (note_id,))
             rows = self._index.query(
                 "SELECT revision, op, at, author, sha256, size FROM revisions WHERE id = ? ORDER BY revision",
