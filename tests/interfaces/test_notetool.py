@@ -205,3 +205,19 @@ def test_a_workspace_of_the_original_tool_opens_intact(tmp_path):
     assert raw.startswith(f"---\nid: {notes[0][0]}\ntitle: 项目进展\ntype: task_state\n")
     assert "\n# 项目进展\n\nAPI 层也完成了。" in raw
     tool.close()
+
+
+def test_filters_and_contents_as_written(tmp_path):
+    tool = NoteTool(workspace=str(tmp_path / "w"))
+    plan = tool.run(
+        {"action": "create", "title": "Plan", "content": "# Plan\n\ndetails", "note_type": "action", "tags": "a, b"}
+    )
+    other = tool.run(
+        {"action": "create", "title": "Other plan", "content": "more details", "note_type": "conclusion", "tags": ["c"]}
+    )
+    assert tool.run({"action": "read", "note_id": plan})["content"] == "# Plan\n\ndetails"  # the user's own heading
+    assert [r["note_id"] for r in tool.run({"action": "search", "query": "details", "note_type": "action"})] == [plan]
+    assert [r["note_id"] for r in tool.run({"action": "search", "query": "details", "tags": ["c"]})] == [other]
+    assert [r["id"] for r in tool.run({"action": "list", "tags": "b"})] == [plan]
+    assert tool.run({"action": "search", "query": "!!!"}) == []
+    tool.close()

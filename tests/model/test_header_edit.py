@@ -95,3 +95,10 @@ def test_add_tag_leaves_every_other_line_unchanged(head, body, tags, with_header
     old_lines = text.split("\n")
     kept = [line for line in old_lines if not line.startswith("tags:")]
     assert _subsequence(kept, new.split("\n"))
+
+
+def test_summary_replaces_a_block_list_summary_whole():
+    text = "---\ntitle: t\ntags: [a]\nsummary:\n  - first point\n  - second\n---\nbody\n"
+    made = with_summary(text, "S")
+    assert made == '---\ntitle: t\ntags: [a]\nsummary: "S"\n---\nbody\n'
+    assert parse_note(made).header == {"title": "t", "tags": ["a"], "summary": "S"}

@@ -170,8 +170,8 @@ def test_reads_on_an_attempt_and_scoped_recent_notes(store_dir):
     with pytest.raises(notewell.InvalidQueryError):
         s.search_notes("")
     s.end_attempt(worker.id, outcome="succeeded")
-    with pytest.raises(FrozenError):
-        s.get_note(first.id, working_attempt_id=worker.id)
+    assert s.get_note(first.id, working_attempt_id=worker.id).id == first.id  # served, not recorded
+    assert len(s.attempt_reads(worker.id)) == 2
     s.close()
     shutil.rmtree(store_dir / ".notewell")
     s = notewell.open(store_dir)
@@ -209,3 +209,46 @@ def test_summaries_tags_and_history_hide_private_work_too(store):
     with pytest.raises(NotFoundError):
         store.get_note(hidden.id, revision=1, viewer=guest)  # a deleted note's kept revisions too
     assert store.get_note(hidden.id, revision=1).title == "hidden"
+
+
+def test_a_query_cannot_escape_its_filters(store):
+    from notewell import Viewer
+
+    sec = store.start_attempt("secret", author="alice")
+    pub = store.start_attempt("pub", author="bob")
+    hidden = store.add_note("# zebra secret", attempt=sec.id)
+    shown = store.add_note("---\ntitle: giraffe public\nkind: x\n---\ngiraffe", attempt=pub.id)
+    other = store.add_note("---\ntitle: giraffe other\nkind: y\n---\ngiraffe")
+    store.set_project("secret", private=True, owner="alice")
+    bob = Viewer("bob")
+    for query in ("zebra) OR (giraffe", "zebra)) OR ((giraffe", 'zebra") OR ("giraffe', "(zebra OR giraffe"):
+        assert hidden.id not in {c.id for c in store.search_notes(query, viewer=bob)}, query
+        assert {c.id for c in store.search_notes(query, kind="x")} <= {shown.id}, query
+    assert {c.id for c in store.search_notes("(zebra OR giraffe)", viewer=bob)} == {shown.id, other.id}
+
+
+def test_campaign_of_a_project_and_private_backlinks_and_reads(store):
+    from notewell import Viewer
+
+    pub = store.start_attempt("proj", author="bob")
+    base = store.add_note("# kangaroo base", attempt=pub.id)
+    store.set_project("proj", campaign="Big Camp")
+    assert [c.id for c in store.search_notes("kangaroo", campaign="big-camp")] == [base.id]
+    assert [c.id for c in store.list_notes(campaign="big-camp")] == [base.id]
+    assert store.search_notes("kangaroo")[0].campaign == "big-camp"
+    assert store.search_notes("kangaroo", campaign="other") == []
+    sec = store.start_attempt("vault", author="alice")
+    secret = store.add_note(f"---\ntitle: secret child\nbuilds_on: [{base.id}]\n---\nx", attempt=sec.id)
+    store.get_note(secret.id, working_attempt_id=pub.id)  # alice's note read on bob's public attempt
+    store.set_project("vault", private=True, owner="alice")
+    assert [b["id"] for b in store.get_note(base.id).backlinks] == [secret.id]
+    assert store.get_note(base.id, viewer=Viewer("bob")).backlinks == []
+    assert store.attempt_reads(pub.id, viewer=Viewer("bob")) == []
+    assert [r["note_id"] for r in store.attempt_reads(pub.id)] == [secret.id]
+    with pytest.raises(NotFoundError):
+        store.get_note(base.id, viewer=Viewer("bob"), working_attempt_id=sec.id)
+    with pytest.raises(InvalidArgumentError):
+        store.search_notes("kangaroo", viewer="bob")
+    with pytest.raises(notewell.InvalidNoteError):
+        store.end_attempt(pub.id, outcome="failed", summary=b"\xff")
+    assert store.get_attempt(pub.id).running

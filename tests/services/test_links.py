@@ -62,3 +62,29 @@ def test_brief_puts_the_newest_digest_first_and_lists_what_it_misses(store):
     empty = store.start_attempt("quiet", author="q")
     got = store.brief("quiet")
     assert got["digest"] is None and got["recent"] == [] and got["uncovered"] == [] and empty.id
+
+
+def test_shared_ancestors_are_expanded_once(store):
+    import time
+
+    notes = []
+    for i in range(24):
+        notes.append(_note(store, f"N{i}", builds_on=[n.id for n in notes]))
+    started = time.monotonic()
+    graph = store.links(notes[-1].id, depth=10)
+    assert time.monotonic() - started < 5
+
+    def count(nodes):
+        return sum(1 + count(n.get("builds_on", [])) for n in nodes)
+
+    expanded = []
+
+    def walk(nodes):
+        for n in nodes:
+            if "builds_on" in n:
+                expanded.append(n["id"])
+                walk(n["builds_on"])
+
+    walk(graph["builds_on"])
+    assert len(expanded) == len(set(expanded)) == 23
+    assert count(graph["builds_on"]) < 24 * 24

@@ -136,3 +136,35 @@ def test_bulk_rebuild_makes_its_indexes_again(tmp_path, monkeypatch):
     assert len(store.search_notes("shared", limit=20)) == 12
     assert {c.id for c in store.list_notes(limit=20)} == {n.id for n in notes}
     store.close()
+
+
+def test_malformed_journal_records_are_skipped_at_rebuild(tmp_path):
+    import json
+    import shutil
+
+    import notewell
+
+    s = notewell.open(tmp_path / "s")
+    att = s.start_attempt("p", author="a")
+    note = s.add_note("# kept", attempt=att.id)
+    s.set_project("p", private=False)
+    s.close()
+    journal = tmp_path / "s" / ".notewell-history" / "journal.jsonl"
+    bad = [
+        {"op": "attempt", "id": "att_aaaaaaaaaa", "project": "p"},  # no time
+        {"op": "attempt", "id": "att_bbbbbbbbbb", "project": {"x": 1}, "at": "2026"},
+        {"op": "project", "id": "p", "owner": ["list"]},
+        {"op": "project", "id": "p", "private": "false"},  # not true: stays public
+        {"op": "read", "id": 5},
+        {"op": "add"},
+        ["not", "a", "record"],
+    ]
+    with open(journal, "a", encoding="utf-8") as fh:
+        for record in bad:
+            fh.write(json.dumps(record) + "\n")
+    shutil.rmtree(tmp_path / "s" / ".notewell")
+    s = notewell.open(tmp_path / "s")
+    assert s.get_note(note.id).attempt_id == att.id
+    assert s.get_project("p")["private"] is False
+    assert [a.id for a in s.list_attempts()] == [att.id]
+    s.close()

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotewellError
+from ..errors import InvalidQueryError, NotewellError
 from ..model.header import compose_note, header_layout, parse_note, quote_value
 from ..model.header_edit import with_line
 from ..model.ids import is_note_id
@@ -41,7 +41,10 @@ def _extra_fields(note: Note) -> dict[str, str]:
 
 
 def _content(note: Note) -> str:
-    """The body without the ``# title`` line the original tool put above the content."""
+    """The content: for a file the original tool wrote, the body without the ``# title``
+    line it put above the content; otherwise the body as written."""
+    if "id" not in _extra_fields(note):
+        return note.body
     body = note.body.lstrip("\r\n")
     first, _, rest = body.partition("\n")
     if first.rstrip("\r") == f"# {note.title}":
@@ -166,7 +169,8 @@ class NoteTool:
             listed = ", ".join(quote_value(t) for t in self._tags(tags))
             text = with_line(text, "tags", f"tags: [{listed}]")
         old_content = _content(note)
-        headed = old_content != note.body.strip("\r\n")  # the original tool's "# title" above the content
+        # A file the original tool wrote has a "# title" line above the content: keep that layout.
+        headed = "id" in _extra_fields(note) and old_content != note.body.strip("\r\n")
         if content or (title and headed):
             body = content if isinstance(content, str) and content else old_content
             if headed:
@@ -188,17 +192,29 @@ class NoteTool:
         meta = self._metadata(note)
         return {**meta, "note_id": meta["id"], "content": _content(note)}
 
+    def _filters(self, params: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if params.get("note_type"):
+            out["kind"] = str(params["note_type"])
+        tags = self._tags(params.get("tags"))
+        if tags:
+            out["tags"] = tags
+        return out
+
     def _list(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        note_type = params.get("note_type")
-        cards = self.store.list_notes(limit=self._limit(params), **({"kind": note_type} if note_type else {}))
+        cards = self.store.list_notes(limit=self._limit(params), **self._filters(params))
         return [self._entry(self.store.get_note(c.id)) for c in cards]
 
     def _search(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         query = params.get("query")
         if not isinstance(query, str) or not query.strip():
             raise ValueError("search needs a query")
+        try:
+            cards = self.store.search_notes(query, limit=self._limit(params), **self._filters(params))
+        except InvalidQueryError:
+            return []  # nothing to search for in it ("!!!"): nothing found, as the original answers
         out = []
-        for card in self.store.search_notes(query, limit=self._limit(params)):
+        for card in cards:
             entry = self._entry(self.store.get_note(card.id))
             out.append({k: entry[k] for k in ("note_id", "title", "type", "tags", "content", "updated_at")})
         return out

@@ -121,11 +121,7 @@ def with_summary(text: str, summary: str) -> str:
         if not head:
             raise InvalidArgumentError("a note with no title or heading needs one before it can take a summary")
         return _new_header(text, [*head, line])
-    entry = layout.first("summary")
-    if entry is None:
-        return _insert_before_close(text, layout, line)
-    start, _end, old = _line_span(layout, entry.lineno)
-    return text[:start] + line + text[start + len(old) :]
+    return with_line(text, "summary", line)
 
 
 def with_line(text: str, key: str, line: str) -> str:

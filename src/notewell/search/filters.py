@@ -62,8 +62,10 @@ class Filters:
     created_before: When = None
     updated_after: When = None
     updated_before: When = None
-    # Not a filter a caller passes: private projects the viewer may not see (set by the store).
+    # Not filters a caller passes; the store sets them: private projects the viewer may not
+    # see, and the projects that make up the campaign asked for.
     hidden_projects: tuple[str, ...] = ()
+    campaign_projects: tuple[str, ...] | None = None
 
     @classmethod
     def from_kwargs(cls, kwargs: dict[str, Any]) -> Filters:
@@ -82,10 +84,13 @@ class Filters:
             tokens = list(dict.fromkeys(meta_token(field, v) for v in values))
             parts.append("meta : (" + op.join(f'"{t}"' for t in tokens) + ")")
 
-        for name, letter in (("project", "p"), ("campaign", "c"), ("attempt_id", "x")):
+        for name, letter in (("project", "p"), ("attempt_id", "x")):
             value = self._scope(name)
             if value is not None:
                 any_of(letter, [value])
+        if self._scope("campaign") is not None:
+            # No project in the campaign: a token no project has, so nothing matches.
+            any_of("p", list(self.campaign_projects or ("\x00",)))
         kinds = [slugify(k) for k in _as_list(self.kind, "kind")]
         if kinds:
             any_of("k", kinds)
@@ -127,11 +132,15 @@ class Filters:
                 f" (SELECT id FROM attempts WHERE project IN ({marks})))"
             )
             params.extend(self.hidden_projects)
-        for name, column in (("project", "project"), ("campaign", "campaign")):
-            value = self._scope(name)
-            if value is not None:
-                clauses.append(f"{alias}.attempt_id IN (SELECT id FROM attempts WHERE {column} = ?)")
-                params.append(value)
+        project = self._scope("project")
+        if project is not None:
+            clauses.append(f"{alias}.attempt_id IN (SELECT id FROM attempts WHERE project = ?)")
+            params.append(project)
+        if self._scope("campaign") is not None:
+            members = list(self.campaign_projects or ())
+            marks = ",".join("?" * len(members)) or "NULL"
+            clauses.append(f"{alias}.attempt_id IN (SELECT id FROM attempts WHERE project IN ({marks}))")
+            params.extend(members)
         attempt = self._scope("attempt_id")
         if attempt is not None:
             clauses.append(f"{alias}.attempt_id = ?")

@@ -19,9 +19,10 @@ __all__ = ["CARD_COLUMNS", "card_from_row", "keyword_search", "list_cards"]
 
 CARD_COLUMNS = (
     "n.rowid, n.id, n.title, n.kind, n.tags, n.builds_on, n.model, n.author, n.created_at, n.updated_at,"
-    " n.attempt_id, a.project, a.campaign, n.note_kind, a.outcome, a.ended_at"
+    " n.attempt_id, a.project, coalesce(p.campaign, a.campaign), n.note_kind, a.outcome, a.ended_at"
 )
-_CARD_FROM = "note_index n LEFT JOIN attempts a ON a.id = n.attempt_id"
+# A campaign set on the project wins over the one its attempt was started with.
+_CARD_FROM = "note_index n LEFT JOIN attempts a ON a.id = n.attempt_id LEFT JOIN projects p ON p.name = a.project"
 _PREVIEW = 16  # the column after CARD_COLUMNS
 _MAX_LIMIT = 1000
 RANK_WINDOW = 400

@@ -75,6 +75,24 @@ def _loose_terms(terms: list[str]) -> list[str]:
     return [t for t in out if not (t in seen or seen.add(t))]
 
 
+def _balanced(query: str) -> bool:
+    """True when the query's parentheses (outside "quoted" strings) pair up. The match
+    expression is placed inside parentheses before the filters are ANDed to it; a query
+    that closes more than it opens would escape them, so it runs as plain words."""
+    depth = 0
+    quoted = False
+    for ch in query:
+        if ch == '"':
+            quoted = not quoted  # a doubled "" inside quotes flips twice: no change
+        elif not quoted and ch == "(":
+            depth += 1
+        elif not quoted and ch == ")":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0 and not quoted
+
+
 def compile_query(query: str) -> CompiledQuery:
     """Compile *query*; raises InvalidQueryError when it has nothing to search for."""
     if not isinstance(query, str):
@@ -96,7 +114,7 @@ def compile_query(query: str) -> CompiledQuery:
     # The loose pass runs when it can find more than the strict one: any of several words,
     # or the one meaningful word of a question.
     has_loose = len(loose_terms) > 1 or (loose_terms and loose_terms != content)
-    if _SYNTAX.search(query):
+    if _SYNTAX.search(query) and _balanced(query):
         return CompiledQuery(strict=segment(query), loose=None, raw=True, fallback=quoted)
     if not has_loose:
         return CompiledQuery(strict=quoted, loose=None, raw=False)

@@ -7,15 +7,17 @@ survives a rebuild of the index like every note does.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FrozenError, InvalidArgumentError, NotFoundError
 from ..model.attempt import Attempt, check_attempt_id, check_outcome, check_project
 from ..model.header import compose_note, parse_note
 from ..model.ids import new_attempt_id
-from ..model.note import AUTHOR_MAX, MODEL_MAX, Note, check_label, derive_title
+from ..model.note import AUTHOR_MAX, MODEL_MAX, Note, check_label, check_text, derive_title
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer, may_see
+from ..search.filters import Filters
 from ..storage.index import Index
 from ..storage.sync import Syncer
 from .guard import guarded
@@ -76,17 +78,15 @@ class AttemptsMixin:
         Its notes are frozen from then on."""
         attempt_id = check_attempt_id(attempt_id)
         outcome = check_outcome(outcome)
+        text = check_text(summary)[0] if summary is not None else None  # bad text fails before anything changes
         with self._lock:
             self.refresh()
             running = self._running_attempt(attempt_id)
             summary_id = None
-            if summary is not None:
-                text = summary.decode("utf-8") if isinstance(summary, bytes) else summary
-                if isinstance(text, str) and text.strip():
-                    parsed = parse_note(text)
-                    if derive_title(parsed, "") == "":
-                        # Untitled prose: a title says what it is on every card.
-                        text = compose_note(text, title=f"Summary: {running.project}, {outcome}")
+            if text is not None:
+                if derive_title(parse_note(text), "") == "":
+                    # Untitled prose: a title says what it is on every card.
+                    text = compose_note(text, title=f"Summary: {running.project}, {outcome}")
                 summary_id = self.add_notes([text], attempt=attempt_id, _note_kind="summary")[0].id
             with self._index.write():
                 self._sync.catch_up()
@@ -182,20 +182,21 @@ class AttemptsMixin:
             return found
 
     @guarded
-    def attempt_reads(self, attempt_id: str) -> list[dict[str, Any]]:
+    def attempt_reads(self, attempt_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """The notes read while working on an attempt (get_note with working_attempt_id), oldest first."""
         attempt_id = check_attempt_id(attempt_id)
         with self._lock:
             self.refresh()
-            self._attempt(attempt_id)
-            return [
-                {"note_id": n, "title": t, "at": a}
-                for n, a, t in self._index.query(
-                    "SELECT r.note, r.at, n.title FROM attempt_reads r LEFT JOIN note_index n ON n.id = r.note"
-                    " WHERE r.attempt = ? ORDER BY r.at, r.note",
-                    (attempt_id,),
-                )
-            ]
+            hidden = self._hidden_projects(viewer)
+            if self._attempt(attempt_id).project in hidden:
+                raise NotFoundError(f"no attempt {attempt_id}")
+            rows = self._index.query(
+                "SELECT r.note, r.at, n.title FROM attempt_reads r LEFT JOIN note_index n ON n.id = r.note"
+                " WHERE r.attempt = ? ORDER BY r.at, r.note",
+                (attempt_id,),
+            )
+            secret = self._notes_in(hidden, list({n for n, _a, _t in rows}))
+            return [{"note_id": n, "title": t, "at": a} for n, a, t in rows if n not in secret]
 
     # -- helpers for the store ----------------------------------------------
 
@@ -224,8 +225,26 @@ class AttemptsMixin:
             "notes": notes,
         }
 
+    def _scoped(self, filters: Filters, viewer: Viewer | None) -> Filters:
+        """*filters* with what the store knows filled in: hidden projects, campaign members."""
+        members = None
+        if filters.campaign is not None:
+            campaign = check_project(filters.campaign, "campaign")
+            members = tuple(
+                name
+                for (name,) in self._index.conn.execute(
+                    "SELECT DISTINCT a.project FROM attempts a LEFT JOIN projects p ON p.name = a.project"
+                    " WHERE coalesce(p.campaign, a.campaign) = ?"
+                    " UNION SELECT name FROM projects WHERE campaign = ?",
+                    (campaign, campaign),
+                )
+            )
+        return replace(filters, hidden_projects=self._hidden_projects(viewer), campaign_projects=members)
+
     def _hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:
         """Private projects *viewer* may not see."""
+        if viewer is not None and not isinstance(viewer, Viewer):
+            raise InvalidArgumentError(f"viewer must be a notewell.Viewer, not {type(viewer).__name__}")
         if viewer is None or viewer.admin:
             return ()
         rows = self._index.conn.execute("SELECT name, owner FROM projects WHERE private = 1").fetchall()
@@ -242,9 +261,28 @@ class AttemptsMixin:
         if row is not None and row[0] in hidden:
             raise NotFoundError(f"no note {note_id}")
 
-    def _record_read(self, attempt_id: str, note_id: str) -> None:
-        """Note that *note_id* was read while working on a running attempt."""
-        self._running_attempt(attempt_id)
+    def _notes_in(self, projects: tuple[str, ...], note_ids: list[str]) -> set[str]:
+        """Which of *note_ids* were written on attempts of *projects*."""
+        if not projects or not note_ids:
+            return set()
+        marks_p, marks_n = ",".join("?" * len(projects)), ",".join("?" * len(note_ids))
+        return {
+            nid
+            for (nid,) in self._index.conn.execute(
+                f"SELECT j.id FROM journal_meta j JOIN attempts a ON a.id = j.attempt"
+                f" WHERE a.project IN ({marks_p}) AND j.id IN ({marks_n})",
+                [*projects, *note_ids],
+            )
+        }
+
+    def _record_read(self, attempt_id: str, note_id: str, viewer: Viewer | None = None) -> None:
+        """Note that *note_id* was read while working on an attempt. An attempt that has
+        ended takes no more records: the read is served, not recorded."""
+        attempt = self._attempt(check_attempt_id(attempt_id))
+        if attempt.project in self._hidden_projects(viewer):
+            raise NotFoundError(f"no attempt {attempt.id}")
+        if not attempt.running:
+            return
         with self._index.write():
             self._sync.catch_up()
             self._sync.commit_records([{"op": "read", "id": note_id, "attempt": attempt_id, "at": now_iso()}])

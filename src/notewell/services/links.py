@@ -52,6 +52,7 @@ class LinksMixin:
                 raise NotFoundError(f"no note {note_id}")
             root["builds_on"] = self._walk(note_id, depth, hidden, {note_id}, up=True)
             root["built_on_by"] = self._walk(note_id, depth, hidden, {note_id}, up=False)
+            # Each note is followed once per direction; a later meeting is marked "again".
             return root
 
     def _node(self, ref: str, hidden: set[str]) -> dict[str, Any] | None:
@@ -74,7 +75,28 @@ class LinksMixin:
             return None
         return {"id": row[0], "title": row[1], "kind": row[2]}
 
-    def _walk(self, note_id: str, depth: int, hidden: set[str], path: set[str], *, up: bool) -> list[dict[str, Any]]:
+    def _walk(self, note_id: str, depth: int, hidden: set[str], seen: set[str], *, up: bool) -> list[dict[str, Any]]:
+        """Breadth first, so a note is expanded where it is nearest the root."""
+        key = "builds_on" if up else "built_on_by"
+        top: list[dict[str, Any]] = []
+        frontier: list[tuple[str, list[dict[str, Any]]]] = [(note_id, top)]
+        for level in range(depth):
+            following: list[tuple[str, list[dict[str, Any]]]] = []
+            for ref, into in frontier:
+                for node in self._neighbours(ref, hidden, up=up):
+                    into.append(node)
+                    if node["id"] in seen:
+                        node["again"] = True
+                        continue
+                    seen.add(node["id"])
+                    expandable = not node.get("missing") and not is_attempt_id(node["id"])
+                    if expandable and level + 1 < depth:
+                        node[key] = []
+                        following.append((node["id"], node[key]))
+            frontier = following
+        return top
+
+    def _neighbours(self, note_id: str, hidden: set[str], *, up: bool) -> list[dict[str, Any]]:
         if up:
             row = self._index.conn.execute("SELECT builds_on FROM note_index WHERE id = ?", (note_id,)).fetchone()
             refs = json.loads(row[0]) if row else []
@@ -87,18 +109,7 @@ class LinksMixin:
                     (note_id,),
                 )
             ]
-        out = []
-        for ref in refs:
-            node = self._node(ref, hidden)
-            if node is None:
-                continue
-            key = "builds_on" if up else "built_on_by"
-            if ref in path:
-                node["again"] = True
-            elif depth > 1 and not node.get("missing") and not is_attempt_id(ref):
-                node[key] = self._walk(ref, depth - 1, hidden, path | {ref}, up=up)
-            out.append(node)
-        return out
+        return [node for ref in refs if (node := self._node(ref, hidden)) is not None]
 
     @guarded
     def brief(self, project: str, *, recent: int = 10, viewer: Viewer | None = None) -> dict[str, Any]:

@@ -15,7 +15,6 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -470,8 +469,12 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             self.refresh()
             self._check_visible(note_id, viewer)
             note = self._get(note_id, revision)
+            hidden = self._hidden_projects(viewer)
+            if hidden and note.backlinks:
+                shown = {b["id"] for b in note.backlinks} - self._notes_in(hidden, [b["id"] for b in note.backlinks])
+                note.backlinks = [b for b in note.backlinks if b["id"] in shown]
             if working_attempt_id is not None:
-                self._record_read(working_attempt_id, note_id)
+                self._record_read(working_attempt_id, note_id, viewer)
             return note
 
     def _get(self, note_id: str, revision: int | None) -> Note:
@@ -585,7 +588,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         f = Filters.from_kwargs(filters)
         with self._lock:
             self.refresh()
-            f = replace(f, hidden_projects=self._hidden_projects(viewer))
+            f = self._scoped(f, viewer)
             if isinstance(query, str) and not query.strip() and (f.project or f.attempt_id):
                 return list_cards(self._index, limit=limit, filters=f)
             return keyword_search(self._index, query, limit=limit, filters=f)
@@ -598,7 +601,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         f = Filters.from_kwargs(filters)
         with self._lock:
             self.refresh()
-            f = replace(f, hidden_projects=self._hidden_projects(viewer))
+            f = self._scoped(f, viewer)
             return list_cards(self._index, limit=limit, offset=offset, filters=f)
 
     @guarded

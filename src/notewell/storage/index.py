@@ -286,76 +286,93 @@ class Index:
 
     def apply_records(self, records: list[dict[str, Any]]) -> None:
         """Fold journal records into journal_meta and revisions (idempotent)."""
-        c = self.conn
         for r in records:
-            op, nid = r.get("op"), r["id"]
-            rev = r.get("rev")
-            if op == "attempt":
-                c.execute(
-                    "INSERT OR REPLACE INTO attempts(id, project, campaign, author, model, started_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (nid, r.get("project") or "", r.get("campaign"), r.get("author"), r.get("model"), r.get("at")),
-                )
-                continue
-            if op == "project":
-                c.execute("INSERT OR IGNORE INTO projects(name) VALUES (?)", (nid,))
-                for key in ("private", "owner", "campaign"):
-                    if key in r:
-                        value = int(bool(r[key])) if key == "private" else r[key]
-                        c.execute(f"UPDATE projects SET {key} = ? WHERE name = ?", (value, nid))
-                continue
-            if op == "read":
-                c.execute(
-                    "INSERT OR IGNORE INTO attempt_reads(attempt, note, at) VALUES (?, ?, ?)",
-                    (r.get("attempt"), nid, r.get("at") or ""),
-                )
-                continue
-            if op == "attempt_end":
-                c.execute(
-                    "UPDATE attempts SET ended_at = ?, outcome = ?, summary_note = ? WHERE id = ?",
-                    (r.get("at"), r.get("outcome"), r.get("summary"), nid),
-                )
-                continue
-            if op in ("add", "adopt"):
-                c.execute(
-                    "INSERT INTO journal_meta(id, path, author, model, created_at, updated_at, revision,"
-                    " sha256, deleted, attempt, note_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)"
-                    " ON CONFLICT(id) DO UPDATE SET path = excluded.path, author = excluded.author,"
-                    " model = excluded.model, created_at = excluded.created_at,"
-                    " updated_at = excluded.updated_at, revision = excluded.revision,"
-                    " sha256 = excluded.sha256, deleted = 0, attempt = excluded.attempt,"
-                    " note_kind = excluded.note_kind",
-                    (
-                        nid,
-                        r.get("path"),
-                        r.get("author"),
-                        r.get("model"),
-                        r.get("at"),
-                        r.get("at"),
-                        rev or 1,
-                        r.get("sha256"),
-                        r.get("attempt"),
-                        r.get("note_kind"),
-                    ),
-                )
-            elif op in ("edit", "change"):
-                c.execute(
-                    "UPDATE journal_meta SET updated_at = ?, revision = max(revision, ?), sha256 = ?,"
-                    " path = coalesce(?, path), deleted = 0 WHERE id = ?",
-                    (r.get("at"), rev or 0, r.get("sha256"), r.get("path"), nid),
-                )
-            elif op == "move":
-                c.execute("UPDATE journal_meta SET path = ?, deleted = 0 WHERE id = ?", (r.get("path"), nid))
-            elif op in ("delete", "gone"):
-                c.execute("UPDATE journal_meta SET deleted = 1, path = NULL WHERE id = ?", (nid,))
-            else:
-                continue
-            if op in ("add", "adopt", "edit", "change") and isinstance(rev, int):
-                c.execute(
-                    "INSERT OR REPLACE INTO revisions(id, revision, op, at, author, sha256, size)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (nid, rev, op, r.get("at"), r.get("author"), r.get("sha256"), r.get("size")),
-                )
+            try:
+                self._apply(r)
+            except (
+                sqlite3.InterfaceError,
+                sqlite3.IntegrityError,
+                sqlite3.ProgrammingError,
+                AttributeError,
+                LookupError,
+                TypeError,
+                ValueError,
+            ):
+                continue  # a malformed line (a hand edit, a bad merge) is skipped, as an unreadable one is
+
+    def _apply(self, r: dict[str, Any]) -> None:
+        """Fold one journal record into the index tables."""
+        c = self.conn
+        op, nid = r.get("op"), r["id"]
+        if not isinstance(nid, str):
+            return
+        rev = r.get("rev")
+        if op == "attempt":
+            c.execute(
+                "INSERT OR REPLACE INTO attempts(id, project, campaign, author, model, started_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (nid, r.get("project") or "", r.get("campaign"), r.get("author"), r.get("model"), r.get("at")),
+            )
+            return
+        if op == "project":
+            c.execute("INSERT OR IGNORE INTO projects(name) VALUES (?)", (nid,))
+            for key in ("private", "owner", "campaign"):
+                if key in r:
+                    value = int(r[key] is True) if key == "private" else r[key]
+                    c.execute(f"UPDATE projects SET {key} = ? WHERE name = ?", (value, nid))
+            return
+        if op == "read":
+            c.execute(
+                "INSERT OR IGNORE INTO attempt_reads(attempt, note, at) VALUES (?, ?, ?)",
+                (r.get("attempt"), nid, r.get("at") or ""),
+            )
+            return
+        if op == "attempt_end":
+            c.execute(
+                "UPDATE attempts SET ended_at = ?, outcome = ?, summary_note = ? WHERE id = ?",
+                (r.get("at"), r.get("outcome"), r.get("summary"), nid),
+            )
+            return
+        if op in ("add", "adopt"):
+            c.execute(
+                "INSERT INTO journal_meta(id, path, author, model, created_at, updated_at, revision,"
+                " sha256, deleted, attempt, note_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET path = excluded.path, author = excluded.author,"
+                " model = excluded.model, created_at = excluded.created_at,"
+                " updated_at = excluded.updated_at, revision = excluded.revision,"
+                " sha256 = excluded.sha256, deleted = 0, attempt = excluded.attempt,"
+                " note_kind = excluded.note_kind",
+                (
+                    nid,
+                    r.get("path"),
+                    r.get("author"),
+                    r.get("model"),
+                    r.get("at"),
+                    r.get("at"),
+                    rev or 1,
+                    r.get("sha256"),
+                    r.get("attempt"),
+                    r.get("note_kind"),
+                ),
+            )
+        elif op in ("edit", "change"):
+            c.execute(
+                "UPDATE journal_meta SET updated_at = ?, revision = max(revision, ?), sha256 = ?,"
+                " path = coalesce(?, path), deleted = 0 WHERE id = ?",
+                (r.get("at"), rev or 0, r.get("sha256"), r.get("path"), nid),
+            )
+        elif op == "move":
+            c.execute("UPDATE journal_meta SET path = ?, deleted = 0 WHERE id = ?", (r.get("path"), nid))
+        elif op in ("delete", "gone"):
+            c.execute("UPDATE journal_meta SET deleted = 1, path = NULL WHERE id = ?", (nid,))
+        else:
+            return
+        if op in ("add", "adopt", "edit", "change") and isinstance(rev, int):
+            c.execute(
+                "INSERT OR REPLACE INTO revisions(id, revision, op, at, author, sha256, size)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (nid, rev, op, r.get("at"), r.get("author"), r.get("sha256"), r.get("size")),
+            )
 
     def meta_for_path(self, path: str) -> sqlite3.Row | None:
         return self.conn.execute(
