@@ -110,11 +110,18 @@ class NoteTool:
     def _metadata(self, note: Note) -> dict[str, Any]:
         own = _extra_fields(note)
         stem = note.path.rsplit("/", 1)[-1].removesuffix(".md")
+        tags = list(note.tags)
+        if "id" in own:
+            # The original kept tags as written ("C++", "a b"); notewell indexes their slugs.
+            layout = header_layout(note.text)
+            entry = layout.first("tags") if layout is not None else None
+            if entry is not None and entry.values:
+                tags = list(dict.fromkeys(v.value for v in entry.values))
         return {
             "id": own.get("id") or (note.id if is_note_id(stem) else stem),
             "title": note.title,
             "type": note.kind or "general",
-            "tags": list(note.tags),
+            "tags": tags,
             "created_at": own.get("created_at") or note.created_at,
             "updated_at": own.get("updated_at") or note.updated_at,
         }
