@@ -8,6 +8,7 @@ import notewell
 CARD_KEYS = frozenset(
     {"id", "title", "kind", "tags", "builds_on", "model", "author", "created_at", "updated_at", "snippet", "score"}
     | {"attempt_id", "project", "campaign", "note_kind", "attempt_outcome", "attempt_ended_at"}
+    | {"mode"}
 )
 
 

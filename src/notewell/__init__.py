@@ -24,6 +24,7 @@ from .errors import (
     NotewellError,
     NotFoundError,
     StorageError,
+    UnavailableError,
 )
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ __all__ = [
     "ParsedNote",
     "StorageError",
     "Store",
+    "UnavailableError",
     "Viewer",
     "__version__",
     "open",

@@ -11,6 +11,7 @@ Every error carries a stable ``code`` that the interfaces map in one place
     ├── InvalidQueryError             "invalid_query"
     ├── InvalidArgumentError          "invalid_argument"
     ├── FrozenError                   "frozen"
+    ├── UnavailableError              "unavailable"
     ├── StorageError                  "storage"
     └── BusyError                     "busy"
 """
@@ -28,6 +29,7 @@ __all__ = [
     "NotFoundError",
     "NotewellError",
     "StorageError",
+    "UnavailableError",
 ]
 
 
@@ -86,6 +88,12 @@ class FrozenError(NotewellError):
     itself has ended and takes no more notes)."""
 
     code = "frozen"
+
+
+class UnavailableError(NotewellError):
+    """A part that needs an optional extra (e.g. the embedding model) is not installed."""
+
+    code = "unavailable"
 
 
 class StorageError(NotewellError):

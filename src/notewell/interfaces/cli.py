@@ -29,6 +29,7 @@ EXIT_CODES = {
     "invalid_query": 5,
     "invalid_argument": 2,
     "frozen": 8,
+    "unavailable": 9,
     "storage": 6,
     "busy": 7,
 }
@@ -255,8 +256,27 @@ def cmd_rm(args: argparse.Namespace) -> None:
 def cmd_search(args: argparse.Namespace) -> None:
     query = " ".join(args.query)
     with _store(args, create=False) as store:
-        cards = store.search_notes(query, limit=args.limit, **_filters(args))
+        cards = store.search_notes(query, limit=args.limit, mode=args.mode, wait=args.wait, **_filters(args))
+        pending = store.pending_embeddings() if args.mode != "keyword" else 0
+    if pending:
+        print(f"notewell: {pending} note(s) not embedded yet: run `notewell embed` (or --wait)", file=sys.stderr)
+    if args.mode == "both" and not args.json:
+        for mode in ("keyword", "semantic"):
+            print(f"== {mode}")
+            _print_cards([c for c in cards if c.mode == mode], False, "no notes match")
+        return
     _print_cards(cards, args.json, "no notes match")
+
+
+def cmd_embed(args: argparse.Namespace) -> None:
+    bar = ProgressBar("embedding", force=args.progress)
+    with _store(args, create=False) as store:
+        result = store.embed_pending(limit=args.limit, progress=bar)
+    bar.close()
+    if args.json:
+        _emit_json(result)
+    else:
+        print(f"embedded {result['embedded']} note(s); {result['pending']} waiting")
 
 
 def cmd_list(args: argparse.Namespace) -> None:
@@ -638,6 +658,7 @@ def build_parser() -> argparse.ArgumentParser:
         "set-summary": (cmd_set_summary, "write a one-line summary into a note's header"),
         "history": (cmd_history, "the revisions of a note"),
         "reindex": (cmd_reindex, "rebuild the index from the notes folder"),
+        "embed": (cmd_embed, "embed the notes semantic search does not know yet (progress bar)"),
         "header": (cmd_header, "parse a note's header: header, extra and body"),
         "attempt": (cmd_attempt, "start, end, show or list attempts (runs on a project)"),
         "project": (cmd_project, "set or show a project's settings (private, owner, campaign)"),
@@ -699,6 +720,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = ps["search"]
     p.add_argument("query", nargs="+")
     p.add_argument("--limit", type=int, default=10)
+    p.add_argument(
+        "--mode",
+        choices=("keyword", "semantic", "both"),
+        default="keyword",
+        help="keyword (exact, the default), semantic (by meaning), or both lists side by side",
+    )
+    p.add_argument("--wait", action="store_true", help="embed notes not embedded yet before a semantic search")
     _add_filters(p)
     p = ps["list"]
     p.add_argument("--limit", type=int, default=20)
@@ -706,6 +734,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_filters(p)
     ps["summary"].add_argument("--recent", type=int, default=5)
     ps["reindex"].add_argument("--progress", action="store_true", help="draw the progress bar even when not a terminal")
+    ps["embed"].add_argument("--progress", action="store_true", help="draw the progress bar even when not a terminal")
+    ps["embed"].add_argument("--limit", type=int, help="embed at most this many notes")
     ps["header"].add_argument("file", nargs="?", metavar="FILE", help="a file, or - (default) for standard input")
     attempt_sub = ps["attempt"].add_subparsers(dest="attempt_command", metavar="ACTION")
     a = attempt_sub.add_parser("start", help="start an attempt on PROJECT; prints its id", parents=[common])

@@ -114,6 +114,7 @@ class Card:
     note_kind: str = "note"  # or "summary": what end_attempt wrote
     attempt_outcome: str | None = None
     attempt_ended_at: str | None = None
+    mode: str = "keyword"  # the engine that found it: keyword or semantic (its score is that engine's)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -15,14 +15,14 @@ from .filters import Filters
 from .query import CompiledQuery, compile_query
 from .snippets import make_snippet, phrases_of
 
-__all__ = ["CARD_COLUMNS", "card_from_row", "keyword_search", "list_cards"]
+__all__ = ["CARD_COLUMNS", "CARD_FROM", "card_from_row", "keyword_search", "list_cards"]
 
 CARD_COLUMNS = (
     "n.rowid, n.id, n.title, n.kind, n.tags, n.builds_on, n.model, n.author, n.created_at, n.updated_at,"
     " n.attempt_id, a.project, coalesce(p.campaign, a.campaign), n.note_kind, a.outcome, a.ended_at"
 )
 # A campaign set on the project wins over the one its attempt was started with.
-_CARD_FROM = "note_index n LEFT JOIN attempts a ON a.id = n.attempt_id LEFT JOIN projects p ON p.name = a.project"
+CARD_FROM = "note_index n LEFT JOIN attempts a ON a.id = n.attempt_id LEFT JOIN projects p ON p.name = a.project"
 _PREVIEW = 16  # the column after CARD_COLUMNS
 _MAX_LIMIT = 1000
 RANK_WINDOW = 400
@@ -188,7 +188,7 @@ def keyword_search(index: Index, query: str, *, limit: int = 10, filters: Filter
     rows = {
         r[0]: r
         for r in index.conn.execute(
-            f"SELECT {CARD_COLUMNS}, t.preview FROM {_CARD_FROM} JOIN note_text t ON t.rowid = n.rowid"
+            f"SELECT {CARD_COLUMNS}, t.preview FROM {CARD_FROM} JOIN note_text t ON t.rowid = n.rowid"
             f" WHERE n.rowid IN ({marks})",
             wanted,
         )
@@ -209,7 +209,7 @@ def list_cards(index: Index, *, limit: int = 20, offset: int = 0, filters: Filte
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidArgumentError(f"offset must be a whole number ≥ 0, got {offset!r}")
     where, params = (filters or Filters()).sql()
-    sql = f"SELECT {CARD_COLUMNS} FROM {_CARD_FROM}" + (f" WHERE {where}" if where else "")
+    sql = f"SELECT {CARD_COLUMNS} FROM {CARD_FROM}" + (f" WHERE {where}" if where else "")
     sql += " ORDER BY n.updated_at DESC, n.rowid DESC LIMIT ? OFFSET ?"
     found = index.conn.execute(sql, [*params, limit, offset]).fetchall()
     marks = ",".join("?" * len(found))

@@ -23,6 +23,7 @@ from ..errors import (
     InvalidIdError,
     NotFoundError,
     StorageError,
+    UnavailableError,
 )
 from ..model.header import parse_note
 from ..model.header_edit import with_summary, with_tags
@@ -39,8 +40,10 @@ from ..model.note import (
 )
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
+from ..search.embedders import Embedder
 from ..search.filters import Filters
 from ..search.keyword import keyword_search, list_cards
+from ..search.semantic import VectorMatrix, embed_pending, pending_count, semantic_search
 from ..storage.files import NoteFolder, printable_name
 from ..storage.history import History
 from ..storage.index import Index, IndexRow
@@ -53,6 +56,7 @@ from .watching import WatchingMixin
 
 __all__ = ["Store", "open_store"]
 
+_MODES = ("keyword", "semantic", "both")
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
 
 
@@ -77,6 +81,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         watch: bool = True,
         busy_timeout: float = 60.0,
         create: bool = True,
+        embedder: Embedder | str | None = "default",
     ) -> None:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
             raise InvalidArgumentError(f"max_bytes must be a positive whole number, got {max_bytes!r}")
@@ -102,6 +107,15 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         self._scanned = False  # the first read compares the whole folder (and sets the watches)
         self.last_check = "none"  # how the last read was brought up to date: scan, inotify or watcher
         self.last_scan_size = 0  # files seen by the last whole-folder check
+        if (
+            embedder is not None
+            and embedder != "default"
+            and not (hasattr(embedder, "model_id") and hasattr(embedder, "embed_query"))
+        ):
+            raise InvalidArgumentError("embedder must be 'default', None, or an object with model_id, dim and embed_*")
+        self._embedder_spec = embedder
+        self._embedder: Embedder | None = None
+        self._vectors = VectorMatrix()
         self.last_sync = SyncReport()
         if self._index.rebuilt:
             self.last_sync = self._full_sync()  # a new or repaired index: fill it now
@@ -577,21 +591,83 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         )
 
     @guarded
-    def search_notes(self, query: str, *, limit: int = 10, viewer: Viewer | None = None, **filters: Any) -> list[Card]:
-        """Keyword search (FTS5, BM25, title 3x): the best *limit* notes as cards.
+    def search_notes(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        mode: str = "keyword",
+        wait: bool = False,
+        viewer: Viewer | None = None,
+        **filters: Any,
+    ) -> list[Card]:
+        """Search: the best *limit* notes as cards, each carrying the ``mode`` that found it.
 
+        Modes: ``keyword`` (FTS5, BM25, title 3x; exact), ``semantic`` (nearest in meaning,
+        the best passage as snippet), ``both`` (the keyword list, then the semantic list:
+        side by side, not fused). With *wait*, notes not embedded yet are embedded first.
         Where: project, campaign, attempt_id (omit all three: all the work the *viewer*
         may see). Without search words, a project or an attempt gives its recent notes;
-        the broader scopes ask for a query. Filters: kind, tags (+ tag_mode "any"/"all"),
-        author, model, builds_on, created_after/created_before/updated_after/updated_before.
+        the broader scopes ask for a query. Filters (every mode): kind, tags (+ tag_mode
+        "any"/"all"), author, model, builds_on, created_after/created_before/updated_after/updated_before.
         """
+        if mode not in _MODES:
+            raise InvalidArgumentError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
         f = Filters.from_kwargs(filters)
         with self._lock:
             self.refresh()
             f = self._scoped(f, viewer)
             if isinstance(query, str) and not query.strip() and (f.project or f.attempt_id):
                 return list_cards(self._index, limit=limit, filters=f)
-            return keyword_search(self._index, query, limit=limit, filters=f)
+            cards: list[Card] = []
+            if mode in ("keyword", "both"):
+                cards += keyword_search(self._index, query, limit=limit, filters=f)
+            if mode in ("semantic", "both"):
+                embedder = self._embedder_now()
+                if wait:
+                    self._embed(None, None)
+                cards += semantic_search(self._index, embedder, self._vectors, query, limit=limit, filters=f)
+            return cards
+
+    @guarded
+    def embed_pending(self, *, limit: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
+        """Embed the notes waiting for it (new, changed, made outside notewell, or embedded
+        by another model). Returns how many were embedded and how many still wait."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise InvalidArgumentError(f"limit must be a positive whole number, got {limit!r}")
+        with self._lock:
+            self.refresh()
+            done = self._embed(limit, progress)
+            return {"embedded": done, "pending": pending_count(self._index, self._embedder_now().model_id)}
+
+    @guarded
+    def pending_embeddings(self) -> int:
+        """How many notes semantic search does not know yet (or knows from another model)."""
+        with self._lock:
+            self.refresh()
+            return pending_count(self._index, self._embedder_now().model_id)
+
+    def _embed(self, limit: int | None, progress: Progress | None) -> int:
+        def text_of(note_id: str) -> str | None:
+            row = self._index.conn.execute(
+                "SELECT t.text FROM note_index n JOIN note_text t ON t.rowid = n.rowid WHERE n.id = ?", (note_id,)
+            ).fetchone()
+            return row[0] if row else None
+
+        return embed_pending(self._index, self._embedder_now(), text_of, limit=limit, progress=progress)
+
+    def _embedder_now(self) -> Embedder:
+        """The store's embedder, made on first use (the model loads only when needed)."""
+        if self._embedder is None:
+            if self._embedder_spec is None:
+                raise UnavailableError("this store was opened without an embedder (embedder=None)")
+            if self._embedder_spec == "default":
+                from ..search.embedders import default_embedder
+
+                self._embedder = default_embedder()
+            else:
+                self._embedder = self._embedder_spec  # type: ignore[assignment]
+        return self._embedder
 
     @guarded
     def list_notes(

@@ -452,10 +452,10 @@ class Index:
         if not new:
             # A rewritten note gets a fresh rowid, so rowids keep following the order of
             # writes (keyword search uses that as its recency window).
-            for (stale,) in c.execute(
-                "SELECT rowid FROM note_index WHERE id = ? OR path = ?", (row.id, row.path)
+            for stale, stale_id in c.execute(
+                "SELECT rowid, id FROM note_index WHERE id = ? OR path = ?", (row.id, row.path)
             ).fetchall():
-                self.delete(stale)
+                self.delete(stale, rewrite=stale_id == row.id)
         values = (
             row.id,
             row.path,
@@ -494,6 +494,8 @@ class Index:
         )
         if not new:
             c.execute("DELETE FROM problems WHERE path = ?", (row.path,))
+        # Embedding happens off the write path; the note waits in the queue, in this transaction.
+        c.execute("INSERT OR REPLACE INTO embed_queue(note_id, queued_at) VALUES (?, ?)", (row.id, row.updated_at))
         assert rowid is not None
         return rowid
 
@@ -512,8 +514,15 @@ class Index:
             "UPDATE note_index SET path = ?, mtime_ns = ?, size = ? WHERE rowid = ?", (path, mtime_ns, size, rowid)
         )
 
-    def delete(self, rowid: int) -> None:
+    def delete(self, rowid: int, *, rewrite: bool = False) -> None:
+        """Drop a note's rows; its vectors too unless *rewrite* (the new text replaces them
+        once embedded; until then the old ones still find it)."""
         c = self.conn
+        if not rewrite:
+            gone = c.execute("SELECT id FROM note_index WHERE rowid = ?", (rowid,)).fetchone()
+            if gone is not None:
+                c.execute("DELETE FROM note_vectors WHERE note_id = ?", gone)
+                c.execute("DELETE FROM embed_queue WHERE note_id = ?", gone)
         c.execute("DELETE FROM note_index WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_text WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_tags WHERE note = ?", (rowid,))

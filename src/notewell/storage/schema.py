@@ -10,7 +10,7 @@ import sqlite3
 
 __all__ = ["NOTE_INDEXES", "SCHEMA", "meta_token", "SCHEMA_VERSION", "TITLE_WEIGHT", "configure", "create_schema"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 TITLE_WEIGHT = 3.0
 FTS_HASH_BYTES = 64 * 1024 * 1024
 
@@ -100,6 +100,21 @@ INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25({TITLE_WEIGHT}, 1.0,
 -- New terms are held in memory until a transaction ends (one b-tree segment per
 -- batch) instead of being flushed every 1 MB, which makes bulk loads merge far less.
 INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', {FTS_HASH_BYTES});
+
+-- Semantic search: notes waiting to be embedded (queued in the write's own transaction),
+-- and the vectors of each note's passages, with the model that made them.
+CREATE TABLE embed_queue(note_id TEXT PRIMARY KEY, queued_at TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE note_vectors(
+  note_id TEXT NOT NULL,
+  chunk INTEGER NOT NULL,
+  model TEXT NOT NULL,
+  dim INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  start INTEGER NOT NULL,
+  stop INTEGER NOT NULL,
+  vector BLOB NOT NULL,
+  PRIMARY KEY(note_id, chunk)
+) WITHOUT ROWID;
 
 -- Files that could not be indexed (unreadable, not UTF-8, too large), reported.
 CREATE TABLE problems(path TEXT PRIMARY KEY, error TEXT NOT NULL, mtime_ns INTEGER, size INTEGER)

@@ -1,0 +1,252 @@
+"""Semantic search: passages of each note embedded off the write path, searched exactly.
+
+What is embedded: the title with the opening of the body (its first 1,500 characters,
+without the header), and for a longer note further overlapping passages, so that a
+fact deep inside it is found too; a note comes back once, with its best passage as
+the snippet. Vectors are float32 BLOBs in the index's own SQLite, searched with numpy
+over one in-memory matrix that is reloaded when the vectors change.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidQueryError
+from ..model.cjk import unsegment
+from ..model.header import parse_note
+from ..model.note import Card
+from ..storage.index import Index
+from .embedders import Embedder, numpy
+from .filters import Filters
+from .keyword import CARD_COLUMNS, CARD_FROM, card_from_row, check_limit
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["VectorMatrix", "embed_pending", "passages", "pending_count", "semantic_search"]
+
+OPENING = 1500  # characters of the body embedded with the title
+PASSAGE = 1000  # characters in each further passage of a long note
+OVERLAP = 200
+MAX_PASSAGES = 24
+_BATCH = 64
+_SNIPPET = 240
+_PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
+
+
+def passages(title: str, body: str) -> list[tuple[int, int, str]]:
+    """(start, stop, text) of what to embed: the title with the body's opening, then the
+    rest by paragraphs (packed up to PASSAGE characters; a longer one in overlapping
+    windows), so that a short finding after a long log is a passage of its own. start
+    and stop index the body."""
+    body = body.strip("\n")
+    out = [(0, min(len(body), OPENING), f"{title}\n{body[:OPENING]}")]
+    pieces: list[tuple[int, int]] = []
+    for m in _PARAGRAPH.finditer(body):
+        start, stop = max(m.start(), OPENING - OVERLAP), m.end()
+        if stop <= OPENING:
+            continue
+        while stop - start > PASSAGE:
+            pieces.append((start, start + PASSAGE))
+            start += PASSAGE - OVERLAP
+        pieces.append((start, stop))
+    for start, stop in pieces:
+        if len(out) > 1 and stop - out[-1][0] <= PASSAGE and out[-1][1] - out[-1][0] < PASSAGE - OVERLAP:
+            start = out[-1][0]
+            out.pop()
+        out.append((start, stop, body[start:stop]))
+        if len(out) >= MAX_PASSAGES:
+            break
+    return out
+
+
+def pending_count(index: Index, model_id: str) -> int:
+    """Notes waiting to be embedded, plus notes with vectors of another model."""
+    (queued,) = index.conn.execute("SELECT count(*) FROM embed_queue").fetchone()
+    (other,) = index.conn.execute(
+        "SELECT count(DISTINCT note_id) FROM note_vectors WHERE model != ? AND note_id NOT IN"
+        " (SELECT note_id FROM embed_queue)",
+        (model_id,),
+    ).fetchone()
+    return queued + other
+
+
+def embed_pending(
+    index: Index,
+    embedder: Embedder,
+    read_text: Callable[[str], str | None],
+    *,
+    limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Embed queued notes (and notes embedded by another model); returns how many.
+
+    Each note's vectors replace the old ones in one transaction, so a crash leaves the
+    old vectors or the new, and the note stays queued until its new ones are in.
+    """
+    np = numpy()
+    with index.write():
+        # Vectors of another model are never mixed with this one's: their notes are queued again.
+        index.conn.execute(
+            "INSERT OR IGNORE INTO embed_queue(note_id, queued_at)"
+            " SELECT DISTINCT note_id, '' FROM note_vectors WHERE model != ?",
+            (embedder.model_id,),
+        )
+    todo = [nid for (nid,) in index.conn.execute("SELECT note_id FROM embed_queue ORDER BY queued_at, note_id")]
+    if limit is not None:
+        todo = todo[:limit]
+    done = 0
+    for at in range(0, len(todo), _BATCH):
+        group = todo[at : at + _BATCH]
+        work: list[tuple[str, str, list[tuple[int, int, str]]]] = []
+        for nid in group:
+            row = index.conn.execute("SELECT sha256, title FROM note_index WHERE id = ?", (nid,)).fetchone()
+            have = index.conn.execute(
+                "SELECT sha256, model FROM note_vectors WHERE note_id = ? AND chunk = 0", (nid,)
+            ).fetchone()
+            if row is None or (have is not None and have == (row[0], embedder.model_id)):
+                work.append((nid, "", []))  # gone, or already embedded from this very text
+                continue
+            text = read_text(nid)
+            if text is None:
+                work.append((nid, "", []))
+                continue
+            work.append((nid, row[0], passages(row[1], parse_note(text).body)))
+        texts = [p[2] for _nid, _sha, parts in work for p in parts]
+        vectors = embedder.embed_documents(texts) if texts else np.zeros((0, embedder.dim), np.float32)
+        with index.write():
+            position = 0
+            for nid, sha, parts in work:
+                current = index.conn.execute("SELECT sha256 FROM note_index WHERE id = ?", (nid,)).fetchone()
+                if parts and (current is None or current[0] != sha):
+                    position += len(parts)
+                    continue  # changed while embedding: it was queued again, its turn comes
+                if parts:
+                    index.conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (nid,))
+                    index.conn.executemany(
+                        "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, start, stop, vector)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            (nid, k, embedder.model_id, embedder.dim, sha, a, b, vectors[position + k].tobytes())
+                            for k, (a, b, _t) in enumerate(parts)
+                        ],
+                    )
+                    position += len(parts)
+                index.conn.execute("DELETE FROM embed_queue WHERE note_id = ?", (nid,))
+            _bump(index)
+        done += len(group)
+        if progress is not None:
+            progress(done, len(todo))
+    return done
+
+
+def _bump(index: Index) -> None:
+    generation = int(index.get_state("vectors_generation", "0") or 0) + 1
+    index.set_state("vectors_generation", str(generation))
+
+
+class VectorMatrix:
+    """Every passage vector of one model in one float32 matrix, reloaded when they change."""
+
+    def __init__(self) -> None:
+        self.generation: str | None = None
+        self.model: str | None = None
+        self.notes: list[str] = []
+        self.spans: list[tuple[int, int]] = []
+        self.matrix: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def current(self, index: Index, embedder: Embedder) -> VectorMatrix:
+        generation = index.get_state("vectors_generation", "0")
+        with self._lock:
+            if generation != self.generation or embedder.model_id != self.model:
+                self._load(index, embedder)
+                self.generation, self.model = generation, embedder.model_id
+        return self
+
+    def _load(self, index: Index, embedder: Embedder) -> None:
+        np = numpy()
+        rows = index.conn.execute(
+            "SELECT note_id, start, stop, vector FROM note_vectors WHERE model = ? AND dim = ? ORDER BY note_id, chunk",
+            (embedder.model_id, embedder.dim),
+        ).fetchall()
+        self.notes = [r[0] for r in rows]
+        self.spans = [(r[1], r[2]) for r in rows]
+        matrix = np.empty((len(rows), embedder.dim), dtype=np.float32)
+        for i, r in enumerate(rows):
+            matrix[i] = np.frombuffer(r[3], dtype=np.float32)
+        self.matrix = matrix
+
+
+def _allowed(index: Index, filters: Filters) -> set[str] | None:
+    """The notes the filters and scope let through (None: every note)."""
+    where, params = filters.sql()
+    if not where:
+        return None
+    return {nid for (nid,) in index.conn.execute(f"SELECT n.id FROM note_index n WHERE {where}", params)}
+
+
+def semantic_search(
+    index: Index,
+    embedder: Embedder,
+    vectors: VectorMatrix,
+    query: str,
+    *,
+    limit: int = 10,
+    filters: Filters | None = None,
+) -> list[Card]:
+    """The *limit* notes whose passages are nearest *query* in meaning, as cards whose
+    snippet is the best passage and whose score is its cosine similarity."""
+    check_limit(limit)
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidQueryError("query is empty: give search words")
+    np = numpy()
+    found = vectors.current(index, embedder)
+    if found.matrix is None or not len(found.notes):
+        return []
+    scores = found.matrix @ embedder.embed_query(query)
+    allowed = _allowed(index, filters or Filters())
+    best: dict[str, tuple[float, int]] = {}
+    for i in np.argsort(-scores):
+        nid = found.notes[i]
+        if nid in best or (allowed is not None and nid not in allowed):
+            continue
+        best[nid] = (float(scores[i]), int(i))
+        if len(best) >= limit:
+            break
+    if not best:
+        return []
+    ids = list(best)
+    marks = ",".join("?" * len(ids))
+    rows = {
+        r[1]: r
+        for r in index.conn.execute(
+            f"SELECT {CARD_COLUMNS}, t.text FROM {CARD_FROM} JOIN note_text t ON t.rowid = n.rowid"
+            f" WHERE n.id IN ({marks})",
+            ids,
+        )
+    }
+    cards = []
+    for nid in ids:
+        row = rows.get(nid)
+        if row is None:
+            continue
+        score, i = best[nid]
+        start, stop = found.spans[i]
+        body = parse_note(row[16]).body.strip("\n")
+        passage = " ".join(unsegment(body[start:stop]).split())
+        snippet = passage[:_SNIPPET] + ("…" if len(passage) > _SNIPPET else "")
+        if start > 0:
+            snippet = "…" + snippet
+        cards.append(replace(card_from_row(row, snippet, round(score, 6)), mode="semantic"))
+    return cards
+
+
+def search_matrix_size(vectors: VectorMatrix) -> dict[str, Any]:
+    """How many passages the matrix holds and its bytes (for benchmarks)."""
+    matrix = vectors.matrix
+    return {"passages": 0 if matrix is None else int(matrix.shape[0]), "bytes": 0 if matrix is None else matrix.nbytes}

