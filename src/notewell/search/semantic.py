@@ -211,12 +211,20 @@ def semantic_search(
     scores = found.matrix @ embedder.embed_query(query)
     allowed = _allowed(index, filters or Filters())
     best: dict[str, tuple[float, int]] = {}
-    for i in np.argsort(-scores):
-        nid = found.notes[i]
-        if nid in best or (allowed is not None and nid not in allowed):
-            continue
-        best[nid] = (float(scores[i]), int(i))
-        if len(best) >= limit:
+    # The best few hundred passages usually hold the best notes; rank them all only when
+    # filters (or many passages per note) leave too few.
+    want = min(len(scores), max(256, 32 * limit))
+    for pool in ((np.argpartition(-scores, want - 1)[:want] if want < len(scores) else None), None):
+        order = np.argsort(-scores) if pool is None else pool[np.argsort(-scores[pool])]
+        best.clear()
+        for i in order:
+            nid = found.notes[i]
+            if nid in best or (allowed is not None and nid not in allowed):
+                continue
+            best[nid] = (float(scores[i]), int(i))
+            if len(best) >= limit:
+                break
+        if len(best) >= limit or pool is None:
             break
     if not best:
         return []
