@@ -60,6 +60,7 @@ def throughput(count: int) -> float:
 
 
 def at_scale(store_path: Path, queries: int) -> dict[str, float]:
+    notewell.open(store_path, watch=False).close()  # brings an older index up to this version first
     db = store_path / ".notewell" / "index.db"
     conn = sqlite3.connect(db)
     notes = [r[0] for r in conn.execute("SELECT id FROM note_index")]

