@@ -137,3 +137,25 @@ def test_the_default_model_across_languages(store_dir):
     hit = s.search_notes("why did the nightly job fail? storage was full", mode="semantic")[0]
     assert hit.id == log.id and "disk space" in hit.snippet
     s.close()
+
+
+def test_a_background_thread_embeds_as_notes_come(sstore):
+    import time
+
+    assert sstore.start_embedding(idle=0.05) is True
+    assert sstore.start_embedding() is False  # one at a time
+    notes = [sstore.add_note(f"# pear {i}\n\npear orchard note {i}") for i in range(5)]
+    deadline = time.monotonic() + 20
+    while sstore.pending_embeddings() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sstore.pending_embeddings() == 0
+    assert {c.id for c in sstore.search_notes("pear orchard", mode="semantic")} == {n.id for n in notes}
+    later = sstore.add_note("# quince\n\nquince jelly")
+    deadline = time.monotonic() + 20
+    while sstore.pending_embeddings() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sstore.search_notes("quince jelly", mode="semantic")[0].id == later.id
+    sstore.stop_embedding()
+    sstore.add_note("# plum\n\nnot embedded now")
+    time.sleep(0.3)
+    assert sstore.pending_embeddings() == 1

@@ -518,6 +518,8 @@ def cmd_watch(args: argparse.Namespace) -> None:
         if args.idle_exit is not None and (other := store.watcher_pid()) is not None:
             print(f"{store.root} is already watched (pid {other})", flush=True)
             return
+        if args.embed:
+            store.start_embedding()
         print(f"watching {store.root} (pid {os.getpid()}); one-shot commands now skip the folder scan", flush=True)
         store.watch_forever(
             stop,
@@ -764,6 +766,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--campaign")
     a = project_sub.add_parser("show", help="a project's settings and counts", parents=[common])
     a.add_argument("name")
+    ps["watch"].add_argument(
+        "--embed", action="store_true", help="also embed new and changed notes for semantic search, as they come"
+    )
     ps["watch"].add_argument(
         "--idle-exit",
         type=float,

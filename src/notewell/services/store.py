@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import (
     InvalidArgumentError,
     InvalidIdError,
+    NotewellError,
     NotFoundError,
     StorageError,
     UnavailableError,
@@ -46,7 +47,7 @@ from ..search.keyword import keyword_search, list_cards
 from ..search.semantic import VectorMatrix, embed_pending, pending_count, semantic_search
 from ..storage.files import NoteFolder, printable_name
 from ..storage.history import History
-from ..storage.index import Index, IndexRow
+from ..storage.index import Index, IndexRow, translated
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
 from ..storage.watch import Watcher
 from .attempts import AttemptsMixin
@@ -57,6 +58,7 @@ from .watching import WatchingMixin
 __all__ = ["Store", "open_store"]
 
 _MODES = ("keyword", "semantic", "both")
+_EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
 
 
@@ -116,6 +118,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         self._embedder_spec = embedder
         self._embedder: Embedder | None = None
         self._vectors = VectorMatrix()
+        self._embedding: threading.Thread | None = None
+        self._embedding_stop = threading.Event()
         self.last_sync = SyncReport()
         if self._index.rebuilt:
             self.last_sync = self._full_sync()  # a new or repaired index: fill it now
@@ -123,11 +127,55 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
     # -- lifecycle ----------------------------------------------------------
 
     def close(self) -> None:
-        """Release the index connection and the watcher."""
+        """Release the index connection and the watcher (and stop the embedding thread)."""
+        self.stop_embedding()
         with self._lock:
             if self._watcher is not None:
                 self._watcher.close()
             self._index.close()
+
+    def start_embedding(self, *, idle: float = 2.0) -> bool:
+        """Embed queued notes on a background thread (for long-running processes), with
+        its own connection, so that reads and writes never wait for the model. Returns
+        False when one runs already."""
+        if self._embedding is not None and self._embedding.is_alive():
+            return False
+        embedder = self._embedder_now()  # fails here, not on the thread, without the extra
+        stop = threading.Event()
+
+        def work() -> None:
+            index = Index(self.root, busy_timeout=self._busy_timeout)
+            try:
+
+                def text_of(note_id: str) -> str | None:
+                    row = index.conn.execute(
+                        "SELECT t.text FROM note_index n JOIN note_text t ON t.rowid = n.rowid WHERE n.id = ?",
+                        (note_id,),
+                    ).fetchone()
+                    return row[0] if row else None
+
+                while not stop.is_set():
+                    try:
+                        with translated():
+                            done = embed_pending(index, embedder, text_of, limit=_EMBED_STEP)
+                    except NotewellError:
+                        done = 0  # busy, or the index being rebuilt: try again after a pause
+                    if not done:
+                        stop.wait(idle)
+            finally:
+                index.close()
+
+        self._embedding_stop = stop
+        self._embedding = threading.Thread(target=work, name="notewell-embed", daemon=True)
+        self._embedding.start()
+        return True
+
+    def stop_embedding(self) -> None:
+        """Stop the background embedding thread (it finishes the batch in hand)."""
+        if self._embedding is not None:
+            self._embedding_stop.set()
+            self._embedding.join(timeout=60)
+            self._embedding = None
 
     def __enter__(self) -> Store:
         return self
