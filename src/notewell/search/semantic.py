@@ -212,10 +212,11 @@ def semantic_search(
     if not isinstance(query, str) or not query.strip():
         raise InvalidQueryError("query is empty: give search words")
     np = numpy()
+    wanted = embedder.embed_query(query)  # first: a remote model tells its dimension with its first answer
     found = vectors.current(index, embedder)
     if found.matrix is None or not len(found.notes):
         return []
-    scores = found.matrix @ embedder.embed_query(query)
+    scores = found.matrix @ wanted
     allowed = _allowed(index, filters or Filters())
     best: dict[str, tuple[float, int]] = {}
     # The best few hundred passages usually hold the best notes; rank them all only when
