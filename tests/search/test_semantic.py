@@ -159,3 +159,25 @@ def test_a_background_thread_embeds_as_notes_come(sstore):
     sstore.add_note("# plum\n\nnot embedded now")
     time.sleep(0.3)
     assert sstore.pending_embeddings() == 1
+
+
+def test_a_large_matrix_is_mapped_from_a_sidecar_of_its_generation(sstore, monkeypatch):
+    from notewell.search import semantic
+
+    monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
+    notes = [sstore.add_note(f"# n{i}\n\napricot {i}") for i in range(3)]
+    sstore.embed_pending()
+    first = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
+    assert len(first.notes) == 3
+    files = sorted(p.suffix for p in sstore._index.dir.glob("vectors-*"))
+    assert files == [".f32", ".json"]
+    # The same generation: the next load maps the file (the table is not read at all).
+    sstore._index.conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (notes[0].id,))
+    mapped = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
+    assert len(mapped.notes) == 3 and mapped.notes == first.notes
+    # A new generation: read from SQLite again.
+    sstore.add_note("# n3\n\napricot 3")
+    sstore.embed_pending()
+    again = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
+    assert len(again.notes) == 3 and notes[0].id not in again.notes
+    assert [c.title for c in sstore.search_notes("apricot 3", mode="semantic", limit=1)] == ["n3"]

@@ -9,10 +9,14 @@ over one in-memory matrix that is reloaded when the vectors change.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidQueryError
@@ -33,6 +37,7 @@ OPENING = 1500  # characters of the body embedded with the title
 PASSAGE = 1000  # characters in each further passage of a long note
 OVERLAP = 200
 MAX_PASSAGES = 24
+SIDECAR_MIN = 5000  # passages from which a full load leaves a file to map next time
 _BATCH = 64
 _SNIPPET = 240
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
@@ -164,11 +169,13 @@ class VectorMatrix:
         generation = index.get_state("vectors_generation", "0")
         with self._lock:
             if generation != self.generation or embedder.model_id != self.model:
-                self._load(index, embedder)
+                self._load(index, embedder, generation)
                 self.generation, self.model = generation, embedder.model_id
         return self
 
-    def _load(self, index: Index, embedder: Embedder) -> None:
+    def _load(self, index: Index, embedder: Embedder, generation: str | None) -> None:
+        if self._load_sidecar(index, embedder, generation):
+            return
         np = numpy()
         key = (embedder.model_id, embedder.dim)
         (count,) = index.conn.execute("SELECT count(*) FROM note_vectors WHERE model = ? AND dim = ?", key).fetchone()
@@ -187,6 +194,44 @@ class VectorMatrix:
             notes.append(nid)
             spans.append((start, stop))
         self.notes, self.spans, self.matrix = notes, spans, matrix[: len(notes)]
+        if len(notes) >= SIDECAR_MIN:
+            self._save_sidecar(index, embedder, generation)
+
+    @staticmethod
+    def _sidecar(index: Index, embedder: Embedder) -> tuple[Path, Path]:
+        name = "vectors-" + hashlib.sha1(f"{embedder.model_id}/{embedder.dim}".encode()).hexdigest()[:12]
+        return index.dir / f"{name}.f32", index.dir / f"{name}.json"
+
+    def _load_sidecar(self, index: Index, embedder: Embedder, generation: str | None) -> bool:
+        """The matrix from the file the last full load left, if it is of this generation:
+        a one-shot process then maps it instead of reading every vector from SQLite."""
+        data, meta_path = self._sidecar(index, embedder)
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            if meta.get("generation") != generation or meta.get("dim") != embedder.dim:
+                return False
+            np = numpy()
+            if data.stat().st_size != len(meta["notes"]) * embedder.dim * 4 or not meta["notes"]:
+                return False
+            matrix = np.memmap(data, dtype=np.float32, mode="r", shape=(len(meta["notes"]), embedder.dim))
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        self.notes, self.spans, self.matrix = meta["notes"], [tuple(s) for s in meta["spans"]], matrix
+        return True
+
+    def _save_sidecar(self, index: Index, embedder: Embedder, generation: str | None) -> None:
+        data, meta_path = self._sidecar(index, embedder)
+        try:
+            assert self.matrix is not None
+            tmp = data.with_suffix(f".{os.getpid()}.tmp")
+            self.matrix.tofile(tmp)
+            os.replace(tmp, data)
+            meta = {"generation": generation, "dim": embedder.dim, "notes": self.notes, "spans": self.spans}
+            tmp = meta_path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(meta), encoding="utf-8")
+            os.replace(tmp, meta_path)  # written last: a sidecar without it is never read
+        except OSError:
+            pass  # a cache: without it the next process reads SQLite again
 
 
 def _allowed(index: Index, filters: Filters) -> set[str] | None:
