@@ -25,6 +25,7 @@ import notewell
 from notewell.search.embedders import HashEmbedder
 
 HERE = Path(__file__).resolve().parent / "eval"
+MODES = ("keyword", "semantic", "hybrid")
 
 
 def load() -> tuple[list[dict], list[dict]]:
@@ -48,7 +49,13 @@ def metrics(ranked: list[str], relevant: set[str]) -> tuple[float, float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embedder", choices=("default", "hash"), default="default")
+    ap.add_argument("--weights", help="hybrid weights keyword,semantic to try (default: the store's)")
     args = ap.parse_args()
+    if args.weights:
+        from notewell.services import store as store_module
+
+        kw, sem = (float(x) for x in args.weights.split(","))
+        store_module.HYBRID_WEIGHTS.update({"keyword": kw, "semantic": sem})
     notes, queries = load()
     with tempfile.TemporaryDirectory(prefix="nw-eval-") as tmp:
         embedder = HashEmbedder() if args.embedder == "hash" else "default"
@@ -71,7 +78,7 @@ def main() -> int:
         for q in queries:
             relevant = set(q["relevant"])
             filters = dict(q.get("filters") or {})
-            for mode in ("keyword", "semantic"):
+            for mode in MODES:
                 try:
                     cards = store.search_notes(q["query"], mode=mode, limit=10, **filters)
                 except notewell.NotewellError as exc:
@@ -90,12 +97,13 @@ def main() -> int:
         f"evaluation set: {len(notes)} notes, {len(queries)} queries; embedder {args.embedder}; "
         f"embedding took {embed_s:.1f} s"
     )
-    print(f"{'kind':16s} {'n':>3s}  " + "  ".join(f"{m:>19s}" for m in ("keyword", "semantic", "notetool")))
-    print(f"{'':16s} {'':>3s}  " + "  ".join(f"{'R@5':>9s} {'MRR@10':>9s}" for _ in range(3)))
+    shown = (*MODES, "notetool")
+    print(f"{'kind':16s} {'n':>3s}  " + "  ".join(f"{m:>19s}" for m in shown))
+    print(f"{'':16s} {'':>3s}  " + "  ".join(f"{'R@5':>9s} {'MRR@10':>9s}" for _ in shown))
     for kind in kinds:
         n = len(scores[("keyword", kind)])
         cells = []
-        for mode in ("keyword", "semantic", "notetool"):
+        for mode in shown:
             got = scores[(mode, kind)]
             cells.append(f"{sum(r for r, _ in got) / n:9.3f} {sum(m for _, m in got) / n:9.3f}")
         print(f"{kind:16s} {n:3d}  " + "  ".join(cells))

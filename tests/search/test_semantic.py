@@ -181,3 +181,16 @@ def test_a_large_matrix_is_mapped_from_a_sidecar_of_its_generation(sstore, monke
     again = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
     assert len(again.notes) == 3 and notes[0].id not in again.notes
     assert [c.title for c in sstore.search_notes("apricot 3", mode="semantic", limit=1)] == ["n3"]
+
+
+def test_hybrid_fuses_the_two_lists(sstore):
+    both = sstore.add_note("# walnut harvest\n\nwalnut harvest in october")
+    words = sstore.add_note("# walnut\n\nthe walnut shell is hard")
+    other = sstore.add_note("# chestnut roast\n\nharvest festival in october")
+    sstore.embed_pending()
+    cards = sstore.search_notes("walnut harvest october", mode="hybrid", limit=3)
+    assert [c.mode for c in cards] == ["hybrid"] * len(cards)
+    assert cards[0].id == both.id and {c.id for c in cards} <= {both.id, words.id, other.id}
+    assert cards[0].score > cards[-1].score > 0
+    assert "**" in cards[0].snippet  # the keyword card's highlights when both engines found it
+    assert [c.id for c in sstore.search_notes("walnut harvest", mode="hybrid", kind="nothing")] == []

@@ -726,9 +726,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=10)
     p.add_argument(
         "--mode",
-        choices=("keyword", "semantic", "both"),
+        choices=("keyword", "semantic", "both", "hybrid"),
         default="keyword",
-        help="keyword (exact, the default), semantic (by meaning), or both lists side by side",
+        help="keyword (exact, the default), semantic (by meaning), both lists side by side, or hybrid (fused)",
     )
     p.add_argument("--wait", action="store_true", help="embed notes not embedded yet before a semantic search")
     _add_filters(p)

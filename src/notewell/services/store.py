@@ -15,6 +15,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,11 @@ from .watching import WatchingMixin
 
 __all__ = ["Store", "open_store"]
 
-_MODES = ("keyword", "semantic", "both")
+_MODES = ("keyword", "semantic", "both", "hybrid")
+# Hybrid: weighted reciprocal-rank fusion of the two lists, weights measured on benchmarks/eval
+# (see the README); each engine contributes weight / (HYBRID_K + rank).
+HYBRID_K = 60
+HYBRID_WEIGHTS = {"keyword": 1.0, "semantic": 1.0}
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
 
@@ -667,6 +672,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             f = self._scoped(f, viewer)
             if isinstance(query, str) and not query.strip() and (f.project or f.attempt_id):
                 return list_cards(self._index, limit=limit, filters=f)
+            if mode == "hybrid":
+                return self._hybrid(query, limit, f, wait)
             cards: list[Card] = []
             if mode in ("keyword", "both"):
                 cards += keyword_search(self._index, query, limit=limit, filters=f)
@@ -676,6 +683,25 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
                     self._embed(None, None)
                 cards += semantic_search(self._index, embedder, self._vectors, query, limit=limit, filters=f)
             return cards
+
+    def _hybrid(self, query: str, limit: int, f: Filters, wait: bool) -> list[Card]:
+        """One fused ranking: each engine's list counts weight / (HYBRID_K + rank)."""
+        pool = min(1000, max(3 * limit, 30))
+        embedder = self._embedder_now()
+        if wait:
+            self._embed(None, None)
+        lists = {
+            "keyword": keyword_search(self._index, query, limit=pool, filters=f),
+            "semantic": semantic_search(self._index, embedder, self._vectors, query, limit=pool, filters=f),
+        }
+        fused: dict[str, float] = {}
+        first: dict[str, Card] = {}
+        for engine, cards in lists.items():
+            for rank, card in enumerate(cards, 1):
+                fused[card.id] = fused.get(card.id, 0.0) + HYBRID_WEIGHTS[engine] / (HYBRID_K + rank)
+                first.setdefault(card.id, card)  # the keyword card (with its highlights) when both found it
+        best = sorted(fused, key=lambda nid: -fused[nid])[:limit]
+        return [replace(first[nid], mode="hybrid", score=round(fused[nid], 6)) for nid in best]
 
     @guarded
     def embed_pending(self, *, limit: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
