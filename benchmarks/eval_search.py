@@ -49,13 +49,19 @@ def metrics(ranked: list[str], relevant: set[str]) -> tuple[float, float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embedder", choices=("default", "hash"), default="default")
-    ap.add_argument("--weights", help="hybrid weights keyword,semantic to try (default: the store's)")
+    ap.add_argument(
+        "--weights",
+        help="hybrid weights keyword,semantic[,partial] to try (default: the store's); partial scales"
+        " the keyword weight of notes found without every word",
+    )
     args = ap.parse_args()
     if args.weights:
         from notewell.services import store as store_module
 
-        kw, sem = (float(x) for x in args.weights.split(","))
+        kw, sem, *partial = (float(x) for x in args.weights.split(","))
         store_module.HYBRID_WEIGHTS.update({"keyword": kw, "semantic": sem})
+        if partial:
+            store_module.HYBRID_PARTIAL = partial[0]
     notes, queries = load()
     with tempfile.TemporaryDirectory(prefix="nw-eval-") as tmp:
         embedder = HashEmbedder() if args.embedder == "hash" else "default"

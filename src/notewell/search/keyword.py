@@ -172,8 +172,11 @@ def _loose_passes(index: Index, cq: CompiledQuery) -> list[str]:
     return [" OR ".join(rare), cq.loose]
 
 
-def keyword_search(index: Index, query: str, *, limit: int = 10, filters: Filters | None = None) -> list[Card]:
-    """The best *limit* notes for *query*, as cards with highlighted snippets."""
+def keyword_search(
+    index: Index, query: str, *, limit: int = 10, filters: Filters | None = None, partial: set[str] | None = None
+) -> list[Card]:
+    """The best *limit* notes for *query*, as cards with highlighted snippets. The ids of
+    notes found only by the loose pass (not every word) are added to *partial* if given."""
     check_limit(limit)
     cq = compile_query(query)
     filters = filters or Filters()
@@ -200,6 +203,8 @@ def keyword_search(index: Index, query: str, *, limit: int = 10, filters: Filter
             continue
         snippet = make_snippet(unsegment(bodies.get(rowid) or ""), phrases[expr]) or row[_PREVIEW]
         cards.append(card_from_row(row, snippet, float(f"{-score:.6g}")))
+        if partial is not None and expr not in (cq.strict, cq.fallback):
+            partial.add(row[1])
     return cards
 
 

@@ -63,6 +63,7 @@ _MODES = ("keyword", "semantic", "both", "hybrid")
 # (see the README); each engine contributes weight / (HYBRID_K + rank).
 HYBRID_K = 60
 HYBRID_WEIGHTS = {"keyword": 1.0, "semantic": 1.0}
+HYBRID_PARTIAL = 1.0  # the keyword weight of a note that has only some of the words
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
 
@@ -690,15 +691,17 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         embedder = self._embedder_now()
         if wait:
             self._embed(None, None)
+        partial: set[str] = set()
         lists = {
-            "keyword": keyword_search(self._index, query, limit=pool, filters=f),
+            "keyword": keyword_search(self._index, query, limit=pool, filters=f, partial=partial),
             "semantic": semantic_search(self._index, embedder, self._vectors, query, limit=pool, filters=f),
         }
         fused: dict[str, float] = {}
         first: dict[str, Card] = {}
         for engine, cards in lists.items():
             for rank, card in enumerate(cards, 1):
-                fused[card.id] = fused.get(card.id, 0.0) + HYBRID_WEIGHTS[engine] / (HYBRID_K + rank)
+                weight = HYBRID_WEIGHTS[engine] * (HYBRID_PARTIAL if card.id in partial else 1.0)
+                fused[card.id] = fused.get(card.id, 0.0) + weight / (HYBRID_K + rank)
                 first.setdefault(card.id, card)  # the keyword card (with its highlights) when both found it
         best = sorted(fused, key=lambda nid: -fused[nid])[:limit]
         return [replace(first[nid], mode="hybrid", score=round(fused[nid], 6)) for nid in best]
