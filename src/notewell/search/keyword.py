@@ -15,7 +15,7 @@ from .filters import Filters
 from .query import CompiledQuery, compile_query
 from .snippets import make_snippet, phrases_of
 
-__all__ = ["CARD_COLUMNS", "CARD_FROM", "card_from_row", "keyword_search", "list_cards"]
+__all__ = ["CARD_COLUMNS", "CARD_FROM", "card_from_row", "card_rows", "keyword_search", "list_cards"]
 
 CARD_COLUMNS = (
     "n.rowid, n.id, n.title, n.kind, n.tags, n.builds_on, n.model, n.author, n.created_at, n.updated_at,"
@@ -53,6 +53,21 @@ def card_from_row(row: tuple | sqlite3.Row, snippet: str, score: float | None) -
         attempt_outcome=outcome,
         attempt_ended_at=ended,
     )
+
+
+def card_rows(index: Index, key: str, values: list[Any], extra: str) -> dict[Any, tuple]:
+    """Card rows (CARD_COLUMNS, then note_text's *extra* column) of the notes whose
+    ``rowid`` or ``id`` (*key*) is in *values*, by that key."""
+    at = 0 if key == "rowid" else 1
+    marks = ",".join("?" * len(values))
+    return {
+        r[at]: r
+        for r in index.conn.execute(
+            f"SELECT {CARD_COLUMNS}, t.{extra} FROM {CARD_FROM} JOIN note_text t ON t.rowid = n.rowid"
+            f" WHERE n.{key} IN ({marks})",
+            values,
+        )
+    }
 
 
 def check_limit(limit: int) -> int:
@@ -188,14 +203,7 @@ def keyword_search(
     wanted = [h[0] for h in hits]
     bodies = dict(index.conn.execute(f"SELECT rowid, body FROM notes_fts WHERE rowid IN ({marks})", wanted))
     phrases = {expr: phrases_of(expr) for expr in {h[2] for h in hits}}
-    rows = {
-        r[0]: r
-        for r in index.conn.execute(
-            f"SELECT {CARD_COLUMNS}, t.preview FROM {CARD_FROM} JOIN note_text t ON t.rowid = n.rowid"
-            f" WHERE n.rowid IN ({marks})",
-            wanted,
-        )
-    }
+    rows = card_rows(index, "rowid", wanted, "preview")
     cards = []
     for rowid, score, expr in hits:
         row = rows.get(rowid)

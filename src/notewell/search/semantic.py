@@ -26,7 +26,7 @@ from ..model.note import Card
 from ..storage.index import Index
 from .embedders import Embedder, numpy
 from .filters import Filters
-from .keyword import CARD_COLUMNS, CARD_FROM, card_from_row, check_limit
+from .keyword import card_from_row, card_rows, check_limit
 
 if TYPE_CHECKING:
     import numpy as np
@@ -282,15 +282,7 @@ def semantic_search(
     if not best:
         return []
     ids = list(best)
-    marks = ",".join("?" * len(ids))
-    rows = {
-        r[1]: r
-        for r in index.conn.execute(
-            f"SELECT {CARD_COLUMNS}, t.text FROM {CARD_FROM} JOIN note_text t ON t.rowid = n.rowid"
-            f" WHERE n.id IN ({marks})",
-            ids,
-        )
-    }
+    rows = card_rows(index, "id", ids, "text")
     cards = []
     for nid in ids:
         row = rows.get(nid)
