@@ -194,3 +194,12 @@ def test_hybrid_fuses_the_two_lists(sstore):
     assert cards[0].score > cards[-1].score > 0
     assert "**" in cards[0].snippet  # the keyword card's highlights when both engines found it
     assert [c.id for c in sstore.search_notes("walnut harvest", mode="hybrid", kind="nothing")] == []
+
+
+def test_hybrid_discounts_only_the_keyword_side_of_partial_matches(sstore):
+    a = sstore.add_note("# alpha\n\nalpha beta")
+    sstore.add_note("# delta\n\ndelta epsilon")
+    sstore.embed_pending()
+    # No note has both words: the keyword list is the loose pass only, which the fusion
+    # does not count; the semantic list still puts the alpha note first.
+    assert sstore.search_notes("alpha gamma", mode="hybrid")[0].id == a.id

@@ -63,7 +63,9 @@ _MODES = ("keyword", "semantic", "both", "hybrid")
 # (see the README); each engine contributes weight / (HYBRID_K + rank).
 HYBRID_K = 60
 HYBRID_WEIGHTS = {"keyword": 1.0, "semantic": 1.0}
-HYBRID_PARTIAL = 1.0  # the keyword weight of a note that has only some of the words
+# A keyword hit counts in the fusion only when it has every word: a note that shares one word
+# with the query says little (measured: R@5 0.899 -> 0.910, MRR 0.842 -> 0.890, paraphrases 0.59 -> 0.71).
+HYBRID_PARTIAL = 0.0
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
 
@@ -700,7 +702,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         first: dict[str, Card] = {}
         for engine, cards in lists.items():
             for rank, card in enumerate(cards, 1):
-                weight = HYBRID_WEIGHTS[engine] * (HYBRID_PARTIAL if card.id in partial else 1.0)
+                loose = engine == "keyword" and card.id in partial
+                weight = HYBRID_WEIGHTS[engine] * (HYBRID_PARTIAL if loose else 1.0)
                 fused[card.id] = fused.get(card.id, 0.0) + weight / (HYBRID_K + rank)
                 first.setdefault(card.id, card)  # the keyword card (with its highlights) when both found it
         best = sorted(fused, key=lambda nid: -fused[nid])[:limit]
