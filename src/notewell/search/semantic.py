@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidQueryError
 from ..model.cjk import unsegment
@@ -297,9 +297,3 @@ def semantic_search(
             snippet = "…" + snippet
         cards.append(replace(card_from_row(row, snippet, round(score, 6)), mode="semantic"))
     return cards
-
-
-def search_matrix_size(vectors: VectorMatrix) -> dict[str, Any]:
-    """How many passages the matrix holds and its bytes (for benchmarks)."""
-    matrix = vectors.matrix
-    return {"passages": 0 if matrix is None else int(matrix.shape[0]), "bytes": 0 if matrix is None else matrix.nbytes}
