@@ -17,6 +17,7 @@ from notewell.search.embedders import HashEmbedder
 class Stub(BaseHTTPRequestHandler):
     calls: list[dict] = []
     fail_next = 0
+    garbage = False
     model = HashEmbedder(64)
 
     def do_POST(self):  # noqa: N802 - the http.server name
@@ -29,6 +30,8 @@ class Stub(BaseHTTPRequestHandler):
             return
         vectors = Stub.model.embed_documents(body["input"])
         data = [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]
+        if Stub.garbage:
+            data[0]["embedding"] = data[0]["embedding"][:3]  # a ragged answer
         payload = json.dumps({"object": "list", "data": data[::-1], "model": body["model"]}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -45,7 +48,7 @@ def server():
     httpd = HTTPServer(("127.0.0.1", 0), Stub)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    Stub.calls, Stub.fail_next = [], 0
+    Stub.calls, Stub.fail_next, Stub.garbage = [], 0, False
     yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     httpd.shutdown()
     httpd.server_close()
@@ -76,6 +79,9 @@ def test_clear_errors(server, monkeypatch):
         OpenAICompatibleEmbedder(server, "m", retries=1).embed_query("x")
     with pytest.raises(InvalidArgumentError):
         OpenAICompatibleEmbedder("ftp://x", "m")
+    Stub.fail_next, Stub.garbage = 0, True
+    with pytest.raises(UnavailableError, match="not rows of numbers"):
+        OpenAICompatibleEmbedder(server, "m").embed_documents(["a", "b"])
     monkeypatch.setenv("NOTEWELL_EMBED_URL", server)
     monkeypatch.delenv("NOTEWELL_EMBED_MODEL", raising=False)
     with pytest.raises(InvalidArgumentError):

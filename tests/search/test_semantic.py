@@ -170,7 +170,7 @@ def test_a_large_matrix_is_mapped_from_a_sidecar_of_its_generation(sstore, monke
     first = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
     assert len(first.notes) == 3
     files = sorted(p.suffix for p in sstore._index.dir.glob("vectors-*"))
-    assert files == [".f32", ".json"]
+    assert files == [".f32", ".json"]  # the data file is named after its generation
     # The same generation: the next load maps the file (the table is not read at all).
     sstore._index.conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (notes[0].id,))
     mapped = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
@@ -203,3 +203,67 @@ def test_hybrid_discounts_only_the_keyword_side_of_partial_matches(sstore):
     # No note has both words: the keyword list is the loose pass only, which the fusion
     # does not count; the semantic list still puts the alpha note first.
     assert sstore.search_notes("alpha gamma", mode="hybrid")[0].id == a.id
+
+
+def test_review_fixes_queue_race_delete_generation_and_limits(sstore, monkeypatch):
+    notes = [sstore.add_note(f"# n{i}\n\nmango {i}") for i in range(5)]
+    sstore.embed_pending()
+    for n in notes[:2]:
+        sstore.delete_note(n.id)
+    assert len(sstore.search_notes("mango", mode="semantic", limit=3)) == 3  # deleted notes leave the matrix
+    # An edit while its note is being embedded keeps the note queued for its new text.
+    target = notes[3]
+    original = HashEmbedder.embed_documents
+
+    def edit_meanwhile(self, texts):
+        monkeypatch.setattr(HashEmbedder, "embed_documents", original)
+        other = notewell.open(sstore.root, watch=False, embedder=None)
+        other.edit_note(target.id, "# n3\n\nmango edited meanwhile")
+        other.close()
+        return original(self, texts)
+
+    sstore.edit_note(target.id, "# n3\n\nmango first edit")
+    monkeypatch.setattr(HashEmbedder, "embed_documents", edit_meanwhile)
+    sstore.embed_pending()
+    assert sstore.pending_embeddings() == 1
+    sstore.embed_pending()
+    assert sstore.pending_embeddings() == 0
+    for bad in (0, -2, 5000, "3"):
+        with pytest.raises(InvalidArgumentError):
+            sstore.search_notes("mango", mode="hybrid", limit=bad)
+
+
+def test_a_rebuilt_index_never_maps_the_old_sidecar(store_dir, monkeypatch):
+    import shutil
+
+    from notewell.search import semantic
+
+    monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
+    s = notewell.open(store_dir, embedder=HashEmbedder())
+    a = s.add_note("# a\n\ncache stampede refill")
+    b = s.add_note("# b\n\nsomething unrelated")
+    s.embed_pending()
+    s.search_notes("cache", mode="semantic")
+    s.close()
+    (store_dir / f"{a.id}.md").write_text("# a\n\nsomething unrelated", encoding="utf-8")
+    (store_dir / f"{b.id}.md").write_text("# b\n\ncache stampede refill", encoding="utf-8")
+    shutil.rmtree(store_dir / ".notewell" / "index.db", ignore_errors=True)
+    for suffix in ("", "-wal", "-shm"):
+        (store_dir / ".notewell" / f"index.db{suffix}").unlink(missing_ok=True)
+    s = notewell.open(store_dir, embedder=HashEmbedder())
+    s.embed_pending()
+    assert s.search_notes("cache stampede refill", mode="semantic")[0].id == b.id
+    s.close()
+
+
+def test_the_background_thread_follows_a_reindex(sstore):
+    import time
+
+    sstore.start_embedding(idle=0.05)
+    sstore.add_note("# lychee\n\nlychee notes")
+    sstore.reindex()
+    deadline = time.monotonic() + 20
+    while sstore.pending_embeddings() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sstore.pending_embeddings() == 0
+    sstore.stop_embedding()

@@ -91,9 +91,14 @@ class OpenAICompatibleEmbedder:
         rows: list[list[float]] = []
         for at in range(0, len(texts), self.batch):
             rows += self._post(list(texts[at : at + self.batch]))
-        matrix = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1) if rows else None
-        if matrix is None:
+        if not rows:
             return np.zeros((0, self.dim or 1), dtype=np.float32)
+        try:
+            matrix = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
+        except (ValueError, TypeError) as exc:
+            raise UnavailableError(f"{self.url} answered embeddings that are not rows of numbers ({exc})") from None
+        if matrix.shape[1] == 0 or not np.isfinite(matrix).all():
+            raise UnavailableError(f"{self.url} answered empty or non-finite embeddings")
         if self.dim and matrix.shape[1] != self.dim:
             raise UnavailableError(f"{self.url} changed its dimension from {self.dim} to {matrix.shape[1]}")
         self.dim = int(matrix.shape[1])

@@ -101,7 +101,8 @@ def embed_pending(
             " SELECT DISTINCT note_id, '' FROM note_vectors WHERE model != ?",
             (embedder.model_id,),
         )
-    todo = [nid for (nid,) in index.conn.execute("SELECT note_id FROM embed_queue ORDER BY queued_at, note_id")]
+    queued = dict(index.conn.execute("SELECT note_id, queued_at FROM embed_queue ORDER BY queued_at, note_id"))
+    todo = list(queued)
     if limit is not None:
         todo = todo[:limit]
     done = 0
@@ -125,12 +126,14 @@ def embed_pending(
         vectors = embedder.embed_documents(texts) if texts else np.zeros((0, embedder.dim), np.float32)
         with index.write():
             position = 0
+            written = False
             for nid, sha, parts in work:
                 current = index.conn.execute("SELECT sha256 FROM note_index WHERE id = ?", (nid,)).fetchone()
                 if parts and (current is None or current[0] != sha):
                     position += len(parts)
                     continue  # changed while embedding: it was queued again, its turn comes
                 if parts:
+                    written = True
                     index.conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (nid,))
                     index.conn.executemany(
                         "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, start, stop, vector)"
@@ -141,17 +144,16 @@ def embed_pending(
                         ],
                     )
                     position += len(parts)
-                index.conn.execute("DELETE FROM embed_queue WHERE note_id = ?", (nid,))
-            _bump(index)
+                # Only the queue entry that was read: an edit meanwhile queued the note again.
+                index.conn.execute(
+                    "DELETE FROM embed_queue WHERE note_id = ? AND queued_at = ?", (nid, queued.get(nid, ""))
+                )
+            if written:
+                index.bump_vectors()
         done += len(group)
         if progress is not None:
             progress(done, len(todo))
     return done
-
-
-def _bump(index: Index) -> None:
-    generation = int(index.get_state("vectors_generation", "0") or 0) + 1
-    index.set_state("vectors_generation", str(generation))
 
 
 class VectorMatrix:
@@ -166,11 +168,19 @@ class VectorMatrix:
         self._lock = threading.Lock()
 
     def current(self, index: Index, embedder: Embedder) -> VectorMatrix:
-        generation = index.get_state("vectors_generation", "0")
         with self._lock:
-            if generation != self.generation or embedder.model_id != self.model:
-                self._load(index, embedder, generation)
-                self.generation, self.model = generation, embedder.model_id
+            # One read snapshot: the generation and the rows it labels go together.
+            opened = not index.conn.in_transaction
+            if opened:
+                index.conn.execute("BEGIN")
+            try:
+                generation = index.get_state("vectors_generation", "0")
+                if generation != self.generation or embedder.model_id != self.model:
+                    self._load(index, embedder, generation)
+                    self.generation, self.model = generation, embedder.model_id
+            finally:
+                if opened:
+                    index.conn.execute("COMMIT")
         return self
 
     def _load(self, index: Index, embedder: Embedder, generation: str | None) -> None:
@@ -198,18 +208,20 @@ class VectorMatrix:
             self._save_sidecar(index, embedder, generation)
 
     @staticmethod
-    def _sidecar(index: Index, embedder: Embedder) -> tuple[Path, Path]:
+    def _sidecar(index: Index, embedder: Embedder) -> tuple[str, Path]:
+        """The files' common name for this model, and the meta file (which names the data file)."""
         name = "vectors-" + hashlib.sha1(f"{embedder.model_id}/{embedder.dim}".encode()).hexdigest()[:12]
-        return index.dir / f"{name}.f32", index.dir / f"{name}.json"
+        return name, index.dir / f"{name}.json"
 
     def _load_sidecar(self, index: Index, embedder: Embedder, generation: str | None) -> bool:
         """The matrix from the file the last full load left, if it is of this generation:
         a one-shot process then maps it instead of reading every vector from SQLite."""
-        data, meta_path = self._sidecar(index, embedder)
+        _name, meta_path = self._sidecar(index, embedder)
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             if meta.get("generation") != generation or meta.get("dim") != embedder.dim:
                 return False
+            data = index.dir / str(meta["data"])
             np = numpy()
             if data.stat().st_size != len(meta["notes"]) * embedder.dim * 4 or not meta["notes"]:
                 return False
@@ -220,16 +232,28 @@ class VectorMatrix:
         return True
 
     def _save_sidecar(self, index: Index, embedder: Embedder, generation: str | None) -> None:
-        data, meta_path = self._sidecar(index, embedder)
+        name, meta_path = self._sidecar(index, embedder)
+        # The data file is named after its generation, so a meta file can never be paired
+        # with another generation's data.
+        data = index.dir / f"{name}-{generation}.f32"
         try:
             assert self.matrix is not None
             tmp = data.with_suffix(f".{os.getpid()}.tmp")
             self.matrix.tofile(tmp)
             os.replace(tmp, data)
-            meta = {"generation": generation, "dim": embedder.dim, "notes": self.notes, "spans": self.spans}
+            meta = {
+                "generation": generation,
+                "dim": embedder.dim,
+                "data": data.name,
+                "notes": self.notes,
+                "spans": self.spans,
+            }
             tmp = meta_path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps(meta), encoding="utf-8")
             os.replace(tmp, meta_path)  # written last: a sidecar without it is never read
+            for old in index.dir.glob(f"{name}-*.f32"):
+                if old != data:
+                    old.unlink()  # a process that maps it keeps its pages until it lets go
         except OSError:
             pass  # a cache: without it the next process reads SQLite again
 

@@ -44,7 +44,7 @@ from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 from ..search.embedders import Embedder
 from ..search.filters import Filters
-from ..search.keyword import keyword_search, list_cards
+from ..search.keyword import check_limit, keyword_search, list_cards
 from ..search.semantic import VectorMatrix, embed_pending, pending_count, semantic_search
 from ..storage.files import NoteFolder, printable_name
 from ..storage.history import History
@@ -163,6 +163,9 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
                     return row[0] if row else None
 
                 while not stop.is_set():
+                    if index.replaced():  # a reindex put a new database in place
+                        index.close()
+                        index = Index(self.root, busy_timeout=self._busy_timeout)
                     try:
                         with translated():
                             done = embed_pending(index, embedder, text_of, limit=_EMBED_STEP)
@@ -183,7 +186,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         if self._embedding is not None:
             self._embedding_stop.set()
             self._embedding.join(timeout=60)
-            self._embedding = None
+            if not self._embedding.is_alive():
+                self._embedding = None
 
     def __enter__(self) -> Store:
         return self
@@ -669,6 +673,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         """
         if mode not in _MODES:
             raise InvalidArgumentError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
+        check_limit(limit)
         f = Filters.from_kwargs(filters)
         with self._lock:
             self.refresh()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -181,6 +182,11 @@ class Index:
             try:
                 os.unlink(str(self.path) + suffix)
             except FileNotFoundError:
+                pass
+        for sidecar in self.dir.glob("vectors-*"):
+            try:
+                sidecar.unlink()
+            except OSError:
                 pass
 
     def _ensure_schema(self, conn: sqlite3.Connection) -> None:
@@ -505,6 +511,11 @@ class Index:
         found = self.conn.execute("SELECT project, campaign FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
         return (found[0], found[1]) if found else (None, None)
 
+    def bump_vectors(self) -> None:
+        """Mark the vectors changed. A random token, not a counter: a rebuilt index must
+        never meet a generation (and a memory-mapped sidecar) of the one it replaced."""
+        self.set_state("vectors_generation", secrets.token_hex(8))
+
     def touch(self, rowid: int, mtime_ns: int, size: int) -> None:
         """Record a new mtime for a file whose content did not change."""
         self.conn.execute("UPDATE note_index SET mtime_ns = ?, size = ? WHERE rowid = ?", (mtime_ns, size, rowid))
@@ -521,7 +532,8 @@ class Index:
         if not rewrite:
             gone = c.execute("SELECT id FROM note_index WHERE rowid = ?", (rowid,)).fetchone()
             if gone is not None:
-                c.execute("DELETE FROM note_vectors WHERE note_id = ?", gone)
+                if c.execute("DELETE FROM note_vectors WHERE note_id = ?", gone).rowcount:
+                    self.bump_vectors()
                 c.execute("DELETE FROM embed_queue WHERE note_id = ?", gone)
         c.execute("DELETE FROM note_index WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_text WHERE rowid = ?", (rowid,))
