@@ -33,6 +33,8 @@ class LinksMixin:
 
         def _hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]: ...
 
+        def _scoped(self, filters: Filters, viewer: Viewer | None) -> Filters: ...
+
         def get_project(self, project: str, *, viewer: Viewer | None = None) -> dict[str, Any]: ...
 
     @guarded
@@ -122,7 +124,7 @@ class LinksMixin:
         with self._lock:
             self.refresh()
             info = self.get_project(name, viewer=viewer)
-            scope = replace(Filters(project=name), hidden_projects=self._hidden_projects(viewer))
+            scope = self._scoped(Filters(project=name), viewer)
             digests = list_cards(self._index, limit=1, filters=replace(scope, kind="digest"))
             digest = digests[0] if digests else None
             stream = [

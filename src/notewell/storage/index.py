@@ -72,10 +72,12 @@ def row_fields(parsed: ParsedNote) -> dict[str, Any]:
     }
 
 
-def meta_tokens(row: IndexRow, project: str | None = None, campaign: str | None = None) -> str:
+def meta_tokens(row: IndexRow, project: str | None = None) -> str:
     """The notes_fts.meta text of a note: one token per value a search can filter on."""
     tokens = [meta_token("t", t) for t in row.tags]
-    for letter, value in (("x", row.attempt_id), ("p", project), ("c", campaign)):
+    # No campaign token: a campaign can be set on the project later; a campaign filter
+    # becomes its projects' tokens when the search runs.
+    for letter, value in (("x", row.attempt_id), ("p", project)):
         if value:
             tokens.append(meta_token(letter, value))
     tokens += [meta_token("b", b) for b in row.builds_on]
@@ -496,7 +498,7 @@ class Index:
             )
         c.execute(
             "INSERT INTO notes_fts(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
-            (rowid, segment(row.title), segment(row.body), meta_tokens(row, *self._project_of(row.attempt_id))),
+            (rowid, segment(row.title), segment(row.body), meta_tokens(row, self._project_of(row.attempt_id))),
         )
         if not new:
             c.execute("DELETE FROM problems WHERE path = ?", (row.path,))
@@ -505,11 +507,11 @@ class Index:
         assert rowid is not None
         return rowid
 
-    def _project_of(self, attempt_id: str | None) -> tuple[str | None, str | None]:
+    def _project_of(self, attempt_id: str | None) -> str | None:
         if not attempt_id:
-            return None, None
-        found = self.conn.execute("SELECT project, campaign FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
-        return (found[0], found[1]) if found else (None, None)
+            return None
+        found = self.conn.execute("SELECT project FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+        return found[0] if found else None
 
     def bump_vectors(self) -> None:
         """Mark the vectors changed. A random token, not a counter: a rebuilt index must
