@@ -91,7 +91,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         watch: bool = True,
         busy_timeout: float = 60.0,
         create: bool = True,
-        embedder: Embedder | str | None = "default",
+        embedder: Embedder | Callable[[], Embedder] | str | None = "default",
     ) -> None:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
             raise InvalidArgumentError(f"max_bytes must be a positive whole number, got {max_bytes!r}")
@@ -121,8 +121,11 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             embedder is not None
             and embedder != "default"
             and not (hasattr(embedder, "model_id") and hasattr(embedder, "embed_query"))
+            and not callable(embedder)
         ):
-            raise InvalidArgumentError("embedder must be 'default', None, or an object with model_id, dim and embed_*")
+            raise InvalidArgumentError(
+                "embedder must be 'default', None, an object with model_id, dim and embed_*, or a function making one"
+            )
         self._embedder_spec = embedder
         self._embedder: Embedder | None = None
         self._vectors = VectorMatrix()
@@ -750,6 +753,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
                 from ..search.embedders import default_embedder
 
                 self._embedder = default_embedder()
+            elif not hasattr(self._embedder_spec, "embed_query"):
+                self._embedder = self._embedder_spec()  # type: ignore[operator]  # a factory: load on first use
             else:
                 self._embedder = self._embedder_spec  # type: ignore[assignment]
         return self._embedder

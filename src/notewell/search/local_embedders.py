@@ -1,0 +1,206 @@
+"""Embedders that load a model from a local directory (optional extras).
+
+``FastEmbedEmbedder`` runs a model2vec/potion directory (``model.safetensors`` +
+``tokenizer.json``) or an ONNX sentence-embedding directory through fastembed
+(``pip install 'notewell[fastembed]'``); ``SentenceTransformerEmbedder`` runs any
+sentence-transformers directory (``pip install 'notewell[sentence-transformers]'``).
+Both take a path, never a hub id, and switch the network off before the library loads:
+nothing is downloaded at run time, and onnxruntime's telemetry stays off.
+
+The model id carries the directory's name and a hash of its weights, so a changed model
+is a different model and its notes are re-embedded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidArgumentError, UnavailableError
+from .embedders import _normalised, numpy
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["FastEmbedEmbedder", "SentenceTransformerEmbedder", "local_model_dir"]
+
+_WEIGHT_SUFFIXES = (".onnx", ".safetensors", ".bin")
+
+
+def _offline() -> None:
+    """Environment that keeps the model libraries off the network (set before they import)."""
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # a CLI's stderr is for errors
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def _quiet_onnxruntime() -> None:
+    try:
+        import onnxruntime
+    except ImportError:
+        return
+    disable = getattr(onnxruntime, "disable_telemetry_events", None)
+    if disable is not None:
+        disable()
+
+
+def local_model_dir(path: str | os.PathLike[str]) -> Path:
+    """*path* as an existing model directory, or InvalidArgumentError (hub ids are refused)."""
+    p = Path(path).expanduser()
+    if not p.is_dir():
+        hint = " (a hub id is not accepted: download the model once and pass its directory)" if "/" in str(path) else ""
+        raise InvalidArgumentError(f"the embedding model must be a local directory: {str(path)!r} is not one{hint}")
+    return p.resolve()
+
+
+def _weights_digest(directory: Path) -> str:
+    """A short hash of the directory's weight files (name, size and content)."""
+    digest = hashlib.sha256()
+    files = sorted(f for f in directory.rglob("*") if f.is_file() and f.suffix in _WEIGHT_SUFFIXES)
+    if not files:
+        raise InvalidArgumentError(f"no model weights (.onnx, .safetensors or .bin) in {directory}")
+    for f in files:
+        digest.update(str(f.relative_to(directory)).encode() + b"\0")
+        with f.open("rb") as fh:
+            for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def _is_model2vec(directory: Path) -> bool:
+    """A model2vec directory: tokenizer.json and a safetensors file whose tensor is 'embeddings'."""
+    weights = directory / "model.safetensors"
+    if not (weights.is_file() and (directory / "tokenizer.json").is_file()):
+        return False
+    try:
+        with weights.open("rb") as fh:
+            size = int.from_bytes(fh.read(8), "little")
+            header = json.loads(fh.read(size)) if 0 < size < 1 << 24 else {}
+    except (OSError, ValueError):
+        return False
+    return isinstance(header, dict) and "embeddings" in header
+
+
+class _LockedModel:
+    """Shared shape of the local embedders: one model, one caller at a time."""
+
+    model_id: str
+    dim: int
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def _embed(self, texts: list[str]) -> Any:
+        raise NotImplementedError
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        np = numpy()
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            rows = self._embed(texts)
+        return _normalised(np.asarray(rows, dtype=np.float32).reshape(len(texts), -1))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+class FastEmbedEmbedder(_LockedModel):
+    """A local model directory run by fastembed: static (model2vec) or ONNX with mean pooling."""
+
+    def __init__(self, path: str | os.PathLike[str], *, batch: int = 64) -> None:
+        super().__init__()
+        directory = local_model_dir(path)
+        _offline()
+        try:
+            from fastembed import TextEmbedding
+        except ImportError:
+            raise UnavailableError(
+                "this embedder needs the 'fastembed' extra: pip install 'notewell[fastembed]'"
+            ) from None
+        _quiet_onnxruntime()
+        self.batch = batch
+        onnx = sorted(directory.rglob("*.onnx"))
+        static = _is_model2vec(directory)
+        if not onnx and not static:
+            raise InvalidArgumentError(
+                f"{directory} holds neither an ONNX model nor a model2vec model (model.safetensors + tokenizer.json);"
+                " a PyTorch/safetensors transformer needs the sentence-transformers embedder"
+            )
+        try:
+            if onnx:
+                self._model = self._onnx_model(TextEmbedding, directory, onnx[0])
+            else:
+                self._model = self._static_model(directory)
+        except (ValueError, OSError, RuntimeError) as exc:
+            raise UnavailableError(f"fastembed cannot load {directory}: {str(exc).splitlines()[0]}") from None
+        self.dim = int(self.embed_documents(["dimension probe"]).shape[1])
+        self.model_id = f"fastembed:{directory.name}@{_weights_digest(directory)}"
+
+    @staticmethod
+    def _static_model(directory: Path) -> Any:
+        from fastembed.text.static_embedding import StaticTextEmbedding
+
+        # The name only picks fastembed's loader; the files come from the directory.
+        return StaticTextEmbedding("minishlab/potion-base-8M", specific_model_path=str(directory))
+
+    @staticmethod
+    def _onnx_model(text_embedding: Any, directory: Path, onnx: Path) -> Any:
+        from fastembed.common.model_description import ModelSource, PoolingType
+
+        config = directory / "config.json"
+        dim = 0
+        if config.is_file():
+            try:
+                dim = int(json.loads(config.read_text(encoding="utf-8")).get("hidden_size") or 0)
+            except (ValueError, TypeError, AttributeError):
+                dim = 0
+        name = f"notewell-local/{hashlib.sha256(str(onnx).encode()).hexdigest()[:16]}"
+        known = {m["model"].lower() for m in text_embedding.list_supported_models()}
+        if name.lower() not in known:
+            text_embedding.add_custom_model(
+                model=name,
+                pooling=PoolingType.MEAN,
+                normalization=True,
+                sources=ModelSource(hf=name),
+                dim=dim or 384,  # fastembed wants a number; the real one is measured below
+                model_file=str(onnx.relative_to(directory)),
+            )
+        return text_embedding(model_name=name, specific_model_path=str(directory))
+
+    def _embed(self, texts: list[str]) -> Any:
+        return list(self._model.embed(texts, batch_size=self.batch))
+
+
+class SentenceTransformerEmbedder(_LockedModel):
+    """A local sentence-transformers model directory (CPU)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, batch: int = 32, device: str = "cpu") -> None:
+        super().__init__()
+        directory = local_model_dir(path)
+        _offline()
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise UnavailableError(
+                "this embedder needs the 'sentence-transformers' extra: pip install 'notewell[sentence-transformers]'"
+            ) from None
+        try:
+            self._model = SentenceTransformer(str(directory), device=device, local_files_only=True)
+        except (ValueError, OSError, RuntimeError) as exc:
+            raise UnavailableError(
+                f"sentence-transformers cannot load {directory}: {str(exc).splitlines()[0]}"
+            ) from None
+        self.batch = batch
+        self.dim = int(self.embed_documents(["dimension probe"]).shape[1])
+        self.model_id = f"sentence-transformers:{directory.name}@{_weights_digest(directory)}"
+
+    def _embed(self, texts: list[str]) -> Any:
+        return self._model.encode(texts, batch_size=self.batch, convert_to_numpy=True, show_progress_bar=False)
