@@ -77,7 +77,9 @@ def at_scale(store_path: Path, queries: int) -> dict[str, float]:
         conn.execute("DELETE FROM note_vectors")
         conn.executemany("INSERT INTO note_vectors VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
         conn.execute("DELETE FROM embed_queue")
+        # Written behind the index's back: a new epoch, so every matrix and sidecar starts over.
         conn.execute("INSERT OR REPLACE INTO state(key, value) VALUES ('vectors_generation', ?)", (str(time.time()),))
+        conn.execute("DELETE FROM vector_log")
     conn.close()
     store = notewell.open(store_path, watch=True)
     embedder = default_embedder()
@@ -109,6 +111,26 @@ def at_scale(store_path: Path, queries: int) -> dict[str, float]:
         f"2. semantic search x{len(times)} incl. the query embedding:"
         f" p50 {fmt_ms(pct(times, 50))}, p95 {fmt_ms(pct(times, 95))}"
     )
+    # An agent edits a few notes in a long-running process: the matrix applies the logged
+    # changes (it was mapped from the sidecar, so the first change copies it into memory).
+    changed = notes[:20]
+    refresh = []
+    for _round in range(5):
+        with store._index.write():
+            for nid in changed:
+                vec = rng.standard_normal(512).astype(np.float32)
+                vec /= np.linalg.norm(vec)
+                store._index.conn.execute(
+                    "UPDATE note_vectors SET vector = ? WHERE note_id = ? AND chunk = 0", (vec.tobytes(), nid)
+                )
+            store._index.log_vectors(changed)
+        t = time.perf_counter()
+        matrix.current(store._index, embedder)
+        refresh.append((time.perf_counter() - t) * 1000)
+    log(
+        f"2. 20 notes' vectors changed, x5: refresh {', '.join(f'{r:.0f}' for r in refresh)} ms;"
+        f" full loads {matrix.full_loads}; matrix {matrix._data.nbytes / 1e6:.0f} MB for {raw / 1e6:.0f} MB raw"
+    )
     store.close()
     if not had:
         conn = sqlite3.connect(db)
@@ -124,6 +146,9 @@ def at_scale(store_path: Path, queries: int) -> dict[str, float]:
         "raw_mb": raw / 1e6,
         "p50_ms": pct(times, 50),
         "p95_ms": pct(times, 95),
+        "refresh_first_ms": refresh[0],
+        "refresh_later_ms": sorted(refresh[1:])[len(refresh[1:]) // 2],
+        "after_mb": matrix._data.nbytes / 1e6,
     }
 
 
@@ -156,6 +181,11 @@ def main() -> int:
         print(
             f"   semantic search incl. query embedding: p50 {got['p50_ms']:.1f} ms, p95 {got['p95_ms']:.1f} ms"
             f" (target p95 <= 30 ms: {'ok' if got['p95_ms'] <= 30 else 'MISS'})"
+        )
+        print(
+            f"   incremental refresh after 20 notes change: first {got['refresh_first_ms']:.0f} ms (copies the"
+            f" mapped matrix into memory), then {got['refresh_later_ms']:.1f} ms;"
+            f" matrix then {got['after_mb']:.0f} MB = {got['after_mb'] / got['raw_mb']:.2f}x raw"
         )
     return 0
 

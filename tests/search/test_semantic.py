@@ -161,26 +161,86 @@ def test_a_background_thread_embeds_as_notes_come(sstore):
     assert sstore.pending_embeddings() == 1
 
 
-def test_a_large_matrix_is_mapped_from_a_sidecar_of_its_generation(sstore, monkeypatch):
+def test_a_large_matrix_is_mapped_from_a_sidecar_then_catches_up_from_the_log(sstore, monkeypatch):
     from notewell.search import semantic
 
+    np = pytest.importorskip("numpy")
     monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
     notes = [sstore.add_note(f"# n{i}\n\napricot {i}") for i in range(3)]
     sstore.embed_pending()
     first = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
-    assert len(first.notes) == 3
+    assert len(first.notes) == 3 and first.full_loads == 1
     files = sorted(p.suffix for p in sstore._index.dir.glob("vectors-*"))
-    assert files == [".f32", ".json"]  # the data file is named after its generation
-    # The same generation: the next load maps the file (the table is not read at all).
+    assert files == [".f32", ".json"]  # the data file is named after its epoch and log position
+    # The same position: the next process maps the file (the table is not read at all:
+    # a row removed behind the log's back is still there).
     sstore._index.conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (notes[0].id,))
     mapped = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
-    assert len(mapped.notes) == 3 and mapped.notes == first.notes
-    # A new generation: read from SQLite again.
+    assert mapped.notes == first.notes and isinstance(mapped.matrix, np.memmap)
+    # Changes after it: mapped, then only the logged notes read from the table.
     sstore.add_note("# n3\n\napricot 3")
     sstore.embed_pending()
     again = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
-    assert len(again.notes) == 3 and notes[0].id not in again.notes
+    assert sorted(again.notes) == sorted(first.notes + [sstore.search_notes("n3")[0].id])
+    assert np.allclose(again.matrix[:3], first.matrix)
     assert [c.title for c in sstore.search_notes("apricot 3", mode="semantic", limit=1)] == ["n3"]
+    # A rebuilt index has a new epoch: its sidecars are gone and nothing old is mapped.
+    sstore.reindex()
+    rebuilt = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
+    assert rebuilt.epoch != first.epoch and rebuilt.notes == []
+
+
+def test_a_long_lived_matrix_applies_only_the_changes(sstore):
+    notes = [sstore.add_note(f"# fig {i}\n\nfig orchard row {i}") for i in range(4)]
+    sstore.embed_pending()
+    vectors = sstore._vectors
+    assert len(sstore.search_notes("fig orchard", mode="semantic")) == 4
+    assert vectors.full_loads == 1
+    sstore.edit_note(notes[0].id, "# quince\n\nquince jelly recipe")
+    sstore.delete_note(notes[1].id)
+    sstore.embed_pending()
+    found = sstore.search_notes("quince jelly", mode="semantic")
+    assert found[0].id == notes[0].id and "quince jelly" in found[0].snippet
+    assert notes[1].id not in {c.id for c in found}
+    assert vectors.full_loads == 1  # applied from the log, not reloaded
+    assert vectors.live == 3 and len(vectors.notes) == 5  # two dead rows, one new
+    assert sorted(n for n in vectors.notes if n) == sorted([notes[0].id, notes[2].id, notes[3].id])
+    assert not vectors.matrix[[i for i, n in enumerate(vectors.notes) if n is None]].any()
+
+
+def test_dead_rows_are_compacted_and_many_changes_reload(sstore, monkeypatch):
+    from notewell.search import semantic
+
+    notes = [sstore.add_note(f"# plum {i}\n\nplum tree {i}") for i in range(8)]
+    sstore.embed_pending()
+    vectors = sstore._vectors
+    sstore.search_notes("plum", mode="semantic")
+    for note in notes[:6]:
+        sstore.delete_note(note.id)
+    assert len(sstore.search_notes("plum", mode="semantic")) == 2
+    assert vectors.full_loads == 1 and vectors.live == 2
+    assert len(vectors.notes) == 8  # 6 dead rows, below the compaction floor of 1,000
+    vectors._compact()
+    assert len(vectors.notes) == 2 and vectors.notes[0] is not None
+    # A log trimmed past the matrix's position: everything is read again.
+    monkeypatch.setattr("notewell.storage.index.VECTOR_LOG_KEEP", 0)
+    with sstore._index.write():
+        sstore._index.conn.execute("INSERT INTO vector_log(note_id) SELECT 'x' FROM note_index LIMIT 1")
+        sstore._index.conn.execute("DELETE FROM vector_log")
+        sstore._index.conn.execute("INSERT INTO vector_log(note_id) VALUES ('x')")
+    assert len(sstore.search_notes("plum", mode="semantic")) == 2
+    assert vectors.full_loads == 2
+    # Another model: a full load of its own vectors (none yet).
+    assert semantic.VectorMatrix().current(sstore._index, HashEmbedder(64)).notes == []
+
+
+def test_the_vector_log_is_trimmed(sstore, monkeypatch):
+    monkeypatch.setattr("notewell.storage.index.VECTOR_LOG_KEEP", 10)
+    with sstore._index.write():
+        for i in range(1100):
+            sstore._index.log_vectors([f"n{i}"])
+    first, last = sstore._index.conn.execute("SELECT min(seq), max(seq) FROM vector_log").fetchone()
+    assert last == 1100 and last - first < 1011
 
 
 def test_hybrid_fuses_the_two_lists(sstore):

@@ -4,7 +4,7 @@ What is embedded: the title with the opening of the body (its first 1,500 charac
 without the header), and for a longer note further overlapping passages, so that a
 fact deep inside it is found too; a note comes back once, with its best passage as
 the snippet. Vectors are float32 BLOBs in the index's own SQLite, searched with numpy
-over one in-memory matrix that is reloaded when the vectors change.
+over one in-memory matrix that applies the logged changes since it was last used.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def embed_pending(
                     "DELETE FROM embed_queue WHERE note_id = ? AND queued_at = ?", (nid, queued.get(nid, ""))
                 )
             if written:
-                index.bump_vectors()
+                index.log_vectors([nid for nid, _sha, parts in work if parts])
         done += len(group)
         if progress is not None:
             progress(done, len(todo))
@@ -157,40 +157,122 @@ def embed_pending(
 
 
 class VectorMatrix:
-    """Every passage vector of one model in one float32 matrix, reloaded when they change."""
+    """Every passage vector of one model in one float32 matrix, kept up to date incrementally.
+
+    The index logs whose vectors changed (``vector_log``); a matrix remembers the last log
+    entry it applied, and on the next search replaces only those notes' rows: their old rows
+    become dead (zeroed, skipped) and their new ones are appended to spare capacity. Dead
+    rows are compacted away when they reach a quarter. A full load (a new model, a rebuilt
+    index, a log trimmed past this matrix, or too many changes) reads a memory-mapped sidecar
+    when one of this log's epoch exists, then applies the log from there.
+    """
 
     def __init__(self) -> None:
-        self.generation: str | None = None
+        self.epoch: str | None = None
+        self.seq = 0  # the last vector_log entry applied
         self.model: str | None = None
-        self.notes: list[str] = []
+        self.notes: list[str | None] = []  # None: a dead row
         self.spans: list[tuple[int, int]] = []
-        self.matrix: np.ndarray | None = None
+        self.full_loads = 0
+        self._data: np.ndarray | None = None
+        self._rows: dict[str, list[int]] = {}
+        self._dead = 0
+        self._since_sidecar = 0  # changes applied since the sidecar this matrix came from
         self._lock = threading.Lock()
+
+    @property
+    def matrix(self) -> np.ndarray | None:
+        """The rows in use (a view; dead rows are zero)."""
+        return None if self._data is None else self._data[: len(self.notes)]
+
+    @property
+    def live(self) -> int:
+        return len(self.notes) - self._dead
 
     def current(self, index: Index, embedder: Embedder) -> VectorMatrix:
         with self._lock:
-            # One read snapshot: the generation and the rows it labels go together.
-            opened = not index.conn.in_transaction
-            if opened:
-                index.conn.execute("BEGIN")
-            try:
-                generation = index.get_state("vectors_generation", "0")
-                if generation != self.generation or embedder.model_id != self.model:
-                    self._load(index, embedder, generation)
-                    self.generation, self.model = generation, embedder.model_id
-            finally:
-                if opened:
-                    index.conn.execute("COMMIT")
+            self._refresh(index, embedder)
         return self
 
-    def _load(self, index: Index, embedder: Embedder, generation: str | None) -> None:
-        if self._load_sidecar(index, embedder, generation):
+    def nearest(
+        self, index: Index, embedder: Embedder, wanted: np.ndarray, limit: int, allowed: set[str] | None
+    ) -> list[tuple[str, float, tuple[int, int]]]:
+        """The *limit* best notes (among *allowed*): (id, best passage's cosine, its span)."""
+        np = numpy()
+        with self._lock:
+            self._refresh(index, embedder)
+            matrix = self.matrix
+            if matrix is None or not self.live:
+                return []
+            scores = matrix @ wanted
+            best: dict[str, tuple[float, int]] = {}
+            # The best few hundred passages usually hold the best notes; rank them all only
+            # when filters (or many passages per note) leave too few.
+            want = min(len(scores), max(256, 32 * limit))
+            for pool in ((np.argpartition(-scores, want - 1)[:want] if want < len(scores) else None), None):
+                order = np.argsort(-scores) if pool is None else pool[np.argsort(-scores[pool])]
+                best.clear()
+                for i in order:
+                    nid = self.notes[i]
+                    if nid is None or nid in best or (allowed is not None and nid not in allowed):
+                        continue
+                    best[nid] = (float(scores[i]), int(i))
+                    if len(best) >= limit:
+                        break
+                if len(best) >= limit or pool is None:
+                    break
+            return [(nid, score, self.spans[i]) for nid, (score, i) in best.items()]
+
+    def _refresh(self, index: Index, embedder: Embedder) -> None:
+        # One read snapshot: the log position and the rows it describes go together.
+        opened = not index.conn.in_transaction
+        if opened:
+            index.conn.execute("BEGIN")
+        try:
+            epoch = index.vectors_epoch()
+            first, last = index.conn.execute("SELECT min(seq), max(seq) FROM vector_log").fetchone()
+            first, last = first or 0, last or 0
+            if epoch != self.epoch or embedder.model_id != self.model:
+                self._load(index, embedder, epoch, last)
+            elif last > self.seq:
+                if first > self.seq + 1:
+                    self._load(index, embedder, epoch, last)  # the log was trimmed past us
+                else:
+                    changed = [
+                        nid
+                        for (nid,) in index.conn.execute(
+                            "SELECT DISTINCT note_id FROM vector_log WHERE seq > ? AND seq <= ?", (self.seq, last)
+                        )
+                    ]
+                    if len(changed) > max(2000, self.live // 4):
+                        self._load(index, embedder, epoch, last)
+                    else:
+                        self._apply(index, embedder, changed)
+                        self.seq = last
+        finally:
+            if opened:
+                index.conn.execute("COMMIT")
+
+    def _load(self, index: Index, embedder: Embedder, epoch: str, last: int) -> None:
+        self.full_loads += 1
+        self.epoch, self.model, self.seq = epoch, embedder.model_id, last
+        self._rows, self._dead, self._since_sidecar = {}, 0, 0
+        behind = self._load_sidecar(index, embedder, epoch, last)
+        if behind is not None:
+            changed = [
+                nid
+                for (nid,) in index.conn.execute(
+                    "SELECT DISTINCT note_id FROM vector_log WHERE seq > ? AND seq <= ?", (behind, last)
+                )
+            ]
+            self._index_rows()
+            self._apply(index, embedder, changed)
             return
         np = numpy()
         key = (embedder.model_id, embedder.dim)
         (count,) = index.conn.execute("SELECT count(*) FROM note_vectors WHERE model = ? AND dim = ?", key).fetchone()
-        matrix = np.empty((count, embedder.dim), dtype=np.float32)
-        notes: list[str] = []
+        data = np.empty((count, embedder.dim), dtype=np.float32)
+        notes: list[str | None] = []
         spans: list[tuple[int, int]] = []
         # Row by row into the one matrix: the blobs are never all held at once beside it.
         cursor = index.conn.execute(
@@ -199,13 +281,78 @@ class VectorMatrix:
         )
         for i, (nid, start, stop, blob) in enumerate(cursor):
             if i >= count:
-                break  # written meanwhile: the next generation picks it up
-            matrix[i] = np.frombuffer(blob, dtype=np.float32)
+                break
+            data[i] = np.frombuffer(blob, dtype=np.float32)
             notes.append(nid)
             spans.append((start, stop))
-        self.notes, self.spans, self.matrix = notes, spans, matrix[: len(notes)]
+        self.notes, self.spans, self._data = notes, spans, data
+        self._index_rows()
         if len(notes) >= SIDECAR_MIN:
-            self._save_sidecar(index, embedder, generation)
+            self._save_sidecar(index, embedder)
+
+    def _index_rows(self) -> None:
+        rows: dict[str, list[int]] = {}
+        for i, nid in enumerate(self.notes):
+            if nid is not None:
+                rows.setdefault(nid, []).append(i)
+        self._rows = rows
+
+    def _apply(self, index: Index, embedder: Embedder, changed: list[str]) -> None:
+        """Replace the rows of the *changed* notes with what the table holds now."""
+        if not changed:
+            return
+        np = numpy()
+        fresh: list[tuple[str, int, int, bytes]] = []
+        for at in range(0, len(changed), 500):
+            group = changed[at : at + 500]
+            marks = ",".join("?" * len(group))
+            fresh += index.conn.execute(
+                f"SELECT note_id, start, stop, vector FROM note_vectors WHERE note_id IN ({marks})"
+                " AND model = ? AND dim = ? ORDER BY note_id, chunk",
+                (*group, embedder.model_id, embedder.dim),
+            ).fetchall()
+        data = self._writable(len(fresh), embedder.dim)
+        for nid in changed:
+            for i in self._rows.pop(nid, ()):
+                data[i] = 0.0  # a dead row scores 0 and is skipped
+                self.notes[i] = None
+                self._dead += 1
+        for nid, start, stop, blob in fresh:
+            i = len(self.notes)
+            data[i] = np.frombuffer(blob, dtype=np.float32)
+            self.notes.append(nid)
+            self.spans.append((start, stop))
+            self._rows.setdefault(nid, []).append(i)
+        self._since_sidecar += len(changed)
+        if self._dead > max(1000, len(self.notes) // 4):
+            self._compact()
+        if self._since_sidecar >= SIDECAR_MIN and self.live >= SIDECAR_MIN:
+            self._save_sidecar(index, embedder)
+
+    def _writable(self, extra: int, dim: int) -> np.ndarray:
+        """The data array, in memory (not a read-only map) with room for *extra* more rows."""
+        np = numpy()
+        used = len(self.notes)
+        data = self._data
+        assert data is not None or used == 0
+        if data is None or not data.flags.writeable or used + extra > len(data):
+            # Room for more without keeping much spare: memory stays near the vectors' own size.
+            grown = np.empty((used + extra + max(64, min(used // 16, 8192)), dim), dtype=np.float32)
+            if used:
+                assert data is not None
+                grown[:used] = data[:used]
+            self._data = data = grown
+        return data
+
+    def _compact(self) -> None:
+        np = numpy()
+        assert self._data is not None
+        keep = [i for i, nid in enumerate(self.notes) if nid is not None]
+        self._data = np.ascontiguousarray(self._data[keep]) if keep else self._data[:0].copy()
+        self.notes = [self.notes[i] for i in keep]
+        self.spans = [self.spans[i] for i in keep]
+        self._dead = 0
+        self._index_rows()
 
     @staticmethod
     def _sidecar(index: Index, embedder: Embedder) -> tuple[str, Path]:
@@ -213,36 +360,45 @@ class VectorMatrix:
         name = "vectors-" + hashlib.sha1(f"{embedder.model_id}/{embedder.dim}".encode()).hexdigest()[:12]
         return name, index.dir / f"{name}.json"
 
-    def _load_sidecar(self, index: Index, embedder: Embedder, generation: str | None) -> bool:
-        """The matrix from the file the last full load left, if it is of this generation:
-        a one-shot process then maps it instead of reading every vector from SQLite."""
+    def _load_sidecar(self, index: Index, embedder: Embedder, epoch: str, last: int) -> int | None:
+        """Map the matrix a full load left, if it belongs to this log and the log still
+        reaches back to it; returns the log position it is at (None: not usable)."""
         _name, meta_path = self._sidecar(index, embedder)
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            if meta.get("generation") != generation or meta.get("dim") != embedder.dim:
-                return False
+            seq = int(meta["seq"])
+            if meta.get("epoch") != epoch or meta.get("dim") != embedder.dim or seq > last:
+                return None
+            if seq < last:
+                (first,) = index.conn.execute("SELECT min(seq) FROM vector_log").fetchone()
+                if first is None or first > seq + 1:
+                    return None
             data = index.dir / str(meta["data"])
             np = numpy()
             if data.stat().st_size != len(meta["notes"]) * embedder.dim * 4 or not meta["notes"]:
-                return False
+                return None
             matrix = np.memmap(data, dtype=np.float32, mode="r", shape=(len(meta["notes"]), embedder.dim))
         except (OSError, ValueError, KeyError, TypeError):
-            return False
-        self.notes, self.spans, self.matrix = meta["notes"], [tuple(s) for s in meta["spans"]], matrix
-        return True
+            return None
+        self.notes, self.spans, self._data = meta["notes"], [tuple(s) for s in meta["spans"]], matrix
+        return seq
 
-    def _save_sidecar(self, index: Index, embedder: Embedder, generation: str | None) -> None:
+    def _save_sidecar(self, index: Index, embedder: Embedder) -> None:
+        if self._dead:
+            self._compact()
         name, meta_path = self._sidecar(index, embedder)
-        # The data file is named after its generation, so a meta file can never be paired
-        # with another generation's data.
-        data = index.dir / f"{name}-{generation}.f32"
+        # The data file is named after its epoch and position, so a meta file can never be
+        # paired with another state's data.
+        data = index.dir / f"{name}-{self.epoch}-{self.seq}.f32"
         try:
-            assert self.matrix is not None
+            matrix = self.matrix
+            assert matrix is not None
             tmp = data.with_suffix(f".{os.getpid()}.tmp")
-            self.matrix.tofile(tmp)
+            matrix.tofile(tmp)
             os.replace(tmp, data)
             meta = {
-                "generation": generation,
+                "epoch": self.epoch,
+                "seq": self.seq,
                 "dim": embedder.dim,
                 "data": data.name,
                 "notes": self.notes,
@@ -254,6 +410,7 @@ class VectorMatrix:
             for old in index.dir.glob(f"{name}-*.f32"):
                 if old != data:
                     old.unlink()  # a process that maps it keeps its pages until it lets go
+            self._since_sidecar = 0
         except OSError:
             pass  # a cache: without it the next process reads SQLite again
 
@@ -280,40 +437,18 @@ def semantic_search(
     check_limit(limit)
     if not isinstance(query, str) or not query.strip():
         raise InvalidQueryError("query is empty: give search words")
-    np = numpy()
+    numpy()  # without the extra: 'unavailable', naming it, before any work
     wanted = embedder.embed_query(query)  # first: a remote model tells its dimension with its first answer
-    found = vectors.current(index, embedder)
-    if found.matrix is None or not len(found.notes):
-        return []
-    scores = found.matrix @ wanted
-    allowed = _allowed(index, filters or Filters())
-    best: dict[str, tuple[float, int]] = {}
-    # The best few hundred passages usually hold the best notes; rank them all only when
-    # filters (or many passages per note) leave too few.
-    want = min(len(scores), max(256, 32 * limit))
-    for pool in ((np.argpartition(-scores, want - 1)[:want] if want < len(scores) else None), None):
-        order = np.argsort(-scores) if pool is None else pool[np.argsort(-scores[pool])]
-        best.clear()
-        for i in order:
-            nid = found.notes[i]
-            if nid in best or (allowed is not None and nid not in allowed):
-                continue
-            best[nid] = (float(scores[i]), int(i))
-            if len(best) >= limit:
-                break
-        if len(best) >= limit or pool is None:
-            break
+    best = vectors.nearest(index, embedder, wanted, limit, _allowed(index, filters or Filters()))
     if not best:
         return []
-    ids = list(best)
+    ids = [nid for nid, _score, _span in best]
     rows = card_rows(index, "id", ids, "text")
     cards = []
-    for nid in ids:
+    for nid, score, (start, stop) in best:
         row = rows.get(nid)
         if row is None:
             continue
-        score, i = best[nid]
-        start, stop = found.spans[i]
         body = parse_note(row[16]).body.strip("\n")
         passage = " ".join(unsegment(body[start:stop]).split())
         snippet = passage[:_SNIPPET] + ("…" if len(passage) > _SNIPPET else "")

@@ -12,7 +12,7 @@ import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +26,7 @@ from .schema import NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, configure, meta_token
 __all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "translated"]
 
 INDEX_DIR = ".notewell"
+VECTOR_LOG_KEEP = 50_000  # vector changes a process may be behind and still catch up
 _PREVIEW_CHARS = 240
 
 
@@ -195,11 +196,22 @@ class Index:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:
             conn.execute("SELECT count(*) FROM state").fetchone()
-            if self._missing_indexes(conn):
+            epoch = conn.execute("SELECT 1 FROM state WHERE key = 'vectors_generation'").fetchone()
+            logged = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vector_log'").fetchone()
+            if self._missing_indexes(conn) or epoch is None or logged is None:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     for sql in NOTE_INDEXES:
                         conn.execute(sql)
+                    # An index made before the vector log: add it, with a new epoch.
+                    conn.execute(
+                        "CREATE TABLE IF NOT EXISTS vector_log(seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+                        " note_id TEXT NOT NULL)"
+                    )
+                    conn.execute(
+                        "INSERT OR IGNORE INTO state(key, value) VALUES ('vectors_generation', ?)",
+                        (secrets.token_hex(8),),
+                    )
                     conn.execute("COMMIT")
                 except BaseException:
                     conn.execute("ROLLBACK")
@@ -221,6 +233,7 @@ class Index:
                         conn.execute(statement)
                 for statement in NOTE_INDEXES:
                     conn.execute(statement)
+                conn.execute("INSERT INTO state(key, value) VALUES ('vectors_generation', ?)", (secrets.token_hex(8),))
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 self.rebuilt = True
             conn.execute("COMMIT")
@@ -513,10 +526,19 @@ class Index:
         found = self.conn.execute("SELECT project FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
         return found[0] if found else None
 
-    def bump_vectors(self) -> None:
-        """Mark the vectors changed. A random token, not a counter: a rebuilt index must
-        never meet a generation (and a memory-mapped sidecar) of the one it replaced."""
-        self.set_state("vectors_generation", secrets.token_hex(8))
+    def log_vectors(self, note_ids: Iterable[str]) -> None:
+        """Record that these notes' vectors changed (in the caller's transaction); keep the
+        log's newest VECTOR_LOG_KEEP rows (a reader further behind reloads everything)."""
+        c = self.conn
+        c.executemany("INSERT INTO vector_log(note_id) VALUES (?)", ((nid,) for nid in note_ids))
+        first, last = c.execute("SELECT min(seq), max(seq) FROM vector_log").fetchone()
+        if last is not None and last - first > VECTOR_LOG_KEEP + 1000:  # trimmed in steps of 1,000
+            c.execute("DELETE FROM vector_log WHERE seq <= ?", (last - VECTOR_LOG_KEEP,))
+
+    def vectors_epoch(self) -> str:
+        """The vector log's identity: a random token made with the index, so a rebuilt index
+        never meets a matrix (or a memory-mapped sidecar) of the one it replaced."""
+        return self.get_state("vectors_generation") or "0"
 
     def touch(self, rowid: int, mtime_ns: int, size: int) -> None:
         """Record a new mtime for a file whose content did not change."""
@@ -535,7 +557,7 @@ class Index:
             gone = c.execute("SELECT id FROM note_index WHERE rowid = ?", (rowid,)).fetchone()
             if gone is not None:
                 if c.execute("DELETE FROM note_vectors WHERE note_id = ?", gone).rowcount:
-                    self.bump_vectors()
+                    self.log_vectors([gone[0]])
                 c.execute("DELETE FROM embed_queue WHERE note_id = ?", gone)
         c.execute("DELETE FROM note_index WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_text WHERE rowid = ?", (rowid,))

@@ -116,6 +116,10 @@ CREATE TABLE note_vectors(
   PRIMARY KEY(note_id, chunk)
 ) WITHOUT ROWID;
 
+-- Whose vectors changed, in order: a process holding the matrix applies the changes
+-- since the last it saw instead of reloading every vector. Trimmed to its newest rows.
+CREATE TABLE vector_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, note_id TEXT NOT NULL);
+
 -- Files that could not be indexed (unreadable, not UTF-8, too large), reported.
 CREATE TABLE problems(path TEXT PRIMARY KEY, error TEXT NOT NULL, mtime_ns INTEGER, size INTEGER)
   WITHOUT ROWID;
