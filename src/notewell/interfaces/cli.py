@@ -156,9 +156,16 @@ def _store(args: argparse.Namespace, *, create: bool = True, watch: bool = False
         except ValueError:
             raise InvalidArgumentError(f"NOTEWELL_MAX_BYTES must be a whole number, got {env_max!r}") from None
     # A one-shot command reads once, so an inotify watcher of its own would only cost time.
-    from .embedder_choice import embedder_from_environment
+    from .embedder_choice import ann_from_environment, embedder_from_environment
 
-    store = open_store(path, max_bytes=max_bytes, watch=watch, create=create, embedder=embedder_from_environment())
+    store = open_store(
+        path,
+        max_bytes=max_bytes,
+        watch=watch,
+        create=create,
+        embedder=embedder_from_environment(),
+        ann=ann_from_environment(),
+    )
     args.opened = store
     return store
 

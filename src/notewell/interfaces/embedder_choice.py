@@ -9,6 +9,8 @@
 * ``sentence-transformers:<directory>`` (or ``st:<directory>``): a local sentence-transformers directory;
 * ``hash``: the deterministic word-hash stand-in (no model; for trying the machinery).
 
+``NOTEWELL_ANN`` (``on``, ``off`` or a number of passages) turns on the approximate index.
+
 A model directory loads on first use, so commands that never embed never pay for it.
 """
 
@@ -20,7 +22,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError
 
-__all__ = ["embedder_from_environment"]
+__all__ = ["ann_from_environment", "embedder_from_environment"]
 
 _CHOICES = "default, openai, fastembed:<dir>, sentence-transformers:<dir>, hash"
 
@@ -58,3 +60,20 @@ def embedder_from_environment() -> Any:
             make = lambda: SentenceTransformerEmbedder(directory)  # noqa: E731
         return make
     raise InvalidArgumentError(f"NOTEWELL_EMBEDDER={choice!r} is not one of: {_CHOICES}")
+
+
+def ann_from_environment() -> bool | int:
+    """``NOTEWELL_ANN``: ``on`` (an approximate index from a million passages), ``off`` (the
+    default: exact search), or the number of passages from which to use one."""
+    value = os.environ.get("NOTEWELL_ANN", "").strip().lower()
+    if value in ("", "off", "0", "no", "false"):
+        return False
+    if value in ("on", "yes", "true", "1"):
+        return True
+    try:
+        count = int(value.replace("_", "").replace(",", ""))
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise InvalidArgumentError(f"NOTEWELL_ANN must be on, off or a number of passages, got {value!r}")
+    return count

@@ -24,6 +24,7 @@ from ..model.cjk import unsegment
 from ..model.header import parse_note
 from ..model.note import Card
 from ..storage.index import Index
+from .ann import AnnIndex, ann_available
 from .embedders import Embedder, numpy
 from .filters import Filters
 from .keyword import card_from_row, card_rows, check_limit
@@ -167,7 +168,8 @@ class VectorMatrix:
     when one of this log's epoch exists, then applies the log from there.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, ann_min: int | None = None) -> None:
+        self.ann_min = ann_min  # live passages from which to search an approximate index (None: never)
         self.epoch: str | None = None
         self.seq = 0  # the last vector_log entry applied
         self.model: str | None = None
@@ -178,6 +180,7 @@ class VectorMatrix:
         self._rows: dict[str, list[int]] = {}
         self._dead = 0
         self._since_sidecar = 0  # changes applied since the sidecar this matrix came from
+        self._ann: AnnIndex | None = None
         self._lock = threading.Lock()
 
     @property
@@ -204,24 +207,58 @@ class VectorMatrix:
             matrix = self.matrix
             if matrix is None or not self.live:
                 return []
-            scores = matrix @ wanted
-            best: dict[str, tuple[float, int]] = {}
-            # The best few hundred passages usually hold the best notes; rank them all only
-            # when filters (or many passages per note) leave too few.
-            want = min(len(scores), max(256, 32 * limit))
-            for pool in ((np.argpartition(-scores, want - 1)[:want] if want < len(scores) else None), None):
-                order = np.argsort(-scores) if pool is None else pool[np.argsort(-scores[pool])]
-                best.clear()
-                for i in order:
-                    nid = self.notes[i]
-                    if nid is None or nid in best or (allowed is not None and nid not in allowed):
-                        continue
-                    best[nid] = (float(scores[i]), int(i))
-                    if len(best) >= limit:
-                        break
-                if len(best) >= limit or pool is None:
-                    break
+            ann = self._approximate(index, embedder)
+            want = max(256, 32 * limit)
+            if ann is not None:
+                # Candidates from the graph, scored exactly: the scores are exact, recall may not be.
+                pool = ann.candidates(wanted, want)
+                pool_scores = matrix[pool] @ wanted
+                scores = None
+            else:
+                scores = matrix @ wanted
+                # The best few hundred passages usually hold the best notes.
+                pool = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else np.arange(len(scores))
+                pool_scores = scores[pool]
+            ranked = np.argsort(-pool_scores)
+            best = self._best(pool[ranked], pool_scores[ranked], limit, allowed)
+            if len(best) < limit and len(pool) < len(matrix):
+                # Filters (or many passages per note) left too few: rank every passage.
+                if scores is None:
+                    scores = matrix @ wanted
+                order = np.argsort(-scores)
+                best = self._best(order, scores[order], limit, allowed)
             return [(nid, score, self.spans[i]) for nid, (score, i) in best.items()]
+
+    def _best(
+        self, rows: np.ndarray, scores: np.ndarray, limit: int, allowed: set[str] | None
+    ) -> dict[str, tuple[float, int]]:
+        """The first *limit* notes (allowed, live) of *rows*, best first, each with its best passage."""
+        best: dict[str, tuple[float, int]] = {}
+        for at in range(0, len(rows), 4096):
+            for i, score in zip(rows[at : at + 4096].tolist(), scores[at : at + 4096].tolist(), strict=True):
+                nid = self.notes[i]
+                if nid is None or nid in best or (allowed is not None and nid not in allowed):
+                    continue
+                best[nid] = (score, i)
+                if len(best) >= limit:
+                    return best
+        return best
+
+    def _approximate(self, index: Index, embedder: Embedder) -> AnnIndex | None:
+        """The approximate index, once enabled and the matrix is large enough (built here the
+        first time, then kept up to date and saved beside the sidecar)."""
+        if self.ann_min is None or self.live < self.ann_min or not ann_available():
+            self._ann = None
+            return None
+        if self._ann is None:
+            np = numpy()
+            assert self._data is not None
+            rows = np.flatnonzero(np.fromiter((n is not None for n in self.notes), dtype=bool, count=len(self.notes)))
+            ann = AnnIndex(embedder.dim)
+            ann.add(rows, self._data[rows])
+            self._ann = ann
+            self._save_sidecar(index, embedder)
+        return self._ann
 
     def _refresh(self, index: Index, embedder: Embedder) -> None:
         # One read snapshot: the log position and the rows it describes go together.
@@ -256,7 +293,7 @@ class VectorMatrix:
     def _load(self, index: Index, embedder: Embedder, epoch: str, last: int) -> None:
         self.full_loads += 1
         self.epoch, self.model, self.seq = epoch, embedder.model_id, last
-        self._rows, self._dead, self._since_sidecar = {}, 0, 0
+        self._rows, self._dead, self._since_sidecar, self._ann = {}, 0, 0, None
         behind = self._load_sidecar(index, embedder, epoch, last)
         if behind is not None:
             changed = [
@@ -296,6 +333,7 @@ class VectorMatrix:
             if nid is not None:
                 rows.setdefault(nid, []).append(i)
         self._rows = rows
+        self._dead = len(self.notes) - sum(map(len, rows.values()))
 
     def _apply(self, index: Index, embedder: Embedder, changed: list[str]) -> None:
         """Replace the rows of the *changed* notes with what the table holds now."""
@@ -312,19 +350,27 @@ class VectorMatrix:
                 (*group, embedder.model_id, embedder.dim),
             ).fetchall()
         data = self._writable(len(fresh), embedder.dim)
+        dead: list[int] = []
         for nid in changed:
             for i in self._rows.pop(nid, ()):
                 data[i] = 0.0  # a dead row scores 0 and is skipped
                 self.notes[i] = None
-                self._dead += 1
+                dead.append(i)
+        self._dead += len(dead)
+        first_new = len(self.notes)
         for nid, start, stop, blob in fresh:
             i = len(self.notes)
             data[i] = np.frombuffer(blob, dtype=np.float32)
             self.notes.append(nid)
             self.spans.append((start, stop))
             self._rows.setdefault(nid, []).append(i)
+        if self._ann is not None:
+            self._ann.remove(dead)
+            self._ann.add(np.arange(first_new, len(self.notes)), data[first_new : len(self.notes)])
         self._since_sidecar += len(changed)
-        if self._dead > max(1000, len(self.notes) // 4):
+        # Compacting renumbers rows, which an approximate index is keyed by: with one, dead
+        # rows wait for the next full load.
+        if self._ann is None and self._dead > max(1000, len(self.notes) // 4):
             self._compact()
         if self._since_sidecar >= SIDECAR_MIN and self.live >= SIDECAR_MIN:
             self._save_sidecar(index, embedder)
@@ -346,6 +392,7 @@ class VectorMatrix:
 
     def _compact(self) -> None:
         np = numpy()
+        self._ann = None  # keyed by the old row numbers
         assert self._data is not None
         keep = [i for i, nid in enumerate(self.notes) if nid is not None]
         self._data = np.ascontiguousarray(self._data[keep]) if keep else self._data[:0].copy()
@@ -381,10 +428,15 @@ class VectorMatrix:
         except (OSError, ValueError, KeyError, TypeError):
             return None
         self.notes, self.spans, self._data = meta["notes"], [tuple(s) for s in meta["spans"]], matrix
+        if meta.get("ann") and self.ann_min is not None and ann_available():
+            try:
+                self._ann = AnnIndex.load(index.dir / str(meta["ann"]), embedder.dim)
+            except (OSError, ValueError, RuntimeError):
+                self._ann = None  # built again when a search needs it
         return seq
 
     def _save_sidecar(self, index: Index, embedder: Embedder) -> None:
-        if self._dead:
+        if self._dead and self._ann is None:
             self._compact()
         name, meta_path = self._sidecar(index, embedder)
         # The data file is named after its epoch and position, so a meta file can never be
@@ -396,6 +448,11 @@ class VectorMatrix:
             tmp = data.with_suffix(f".{os.getpid()}.tmp")
             matrix.tofile(tmp)
             os.replace(tmp, data)
+            graph = data.with_suffix(".usearch")
+            if self._ann is not None:
+                tmp = graph.with_suffix(f".{os.getpid()}.tmp")
+                self._ann.save(tmp)
+                os.replace(tmp, graph)
             meta = {
                 "epoch": self.epoch,
                 "seq": self.seq,
@@ -403,12 +460,13 @@ class VectorMatrix:
                 "data": data.name,
                 "notes": self.notes,
                 "spans": self.spans,
+                "ann": graph.name if self._ann is not None else None,
             }
             tmp = meta_path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps(meta), encoding="utf-8")
             os.replace(tmp, meta_path)  # written last: a sidecar without it is never read
-            for old in index.dir.glob(f"{name}-*.f32"):
-                if old != data:
+            for old in index.dir.glob(f"{name}-*"):
+                if old not in (data, graph) and old.suffix in (".f32", ".usearch"):
                     old.unlink()  # a process that maps it keeps its pages until it lets go
             self._since_sidecar = 0
         except OSError:

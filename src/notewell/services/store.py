@@ -42,6 +42,7 @@ from ..model.note import (
 )
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
+from ..search.ann import ANN_MIN
 from ..search.embedders import Embedder
 from ..search.filters import Filters
 from ..search.keyword import check_limit, keyword_search, list_cards
@@ -92,6 +93,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         busy_timeout: float = 60.0,
         create: bool = True,
         embedder: Embedder | Callable[[], Embedder] | str | None = "default",
+        ann: bool | int = False,
     ) -> None:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
             raise InvalidArgumentError(f"max_bytes must be a positive whole number, got {max_bytes!r}")
@@ -128,7 +130,10 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             )
         self._embedder_spec = embedder
         self._embedder: Embedder | None = None
-        self._vectors = VectorMatrix()
+        if not isinstance(ann, bool) and (not isinstance(ann, int) or ann < 1):
+            raise InvalidArgumentError(f"ann must be True, False or a number of passages, got {ann!r}")
+        # An approximate index (usearch) from ANN_MIN passages, or from the number given.
+        self._vectors = VectorMatrix(ann_min=(ANN_MIN if ann is True else ann) if ann else None)
         self._embedding: threading.Thread | None = None
         self._embedding_stop = threading.Event()
         self.last_sync = SyncReport()
@@ -872,5 +877,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
 
 
 def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> Store:
-    """Open (or create) the store in *path*. Options: max_bytes, watch, busy_timeout, create."""
+    """Open (or create) the store in *path*. Options: max_bytes, watch, busy_timeout, create,
+    embedder ('default', None, an embedder or a function making one), ann (True, or the number
+    of passages from which semantic search uses an approximate index; needs the 'ann' extra)."""
     return Store(path, **options)

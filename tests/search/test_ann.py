@@ -1,0 +1,109 @@
+"""The optional approximate index: used from a threshold, kept up to date, saved, exact scores."""
+
+from __future__ import annotations
+
+import pytest
+
+import notewell
+from notewell.errors import InvalidArgumentError
+from notewell.interfaces.embedder_choice import ann_from_environment
+from notewell.search import semantic
+from notewell.search.embedders import HashEmbedder
+
+pytest.importorskip("usearch")
+np = pytest.importorskip("numpy")
+
+WORDS = "apple pear plum fig quince cherry grape melon lemon lime kiwi mango peach apricot date olive".split()
+
+
+def _fill(store, count=80):
+    notes = []
+    for i in range(count):
+        a, b = WORDS[i % len(WORDS)], WORDS[(i * 7 + 3) % len(WORDS)]
+        notes.append(store.add_note(f"# {a} {b} {i}\n\n{a} and {b} orchard notes, row {i}, project {i % 3}"))
+    store.embed_pending()
+    return notes
+
+
+@pytest.fixture
+def astore(store_dir):
+    s = notewell.open(store_dir, embedder=HashEmbedder(), ann=50)
+    yield s
+    s.close()
+
+
+def test_the_approximate_index_answers_like_exact_search(astore):
+    _fill(astore)
+    exact = semantic.VectorMatrix()
+    for query in ("apple orchard", "quince and fig", "row 17", "melon lemon"):
+        got = astore.search_notes(query, mode="semantic", limit=5)
+        want = semantic.semantic_search(astore._index, astore._embedder_now(), exact, query, limit=5)
+        # Candidates are rescored exactly: the same scores (tied notes may come in another order).
+        assert [c.score for c in got] == [c.score for c in want]
+        assert {c.id for c in got if c.score > want[-1].score} == {c.id for c in want if c.score > want[-1].score}
+    assert astore._vectors._ann is not None and len(astore._vectors._ann) == astore._vectors.live
+
+
+def test_below_the_threshold_search_is_exact(store_dir):
+    with notewell.open(store_dir, embedder=HashEmbedder(), ann=1000) as store:
+        _fill(store, 20)
+        assert store.search_notes("apple", mode="semantic")
+        assert store._vectors._ann is None
+
+
+def test_changes_reach_the_approximate_index(astore):
+    notes = _fill(astore)
+    astore.search_notes("apple", mode="semantic")
+    vectors = astore._vectors
+    astore.edit_note(notes[0].id, "# zebra\n\nzebra crossing zebra stripes")
+    astore.delete_note(notes[1].id)
+    astore.embed_pending()
+    found = astore.search_notes("zebra stripes", mode="semantic", limit=80)
+    assert found[0].id == notes[0].id
+    assert notes[1].id not in {c.id for c in found}
+    assert vectors.full_loads == 1 and len(vectors._ann) == vectors.live == 79
+
+
+def test_filters_that_leave_few_candidates_fall_back_to_exact(astore):
+    notes = _fill(astore)
+    astore.add_tag(notes[42].id, "rare")
+    astore.embed_pending()
+    cards = astore.search_notes("apple orchard", mode="semantic", tags=["rare"])
+    assert [c.id for c in cards] == [notes[42].id]
+
+
+def test_the_index_is_saved_beside_the_sidecar_and_mapped_back(astore, monkeypatch):
+    monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
+    _fill(astore)
+    astore.search_notes("apple", mode="semantic")
+    suffixes = sorted(p.suffix for p in astore._index.dir.glob("vectors-*"))
+    assert suffixes == [".f32", ".json", ".usearch"]
+    later = semantic.VectorMatrix(ann_min=50).current(astore._index, astore._embedder_now())
+    assert later._ann is not None and len(later._ann) == 80  # loaded, not built
+    plain = semantic.VectorMatrix().current(astore._index, astore._embedder_now())
+    assert plain._ann is None  # a process without ann ignores the file
+
+
+def test_ann_options_are_checked(store_dir, monkeypatch):
+    with pytest.raises(InvalidArgumentError):
+        notewell.open(store_dir, ann=0)
+    with pytest.raises(InvalidArgumentError):
+        notewell.open(store_dir, ann="yes")
+    for value, want in (("", False), ("off", False), ("on", True), ("250000", 250000), ("1_000_000", 1000000)):
+        monkeypatch.setenv("NOTEWELL_ANN", value)
+        assert ann_from_environment() == want
+    monkeypatch.setenv("NOTEWELL_ANN", "lots")
+    with pytest.raises(InvalidArgumentError, match="NOTEWELL_ANN"):
+        ann_from_environment()
+
+
+def test_usearch_and_onnxruntime_load_together_in_either_order():
+    """usearch 2.26 loaded before onnxruntime crashed the process (hence the pin)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("onnxruntime")
+    for first, second in (("usearch.index", "onnxruntime"), ("onnxruntime", "usearch.index")):
+        code = f"import os; os.environ['ORT_DISABLE_TELEMETRY'] = '1'; import {first}, {second}; print('ok')"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+        assert done.returncode == 0 and done.stdout.strip() == b"ok", (first, second, done.returncode)
