@@ -9,6 +9,7 @@ filters work. Prints a table; never asserts.
 Usage:
     python benchmarks/eval_search.py                       # keyword, semantic (default model), notetool
     python benchmarks/eval_search.py --embedder hash       # the deterministic test embedder instead
+    python benchmarks/eval_search.py --embedder fastembed:/path/to/model-dir
 """
 
 from __future__ import annotations
@@ -23,6 +24,16 @@ from pathlib import Path
 
 import notewell
 from notewell.search.embedders import HashEmbedder
+
+
+def choose_embedder(name: str) -> object:
+    import os
+
+    from notewell.interfaces.embedder_choice import embedder_from_environment
+
+    os.environ["NOTEWELL_EMBEDDER"] = name
+    chosen = embedder_from_environment()
+    return chosen if isinstance(chosen, str) or hasattr(chosen, "embed_query") else chosen()
 
 HERE = Path(__file__).resolve().parent / "eval"
 MODES = ("keyword", "semantic", "hybrid")
@@ -48,7 +59,11 @@ def metrics(ranked: list[str], relevant: set[str]) -> tuple[float, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--embedder", choices=("default", "hash"), default="default")
+    ap.add_argument(
+        "--embedder",
+        default="default",
+        help="default, hash, fastembed:<dir> or sentence-transformers:<dir> (as NOTEWELL_EMBEDDER)",
+    )
     ap.add_argument(
         "--weights",
         help="hybrid weights keyword,semantic[,partial] to try (default: the store's); partial scales"
@@ -64,7 +79,7 @@ def main() -> int:
             store_module.HYBRID_PARTIAL = partial[0]
     notes, queries = load()
     with tempfile.TemporaryDirectory(prefix="nw-eval-") as tmp:
-        embedder = HashEmbedder() if args.embedder == "hash" else "default"
+        embedder = HashEmbedder() if args.embedder == "hash" else choose_embedder(args.embedder)
         store = notewell.open(Path(tmp) / "s", watch=False, embedder=embedder)
         attempts = {}
         by_id: dict[str, str] = {}
