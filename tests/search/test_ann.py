@@ -33,7 +33,7 @@ def astore(store_dir):
 
 
 def test_the_approximate_index_answers_like_exact_search(astore):
-    _fill(astore)
+    _fill(astore, 400)  # more passages than the 256 candidates the graph is asked for
     exact = semantic.VectorMatrix()
     for query in ("apple orchard", "quince and fig", "row 17", "melon lemon"):
         got = astore.search_notes(query, mode="semantic", limit=5)
@@ -41,7 +41,7 @@ def test_the_approximate_index_answers_like_exact_search(astore):
         # Candidates are rescored exactly: the same scores (tied notes may come in another order).
         assert [c.score for c in got] == [c.score for c in want]
         assert {c.id for c in got if c.score > want[-1].score} == {c.id for c in want if c.score > want[-1].score}
-    assert astore._vectors._ann is not None and len(astore._vectors._ann) == astore._vectors.live
+    assert astore._vectors._ann is not None and len(astore._vectors._ann) == astore._vectors.live == 400
 
 
 def test_below_the_threshold_search_is_exact(store_dir):
@@ -61,21 +61,46 @@ def test_changes_reach_the_approximate_index(astore):
     found = astore.search_notes("zebra stripes", mode="semantic", limit=80)
     assert found[0].id == notes[0].id
     assert notes[1].id not in {c.id for c in found}
-    assert vectors.full_loads == 1 and len(vectors._ann) == vectors.live == 79
+    assert vectors.full_loads == 1 and vectors.live == 79
+    assert len(vectors._ann) == len(vectors.notes) == 81  # dead rows stay in the graph, skipped
 
 
 def test_filters_that_leave_few_candidates_fall_back_to_exact(astore):
-    notes = _fill(astore)
-    astore.add_tag(notes[42].id, "rare")
+    _fill(astore, 400)  # every one of these is about orchards
+    rare = astore.add_note("# zebra\n\nzebra stripes at the crossing")
+    astore.add_tag(rare.id, "rare")
     astore.embed_pending()
+    vectors = astore._vectors
+    scores = vectors.current(astore._index, astore._embedder_now()).matrix @ astore._embedder_now().embed_query(
+        "apple orchard"
+    )
+    assert (scores > scores[vectors._rows[rare.id][0]]).sum() >= 256  # not among the graph's candidates
     cards = astore.search_notes("apple orchard", mode="semantic", tags=["rare"])
-    assert [c.id for c in cards] == [notes[42].id]
+    assert [c.id for c in cards] == [rare.id]
+    assert vectors._ann is not None
+
+
+def test_repeated_edits_keep_the_graph_and_the_matrix_bounded(astore, monkeypatch):
+    monkeypatch.setattr(semantic, "COMPACT_MIN", 10)
+    notes = _fill(astore, 80)
+    vectors = astore._vectors
+    astore.search_notes("apple", mode="semantic")
+    for round_ in range(12):  # 360 replaced passages on 80 live ones
+        for note in notes[:30]:
+            astore.edit_note(note.id, f"# quokka{round_}\n\nquokka{round_} replanted")
+        astore.embed_pending()
+        found = astore.search_notes(f"quokka{round_} replanted", mode="semantic", limit=30)
+        assert {c.id for c in found} == {n.id for n in notes[:30]}
+        assert vectors.live == 80 and len(vectors.notes) <= 80 + 80 // 4 + 30
+        assert vectors._ann is not None and len(vectors._ann) <= len(vectors.notes)
+    assert vectors.full_loads == 1
 
 
 def test_the_index_is_saved_beside_the_sidecar_and_mapped_back(astore, monkeypatch):
     monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
     _fill(astore)
     astore.search_notes("apple", mode="semantic")
+    assert len(list(astore._index.dir.glob("vectors-*.f32"))) == 1  # the old data file is gone
     suffixes = sorted(p.suffix for p in astore._index.dir.glob("vectors-*"))
     assert suffixes == [".f32", ".json", ".usearch"]
     later = semantic.VectorMatrix(ann_min=50).current(astore._index, astore._embedder_now())

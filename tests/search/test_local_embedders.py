@@ -130,3 +130,21 @@ def test_without_sentence_transformers_the_error_names_the_extra(tmp_path):
         pytest.skip("sentence-transformers is installed here")
     with pytest.raises(UnavailableError, match=r"notewell\[sentence-transformers\]"):
         SentenceTransformerEmbedder(tmp_path)
+
+
+def test_a_model2vec_folder_with_an_onnx_export_runs_as_model2vec(model_dir):
+    (model_dir / "onnx").mkdir()
+    (model_dir / "onnx" / "model.onnx").write_bytes(b"not really onnx")
+    assert FastEmbedEmbedder(model_dir).dim == 4
+
+
+def test_a_broken_onnx_model_is_a_one_line_unavailable_error(tmp_path):
+    pytest.importorskip("fastembed")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "model.onnx").write_bytes(b"not really onnx")
+    (broken / "tokenizer.json").write_text("{}")
+    (broken / "tokenizer_config.json").write_text("{}")
+    with pytest.raises(UnavailableError, match="fastembed cannot load") as caught:
+        FastEmbedEmbedder(broken)
+    assert "\n" not in str(caught.value)

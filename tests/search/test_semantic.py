@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import pytest
 
@@ -211,27 +212,70 @@ def test_a_long_lived_matrix_applies_only_the_changes(sstore):
 def test_dead_rows_are_compacted_and_many_changes_reload(sstore, monkeypatch):
     from notewell.search import semantic
 
+    monkeypatch.setattr(semantic, "COMPACT_MIN", 3)
     notes = [sstore.add_note(f"# plum {i}\n\nplum tree {i}") for i in range(8)]
     sstore.embed_pending()
     vectors = sstore._vectors
     sstore.search_notes("plum", mode="semantic")
-    for note in notes[:6]:
+    sstore.delete_note(notes[0].id)
+    sstore.delete_note(notes[1].id)
+    assert len(sstore.search_notes("plum", mode="semantic")) == 6
+    assert len(vectors.notes) == 8 and vectors.live == 6  # 2 dead rows: below the floor of 3
+    for note in notes[2:4]:
         sstore.delete_note(note.id)
-    assert len(sstore.search_notes("plum", mode="semantic")) == 2
-    assert vectors.full_loads == 1 and vectors.live == 2
-    assert len(vectors.notes) == 8  # 6 dead rows, below the compaction floor of 1,000
-    vectors._compact()
-    assert len(vectors.notes) == 2 and vectors.notes[0] is not None
+    assert len(sstore.search_notes("plum", mode="semantic")) == 4
+    assert len(vectors.notes) == 4 and None not in vectors.notes  # compacted
+    assert vectors.full_loads == 1
+    # Many changes at once: one full load instead of row by row.
+    monkeypatch.setattr(semantic, "RELOAD_MIN", 2)
+    for i in range(3):
+        sstore.add_note(f"# plum new {i}\n\nplum sapling {i}")
+    sstore.embed_pending()
+    assert len(sstore.search_notes("plum", mode="semantic")) == 7
+    assert vectors.full_loads == 2 and len(vectors.notes) == 7
     # A log trimmed past the matrix's position: everything is read again.
-    monkeypatch.setattr("notewell.storage.index.VECTOR_LOG_KEEP", 0)
     with sstore._index.write():
-        sstore._index.conn.execute("INSERT INTO vector_log(note_id) SELECT 'x' FROM note_index LIMIT 1")
         sstore._index.conn.execute("DELETE FROM vector_log")
-        sstore._index.conn.execute("INSERT INTO vector_log(note_id) VALUES ('x')")
-    assert len(sstore.search_notes("plum", mode="semantic")) == 2
-    assert vectors.full_loads == 2
+        sstore._index.log_vectors(["x", "y"])
+        sstore._index.conn.execute("DELETE FROM vector_log WHERE note_id = 'x'")
+    assert len(sstore.search_notes("plum", mode="semantic")) == 7
+    assert vectors.full_loads == 3
     # Another model: a full load of its own vectors (none yet).
     assert semantic.VectorMatrix().current(sstore._index, HashEmbedder(64)).notes == []
+
+
+def test_a_sidecar_saved_while_applying_changes_is_at_the_matrix_position(sstore, monkeypatch):
+    from notewell.search import semantic
+
+    np = pytest.importorskip("numpy")
+    monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
+    notes = [sstore.add_note(f"# pear {i}\n\npear {i}") for i in range(4)]
+    sstore.embed_pending()
+    vectors = sstore._vectors
+    sstore.search_notes("pear", mode="semantic")  # full load: writes a sidecar
+    sstore.edit_note(notes[0].id, "# pear 0\n\nripe pear 0")
+    sstore.delete_note(notes[1].id)
+    sstore.embed_pending()
+    sstore.search_notes("pear", mode="semantic")  # applies the changes; saves again (SIDECAR_MIN 1)
+    meta = json.loads(next(sstore._index.dir.glob("vectors-*.json")).read_text())
+    assert meta["seq"] == vectors.seq and meta["epoch"] == vectors.epoch
+    assert meta["notes"].count(None) == 0 and len(meta["notes"]) == vectors.live == 3
+    later = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
+    assert later.notes == vectors.notes and np.array_equal(later.matrix, vectors.matrix)
+
+
+def test_an_index_from_before_the_vector_log_gets_one(store_dir):
+    with notewell.open(store_dir, embedder=HashEmbedder()) as s:
+        s.add_note("# old\n\nold note")
+        s.embed_pending()
+        s._index.conn.execute("DROP TABLE vector_log")
+        s._index.conn.execute("DELETE FROM state WHERE key = 'vectors_generation'")
+    with notewell.open(store_dir, embedder=HashEmbedder()) as s:
+        assert s._index.vectors_epoch() not in ("0", None)
+        assert [c.title for c in s.search_notes("old note", mode="semantic")] == ["old"]
+        s.add_note("# new\n\nnew note")
+        s.embed_pending()
+        assert [c.title for c in s.search_notes("new note", mode="semantic", limit=1)] == ["new"]
 
 
 def test_the_vector_log_is_trimmed(sstore, monkeypatch):

@@ -135,13 +135,15 @@ class FastEmbedEmbedder(_LockedModel):
                 " a PyTorch/safetensors transformer needs the sentence-transformers embedder"
             )
         try:
-            if onnx:
-                self._model = self._onnx_model(TextEmbedding, directory, onnx[0])
-            else:
+            # A model2vec folder may ship an ONNX export too; its own static form is the one to run.
+            if static:
                 self._model = self._static_model(directory)
-        except (ValueError, OSError, RuntimeError) as exc:
-            raise UnavailableError(f"fastembed cannot load {directory}: {str(exc).splitlines()[0]}") from None
-        self.dim = int(self.embed_documents(["dimension probe"]).shape[1])
+            else:
+                self._model = self._onnx_model(TextEmbedding, directory, onnx[0])
+            self.dim = int(self.embed_documents(["dimension probe"]).shape[1])
+        except Exception as exc:  # onnxruntime's errors share no base class with Python's
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+            raise UnavailableError(f"fastembed cannot load {directory}: {reason}") from None
         self.model_id = f"fastembed:{directory.name}@{_weights_digest(directory)}"
 
     @staticmethod
@@ -194,12 +196,11 @@ class SentenceTransformerEmbedder(_LockedModel):
             ) from None
         try:
             self._model = SentenceTransformer(str(directory), device=device, local_files_only=True)
-        except (ValueError, OSError, RuntimeError) as exc:
-            raise UnavailableError(
-                f"sentence-transformers cannot load {directory}: {str(exc).splitlines()[0]}"
-            ) from None
-        self.batch = batch
-        self.dim = int(self.embed_documents(["dimension probe"]).shape[1])
+            self.batch = batch
+            self.dim = int(self.embed_documents(["dimension probe"]).shape[1])
+        except Exception as exc:  # torch and transformers raise many kinds
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+            raise UnavailableError(f"sentence-transformers cannot load {directory}: {reason}") from None
         self.model_id = f"sentence-transformers:{directory.name}@{_weights_digest(directory)}"
 
     def _embed(self, texts: list[str]) -> Any:

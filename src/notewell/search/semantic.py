@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -39,6 +40,8 @@ PASSAGE = 1000  # characters in each further passage of a long note
 OVERLAP = 200
 MAX_PASSAGES = 24
 SIDECAR_MIN = 5000  # passages from which a full load leaves a file to map next time
+COMPACT_MIN = 1000  # dead rows (and at least a quarter of all) from which the matrix is compacted
+RELOAD_MIN = 2000  # changed notes (and at least a quarter of the live rows) from which a full load is cheaper
 _BATCH = 64
 _SNIPPET = 240
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
@@ -281,20 +284,22 @@ class VectorMatrix:
                             "SELECT DISTINCT note_id FROM vector_log WHERE seq > ? AND seq <= ?", (self.seq, last)
                         )
                     ]
-                    if len(changed) > max(2000, self.live // 4):
+                    if len(changed) > max(RELOAD_MIN, self.live // 4):
                         self._load(index, embedder, epoch, last)
                     else:
+                        self.seq = last  # before applying: a sidecar saved on the way is at this position
                         self._apply(index, embedder, changed)
-                        self.seq = last
         finally:
             if opened:
                 index.conn.execute("COMMIT")
 
     def _load(self, index: Index, embedder: Embedder, epoch: str, last: int) -> None:
         self.full_loads += 1
+        # A sidecar older than what this matrix had applied would mean replaying even more.
+        floor = self.seq if (epoch, embedder.model_id) == (self.epoch, self.model) else 0
         self.epoch, self.model, self.seq = epoch, embedder.model_id, last
         self._rows, self._dead, self._since_sidecar, self._ann = {}, 0, 0, None
-        behind = self._load_sidecar(index, embedder, epoch, last)
+        behind = self._load_sidecar(index, embedder, epoch, last, floor)
         if behind is not None:
             changed = [
                 nid
@@ -365,13 +370,12 @@ class VectorMatrix:
             self.spans.append((start, stop))
             self._rows.setdefault(nid, []).append(i)
         if self._ann is not None:
-            self._ann.remove(dead)
+            # Dead rows stay in the graph (their vectors are zero and searches skip them):
+            # removing keys one by one from usearch wears it out until remove() never returns.
             self._ann.add(np.arange(first_new, len(self.notes)), data[first_new : len(self.notes)])
         self._since_sidecar += len(changed)
-        # Compacting renumbers rows, which an approximate index is keyed by: with one, dead
-        # rows wait for the next full load.
-        if self._ann is None and self._dead > max(1000, len(self.notes) // 4):
-            self._compact()
+        if self._dead > max(COMPACT_MIN, len(self.notes) // 4):
+            self._compact()  # renumbers the rows: an approximate index is built again when next needed
         if self._since_sidecar >= SIDECAR_MIN and self.live >= SIDECAR_MIN:
             self._save_sidecar(index, embedder)
 
@@ -407,14 +411,14 @@ class VectorMatrix:
         name = "vectors-" + hashlib.sha1(f"{embedder.model_id}/{embedder.dim}".encode()).hexdigest()[:12]
         return name, index.dir / f"{name}.json"
 
-    def _load_sidecar(self, index: Index, embedder: Embedder, epoch: str, last: int) -> int | None:
+    def _load_sidecar(self, index: Index, embedder: Embedder, epoch: str, last: int, floor: int) -> int | None:
         """Map the matrix a full load left, if it belongs to this log and the log still
         reaches back to it; returns the log position it is at (None: not usable)."""
         _name, meta_path = self._sidecar(index, embedder)
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             seq = int(meta["seq"])
-            if meta.get("epoch") != epoch or meta.get("dim") != embedder.dim or seq > last:
+            if meta.get("epoch") != epoch or meta.get("dim") != embedder.dim or not floor <= seq <= last:
                 return None
             if seq < last:
                 (first,) = index.conn.execute("SELECT min(seq) FROM vector_log").fetchone()
@@ -439,18 +443,20 @@ class VectorMatrix:
         if self._dead and self._ann is None:
             self._compact()
         name, meta_path = self._sidecar(index, embedder)
-        # The data file is named after its epoch and position, so a meta file can never be
-        # paired with another state's data.
-        data = index.dir / f"{name}-{self.epoch}-{self.seq}.f32"
+        # Every save writes files of its own name (epoch, position and a random part), so a
+        # meta file is never paired with data another save wrote, even when two processes
+        # save the same state at once.
+        stem = f"{name}-{self.epoch}-{self.seq}-{secrets.token_hex(4)}"
+        data = index.dir / f"{stem}.f32"
+        graph = index.dir / f"{stem}.usearch"
         try:
             matrix = self.matrix
             assert matrix is not None
-            tmp = data.with_suffix(f".{os.getpid()}.tmp")
+            tmp = index.dir / f"{stem}.f32.tmp"
             matrix.tofile(tmp)
             os.replace(tmp, data)
-            graph = data.with_suffix(".usearch")
             if self._ann is not None:
-                tmp = graph.with_suffix(f".{os.getpid()}.tmp")
+                tmp = index.dir / f"{stem}.usearch.tmp"
                 self._ann.save(tmp)
                 os.replace(tmp, graph)
             meta = {
@@ -462,12 +468,12 @@ class VectorMatrix:
                 "spans": self.spans,
                 "ann": graph.name if self._ann is not None else None,
             }
-            tmp = meta_path.with_suffix(f".{os.getpid()}.tmp")
+            tmp = index.dir / f"{stem}.json.tmp"
             tmp.write_text(json.dumps(meta), encoding="utf-8")
             os.replace(tmp, meta_path)  # written last: a sidecar without it is never read
             for old in index.dir.glob(f"{name}-*"):
                 if old not in (data, graph) and old.suffix in (".f32", ".usearch"):
-                    old.unlink()  # a process that maps it keeps its pages until it lets go
+                    old.unlink(missing_ok=True)  # a process that maps it keeps its pages until it lets go
             self._since_sidecar = 0
         except OSError:
             pass  # a cache: without it the next process reads SQLite again

@@ -750,19 +750,20 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         return embed_pending(self._index, self._embedder_now(), text_of, limit=limit, progress=progress)
 
     def _embedder_now(self) -> Embedder:
-        """The store's embedder, made on first use (the model loads only when needed)."""
-        if self._embedder is None:
-            if self._embedder_spec is None:
-                raise UnavailableError("this store was opened without an embedder (embedder=None)")
-            if self._embedder_spec == "default":
-                from ..search.embedders import default_embedder
+        """The store's embedder, made on first use (the model loads only when needed, once)."""
+        with self._lock:
+            if self._embedder is None:
+                if self._embedder_spec is None:
+                    raise UnavailableError("this store was opened without an embedder (embedder=None)")
+                if self._embedder_spec == "default":
+                    from ..search.embedders import default_embedder
 
-                self._embedder = default_embedder()
-            elif not hasattr(self._embedder_spec, "embed_query"):
-                self._embedder = self._embedder_spec()  # type: ignore[operator]  # a factory: load on first use
-            else:
-                self._embedder = self._embedder_spec  # type: ignore[assignment]
-        return self._embedder
+                    self._embedder = default_embedder()
+                elif not hasattr(self._embedder_spec, "embed_query"):
+                    self._embedder = self._embedder_spec()  # type: ignore[operator]  # a factory
+                else:
+                    self._embedder = self._embedder_spec  # type: ignore[assignment]
+            return self._embedder
 
     @guarded
     def list_notes(
