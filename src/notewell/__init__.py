@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import (
     BusyError,
+    ForbiddenError,
     FrozenError,
     InvalidArgumentError,
     InvalidIdError,
@@ -23,7 +24,9 @@ from .errors import (
     NoteTooLargeError,
     NotewellError,
     NotFoundError,
+    RateLimitedError,
     StorageError,
+    UnauthorizedError,
     UnavailableError,
 )
 
@@ -71,6 +74,7 @@ __all__ = [
     "Attempt",
     "BusyError",
     "Card",
+    "ForbiddenError",
     "FrozenError",
     "InvalidArgumentError",
     "InvalidIdError",
@@ -81,8 +85,10 @@ __all__ = [
     "NotFoundError",
     "NotewellError",
     "ParsedNote",
+    "RateLimitedError",
     "StorageError",
     "Store",
+    "UnauthorizedError",
     "UnavailableError",
     "Viewer",
     "__version__",

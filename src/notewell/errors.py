@@ -13,13 +13,17 @@ Every error carries a stable ``code`` that the interfaces map in one place
     ├── FrozenError                   "frozen"
     ├── UnavailableError              "unavailable"
     ├── StorageError                  "storage"
-    └── BusyError                     "busy"
+    ├── BusyError                     "busy"
+    ├── UnauthorizedError             "unauthorized"  (no token, or not a valid one)
+    ├── ForbiddenError                "forbidden"     (the token may not do this)
+    └── RateLimitedError              "rate_limited"  (too many writes; retry_after seconds)
 """
 
 from __future__ import annotations
 
 __all__ = [
     "BusyError",
+    "ForbiddenError",
     "FrozenError",
     "InvalidArgumentError",
     "InvalidIdError",
@@ -28,7 +32,9 @@ __all__ = [
     "NoteTooLargeError",
     "NotFoundError",
     "NotewellError",
+    "RateLimitedError",
     "StorageError",
+    "UnauthorizedError",
     "UnavailableError",
 ]
 
@@ -106,3 +112,25 @@ class BusyError(NotewellError):
     """Another writer held the store for longer than the wait allows."""
 
     code = "busy"
+
+
+class UnauthorizedError(NotewellError):
+    """A server needs a (valid) token for this."""
+
+    code = "unauthorized"
+
+
+class ForbiddenError(NotewellError):
+    """The caller is known but may not do this (a read-only token writing, another author's note)."""
+
+    code = "forbidden"
+
+
+class RateLimitedError(NotewellError):
+    """Too many writes from one token; try again after ``retry_after`` seconds."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

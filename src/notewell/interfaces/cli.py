@@ -17,6 +17,7 @@ from ..model.note import DEFAULT_MAX_BYTES, Card, Note
 from ..search.filters import FILTER_NAMES
 from ..services.store import Store, open_store
 from .progress import ProgressBar
+from .server_cli import add_server_arguments, add_server_commands
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -32,6 +33,9 @@ EXIT_CODES = {
     "unavailable": 9,
     "storage": 6,
     "busy": 7,
+    "unauthorized": 10,
+    "forbidden": 10,
+    "rate_limited": 11,
 }
 DEFAULT_STORE = "notes"
 
@@ -678,11 +682,13 @@ def build_parser() -> argparse.ArgumentParser:
         "watch": (cmd_watch, "keep the index current from inotify so other commands skip the folder scan"),
         "demo": (cmd_demo, "make a demo store, add sample notes, search them"),
     }
+    add_server_commands(commands)
     ps: dict[str, argparse.ArgumentParser] = {}
     for name, (func, help_text) in commands.items():
         p = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
         p.set_defaults(func=func)
         ps[name] = p
+    add_server_arguments(ps)
     ps["init"].add_argument("path", nargs="?", help="the folder (default: --store)")
     p = ps["add"]
     p.add_argument("file", nargs="?", metavar="FILE", help="a file, or - for standard input")

@@ -241,6 +241,13 @@ class AttemptsMixin:
             )
         return replace(filters, hidden_projects=self._hidden_projects(viewer), campaign_projects=members)
 
+    @guarded
+    def hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:
+        """The private projects *viewer* may not see (their names)."""
+        with self._lock:
+            self.refresh()
+            return self._hidden_projects(viewer)
+
     def _hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:
         """Private projects *viewer* may not see."""
         if viewer is not None and not isinstance(viewer, Viewer):

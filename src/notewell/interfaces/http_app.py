@@ -1,0 +1,299 @@
+"""The HTTP API (Starlette): JSON over the same AgentAPI the MCP tools call.
+
+Errors are ``{"error": {"code", "message"}}`` with the status :data:`STATUS` gives their
+code, mapped here and nowhere else. A request names its caller with
+``Authorization: Bearer <token>``; a token that is not valid is refused (never read as
+anonymous). Bodies are limited to :func:`body_limit` bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from ..errors import InvalidArgumentError, NoteTooLargeError, NotewellError, UnauthorizedError
+from ..services.agent_api import AgentAPI, Caller
+from ..services.tokens import TokenBook
+from .openapi import openapi_document
+
+__all__ = ["STATUS", "body_limit", "make_app"]
+
+log = logging.getLogger("notewell.http")
+
+# One place maps error codes to HTTP statuses.
+STATUS = {
+    "not_found": 404,
+    "invalid_id": 400,
+    "invalid_note": 400,
+    "too_large": 413,
+    "invalid_query": 400,
+    "invalid_argument": 400,
+    "frozen": 409,
+    "unavailable": 503,
+    "storage": 500,
+    "busy": 503,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "rate_limited": 429,
+}
+_HTTP_CODES = {400: "invalid_argument", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+
+
+def body_limit(api: AgentAPI) -> int:
+    """Bytes a request body may have: a note at the store's limit, JSON-escaped, and room around it."""
+    return api.store.max_bytes * 2 + 64 * 1024
+
+
+def _error(code: str, message: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
+
+
+def _from_exception(exc: NotewellError) -> JSONResponse:
+    headers = {}
+    if exc.code == "unauthorized":
+        headers["WWW-Authenticate"] = 'Bearer realm="notewell"'
+    if exc.code == "rate_limited":
+        headers["Retry-After"] = str(max(1, round(getattr(exc, "retry_after", 1))))
+    return _error(exc.code, exc.message, STATUS.get(exc.code, 500), headers)
+
+
+class _Handlers:
+    """The endpoints; each resolves its caller, reads its input, and calls the API off the event loop."""
+
+    def __init__(self, api: AgentAPI, tokens: TokenBook) -> None:
+        self.api = api
+        self.tokens = tokens
+        self.limit = body_limit(api)
+
+    def caller(self, request: Request) -> Caller:
+        header = request.headers.get("authorization")
+        if header is None:
+            return Caller()
+        scheme, _, secret = header.partition(" ")
+        token = self.tokens.verify(secret.strip()) if scheme.lower() == "bearer" else None
+        if token is None:
+            raise UnauthorizedError("the bearer token is not valid (notewell token create NAME makes one)")
+        return Caller(token=token)
+
+    async def body(self, request: Request) -> dict[str, Any]:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            raise NoteTooLargeError(f"the request body is {declared} bytes; at most {self.limit}")
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.limit:
+                raise NoteTooLargeError(f"the request body is over {self.limit} bytes")
+            chunks.append(chunk)
+        try:
+            data = json.loads(b"".join(chunks) or b"null")
+        except (ValueError, UnicodeDecodeError):
+            raise InvalidArgumentError("the request body must be JSON") from None
+        if not isinstance(data, dict):
+            raise InvalidArgumentError("the request body must be a JSON object")
+        return data
+
+
+def _query_params(request: Request) -> dict[str, Any]:
+    """Search and list parameters from the query string (tags may repeat or be comma-separated)."""
+    q = request.query_params
+    known = {
+        "q",
+        "query",
+        "mode",
+        "limit",
+        "offset",
+        "wait",
+        "project",
+        "campaign",
+        "attempt_id",
+        "kind",
+        "tags",
+        "tag_mode",
+        "author",
+        "model",
+        "builds_on",
+        "created_after",
+        "created_before",
+        "updated_after",
+        "updated_before",
+    }
+    unknown = sorted(set(q.keys()) - known)
+    if unknown:
+        raise InvalidArgumentError(f"unknown parameter(s): {', '.join(unknown)}")
+    out: dict[str, Any] = {}
+    for name in known - {"q", "query", "tags", "limit", "offset", "wait"}:
+        if name in q:
+            out[name] = q[name]
+    tags = [t.strip() for value in q.getlist("tags") for t in value.split(",") if t.strip()]
+    if tags:
+        out["tags"] = tags
+    for name in ("limit", "offset"):
+        if name in q:
+            value = q[name]
+            if not value.strip().lstrip("-").isdigit():
+                raise InvalidArgumentError(f"{name} must be a whole number, got {value!r}")
+            out[name] = int(value)
+    if "wait" in q:
+        out["wait"] = q["wait"].lower() in ("1", "true", "yes")
+    return out
+
+
+def _int_param(request: Request, name: str) -> int | None:
+    value = request.query_params.get(name)
+    if value is None:
+        return None
+    if not value.strip().isdigit():
+        raise InvalidArgumentError(f"{name} must be a whole number, got {value!r}")
+    return int(value)
+
+
+def _text_field(data: dict[str, Any], name: str, *, required: bool = True) -> Any:
+    value = data.get(name)
+    if value is None:
+        if required:
+            raise InvalidArgumentError(f"the body needs {name!r}")
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{name!r} must be a string")
+    return value
+
+
+def make_app(api: AgentAPI, tokens: TokenBook, *, extra_routes: list[BaseRoute] | None = None, lifespan: Any = None):
+    """The Starlette application serving *api* (``extra_routes``, e.g. the MCP mount, come last)."""
+    h = _Handlers(api, tokens)
+
+    def endpoint(
+        work: Callable[[Request, Caller], Awaitable[tuple[Any, int]]],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def run(request: Request) -> Response:
+            try:
+                caller = h.caller(request)
+                data, status = await work(request, caller)
+            except NotewellError as exc:
+                return _from_exception(exc)
+            except Exception:  # a bug: logged, answered as one, the server goes on
+                log.exception("internal error on %s %s", request.method, request.url.path)
+                return _error("internal", "internal error (logged by the server)", 500)
+            return JSONResponse(data, status_code=status)
+
+        return run
+
+    def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Awaitable[Any]:
+        return run_in_threadpool(fn, *args, **kwargs)
+
+    async def search(request: Request, caller: Caller) -> tuple[Any, int]:
+        params = _query_params(request)
+        query = request.query_params.get("q", request.query_params.get("query", ""))
+        params.pop("offset", None)
+        return await call(api.search_notes, caller, query, **params), 200
+
+    async def list_notes(request: Request, caller: Caller) -> tuple[Any, int]:
+        params = _query_params(request)
+        if request.query_params.get("q") or request.query_params.get("query"):
+            raise InvalidArgumentError("GET /api/notes lists notes; search with GET /api/notes/search?q=...")
+        params.pop("mode", None)
+        params.pop("wait", None)
+        return await call(api.list_notes, caller, **params), 200
+
+    async def get_note(request: Request, caller: Caller) -> tuple[Any, int]:
+        note_id = request.path_params["note_id"]
+        attempt = request.query_params.get("working_attempt_id")
+        revision = _int_param(request, "revision")
+        return await call(api.get_note, caller, note_id, working_attempt_id=attempt, revision=revision), 200
+
+    async def add_note(request: Request, caller: Caller) -> tuple[Any, int]:
+        data = await h.body(request)
+        text = _text_field(data, "text")
+        attempt = _text_field(data, "attempt_id", required=False)
+        model = _text_field(data, "model", required=False)
+        return await call(api.add_note, caller, text, attempt_id=attempt, model=model), 201
+
+    async def patch_note(request: Request, caller: Caller) -> tuple[Any, int]:
+        note_id = request.path_params["note_id"]
+        data = await h.body(request)
+        if set(data) - {"text", "add_tags"} or not data:
+            raise InvalidArgumentError("PATCH takes {'text': ...} to replace the text, or {'add_tags': [...]}")
+        result = None
+        if "text" in data:
+            result = await call(api.edit_note, caller, note_id, _text_field(data, "text"))
+        if "add_tags" in data:
+            result = await call(api.add_tag, caller, note_id, data["add_tags"])
+        return result, 200
+
+    async def delete_note(request: Request, caller: Caller) -> tuple[Any, int]:
+        return await call(api.delete_note, caller, request.path_params["note_id"]), 200
+
+    async def links(request: Request, caller: Caller) -> tuple[Any, int]:
+        depth = _int_param(request, "depth") or 1
+        return await call(api.links, caller, request.path_params["note_id"], depth=depth), 200
+
+    async def start_attempt(request: Request, caller: Caller) -> tuple[Any, int]:
+        data = await h.body(request)
+        project = _text_field(data, "project")
+        model = _text_field(data, "model", required=False)
+        campaign = _text_field(data, "campaign", required=False)
+        return await call(api.start_attempt, caller, project, model=model, campaign=campaign), 201
+
+    async def get_attempt(request: Request, caller: Caller) -> tuple[Any, int]:
+        return await call(api.get_attempt, caller, request.path_params["attempt_id"]), 200
+
+    async def end_attempt(request: Request, caller: Caller) -> tuple[Any, int]:
+        data = await h.body(request)
+        outcome = _text_field(data, "outcome")
+        summary = _text_field(data, "summary", required=False)
+        attempt = request.path_params["attempt_id"]
+        return await call(api.end_attempt, caller, attempt, outcome=outcome, summary=summary), 200
+
+    async def brief(request: Request, caller: Caller) -> tuple[Any, int]:
+        return await call(api.brief, caller, request.path_params["project"]), 200
+
+    async def tags(request: Request, caller: Caller) -> tuple[Any, int]:
+        return await call(api.list_tags, caller), 200
+
+    async def summary(request: Request, caller: Caller) -> tuple[Any, int]:
+        return await call(api.notes_summary, caller), 200
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"ok": True})
+
+    document = openapi_document()
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(document)
+
+    routes: list[BaseRoute] = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/api/notes/search", endpoint(search), methods=["GET"]),
+        Route("/api/notes", endpoint(list_notes), methods=["GET"]),
+        Route("/api/notes", endpoint(add_note), methods=["POST"]),
+        Route("/api/notes/{note_id}", endpoint(get_note), methods=["GET"]),
+        Route("/api/notes/{note_id}", endpoint(patch_note), methods=["PATCH"]),
+        Route("/api/notes/{note_id}", endpoint(delete_note), methods=["DELETE"]),
+        Route("/api/notes/{note_id}/links", endpoint(links), methods=["GET"]),
+        Route("/api/attempts", endpoint(start_attempt), methods=["POST"]),
+        Route("/api/attempts/{attempt_id}", endpoint(get_attempt), methods=["GET"]),
+        Route("/api/attempts/{attempt_id}/end", endpoint(end_attempt), methods=["POST"]),
+        Route("/api/projects/{project}/brief", endpoint(brief), methods=["GET"]),
+        Route("/api/tags", endpoint(tags), methods=["GET"]),
+        Route("/api/summary", endpoint(summary), methods=["GET"]),
+        *(extra_routes or []),
+    ]
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 500)
+        code = _HTTP_CODES.get(status, "error")
+        headers = getattr(exc, "headers", None)
+        return _error(code, str(getattr(exc, "detail", "")) or code.replace("_", " "), status, headers)
+
+    return Starlette(routes=routes, exception_handlers={HTTPException: http_error}, lifespan=lifespan)

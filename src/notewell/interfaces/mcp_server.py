@@ -1,0 +1,253 @@
+"""The MCP server (official SDK): the store's tools for agents, over stdio or at /mcp.
+
+Every tool calls :class:`AgentAPI`, so parameters and results are those of the Python API
+and of the HTTP API. Over stdio the caller is the local owner; over HTTP it is the bearer
+token of the request (none: public reads only). A notewell error comes back as a tool
+error whose text starts with its code (``not_found: ...``) and whose structured content is
+``{"error": {"code", "message"}}``; the server never crashes on one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from .. import __version__
+from ..errors import NotewellError, UnauthorizedError
+from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller
+from ..services.tokens import TokenBook
+
+__all__ = ["INSTRUCTIONS", "http_routes", "make_mcp", "run_stdio"]
+
+log = logging.getLogger("notewell.mcp")
+
+INSTRUCTIONS = """\
+notewell is your external memory: notes the next agent (or you, after your context fills) can find.
+
+Search before you start: search_notes (keyword for exact words, identifiers and error messages;
+semantic for meaning; both to get the two lists side by side) returns short cards; read the few that
+matter with get_note, passing working_attempt_id so the read is recorded on your attempt. On a
+project, brief is the one thing to read first.
+
+Write one finding per note, at the moments that matter: an approach chosen (and why), a blocker, a
+surprise, a change of plan, the end of a phase. Open it with a small header (title, kind such as
+finding / decision / blocker / plan / digest, tags, builds_on with the ids it builds on). Record what
+was done elsewhere so it can be found again: the sources read, the scripts run and where their
+output is. Start an attempt for a run of work and end it with an outcome and a summary.
+"""
+
+_READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+_CHANGE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+
+Mode = Literal["keyword", "semantic", "both", "hybrid"]
+Text = Annotated[str | None, Field(description="optional")]
+NoteId = Annotated[str, Field(description="a note id, like nte_0h3k9x2c7m")]
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"how many cards, 1-{MAX_LIMIT}")]
+
+
+def _failure(exc: NotewellError) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"{exc.code}: {exc.message}")],
+        structured_content={"error": exc.to_dict()},
+        is_error=True,
+    )
+
+
+def make_mcp(api: AgentAPI, tokens: TokenBook | None, *, local: bool) -> MCPServer:
+    """The MCP server over *api*. *local*: every caller is the store's owner (stdio)."""
+    mcp = MCPServer("notewell", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    def caller(ctx: Context) -> Caller:
+        if local:
+            return Caller(local=True)
+        headers = ctx.headers or {}
+        header = headers.get("authorization")
+        if header is None:
+            return Caller()
+        scheme, _, secret = header.partition(" ")
+        token = tokens.verify(secret.strip()) if tokens is not None and scheme.lower() == "bearer" else None
+        if token is None:
+            raise UnauthorizedError("the bearer token is not valid (notewell token create NAME makes one)")
+        return Caller(token=token)
+
+    def run(ctx: Context, work: Callable[[Caller], Any]) -> Any:
+        try:
+            return work(caller(ctx))
+        except NotewellError as exc:
+            return _failure(exc)
+
+    @mcp.tool(annotations=_READ)
+    def search_notes(
+        ctx: Context,
+        query: Annotated[str, Field(description="search words; empty with a project or attempt_id: its recent notes")],
+        mode: Annotated[Mode, Field(description="keyword (exact), semantic (meaning), both (two lists), hybrid")] = (
+            "keyword"
+        ),
+        limit: Limit = 10,
+        project: Text = None,
+        campaign: Text = None,
+        attempt_id: Text = None,
+        kind: Text = None,
+        tags: Annotated[list[str] | None, Field(description="header tags (any of them, or all with tag_mode)")] = None,
+        tag_mode: Annotated[Literal["any", "all"] | None, Field(description="any (default) or all")] = None,
+        author: Text = None,
+        model: Text = None,
+        builds_on: Annotated[str | None, Field(description="only notes that build on this note id")] = None,
+        created_after: Text = None,
+        updated_after: Text = None,
+        wait: Annotated[bool, Field(description="embed notes not embedded yet before a semantic search")] = False,
+    ) -> dict[str, Any]:
+        """Find notes: short cards (title, kind, tags, snippet, score, the mode that found each), not bodies.
+
+        Use keyword for exact words, identifiers and error messages; semantic when you know what you mean
+        but not the words; both to get the exact list and the semantic list side by side in one call.
+        Scope with project, campaign or attempt_id (omit all three: all public work). Read a card's note
+        with get_note."""
+        filters = {
+            "project": project,
+            "campaign": campaign,
+            "attempt_id": attempt_id,
+            "kind": kind,
+            "tags": tags,
+            "tag_mode": tag_mode,
+            "author": author,
+            "model": model,
+            "builds_on": builds_on,
+            "created_after": created_after,
+            "updated_after": updated_after,
+        }
+        return run(ctx, lambda c: api.search_notes(c, query, mode=mode, limit=limit, wait=wait, **filters))
+
+    @mcp.tool(annotations=_READ)
+    def get_note(
+        ctx: Context,
+        id: NoteId,
+        working_attempt_id: Annotated[
+            str | None, Field(description="your running attempt: the read is recorded on it")
+        ] = None,
+        revision: Annotated[int | None, Field(ge=1, description="an earlier revision's number")] = None,
+    ) -> dict[str, Any]:
+        """Read one note whole: its text as written, parsed header, extra header lines, body without the
+        header, the attempt it was written on, and the notes that build on it (backlinks)."""
+        return run(ctx, lambda c: api.get_note(c, id, working_attempt_id=working_attempt_id, revision=revision))
+
+    @mcp.tool(annotations=_WRITE)
+    def add_note(
+        ctx: Context,
+        text: Annotated[str, Field(description="Markdown, optionally opening with a --- header ---")],
+        attempt_id: Annotated[str | None, Field(description="your running attempt, to write the note on it")] = None,
+        model: Annotated[str | None, Field(description="the model writing it")] = None,
+    ) -> dict[str, Any]:
+        """Write one finding as a note. Write at the moments that matter: an approach chosen and why, a
+        blocker, a surprise, a change of plan, the end of a phase. Open with a header such as
+        '---\\ntitle: ...\\nkind: finding\\ntags: [a, b]\\nbuilds_on: [nte_...]\\n---'. Say what was done
+        elsewhere (sources read, scripts run, where their output is) so the next agent can find it."""
+        return run(ctx, lambda c: api.add_note(c, text, attempt_id=attempt_id, model=model))
+
+    @mcp.tool(annotations=_CHANGE)
+    def edit_note(
+        ctx: Context, id: NoteId, text: Annotated[str, Field(description="the new whole text")]
+    ) -> dict[str, Any]:
+        """Replace a note's text (the previous text stays as an earlier revision). Only while its attempt
+        runs, and only the attempt's author (or the store's owner)."""
+        return run(ctx, lambda c: api.edit_note(c, id, text))
+
+    @mcp.tool(annotations=_CHANGE)
+    def delete_note(ctx: Context, id: NoteId) -> dict[str, Any]:
+        """Delete a note (its last text stays in the history). Prefer editing or superseding a note."""
+        return run(ctx, lambda c: api.delete_note(c, id))
+
+    @mcp.tool(annotations=_READ)
+    def list_notes(
+        ctx: Context,
+        limit: Limit = 20,
+        offset: Annotated[int, Field(ge=0)] = 0,
+        project: Text = None,
+        attempt_id: Text = None,
+        kind: Text = None,
+        tags: Annotated[list[str] | None, Field(description="header tags")] = None,
+        author: Text = None,
+    ) -> dict[str, Any]:
+        """Notes as cards, most recently updated first (for browsing; use search_notes to find)."""
+        filters = {"project": project, "attempt_id": attempt_id, "kind": kind, "tags": tags, "author": author}
+        return run(ctx, lambda c: api.list_notes(c, limit=limit, offset=offset, **filters))
+
+    @mcp.tool(annotations=_READ)
+    def notes_summary(ctx: Context) -> dict[str, Any]:
+        """How many notes of each kind, and the most recent ones."""
+        return run(ctx, lambda c: api.notes_summary(c))
+
+    @mcp.tool(annotations=_READ)
+    def brief(ctx: Context, project: Annotated[str, Field(description="a project's name")]) -> dict[str, Any]:
+        """The one thing to read first on a project: its newest digest, the recent notes, and the notes
+        the digest does not cover yet."""
+        return run(ctx, lambda c: api.brief(c, project))
+
+    @mcp.tool(annotations=_READ)
+    def links(
+        ctx: Context, id: NoteId, depth: Annotated[int, Field(ge=1, le=10, description="steps out")] = 1
+    ) -> dict[str, Any]:
+        """What a note builds on and what builds on it, depth steps out."""
+        return run(ctx, lambda c: api.links(c, id, depth=depth))
+
+    @mcp.tool(annotations=_WRITE)
+    def add_tag(
+        ctx: Context, id: NoteId, tags: Annotated[list[str], Field(min_length=1, description="tags to add")]
+    ) -> dict[str, Any]:
+        """Add tags to a note's header; every other line of the note stays as it is."""
+        return run(ctx, lambda c: api.add_tag(c, id, tags))
+
+    @mcp.tool(annotations=_READ)
+    def list_tags(ctx: Context) -> dict[str, Any]:
+        """Every tag in use with its number of notes, most used first."""
+        return run(ctx, lambda c: api.list_tags(c))
+
+    @mcp.tool(annotations=_WRITE)
+    def start_attempt(
+        ctx: Context,
+        project: Annotated[str, Field(description="the project you work on (a short name)")],
+        model: Annotated[str | None, Field(description="the model doing the work")] = None,
+        campaign: Text = None,
+        author: Annotated[str | None, Field(description="your name (stdio only; over HTTP the token's name)")] = None,
+    ) -> dict[str, Any]:
+        """Start a run of work on a project. Write your notes with its id (attempt_id) and end it with
+        end_attempt; its notes can change until then."""
+        return run(ctx, lambda c: api.start_attempt(c, project, model=model, campaign=campaign, author=author))
+
+    @mcp.tool(annotations=_WRITE)
+    def end_attempt(
+        ctx: Context,
+        attempt_id: Annotated[str, Field(description="your running attempt")],
+        outcome: Annotated[str, Field(description="succeeded, failed, abandoned, or another short word")],
+        summary: Annotated[str | None, Field(description="what the run found, kept as its summary note")] = None,
+    ) -> dict[str, Any]:
+        """End your attempt with an outcome (and a summary note). Its notes are frozen from then on."""
+        return run(ctx, lambda c: api.end_attempt(c, attempt_id, outcome=outcome, summary=summary))
+
+    return mcp
+
+
+def run_stdio(store: Any) -> None:
+    """Serve *store* over stdio to one MCP client (the local owner)."""
+    make_mcp(AgentAPI(store), None, local=True).run()
+
+
+def http_routes(api: AgentAPI, tokens: TokenBook, *, host: str = "127.0.0.1") -> tuple[list[Any], Any]:
+    """The routes serving MCP at /mcp over streamable HTTP, and the lifespan they need."""
+    mcp = make_mcp(api, tokens, local=False)
+    app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> AsyncIterator[None]:
+        async with mcp.session_manager.run():
+            yield
+
+    # Its routes join the API's (not a Mount at /, which would answer every unknown path itself).
+    return list(app.routes), lifespan

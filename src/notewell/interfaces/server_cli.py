@@ -1,0 +1,122 @@
+"""The server commands of the CLI: ``serve`` (HTTP API, and MCP at /mcp), ``mcp`` (stdio) and ``token``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..errors import InvalidArgumentError, UnavailableError
+
+__all__ = ["add_server_arguments", "add_server_commands", "build_server"]
+
+_SERVER_EXTRA = "the server needs the 'server' extra: pip install 'notewell[server]'"
+
+
+def _open(args: argparse.Namespace, *, watch: bool) -> Any:
+    from .cli import _store  # the CLI's one way to open the store (environment, embedder, ...)
+
+    return _store(args, create=True, watch=watch)
+
+
+def cmd_token(args: argparse.Namespace) -> None:
+    from ..services.tokens import TokenBook
+
+    with _open(args, watch=False) as store:
+        book = TokenBook(store.root / ".notewell")
+        if args.action == "create":
+            if not args.name:
+                raise InvalidArgumentError("name the token: notewell token create NAME")
+            token, secret = book.create(args.name, read_only=args.read_only, owner=args.owner)
+            if args.json:
+                print(json.dumps({**token.to_dict(), "secret": secret}))
+            else:
+                print(secret)
+                what = "owner" if token.owner else "read-only" if token.read_only else "read-write"
+                print(f"token {token.name!r} ({what}); the secret above is shown once", file=sys.stderr)
+        elif args.action == "revoke":
+            gone = book.revoke(args.name or "")
+            print(json.dumps(gone.to_dict()) if args.json else f"revoked {gone.name}")
+        else:
+            tokens = book.list()
+            if args.json:
+                print(json.dumps([t.to_dict() for t in tokens]))
+            for t in [] if args.json else tokens:
+                flags = "owner" if t.owner else "read-only" if t.read_only else "read-write"
+                print(f"{t.name}  {flags}  {t.created_at}")
+
+
+def build_server(
+    store: Any, *, private: bool, mcp: bool = True, write_rate: float = 20.0, host: str = "127.0.0.1"
+) -> Any:
+    """The ASGI application: the HTTP API, and the MCP server at /mcp when its extra is installed."""
+    try:
+        from .http_app import make_app
+    except ImportError:
+        raise UnavailableError(_SERVER_EXTRA) from None
+    from ..services.agent_api import AgentAPI, WriteLimiter
+    from ..services.tokens import TokenBook
+
+    api = AgentAPI(store, private=private, limiter=WriteLimiter(rate=write_rate, burst=max(1, int(write_rate * 3))))
+    tokens = TokenBook(store.root / ".notewell")
+    routes: list[Any] = []
+    lifespan = None
+    if mcp:
+        try:
+            from .mcp_server import http_routes
+        except ImportError:
+            http_routes = None
+        if http_routes is not None:
+            routes, lifespan = http_routes(api, tokens, host=host)
+    return make_app(api, tokens, extra_routes=routes, lifespan=lifespan)
+
+
+def cmd_serve(args: argparse.Namespace) -> None:
+    try:
+        import uvicorn
+    except ImportError:
+        raise UnavailableError(_SERVER_EXTRA) from None
+    with _open(args, watch=True) as store:
+        try:
+            store.start_embedding()  # new notes become findable by meaning as they come
+        except UnavailableError as exc:
+            print(f"notewell serve: semantic search off: {exc.message}", file=sys.stderr)
+        app = build_server(store, private=args.private, mcp=not args.no_mcp, write_rate=args.write_rate, host=args.host)
+        where = f"http://{args.host}:{args.port}"
+        print(f"notewell serving {store.root} at {where} (API /api, MCP /mcp, OpenAPI /openapi.json)", flush=True)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+
+
+def cmd_mcp(args: argparse.Namespace) -> None:
+    try:
+        from .mcp_server import run_stdio
+    except ImportError:
+        raise UnavailableError("the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]'") from None
+    with _open(args, watch=True) as store:
+        try:
+            store.start_embedding()
+        except UnavailableError:
+            pass  # keyword search works; semantic answers 'unavailable' naming the extra
+        run_stdio(store)
+
+
+def add_server_commands(commands: dict[str, Any]) -> None:
+    """Register the server commands in the CLI's table."""
+    commands["serve"] = (cmd_serve, "serve the HTTP API (and MCP at /mcp) on 127.0.0.1:8765")
+    commands["mcp"] = (cmd_mcp, "serve the store to an MCP client over stdio")
+    commands["token"] = (cmd_token, "create, list or revoke the servers' bearer tokens")
+
+
+def add_server_arguments(ps: dict[str, argparse.ArgumentParser]) -> None:
+    p = ps["serve"]
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--private", action="store_true", help="answer nothing without a token")
+    p.add_argument("--no-mcp", action="store_true", help="no MCP endpoint at /mcp")
+    p.add_argument("--write-rate", type=float, default=20.0, help="writes per second per token (bursts of 3x)")
+    p = ps["token"]
+    p.add_argument("action", choices=("create", "list", "revoke"))
+    p.add_argument("name", nargs="?", help="the token's name: the caller's handle and author name")
+    p.add_argument("--read-only", action="store_true", help="reads only")
+    p.add_argument("--owner", action="store_true", help="administers the store: sees and edits everything")

@@ -1,0 +1,272 @@
+"""The store as the servers offer it: one caller per request, permissions, limits, JSON shapes.
+
+The MCP tools and the HTTP endpoints both call :class:`AgentAPI`, so a query gives the
+same cards everywhere (and the same cards as :meth:`Store.search_notes`). Rules:
+
+* Reads: a caller without a token sees public work only (a private server, ``private=True``,
+  answers ``unauthorized`` instead); a token sees what its name may see (its own private
+  projects); an owner token, and the local caller (stdio MCP, the CLI), see everything.
+* Writes need a token that is not read-only. What a token writes carries its name as
+  author; a note is edited, tagged or deleted only by its attempt's author (or, for a
+  note on no attempt, its author) or an owner; an attempt is written on and ended only by
+  its author or an owner.
+* Limits: queries up to ``MAX_QUERY_CHARS``, ``limit`` up to ``MAX_LIMIT``, and a rate of
+  writes per token (a token bucket) that answers ``rate_limited`` with a retry time.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import (
+    ForbiddenError,
+    InvalidArgumentError,
+    InvalidQueryError,
+    RateLimitedError,
+    UnauthorizedError,
+)
+from ..model.attempt import check_project
+from ..model.note import Note
+from ..model.visibility import Viewer
+from .store import Store
+from .tokens import Token
+
+__all__ = ["MAX_LIMIT", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "WriteLimiter"]
+
+MAX_QUERY_CHARS = 1000
+MAX_LIMIT = 100
+_FILTERS = (
+    "project",
+    "campaign",
+    "attempt_id",
+    "kind",
+    "tags",
+    "tag_mode",
+    "author",
+    "model",
+    "builds_on",
+    "created_after",
+    "created_before",
+    "updated_after",
+    "updated_before",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is asking: a token, nobody (anonymous), or the local owner (``local=True``)."""
+
+    token: Token | None = None
+    local: bool = False
+
+    @property
+    def viewer(self) -> Viewer | None:
+        if self.local:
+            return None
+        return self.token.viewer if self.token else Viewer()
+
+    @property
+    def handle(self) -> str | None:
+        return self.token.name if self.token else None
+
+    @property
+    def owner(self) -> bool:
+        return self.local or bool(self.token and self.token.owner)
+
+
+class WriteLimiter:
+    """A token bucket per caller: *rate* writes a second on average, bursts of *burst*."""
+
+    def __init__(self, rate: float = 20.0, burst: int = 60) -> None:
+        if rate <= 0 or burst < 1:
+            raise InvalidArgumentError("the write rate and burst must be positive")
+        self.rate, self.burst = rate, burst
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, key: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            level, at = self._buckets.get(key, (float(self.burst), now))
+            level = min(float(self.burst), level + (now - at) * self.rate)
+            if level < 1.0:
+                wait = (1.0 - level) / self.rate
+                self._buckets[key] = (level, now)
+                raise RateLimitedError(f"too many writes from {key!r}: retry in {wait:.1f} s", retry_after=wait)
+            self._buckets[key] = (level - 1.0, now)
+
+
+class AgentAPI:
+    """The store's operations for remote callers (HTTP, MCP), with their permissions."""
+
+    def __init__(self, store: Store, *, private: bool = False, limiter: WriteLimiter | None = None) -> None:
+        self.store = store
+        self.private = private
+        self.limiter = limiter or WriteLimiter()
+
+    # -- checks ---------------------------------------------------------------
+
+    def _reader(self, caller: Caller) -> Viewer | None:
+        if self.private and not caller.local and caller.token is None:
+            raise UnauthorizedError("this server answers only requests with a token")
+        return caller.viewer
+
+    def _writer(self, caller: Caller) -> str | None:
+        """The author a write is recorded under; checks the caller may write at all."""
+        if caller.local:
+            return None
+        if caller.token is None:
+            raise UnauthorizedError("writing needs a token: notewell token create NAME")
+        if caller.token.read_only:
+            raise ForbiddenError(f"token {caller.token.name!r} is read-only")
+        self.limiter.take(caller.token.name)
+        return caller.token.name
+
+    def _may_change(self, caller: Caller, note: Note) -> None:
+        if caller.owner:
+            return
+        attempt_author = (note.attempt or {}).get("author")
+        responsible = attempt_author if note.attempt_id else note.author
+        if responsible is None or responsible != caller.handle:
+            whose = f"attempt {note.attempt_id}'s author" if note.attempt_id else "its author"
+            raise ForbiddenError(f"only {whose} or the store's owner may change note {note.id}")
+
+    def _may_use_attempt(self, caller: Caller, attempt_id: str) -> None:
+        attempt = self.store.get_attempt(attempt_id, viewer=caller.viewer)
+        if not caller.owner and attempt.author != caller.handle:
+            raise ForbiddenError(f"attempt {attempt_id} is {attempt.author}'s: only they or the owner may use it")
+
+    @staticmethod
+    def _limit(limit: Any, default: int) -> int:
+        if limit is None:
+            return default
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+            raise InvalidArgumentError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
+        return limit
+
+    @staticmethod
+    def _filters(params: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(params) - set(_FILTERS))
+        if unknown:
+            raise InvalidArgumentError(f"unknown filter(s): {', '.join(unknown)}; known: {', '.join(_FILTERS)}")
+        return {k: v for k, v in params.items() if v is not None and v != []}
+
+    # -- reads ----------------------------------------------------------------
+
+    def search_notes(
+        self,
+        caller: Caller,
+        query: str,
+        *,
+        mode: str = "keyword",
+        limit: int | None = None,
+        wait: bool = False,
+        **filters: Any,
+    ) -> dict[str, Any]:
+        """Cards for *query* (see Store.search_notes), and how many notes wait to be embedded."""
+        viewer = self._reader(caller)
+        if not isinstance(query, str):
+            raise InvalidQueryError("query must be text")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidQueryError(f"query is {len(query)} characters; at most {MAX_QUERY_CHARS}")
+        cards = self.store.search_notes(
+            query, mode=mode, limit=self._limit(limit, 10), wait=bool(wait), viewer=viewer, **self._filters(filters)
+        )
+        out: dict[str, Any] = {"query": query, "mode": mode, "cards": [c.to_dict() for c in cards]}
+        if mode != "keyword":
+            out["not_embedded"] = self.store.pending_embeddings()
+        return out
+
+    def get_note(
+        self, caller: Caller, note_id: str, *, working_attempt_id: str | None = None, revision: int | None = None
+    ) -> dict[str, Any]:
+        """The whole note; with *working_attempt_id* (the caller's running attempt) the read is recorded."""
+        viewer = self._reader(caller)
+        if working_attempt_id is not None:
+            self._may_use_attempt(caller, working_attempt_id)
+        note = self.store.get_note(note_id, revision=revision, viewer=viewer, working_attempt_id=working_attempt_id)
+        return note.to_dict()
+
+    def list_notes(
+        self, caller: Caller, *, limit: int | None = None, offset: int = 0, **filters: Any
+    ) -> dict[str, Any]:
+        viewer = self._reader(caller)
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidArgumentError(f"offset must be a whole number ≥ 0, got {offset!r}")
+        cards = self.store.list_notes(
+            limit=self._limit(limit, 20), offset=offset, viewer=viewer, **self._filters(filters)
+        )
+        return {"cards": [c.to_dict() for c in cards]}
+
+    def notes_summary(self, caller: Caller) -> dict[str, Any]:
+        return self.store.summary(viewer=self._reader(caller))
+
+    def brief(self, caller: Caller, project: str) -> dict[str, Any]:
+        return self.store.brief(project, viewer=self._reader(caller))
+
+    def links(self, caller: Caller, note_id: str, *, depth: int = 1) -> dict[str, Any]:
+        return self.store.links(note_id, depth=depth, viewer=self._reader(caller))
+
+    def list_tags(self, caller: Caller) -> dict[str, Any]:
+        return {"tags": self.store.list_tags(viewer=self._reader(caller))}
+
+    def get_attempt(self, caller: Caller, attempt_id: str) -> dict[str, Any]:
+        return self.store.get_attempt(attempt_id, viewer=self._reader(caller)).to_dict()
+
+    # -- writes ---------------------------------------------------------------
+
+    def add_note(
+        self, caller: Caller, text: str, *, attempt_id: str | None = None, model: str | None = None
+    ) -> dict[str, Any]:
+        """A new note, on the caller's running attempt if given; its author is the token's name."""
+        author = self._writer(caller)
+        if attempt_id is not None:
+            self._may_use_attempt(caller, attempt_id)
+        return self.store.add_note(text, author=author, model=model, attempt=attempt_id).to_dict()
+
+    def edit_note(self, caller: Caller, note_id: str, text: str) -> dict[str, Any]:
+        author = self._writer(caller)
+        self._may_change(caller, self.store.get_note(note_id, viewer=caller.viewer))
+        return self.store.edit_note(note_id, text, author=author).to_dict()
+
+    def delete_note(self, caller: Caller, note_id: str) -> dict[str, Any]:
+        self._writer(caller)
+        self._may_change(caller, self.store.get_note(note_id, viewer=caller.viewer))
+        return self.store.delete_note(note_id)
+
+    def add_tag(self, caller: Caller, note_id: str, tags: list[str]) -> dict[str, Any]:
+        author = self._writer(caller)
+        if isinstance(tags, str):
+            tags = [tags]
+        if not isinstance(tags, list) or not tags or not all(isinstance(t, str) for t in tags):
+            raise InvalidArgumentError("tags must be a non-empty list of words")
+        self._may_change(caller, self.store.get_note(note_id, viewer=caller.viewer))
+        return self.store.add_tag(note_id, *tags, author=author).to_dict()
+
+    def start_attempt(
+        self,
+        caller: Caller,
+        project: str,
+        *,
+        model: str | None = None,
+        campaign: str | None = None,
+        author: str | None = None,
+    ) -> dict[str, Any]:
+        """Start a run on *project*: its author is the token's name (a local caller names one)."""
+        who = self._writer(caller)
+        if who is None:
+            who = author or os.environ.get("USER") or "owner"
+        if not caller.owner and check_project(project) in self.store.hidden_projects(caller.viewer):
+            raise ForbiddenError(f"project {project!r} is private")
+        return self.store.start_attempt(project, author=who, model=model, campaign=campaign).to_dict()
+
+    def end_attempt(
+        self, caller: Caller, attempt_id: str, *, outcome: str, summary: str | None = None
+    ) -> dict[str, Any]:
+        self._writer(caller)
+        self._may_use_attempt(caller, attempt_id)
+        return self.store.end_attempt(attempt_id, outcome=outcome, summary=summary).to_dict()

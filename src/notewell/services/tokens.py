@@ -1,0 +1,141 @@
+"""Bearer tokens for the servers: who a request comes from, stored hashed.
+
+``notewell token create NAME [--read-only] [--owner]`` makes one and prints its secret once;
+the store keeps only the secret's SHA-256 in ``.notewell/tokens.json`` (beside the index,
+never in the notes folder, so it is not committed with the notes). A token's name is the
+caller's handle: the author of what it writes and the owner it is matched against for
+private projects. An owner token administers the store (sees and edits everything).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidArgumentError, NotFoundError, StorageError
+from ..model.timestamps import now_iso
+from ..model.visibility import Viewer
+
+__all__ = ["TOKEN_PREFIX", "Token", "TokenBook"]
+
+TOKEN_PREFIX = "nwt_"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
+_FILE = "tokens.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """What a token grants: a handle, read-only or not, owner (administrator) or not."""
+
+    name: str
+    read_only: bool = False
+    owner: bool = False
+    created_at: str = ""
+
+    @property
+    def viewer(self) -> Viewer:
+        return Viewer(handle=self.name, admin=self.owner)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+class TokenBook:
+    """The tokens of one store (a small JSON file, re-read when it changes on disk)."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self.path = Path(index_dir) / _FILE
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int] | None = None
+        self._by_digest: dict[str, Token] = {}
+        self._raw: list[dict[str, Any]] = []
+
+    def _load(self) -> None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self._stamp, self._by_digest, self._raw = None, {}, []
+            return
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp == self._stamp:
+            return
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            entries = [e for e in raw.get("tokens", []) if isinstance(e, dict) and "sha256" in e and "name" in e]
+        except (OSError, ValueError, AttributeError) as exc:
+            raise StorageError(f"cannot read the tokens file {self.path}: {exc}") from None
+        self._raw = entries
+        self._by_digest = {
+            e["sha256"]: Token(e["name"], bool(e.get("read_only")), bool(e.get("owner")), e.get("created_at", ""))
+            for e in entries
+        }
+        self._stamp = stamp
+
+    def _save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+        data = json.dumps({"tokens": self._raw}, indent=1, ensure_ascii=False)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            raise StorageError(f"cannot write the tokens file {self.path}: {exc.strerror}") from None
+        self._stamp = None  # re-read next time (picks up the new mtime)
+
+    def create(self, name: str, *, read_only: bool = False, owner: bool = False) -> tuple[Token, str]:
+        """A new token named *name*; returns it with its secret (shown once, stored hashed)."""
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise InvalidArgumentError(
+                "a token name is 1-64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit;"
+                f" got {name!r}"
+            )
+        if read_only and owner:
+            raise InvalidArgumentError("an owner token cannot be read-only")
+        with self._lock:
+            self._load()
+            if any(e["name"] == name for e in self._raw):
+                raise InvalidArgumentError(f"a token named {name!r} exists (revoke it first)")
+            secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+            token = Token(name, read_only, owner, now_iso())
+            self._raw.append({"sha256": _digest(secret), **token.to_dict()})
+            self._save()
+            return token, secret
+
+    def verify(self, secret: str | None) -> Token | None:
+        """The token whose secret this is, or None."""
+        if not secret or not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
+            return None
+        with self._lock:
+            self._load()
+            return self._by_digest.get(_digest(secret))
+
+    def list(self) -> list[Token]:
+        with self._lock:
+            self._load()
+            return sorted(self._by_digest.values(), key=lambda t: t.name)
+
+    def revoke(self, name: str) -> Token:
+        with self._lock:
+            self._load()
+            kept = [e for e in self._raw if e["name"] != name]
+            if len(kept) == len(self._raw):
+                raise NotFoundError(f"no token named {name!r}")
+            gone = next(t for t in self._by_digest.values() if t.name == name)
+            self._raw = kept
+            self._save()
+            return gone

@@ -1,0 +1,83 @@
+"""A real notewell server on 127.0.0.1 (uvicorn in a thread) and a small real HTTP client."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+import notewell
+from notewell.search.embedders import HashEmbedder
+from notewell.services.tokens import TokenBook
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Answer:
+    status: int
+    body: Any
+    headers: dict[str, str]
+
+
+class Server:
+    """A running server over a store of its own; ``tokens`` maps a name to its secret."""
+
+    def __init__(self, root, *, private: bool = False, write_rate: float = 200.0) -> None:
+        import uvicorn
+
+        from notewell.interfaces.server_cli import build_server
+
+        self.store = notewell.open(root, embedder=HashEmbedder())
+        book = TokenBook(self.store.root / ".notewell")
+        self.tokens = {
+            "alice": book.create("alice")[1],
+            "bob": book.create("bob")[1],
+            "reader": book.create("reader", read_only=True)[1],
+            "boss": book.create("boss", owner=True)[1],
+        }
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        app = build_server(self.store, private=private, write_rate=write_rate)
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the server did not start")
+            time.sleep(0.02)
+
+    def close(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.store.close()
+
+    def call(
+        self, method: str, path: str, body: Any = None, *, token: str | None = None, raw: bytes | None = None
+    ) -> Answer:
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        if token:
+            request.add_header("Authorization", f"Bearer {self.tokens.get(token, token)}")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return Answer(response.status, json.loads(response.read() or b"null"), dict(response.headers))
+        except urllib.error.HTTPError as exc:
+            text = exc.read()
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = text.decode(errors="replace")
+            return Answer(exc.code, parsed, dict(exc.headers))

@@ -1,0 +1,167 @@
+"""The HTTP API against a real server on 127.0.0.1: endpoints, tokens, visibility, limits, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+from tests.conftest import CARD_KEYS  # noqa: E402
+from tests.interfaces.server_fixture import Server  # noqa: E402
+
+
+@pytest.fixture
+def srv(tmp_path):
+    server = Server(tmp_path / "notes")
+    yield server
+    server.close()
+
+
+def _note(srv, text, token="alice", **extra):
+    got = srv.call("POST", "/api/notes", {"text": text, **extra}, token=token)
+    assert got.status == 201, got.body
+    return got.body
+
+
+def test_health_and_openapi(srv):
+    assert srv.call("GET", "/healthz").body == {"ok": True}
+    doc = srv.call("GET", "/openapi.json").body
+    assert doc["openapi"].startswith("3.1")
+    for path in ("/api/notes/search", "/api/notes/{note_id}", "/api/attempts/{attempt_id}/end", "/api/tags"):
+        assert path in doc["paths"]
+
+
+def test_write_read_search_edit_delete(srv):
+    note = _note(srv, "---\ntitle: Redis eviction\nkind: finding\ntags: [cache]\n---\nkeys evicted under pressure")
+    assert note["author"] == "alice" and note["kind"] == "finding"
+    got = srv.call("GET", f"/api/notes/{note['id']}")
+    assert got.status == 200 and got.body["body"].startswith("keys evicted") and got.body["header"]["kind"] == "finding"
+    found = srv.call("GET", "/api/notes/search?q=eviction&kind=finding&tags=cache")
+    assert found.status == 200 and [c["id"] for c in found.body["cards"]] == [note["id"]]
+    assert set(found.body["cards"][0]) == CARD_KEYS and found.body["mode"] == "keyword"
+    listed = srv.call("GET", "/api/notes?limit=5")
+    assert [c["id"] for c in listed.body["cards"]] == [note["id"]]
+    edited = srv.call(
+        "PATCH", f"/api/notes/{note['id']}", {"text": "# Redis eviction\n\nLRU evicted keys"}, token="alice"
+    )
+    assert edited.status == 200 and edited.body["revision"] == 2
+    tagged = srv.call("PATCH", f"/api/notes/{note['id']}", {"add_tags": ["redis"]}, token="alice")
+    assert tagged.body["tags"] == ["redis"]
+    assert srv.call("GET", "/api/tags").body["tags"][0]["tag"] == "redis"
+    assert srv.call("GET", "/api/summary").status == 200
+    gone = srv.call("DELETE", f"/api/notes/{note['id']}", token="alice")
+    assert gone.status == 200
+    assert srv.call("GET", f"/api/notes/{note['id']}").status == 404
+
+
+def test_the_same_cards_from_http_and_python(srv):
+    for i in range(5):
+        _note(srv, f"# cache note {i}\n\ncache stampede number {i}")
+    http = srv.call("GET", "/api/notes/search?q=cache+stampede&limit=3").body["cards"]
+    python = [c.to_dict() for c in srv.store.search_notes("cache stampede", limit=3, viewer=notewell_viewer())]
+    assert http == python and len(http) == 3
+    semantic = srv.call("GET", "/api/notes/search?q=cache+stampede&mode=both&wait=true&limit=3").body
+    assert {c["mode"] for c in semantic["cards"]} == {"keyword", "semantic"} and semantic["not_embedded"] == 0
+
+
+def notewell_viewer():
+    from notewell import Viewer
+
+    return Viewer()  # anonymous, as the HTTP request without a token
+
+
+def test_attempts_links_and_brief(srv):
+    attempt = srv.call("POST", "/api/attempts", {"project": "demo", "model": "m1"}, token="alice")
+    assert attempt.status == 201 and attempt.body["author"] == "alice"
+    aid = attempt.body["id"]
+    first = _note(srv, "# plan\n\nthe plan", attempt_id=aid)
+    second = _note(srv, f"---\ntitle: follow-up\nbuilds_on: [{first['id']}]\n---\nmore", attempt_id=aid)
+    links = srv.call("GET", f"/api/notes/{first['id']}/links").body
+    assert second["id"] in str(links)
+    assert srv.call("GET", "/api/projects/demo/brief").status == 200
+    assert srv.call("GET", f"/api/attempts/{aid}").body["id"] == aid
+    # Only the attempt's author writes on it or ends it.
+    assert srv.call("POST", "/api/notes", {"text": "x", "attempt_id": aid}, token="bob").status == 403
+    assert srv.call("POST", f"/api/attempts/{aid}/end", {"outcome": "succeeded"}, token="bob").status == 403
+    ended = srv.call("POST", f"/api/attempts/{aid}/end", {"outcome": "succeeded", "summary": "done"}, token="alice")
+    assert ended.status == 200 and ended.body["outcome"] == "succeeded"
+    frozen = srv.call("PATCH", f"/api/notes/{first['id']}", {"text": "changed"}, token="alice")
+    assert frozen.status == 409 and frozen.body["error"]["code"] == "frozen"
+    read = srv.call("GET", f"/api/notes/{first['id']}?working_attempt_id={aid}", token="bob")
+    assert read.status == 403  # recording a read on someone else's attempt
+
+
+def test_tokens_and_permissions(srv):
+    assert srv.call("POST", "/api/notes", {"text": "x"}).status == 401
+    denied = srv.call("POST", "/api/notes", {"text": "x"}, token="reader")
+    assert denied.status == 403 and denied.body["error"]["code"] == "forbidden"
+    bad = srv.call("GET", "/api/tags", token="nwt_not-a-real-token")
+    assert bad.status == 401 and bad.headers.get("www-authenticate", bad.headers.get("WWW-Authenticate"))
+    note = _note(srv, "# alice's\n\ntext")
+    assert srv.call("PATCH", f"/api/notes/{note['id']}", {"text": "mine now"}, token="bob").status == 403
+    assert srv.call("DELETE", f"/api/notes/{note['id']}", token="bob").status == 403
+    assert srv.call("PATCH", f"/api/notes/{note['id']}", {"text": "# owner edit\n\nok"}, token="boss").status == 200
+    assert srv.call("GET", f"/api/notes/{note['id']}", token="reader").status == 200
+
+
+def test_a_private_project_is_invisible_without_the_right_token(srv):
+    srv.store.set_project("secret", private=True, owner="alice")
+    aid = srv.call("POST", "/api/attempts", {"project": "secret"}, token="alice").body["id"]
+    hidden = _note(srv, "# launch codes\n\nzebra quartz", attempt_id=aid)
+    public = _note(srv, "# public zebra\n\nzebra quartz in the open", token="bob")
+    for who in (None, "bob", "reader"):
+        cards = srv.call("GET", "/api/notes/search?q=zebra+quartz", token=who).body["cards"]
+        assert [c["id"] for c in cards] == [public["id"]], who
+        assert srv.call("GET", f"/api/notes/{hidden['id']}", token=who).status == 404
+        assert srv.call("GET", "/api/notes/search?q=zebra&project=secret", token=who).body["cards"] == []
+    for who in ("alice", "boss"):
+        cards = srv.call("GET", "/api/notes/search?q=zebra+quartz", token=who).body["cards"]
+        assert {c["id"] for c in cards} == {hidden["id"], public["id"]}
+        assert srv.call("GET", f"/api/notes/{hidden['id']}", token=who).status == 200
+    assert srv.call("POST", "/api/attempts", {"project": "secret"}, token="bob").status == 403
+
+
+def test_limits_and_errors_are_json_with_a_code(srv):
+    cases = [
+        (srv.call("GET", "/api/notes/search?q=x&limit=101"), 400, "invalid_argument"),
+        (srv.call("GET", "/api/notes/search?q=" + "a" * 1001), 400, "invalid_query"),
+        (srv.call("GET", "/api/notes/search?q=x&mode=fuzzy"), 400, "invalid_argument"),
+        (srv.call("GET", "/api/notes/search?q=x&colour=red"), 400, "invalid_argument"),
+        (srv.call("GET", "/api/notes/search?q=%22unbalanced"), 200, None),
+        (srv.call("GET", "/api/notes/nte_0000000000"), 404, "not_found"),
+        (srv.call("GET", "/api/notes/not-an-id"), 400, "invalid_id"),
+        (srv.call("GET", "/api/no/such/path"), 404, "not_found"),
+        (srv.call("PUT", "/api/notes"), 405, "method_not_allowed"),
+        (srv.call("POST", "/api/notes", raw=b"{not json", token="alice"), 400, "invalid_argument"),
+        (srv.call("POST", "/api/notes", {"txt": "x"}, token="alice"), 400, "invalid_argument"),
+        (srv.call("POST", "/api/notes", raw=b"x" * (srv.store.max_bytes * 3), token="alice"), 413, "too_large"),
+        (srv.call("POST", "/api/attempts/att_nope/end", {"outcome": "x"}, token="alice"), 400, "invalid_id"),
+    ]
+    for answer, status, code in cases:
+        assert answer.status == status, (answer.status, answer.body)
+        if code:
+            assert answer.body["error"]["code"] == code and answer.body["error"]["message"]
+
+
+def test_writes_are_rate_limited_per_token(tmp_path):
+    server = Server(tmp_path / "notes", write_rate=2.0)  # bursts of 6
+    try:
+        statuses = [server.call("POST", "/api/notes", {"text": f"# n{i}\n\nx"}, token="alice") for i in range(10)]
+        limited = [a for a in statuses if a.status == 429]
+        assert limited and limited[0].body["error"]["code"] == "rate_limited"
+        assert int(limited[0].headers.get("retry-after", limited[0].headers.get("Retry-After"))) >= 1
+        assert server.call("POST", "/api/notes", {"text": "# other\n\nx"}, token="bob").status == 201
+        assert len(server.store.list_notes(limit=50)) == 10 - len(limited) + 1  # nothing refused was written
+    finally:
+        server.close()
+
+
+def test_a_private_server_answers_nothing_without_a_token(tmp_path):
+    server = Server(tmp_path / "notes", private=True)
+    try:
+        assert server.call("GET", "/api/notes/search?q=x").status == 401
+        assert server.call("GET", "/api/notes/search?q=x", token="reader").status == 200
+        assert server.call("GET", "/healthz").status == 200
+    finally:
+        server.close()

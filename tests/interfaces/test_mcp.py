@@ -1,0 +1,172 @@
+"""The MCP server driven by the SDK's own client: over stdio (`notewell mcp`) and at /mcp over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
+
+import notewell  # noqa: E402
+from tests.conftest import CARD_KEYS  # noqa: E402
+from tests.interfaces.server_fixture import Server  # noqa: E402
+
+TOOLS = {
+    "search_notes",
+    "get_note",
+    "add_note",
+    "edit_note",
+    "delete_note",
+    "list_notes",
+    "notes_summary",
+    "brief",
+    "links",
+    "add_tag",
+    "list_tags",
+    "start_attempt",
+    "end_attempt",
+}
+
+
+def _stdio_params(store) -> StdioServerParameters:
+    src = os.path.abspath(os.path.join(os.path.dirname(notewell.__file__), ".."))
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "PYTHONPATH": src,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "NOTEWELL_EMBEDDER": "hash",
+        "NOTEWELL_AUTOWATCH": "off",
+    }
+    return StdioServerParameters(command=sys.executable, args=["-m", "notewell", "--store", str(store), "mcp"], env=env)
+
+
+async def _call(session: ClientSession, tool: str, **arguments):
+    return await session.call_tool(tool, arguments)
+
+
+def _ok(result):
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+def _error_code(result) -> str:
+    assert result.is_error
+    return result.content[0].text.split(":", 1)[0]
+
+
+def test_every_tool_over_stdio(tmp_path):
+    async def scenario():
+        async with stdio_client(_stdio_params(tmp_path / "notes")) as (read, write):
+            async with ClientSession(read, write) as s:
+                init = await s.initialize()
+                assert init.server_info.name == "notewell" and "one finding per note" in init.instructions
+                tools = {t.name: t for t in (await s.list_tools()).tools}
+                assert set(tools) == TOOLS
+                assert tools["search_notes"].annotations.read_only_hint is True
+                assert tools["get_note"].annotations.read_only_hint is True
+                assert tools["edit_note"].annotations.destructive_hint is True
+                assert tools["delete_note"].annotations.destructive_hint is True
+                assert tools["add_note"].annotations.read_only_hint is False
+                assert "blocker" in tools["add_note"].description
+
+                attempt = _ok(await _call(s, "start_attempt", project="demo", author="agent-1", model="m"))
+                aid = attempt["id"]
+                assert attempt["author"] == "agent-1"
+                first = _ok(
+                    await _call(s, "add_note", text="---\ntitle: Plan\nkind: plan\n---\ncache first", attempt_id=aid)
+                )
+                second = _ok(
+                    await _call(
+                        s,
+                        "add_note",
+                        text=f"---\ntitle: Finding\nkind: finding\nbuilds_on: [{first['id']}]\n---\ncache stampede",
+                        attempt_id=aid,
+                    )
+                )
+                found = _ok(await _call(s, "search_notes", query="cache stampede"))
+                assert found["cards"][0]["id"] == second["id"] and set(found["cards"][0]) == CARD_KEYS
+                both = _ok(await _call(s, "search_notes", query="cache stampede", mode="both", wait=True))
+                assert {c["mode"] for c in both["cards"]} == {"keyword", "semantic"}
+                note = _ok(await _call(s, "get_note", id=first["id"], working_attempt_id=aid))
+                assert note["header"]["kind"] == "plan" and note["backlinks"][0]["id"] == second["id"]
+                assert _ok(await _call(s, "list_notes", limit=5))["cards"][0]["id"] in {first["id"], second["id"]}
+                assert _ok(await _call(s, "notes_summary"))
+                assert _ok(await _call(s, "brief", project="demo"))
+                assert second["id"] in str(_ok(await _call(s, "links", id=first["id"])))
+                assert _ok(await _call(s, "add_tag", id=first["id"], tags=["cache"]))["tags"] == ["cache"]
+                assert _ok(await _call(s, "list_tags"))["tags"][0]["tag"] == "cache"
+                assert _ok(await _call(s, "edit_note", id=first["id"], text="# Plan\n\ncache later"))["revision"] == 3
+                ended = _ok(await _call(s, "end_attempt", attempt_id=aid, outcome="succeeded", summary="done"))
+                assert ended["outcome"] == "succeeded"
+
+                # Errors: a tool error with the code, never a crash.
+                assert _error_code(await _call(s, "edit_note", id=first["id"], text="late")) == "frozen"
+                assert _error_code(await _call(s, "get_note", id="nte_0000000000")) == "not_found"
+                bad = await _call(s, "get_note", id="not an id")
+                assert _error_code(bad) == "invalid_id" and bad.structured_content["error"]["code"] == "invalid_id"
+                assert (await _call(s, "search_notes", query="x", limit=500)).is_error  # schema: at most 100
+                assert (await _call(s, "no_such_tool")).is_error
+                other = _ok(await _call(s, "add_note", text="# loose\n\nnote"))
+                assert _ok(await _call(s, "delete_note", id=other["id"]))
+                assert _ok(await _call(s, "search_notes", query="cache"))["cards"]  # still serving
+
+    asyncio.run(scenario())
+
+
+@pytest.fixture
+def srv(tmp_path):
+    server = Server(tmp_path / "notes")
+    yield server
+    server.close()
+
+
+async def _http_session(srv, token, work):
+    headers = {"Authorization": f"Bearer {srv.tokens[token]}"} if token else {}
+    async with create_mcp_http_client(headers=headers) as http:
+        async with streamable_http_client(f"{srv.url}/mcp", http_client=http) as streams:
+            async with ClientSession(streams[0], streams[1]) as s:
+                await s.initialize()
+                return await work(s)
+
+
+def test_mcp_over_http_with_tokens_and_visibility(srv):
+    srv.store.set_project("secret", private=True, owner="alice")
+
+    async def as_alice(s):
+        aid = _ok(await _call(s, "start_attempt", project="secret", author="someone-else"))["id"]
+        hidden = _ok(await _call(s, "add_note", text="# launch codes\n\nzebra quartz", attempt_id=aid))
+        assert hidden["author"] == "alice"  # the token's name, whatever the arguments say
+        public = _ok(await _call(s, "add_note", text="# public zebra\n\nzebra quartz outside"))
+        return hidden, public
+
+    hidden, public = asyncio.run(_http_session(srv, "alice", as_alice))
+
+    async def as_bob(s):
+        cards = _ok(await _call(s, "search_notes", query="zebra quartz"))["cards"]
+        assert [c["id"] for c in cards] == [public["id"]]
+        assert _error_code(await _call(s, "get_note", id=hidden["id"])) == "not_found"
+        assert _error_code(await _call(s, "edit_note", id=public["id"], text="x")) == "forbidden"
+        return cards
+
+    mcp_cards = asyncio.run(_http_session(srv, "bob", as_bob))
+    http_cards = srv.call("GET", "/api/notes/search?q=zebra+quartz", token="bob").body["cards"]
+    assert mcp_cards == http_cards  # the same cards from MCP and HTTP
+
+    async def anonymous(s):
+        assert _error_code(await _call(s, "add_note", text="# x\n\ny")) == "unauthorized"
+        return _ok(await _call(s, "search_notes", query="zebra"))["cards"]
+
+    assert [c["id"] for c in asyncio.run(_http_session(srv, None, anonymous))] == [public["id"]]
+
+    async def as_reader(s):
+        return _error_code(await _call(s, "add_note", text="# x\n\ny"))
+
+    assert asyncio.run(_http_session(srv, "reader", as_reader)) == "forbidden"
