@@ -35,6 +35,7 @@ def choose_embedder(name: str) -> object:
     chosen = embedder_from_environment()
     return chosen if isinstance(chosen, str) or hasattr(chosen, "embed_query") else chosen()
 
+
 HERE = Path(__file__).resolve().parent / "eval"
 MODES = ("keyword", "semantic", "hybrid")
 

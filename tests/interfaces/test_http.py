@@ -165,3 +165,27 @@ def test_a_private_server_answers_nothing_without_a_token(tmp_path):
         assert server.call("GET", "/healthz").status == 200
     finally:
         server.close()
+
+
+def test_the_server_sees_files_written_beside_it_and_embeds_in_the_background(tmp_path):
+    import time
+
+    server = Server(tmp_path / "notes")
+    try:
+        server.store.start_embedding()  # what `notewell serve` does
+        (server.store.root / "outside.md").write_text("# Written outside\n\nplatypus migration findings\n")
+        deadline = time.monotonic() + 15
+        cards = []
+        while time.monotonic() < deadline and not cards:
+            cards = server.call("GET", "/api/notes/search?q=platypus").body["cards"]
+            time.sleep(0.1)
+        assert [c["title"] for c in cards] == ["Written outside"]
+        note = _note(server, "# Added over HTTP\n\nwombat burrow survey")
+        semantic = []
+        while time.monotonic() < deadline + 15 and not semantic:
+            semantic = server.call("GET", "/api/notes/search?q=wombat+burrow&mode=semantic").body["cards"]
+            time.sleep(0.1)
+        assert semantic and semantic[0]["id"] == note["id"]
+    finally:
+        server.store.stop_embedding()
+        server.close()

@@ -39,7 +39,7 @@ _CARD = {
         "created_at": {"type": "string"},
         "updated_at": {"type": "string"},
         "snippet": {"type": "string"},
-        "score": {"type": "number"},
+        "score": {"type": ["number", "null"]},
         "mode": {"type": "string"},
     },
 }
