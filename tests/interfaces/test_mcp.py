@@ -170,3 +170,29 @@ def test_mcp_over_http_with_tokens_and_visibility(srv):
         return _error_code(await _call(s, "add_note", text="# x\n\ny"))
 
     assert asyncio.run(_http_session(srv, "reader", as_reader)) == "forbidden"
+
+
+def test_every_tool_at_mcp_over_http(srv):
+    async def as_alice(s):
+        assert {t.name for t in (await s.list_tools()).tools} == TOOLS
+        aid = _ok(await _call(s, "start_attempt", project="web", model="m"))["id"]
+        a = _ok(await _call(s, "add_note", text="# a\n\nheron sighting", attempt_id=aid))
+        b = _ok(
+            await _call(s, "add_note", text=f"---\ntitle: b\nbuilds_on: [{a['id']}]\n---\nheron nest", attempt_id=aid)
+        )
+        assert _ok(await _call(s, "search_notes", query="heron", project="web"))["cards"]
+        assert _ok(await _call(s, "get_note", id=a["id"], working_attempt_id=aid))["backlinks"][0]["id"] == b["id"]
+        assert _ok(await _call(s, "list_notes", project="web"))["cards"]
+        assert _ok(await _call(s, "notes_summary"))
+        assert _ok(await _call(s, "brief", project="web"))
+        assert b["id"] in str(_ok(await _call(s, "links", id=a["id"])))
+        assert _ok(await _call(s, "add_tag", id=a["id"], tags=["birds"]))["tags"] == ["birds"]
+        assert _ok(await _call(s, "list_tags"))["tags"]
+        assert _ok(await _call(s, "edit_note", id=b["id"], text="# b\n\nheron nest, two eggs"))["revision"] == 2
+        assert _ok(await _call(s, "delete_note", id=b["id"]))
+        assert _ok(await _call(s, "end_attempt", attempt_id=aid, outcome="succeeded"))["outcome"] == "succeeded"
+        assert _error_code(await _call(s, "add_note", text="# late\n\nx", attempt_id=aid)) == "frozen"
+        return aid
+
+    aid = asyncio.run(_http_session(srv, "alice", as_alice))
+    assert srv.store.get_attempt(aid).author == "alice"
