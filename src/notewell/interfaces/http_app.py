@@ -87,6 +87,11 @@ class _Handlers:
     async def body(self, request: Request) -> dict[str, Any]:
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            if int(declared) <= 4 * self.limit:
+                # Read and drop a body not far over the limit, so that a client still sending
+                # it reads the 413 instead of a broken connection; a larger one is cut off.
+                async for _chunk in request.stream():
+                    pass
             raise NoteTooLargeError(f"the request body is {declared} bytes; at most {self.limit}")
         chunks, size = [], 0
         async for chunk in request.stream():
