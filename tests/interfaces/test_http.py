@@ -61,7 +61,8 @@ def test_the_same_cards_from_http_and_python(srv):
     http = srv.call("GET", "/api/notes/search?q=cache+stampede&limit=3").body["cards"]
     python = [c.to_dict() for c in srv.store.search_notes("cache stampede", limit=3, viewer=notewell_viewer())]
     assert http == python and len(http) == 3
-    semantic = srv.call("GET", "/api/notes/search?q=cache+stampede&mode=both&wait=true&limit=3").body
+    assert srv.call("GET", "/api/notes/search?q=cache&mode=semantic&wait=true").status == 401  # embedding: a write
+    semantic = srv.call("GET", "/api/notes/search?q=cache+stampede&mode=both&wait=true&limit=3", token="alice").body
     assert {c["mode"] for c in semantic["cards"]} == {"keyword", "semantic"} and semantic["not_embedded"] == 0
 
 
@@ -188,4 +189,80 @@ def test_the_server_sees_files_written_beside_it_and_embeds_in_the_background(tm
         assert semantic and semantic[0]["id"] == note["id"]
     finally:
         server.store.stop_embedding()
+        server.close()
+
+
+def test_review_findings_stay_fixed(srv):
+    import urllib.request
+
+    note = _note(srv, "# kept\n\noriginal text")
+    # A label that is not valid text is refused before anything is written.
+    bad = srv.call("POST", "/api/notes", raw=b'{"text": "# x\\n\\ny", "model": "\\ud800"}', token="alice")
+    assert bad.status == 400 and bad.body["error"]["code"] == "invalid_argument"
+    assert len(srv.store.list_notes(limit=10)) == 1
+    # One change per PATCH: both at once is refused whole.
+    both = srv.call("PATCH", f"/api/notes/{note['id']}", {"text": "# changed\n\nx", "add_tags": []}, token="alice")
+    assert both.status == 400 and srv.store.get_note(note["id"]).revision == 1
+    # Numbers: ASCII digits only, bounded.
+    for query in ("limit=%C2%B2", "limit=--5", "limit=" + "9" * 5000):
+        assert srv.call("GET", f"/api/notes/search?q=x&{query}").status == 400, query
+    assert srv.call("GET", "/api/notes?offset=" + "1" + "0" * 12).status == 400
+    assert srv.call("GET", "/api/notes?offset=1000000000").status == 400
+    assert srv.call("GET", f"/api/notes/{note['id']}/links?depth=0").status == 400
+    assert srv.call("GET", "/api/notes/search?q=x&offset=5").status == 400
+    deep = srv.call("POST", "/api/notes", raw=b"[" * 100000 + b"]" * 100000, token="alice")
+    assert deep.status in (400, 413) and "error" in deep.body
+    # Recording a read is a write: not with a read-only token.
+    aid = srv.call("POST", "/api/attempts", {"project": "p"}, token="alice").body["id"]
+    assert srv.call("GET", f"/api/notes/{note['id']}?working_attempt_id={aid}", token="reader").status == 403
+    assert srv.call("GET", f"/api/notes/{note['id']}?working_attempt_id={aid}", token="alice").status == 200
+    # A request not addressed to loopback (DNS rebinding) is refused.
+    request = urllib.request.Request(srv.url + "/api/notes")
+    request.add_header("Host", "attacker.example")
+    try:
+        urllib.request.urlopen(request, timeout=10)
+        raise AssertionError("answered a request for another host")
+    except urllib.error.HTTPError as exc:
+        assert exc.code == 421
+
+
+def test_concurrent_token_creation_keeps_every_token(tmp_path):
+    import subprocess
+    import sys
+
+    store = tmp_path / "s"
+    notewell_open = __import__("notewell").open
+    notewell_open(store, watch=False).close()
+    env = {**__import__("os").environ, "NOTEWELL_AUTOWATCH": "off"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "notewell", "--store", str(store), "token", "create", f"t{i}"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        )
+        for i in range(8)
+    ]  # fmt: skip
+    secrets = [p.communicate(timeout=60)[0].decode().strip() for p in procs]
+    from notewell.services.tokens import TokenBook
+
+    book = TokenBook(store / ".notewell")
+    assert sorted(t.name for t in book.list()) == [f"t{i}" for i in range(8)]
+    assert all(book.verify(s) is not None for s in secrets)
+
+
+def test_a_private_server_makes_no_mcp_session_without_a_token(tmp_path):
+    pytest.importorskip("mcp")
+    import urllib.request
+
+    server = Server(tmp_path / "notes", private=True)
+    try:
+        body = b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}'
+        request = urllib.request.Request(server.url + "/mcp", data=body, method="POST")
+        request.add_header("Content-Type", "application/json")
+        request.add_header("Accept", "application/json, text/event-stream")
+        try:
+            urllib.request.urlopen(request, timeout=10)
+            raise AssertionError("a session without a token")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 401 and b"unauthorized" in exc.read()
+    finally:
         server.close()

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -25,7 +28,7 @@ from ..services.agent_api import AgentAPI, Caller
 from ..services.tokens import TokenBook
 from .openapi import openapi_document
 
-__all__ = ["STATUS", "body_limit", "make_app"]
+__all__ = ["LOOPBACK", "STATUS", "body_limit", "make_app"]
 
 log = logging.getLogger("notewell.http")
 
@@ -101,8 +104,8 @@ class _Handlers:
             chunks.append(chunk)
         try:
             data = json.loads(b"".join(chunks) or b"null")
-        except (ValueError, UnicodeDecodeError):
-            raise InvalidArgumentError("the request body must be JSON") from None
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            raise InvalidArgumentError("the request body must be JSON (and not nested too deeply)") from None
         if not isinstance(data, dict):
             raise InvalidArgumentError("the request body must be a JSON object")
         return data
@@ -113,7 +116,6 @@ def _query_params(request: Request) -> dict[str, Any]:
     q = request.query_params
     known = {
         "q",
-        "query",
         "mode",
         "limit",
         "offset",
@@ -136,7 +138,7 @@ def _query_params(request: Request) -> dict[str, Any]:
     if unknown:
         raise InvalidArgumentError(f"unknown parameter(s): {', '.join(unknown)}")
     out: dict[str, Any] = {}
-    for name in known - {"q", "query", "tags", "limit", "offset", "wait"}:
+    for name in known - {"q", "tags", "limit", "offset", "wait"}:
         if name in q:
             out[name] = q[name]
     tags = [t.strip() for value in q.getlist("tags") for t in value.split(",") if t.strip()]
@@ -144,22 +146,25 @@ def _query_params(request: Request) -> dict[str, Any]:
         out["tags"] = tags
     for name in ("limit", "offset"):
         if name in q:
-            value = q[name]
-            if not value.strip().lstrip("-").isdigit():
-                raise InvalidArgumentError(f"{name} must be a whole number, got {value!r}")
-            out[name] = int(value)
+            out[name] = _whole(name, q[name])
     if "wait" in q:
         out["wait"] = q["wait"].lower() in ("1", "true", "yes")
     return out
 
 
+_WHOLE = re.compile(r"-?[0-9]{1,12}")
+
+
+def _whole(name: str, value: str) -> int:
+    """A query parameter's whole number (ASCII digits only: int() would take '²'-like digits too)."""
+    if not _WHOLE.fullmatch(value.strip()):
+        raise InvalidArgumentError(f"{name} must be a whole number, got {value[:40]!r}")
+    return int(value)
+
+
 def _int_param(request: Request, name: str) -> int | None:
     value = request.query_params.get(name)
-    if value is None:
-        return None
-    if not value.strip().isdigit():
-        raise InvalidArgumentError(f"{name} must be a whole number, got {value!r}")
-    return int(value)
+    return None if value is None else _whole(name, value)
 
 
 def _text_field(data: dict[str, Any], name: str, *, required: bool = True) -> Any:
@@ -173,8 +178,37 @@ def _text_field(data: dict[str, Any], name: str, *, required: bool = True) -> An
     return value
 
 
-def make_app(api: AgentAPI, tokens: TokenBook, *, extra_routes: list[BaseRoute] | None = None, lifespan: Any = None):
-    """The Starlette application serving *api* (``extra_routes``, e.g. the MCP mount, come last)."""
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class _LoopbackOnly:
+    """Answer only requests whose Host is a loopback name (DNS rebinding protection)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            host = Headers(scope=scope).get("host", "")
+            name = host.rsplit(":", 1)[0] if not host.startswith("[") else host[1:].split("]", 1)[0]
+            if name.lower() not in LOOPBACK:
+                message = f"this server answers requests to 127.0.0.1 or localhost, not to {host[:80]!r}"
+                await _error("misdirected", message, 421)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def make_app(
+    api: AgentAPI,
+    tokens: TokenBook,
+    *,
+    extra_routes: list[BaseRoute] | None = None,
+    lifespan: Any = None,
+    host: str = "127.0.0.1",
+):
+    """The Starlette application serving *api* (``extra_routes``, e.g. the MCP endpoint, come last).
+    Bound to loopback, it answers only requests addressed to loopback (a web page that rebinds
+    its own name to 127.0.0.1 cannot read the notes)."""
     h = _Handlers(api, tokens)
 
     def endpoint(
@@ -198,16 +232,15 @@ def make_app(api: AgentAPI, tokens: TokenBook, *, extra_routes: list[BaseRoute] 
 
     async def search(request: Request, caller: Caller) -> tuple[Any, int]:
         params = _query_params(request)
-        query = request.query_params.get("q", request.query_params.get("query", ""))
-        params.pop("offset", None)
+        if "offset" in params:
+            raise InvalidArgumentError("search takes no offset: raise limit (up to 100) instead")
+        query = request.query_params.get("q", "")
         return await call(api.search_notes, caller, query, **params), 200
 
     async def list_notes(request: Request, caller: Caller) -> tuple[Any, int]:
         params = _query_params(request)
-        if request.query_params.get("q") or request.query_params.get("query"):
+        if {"q", "mode", "wait"} & set(request.query_params.keys()):
             raise InvalidArgumentError("GET /api/notes lists notes; search with GET /api/notes/search?q=...")
-        params.pop("mode", None)
-        params.pop("wait", None)
         return await call(api.list_notes, caller, **params), 200
 
     async def get_note(request: Request, caller: Caller) -> tuple[Any, int]:
@@ -226,21 +259,20 @@ def make_app(api: AgentAPI, tokens: TokenBook, *, extra_routes: list[BaseRoute] 
     async def patch_note(request: Request, caller: Caller) -> tuple[Any, int]:
         note_id = request.path_params["note_id"]
         data = await h.body(request)
-        if set(data) - {"text", "add_tags"} or not data:
+        # One change per request, so that a request either happens whole or not at all.
+        if set(data) not in ({"text"}, {"add_tags"}):
             raise InvalidArgumentError("PATCH takes {'text': ...} to replace the text, or {'add_tags': [...]}")
-        result = None
         if "text" in data:
-            result = await call(api.edit_note, caller, note_id, _text_field(data, "text"))
-        if "add_tags" in data:
-            result = await call(api.add_tag, caller, note_id, data["add_tags"])
-        return result, 200
+            return await call(api.edit_note, caller, note_id, _text_field(data, "text")), 200
+        return await call(api.add_tag, caller, note_id, data["add_tags"]), 200
 
     async def delete_note(request: Request, caller: Caller) -> tuple[Any, int]:
         return await call(api.delete_note, caller, request.path_params["note_id"]), 200
 
     async def links(request: Request, caller: Caller) -> tuple[Any, int]:
-        depth = _int_param(request, "depth") or 1
-        return await call(api.links, caller, request.path_params["note_id"], depth=depth), 200
+        depth = _int_param(request, "depth")
+        note_id = request.path_params["note_id"]
+        return await call(api.links, caller, note_id, depth=1 if depth is None else depth), 200
 
     async def start_attempt(request: Request, caller: Caller) -> tuple[Any, int]:
         data = await h.body(request)
@@ -301,4 +333,9 @@ def make_app(api: AgentAPI, tokens: TokenBook, *, extra_routes: list[BaseRoute] 
         headers = getattr(exc, "headers", None)
         return _error(code, str(getattr(exc, "detail", "")) or code.replace("_", " "), status, headers)
 
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error}, lifespan=lifespan)
+    middleware = []
+    if host in LOOPBACK:
+        middleware.append(Middleware(_LoopbackOnly))
+    return Starlette(
+        routes=routes, middleware=middleware, exception_handlers={HTTPException: http_error}, lifespan=lifespan
+    )

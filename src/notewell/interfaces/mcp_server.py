@@ -101,7 +101,9 @@ def make_mcp(api: AgentAPI, tokens: TokenBook | None, *, local: bool) -> MCPServ
         model: Text = None,
         builds_on: Annotated[str | None, Field(description="only notes that build on this note id")] = None,
         created_after: Text = None,
+        created_before: Text = None,
         updated_after: Text = None,
+        updated_before: Text = None,
         wait: Annotated[bool, Field(description="embed notes not embedded yet before a semantic search")] = False,
     ) -> dict[str, Any]:
         """Find notes: short cards (title, kind, tags, snippet, score, the mode that found each), not bodies.
@@ -121,7 +123,9 @@ def make_mcp(api: AgentAPI, tokens: TokenBook | None, *, local: bool) -> MCPServ
             "model": model,
             "builds_on": builds_on,
             "created_after": created_after,
+            "created_before": created_before,
             "updated_after": updated_after,
+            "updated_before": updated_before,
         }
         return run(ctx, lambda c: api.search_notes(c, query, mode=mode, limit=limit, wait=wait, **filters))
 
@@ -239,8 +243,39 @@ def run_stdio(store: Any) -> None:
     make_mcp(AgentAPI(store), None, local=True).run()
 
 
-def http_routes(api: AgentAPI, tokens: TokenBook, *, host: str = "127.0.0.1") -> tuple[list[Any], Any]:
+class _Gate:
+    """In front of the MCP endpoint: a presented token must be valid, and a private server wants
+    one, before a session is made (sessions cost memory and are capped)."""
+
+    def __init__(self, app: Any, tokens: TokenBook, private: bool) -> None:
+        self.app, self.tokens, self.private = app, tokens, private
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from starlette.datastructures import Headers
+        from starlette.responses import JSONResponse
+
+        header = Headers(scope=scope).get("authorization") if scope["type"] == "http" else None
+        refusal = None
+        if header is not None:
+            scheme, _, secret = header.partition(" ")
+            if scheme.lower() != "bearer" or self.tokens.verify(secret.strip()) is None:
+                refusal = "the bearer token is not valid (notewell token create NAME makes one)"
+        elif self.private and scope["type"] == "http":
+            refusal = "this server answers only requests with a token"
+        if refusal is not None:
+            body = {"error": {"code": "unauthorized", "message": refusal}}
+            answer = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": 'Bearer realm="notewell"'})
+            await answer(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def http_routes(
+    api: AgentAPI, tokens: TokenBook, *, host: str = "127.0.0.1", private: bool = False
+) -> tuple[list[Any], Any]:
     """The routes serving MCP at /mcp over streamable HTTP, and the lifespan they need."""
+    from starlette.routing import Route
+
     mcp = make_mcp(api, tokens, local=False)
     app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host)
 
@@ -249,5 +284,6 @@ def http_routes(api: AgentAPI, tokens: TokenBook, *, host: str = "127.0.0.1") ->
         async with mcp.session_manager.run():
             yield
 
-    # Its routes join the API's (not a Mount at /, which would answer every unknown path itself).
-    return list(app.routes), lifespan
+    # Its endpoint joins the API's routes (a Mount at / would answer every unknown path itself).
+    (endpoint,) = [r for r in app.routes if getattr(r, "path", None) == "/mcp"]
+    return [Route("/mcp", endpoint=_Gate(endpoint.app, tokens, private))], lifespan

@@ -79,6 +79,7 @@ def _errors(*statuses: int) -> dict[str, Any]:
         409: "frozen",
         413: "too large",
         429: "too many writes",
+        500: "internal error",
         503: "unavailable or busy",
     }
     return {str(s): _json(_ref("Error"), names[s]) for s in statuses}
@@ -118,6 +119,23 @@ _SECURITY = [{"bearer": []}, {}]
 def _body(required: list[str], properties: dict[str, Any]) -> dict[str, Any]:
     schema = {"type": "object", "required": required, "properties": properties, "additionalProperties": False}
     return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+def _one_change() -> dict[str, Any]:
+    """PATCH: exactly one change, the text or tags to add."""
+    text = {
+        "type": "object",
+        "required": ["text"],
+        "properties": {"text": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    tags = {
+        "type": "object",
+        "required": ["add_tags"],
+        "additionalProperties": False,
+        "properties": {"add_tags": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+    }
+    return {"required": True, "content": {"application/json": {"schema": {"oneOf": [text, tags]}}}}
 
 
 def openapi_document() -> dict[str, Any]:
@@ -201,13 +219,7 @@ def openapi_document() -> dict[str, Any]:
                 "operationId": "edit_note",
                 "summary": "Replace a note's text, or add tags to its header",
                 "parameters": [_NOTE_ID],
-                "requestBody": _body(
-                    [],
-                    {
-                        "text": {"type": "string"},
-                        "add_tags": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-                    },
-                ),
+                "requestBody": _one_change(),
                 "responses": {"200": _json(_ref("Note"), "the note"), **_errors(400, 401, 403, 404, 409, 413, 429)},
             },
             "delete": {
@@ -279,9 +291,14 @@ def openapi_document() -> dict[str, Any]:
             }
         },
     }
-    for item in paths.values():
+    for path, item in paths.items():
         for op in item.values():
             op.setdefault("security", _SECURITY)
+            if path != "/healthz":
+                # Any operation can meet a busy store or a bug; both answer the error shape.
+                op["responses"].update(_errors(500, 503))
+                if path.startswith("/api/") and "421" not in op["responses"]:
+                    op["responses"]["421"] = _json(_ref("Error"), "not addressed to loopback")
     return {
         "openapi": "3.1.0",
         "info": {

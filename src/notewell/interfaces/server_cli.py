@@ -68,8 +68,8 @@ def build_server(
         except ImportError:
             http_routes = None
         if http_routes is not None:
-            routes, lifespan = http_routes(api, tokens, host=host)
-    return make_app(api, tokens, extra_routes=routes, lifespan=lifespan)
+            routes, lifespan = http_routes(api, tokens, host=host, private=private)
+    return make_app(api, tokens, extra_routes=routes, lifespan=lifespan, host=host)
 
 
 def cmd_serve(args: argparse.Namespace) -> None:

@@ -68,6 +68,10 @@ def check_label(value: str | None, name: str, limit: int) -> str | None:
         raise InvalidArgumentError(f"{name} must be one line")
     if len(value) > limit:
         raise InvalidArgumentError(f"{name} is {len(value)} characters; the limit is {limit}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgumentError(f"{name} is not valid text (a lone surrogate)") from None
     return value
 
 

@@ -35,10 +35,11 @@ from ..model.visibility import Viewer
 from .store import Store
 from .tokens import Token
 
-__all__ = ["MAX_LIMIT", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "WriteLimiter"]
+__all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "WriteLimiter"]
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 100
+MAX_OFFSET = 1_000_000
 _FILTERS = (
     "project",
     "campaign",
@@ -123,8 +124,12 @@ class AgentAPI:
             raise UnauthorizedError("writing needs a token: notewell token create NAME")
         if caller.token.read_only:
             raise ForbiddenError(f"token {caller.token.name!r} is read-only")
-        self.limiter.take(caller.token.name)
         return caller.token.name
+
+    def _spend(self, caller: Caller) -> None:
+        """Count a write against the caller's rate, once it is checked and about to happen."""
+        if caller.token is not None and not caller.local:
+            self.limiter.take(caller.token.name)
 
     def _may_change(self, caller: Caller, note: Note) -> None:
         if caller.owner:
@@ -173,6 +178,10 @@ class AgentAPI:
             raise InvalidQueryError("query must be text")
         if len(query) > MAX_QUERY_CHARS:
             raise InvalidQueryError(f"query is {len(query)} characters; at most {MAX_QUERY_CHARS}")
+        if wait and not caller.local:
+            # Embedding the backlog holds the store for everyone: a write-capable caller's call.
+            self._writer(caller)
+            self._spend(caller)
         cards = self.store.search_notes(
             query, mode=mode, limit=self._limit(limit, 10), wait=bool(wait), viewer=viewer, **self._filters(filters)
         )
@@ -187,7 +196,10 @@ class AgentAPI:
         """The whole note; with *working_attempt_id* (the caller's running attempt) the read is recorded."""
         viewer = self._reader(caller)
         if working_attempt_id is not None:
+            # Recording the read writes to the attempt's history: a write, checked and counted as one.
+            self._writer(caller)
             self._may_use_attempt(caller, working_attempt_id)
+            self._spend(caller)
         note = self.store.get_note(note_id, revision=revision, viewer=viewer, working_attempt_id=working_attempt_id)
         return note.to_dict()
 
@@ -195,8 +207,8 @@ class AgentAPI:
         self, caller: Caller, *, limit: int | None = None, offset: int = 0, **filters: Any
     ) -> dict[str, Any]:
         viewer = self._reader(caller)
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidArgumentError(f"offset must be a whole number ≥ 0, got {offset!r}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+            raise InvalidArgumentError(f"offset must be a whole number from 0 to {MAX_OFFSET}, got {offset!r}")
         cards = self.store.list_notes(
             limit=self._limit(limit, 20), offset=offset, viewer=viewer, **self._filters(filters)
         )
@@ -226,16 +238,19 @@ class AgentAPI:
         author = self._writer(caller)
         if attempt_id is not None:
             self._may_use_attempt(caller, attempt_id)
+        self._spend(caller)
         return self.store.add_note(text, author=author, model=model, attempt=attempt_id).to_dict()
 
     def edit_note(self, caller: Caller, note_id: str, text: str) -> dict[str, Any]:
         author = self._writer(caller)
         self._may_change(caller, self.store.get_note(note_id, viewer=caller.viewer))
+        self._spend(caller)
         return self.store.edit_note(note_id, text, author=author).to_dict()
 
     def delete_note(self, caller: Caller, note_id: str) -> dict[str, Any]:
         self._writer(caller)
         self._may_change(caller, self.store.get_note(note_id, viewer=caller.viewer))
+        self._spend(caller)
         return self.store.delete_note(note_id)
 
     def add_tag(self, caller: Caller, note_id: str, tags: list[str]) -> dict[str, Any]:
@@ -245,6 +260,7 @@ class AgentAPI:
         if not isinstance(tags, list) or not tags or not all(isinstance(t, str) for t in tags):
             raise InvalidArgumentError("tags must be a non-empty list of words")
         self._may_change(caller, self.store.get_note(note_id, viewer=caller.viewer))
+        self._spend(caller)
         return self.store.add_tag(note_id, *tags, author=author).to_dict()
 
     def start_attempt(
@@ -262,6 +278,7 @@ class AgentAPI:
             who = author or os.environ.get("USER") or "owner"
         if not caller.owner and check_project(project) in self.store.hidden_projects(caller.viewer):
             raise ForbiddenError(f"project {project!r} is private")
+        self._spend(caller)
         return self.store.start_attempt(project, author=who, model=model, campaign=campaign).to_dict()
 
     def end_attempt(
@@ -269,4 +286,5 @@ class AgentAPI:
     ) -> dict[str, Any]:
         self._writer(caller)
         self._may_use_attempt(caller, attempt_id)
+        self._spend(caller)
         return self.store.end_attempt(attempt_id, outcome=outcome, summary=summary).to_dict()

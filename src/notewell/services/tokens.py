@@ -9,6 +9,8 @@ private projects. An owner token administers the store (sees and edits everythin
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -82,9 +84,22 @@ class TokenBook:
         }
         self._stamp = stamp
 
+    @contextlib.contextmanager
+    def _exclusive(self):  # noqa: ANN202
+        """Hold the tokens file for a read-change-write: other processes (`notewell token`) wait."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock, open(self.path.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                self._stamp = None  # re-read under the lock
+                self._load()
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+        tmp = self.path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         data = json.dumps({"tokens": self._raw}, indent=1, ensure_ascii=False)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
@@ -106,8 +121,7 @@ class TokenBook:
             )
         if read_only and owner:
             raise InvalidArgumentError("an owner token cannot be read-only")
-        with self._lock:
-            self._load()
+        with self._exclusive():
             if any(e["name"] == name for e in self._raw):
                 raise InvalidArgumentError(f"a token named {name!r} exists (revoke it first)")
             secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -130,8 +144,7 @@ class TokenBook:
             return sorted(self._by_digest.values(), key=lambda t: t.name)
 
     def revoke(self, name: str) -> Token:
-        with self._lock:
-            self._load()
+        with self._exclusive():
             kept = [e for e in self._raw if e["name"] != name]
             if len(kept) == len(self._raw):
                 raise NotFoundError(f"no token named {name!r}")
