@@ -12,6 +12,7 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -247,7 +248,22 @@ def make_app(
         note_id = request.path_params["note_id"]
         attempt = request.query_params.get("working_attempt_id")
         revision = _int_param(request, "revision")
-        return await call(api.get_note, caller, note_id, working_attempt_id=attempt, revision=revision), 200
+        render = request.query_params.get("render")
+        if render not in (None, "html"):
+            raise InvalidArgumentError(f"render takes 'html', got {render[:40]!r}")
+        note = await call(api.get_note, caller, note_id, working_attempt_id=attempt, revision=revision)
+        if render == "html":
+            from .web.render import render_markdown
+
+            note["body_html"] = render_markdown(note["body"])
+        return note, 200
+
+    async def projects(request: Request, caller: Caller) -> tuple[Any, int]:
+        return await call(api.list_projects, caller), 200
+
+    async def project_attempts(request: Request, caller: Caller) -> tuple[Any, int]:
+        limit = _int_param(request, "limit")
+        return await call(api.list_attempts, caller, request.path_params["project"], limit=limit), 200
 
     async def add_note(request: Request, caller: Caller) -> tuple[Any, int]:
         data = await h.body(request)
@@ -300,6 +316,25 @@ def make_app(
     async def summary(request: Request, caller: Caller) -> tuple[Any, int]:
         return await call(api.notes_summary, caller), 200
 
+    static = Path(__file__).resolve().parent / "web" / "static"
+    types = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css"}
+    assets = {f.name: (f.read_bytes(), types[f.suffix]) for f in static.iterdir() if f.suffix in types}
+
+    def page(name: str) -> Response:
+        body, kind = assets[name]
+        # The page's own assets only: no inline script, nothing from elsewhere.
+        policy = "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+        return Response(body, media_type=kind, headers={"Content-Security-Policy": policy, "Cache-Control": "no-cache"})
+
+    async def index(request: Request) -> Response:
+        return page("index.html")
+
+    async def asset(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in assets or name == "index.html":
+            return _error("not_found", f"no asset {name[:80]!r}", 404)
+        return page(name)
+
     async def healthz(request: Request) -> Response:
         return JSONResponse({"ok": True})
 
@@ -309,6 +344,8 @@ def make_app(
         return JSONResponse(document)
 
     routes: list[BaseRoute] = [
+        Route("/", index, methods=["GET"]),
+        Route("/static/{name}", asset, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/api/notes/search", endpoint(search), methods=["GET"]),
@@ -321,7 +358,9 @@ def make_app(
         Route("/api/attempts", endpoint(start_attempt), methods=["POST"]),
         Route("/api/attempts/{attempt_id}", endpoint(get_attempt), methods=["GET"]),
         Route("/api/attempts/{attempt_id}/end", endpoint(end_attempt), methods=["POST"]),
+        Route("/api/projects", endpoint(projects), methods=["GET"]),
         Route("/api/projects/{project}/brief", endpoint(brief), methods=["GET"]),
+        Route("/api/projects/{project}/attempts", endpoint(project_attempts), methods=["GET"]),
         Route("/api/tags", endpoint(tags), methods=["GET"]),
         Route("/api/summary", endpoint(summary), methods=["GET"]),
         *(extra_routes or []),

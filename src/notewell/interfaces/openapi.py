@@ -212,6 +212,7 @@ def openapi_document() -> dict[str, Any]:
                     _NOTE_ID,
                     _param("working_attempt_id", "query", {"type": "string"}, "record the read on it"),
                     _param("revision", "query", {"type": "integer", "minimum": 1}, "an earlier text"),
+                    _param("render", "query", {"type": "string", "enum": ["html"]}, "add body_html (safe HTML)"),
                 ],
                 "responses": {"200": _json(_ref("Note"), "the note"), **_errors(400, 401, 403, 404)},
             },
@@ -274,6 +275,21 @@ def openapi_document() -> dict[str, Any]:
                 "summary": "The one thing to read first on a project: its digest, the recent stream, what is new",
                 "parameters": [_param("project", "path", {"type": "string"}, "a project")],
                 "responses": {"200": _json(_OBJECT, "the brief"), **_errors(400, 401, 404)},
+            }
+        },
+        "/api/projects": {
+            "get": {
+                "operationId": "list_projects",
+                "summary": "Every project you may see: settings, counts, last activity",
+                "responses": {"200": _json(_OBJECT, "projects"), **_errors(401)},
+            }
+        },
+        "/api/projects/{project}/attempts": {
+            "get": {
+                "operationId": "list_attempts",
+                "summary": "A project's attempts, newest first: author, model, outcome, times",
+                "parameters": [_param("project", "path", {"type": "string"}, "a project"), _LIMIT],
+                "responses": {"200": _json(_OBJECT, "attempts"), **_errors(400, 401, 404)},
             }
         },
         "/api/tags": {

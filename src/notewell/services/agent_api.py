@@ -226,6 +226,13 @@ class AgentAPI:
     def list_tags(self, caller: Caller) -> dict[str, Any]:
         return {"tags": self.store.list_tags(viewer=self._reader(caller))}
 
+    def list_projects(self, caller: Caller) -> dict[str, Any]:
+        return {"projects": self.store.list_projects(viewer=self._reader(caller))}
+
+    def list_attempts(self, caller: Caller, project: str, *, limit: int | None = None) -> dict[str, Any]:
+        attempts = self.store.list_attempts(project=project, limit=self._limit(limit, 50), viewer=self._reader(caller))
+        return {"attempts": [a.to_dict() for a in attempts]}
+
     def get_attempt(self, caller: Caller, attempt_id: str) -> dict[str, Any]:
         return self.store.get_attempt(attempt_id, viewer=self._reader(caller)).to_dict()
 

@@ -182,6 +182,25 @@ class AttemptsMixin:
             return found
 
     @guarded
+    def list_projects(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        """Every project *viewer* may see (settings, counts, last activity), most recently active first."""
+        with self._lock:
+            self.refresh()
+            hidden = set(self._hidden_projects(viewer))
+            rows = self._index.conn.execute(
+                "SELECT name, max(at) FROM (SELECT name, NULL AS at FROM projects"
+                " UNION ALL SELECT project, started_at FROM attempts) GROUP BY name"
+            ).fetchall()
+            out = []
+            for name, last in rows:
+                if name in hidden:
+                    continue
+                found = self._project(name)
+                out.append({**found, "last_activity": last})
+            out.sort(key=lambda p: (p["last_activity"] or "", p["name"]), reverse=True)
+            return out
+
+    @guarded
     def attempt_reads(self, attempt_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """The notes read while working on an attempt (get_note with working_attempt_id), oldest first."""
         attempt_id = check_attempt_id(attempt_id)

@@ -1,0 +1,152 @@
+"""The web page in a real browser: Debian's chromium driven by Playwright, against a real server."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest.importorskip("playwright")
+pytest.importorskip("uvicorn")
+CHROMIUM = "/usr/bin/chromium"
+if not os.path.exists(CHROMIUM):
+    pytest.skip("Debian's chromium is not installed (scripts/install-browser)", allow_module_level=True)
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+from tests.interfaces.server_fixture import Server  # noqa: E402
+
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    server = Server(tmp_path_factory.mktemp("web") / "notes")
+    store = server.store
+    store.set_project("secret", private=True, owner="alice")
+    demo = store.start_attempt("demo", author="alice", model="m-1", campaign="camp")
+    other = store.start_attempt("other", author="bob", campaign="camp")
+    hidden = store.start_attempt("secret", author="alice")
+    notes = {
+        "plan": store.add_note(
+            "---\ntitle: Cache plan\nkind: decision\ntags: [cache, redis]\nmodel: m-1\nstatus: draft\n---\n"
+            "We **warm the cache** first.\n\n| step | ms |\n|---|---|\n| warm | 40 |\n\n```py\nwarm()\n```\n",
+            attempt=demo.id,
+        ),
+        "other": store.add_note("# Cache in other\n\ncache findings from another project", attempt=other.id),
+        "zh": store.add_note("# 缓存预热\n\n缓存预热把延迟降到四十毫秒。", attempt=demo.id),
+        "xss": store.add_note(
+            '# Hostile note\n\n<script>window.__pwned = 1</script>\n\n<img src=x onerror="window.__pwned = 2">\n\n'
+            "[click](javascript:window.__pwned=3) cache",
+            attempt=demo.id,
+        ),
+        "hidden": store.add_note("# Launch codes\n\ncache secret zebra", attempt=hidden.id),
+    }
+    store.embed_pending()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield server, notes, browser
+        browser.close()
+    server.close()
+
+
+def _page(browser):
+    context = browser.new_context(viewport={"width": 1000, "height": 800})
+    return context.new_page()
+
+
+def test_projects_project_tab_and_search_scopes(site):
+    server, notes, browser = site
+    page = _page(browser)
+    page.goto(server.url + "/")
+    expect(page.get_by_role("heading", name="Campaign camp")).to_be_visible()
+    expect(page.get_by_role("link", name="secret")).to_have_count(0)  # private, no token
+    page.get_by_role("link", name="demo", exact=True).click()
+    expect(page.get_by_role("heading", name="demo")).to_be_visible()
+    expect(page.get_by_text("alice · m-1").first).to_be_visible()  # an attempt, with author and model
+    # This project (the default scope), keyword.
+    page.get_by_label("search").fill("cache")
+    page.get_by_role("button", name="Search").click()
+    expect(page.get_by_role("link", name="Cache plan")).to_be_visible()
+    expect(page.get_by_role("link", name="Cache in other")).to_have_count(0)
+    assert "q=cache" in page.url and "scope=project" in page.url
+    expect(page.locator("mark", has_text="cache").first).to_be_visible()
+    # This campaign: the other project's note too, naming its project.
+    page.get_by_label("scope").select_option("campaign")
+    page.get_by_role("button", name="Search").click()
+    expect(page.get_by_role("link", name="Cache in other")).to_be_visible()
+    expect(page.get_by_role("link", name="other", exact=True)).to_be_visible()
+    # Semantic and both.
+    page.get_by_label("mode").select_option("both")
+    page.get_by_role("button", name="Search").click()
+    expect(page.locator(".card .muted", has_text="semantic").first).to_be_visible()
+    assert "mode=both" in page.url
+    if os.environ.get("NOTEWELL_SCREENSHOT"):  # the README's picture: NOTEWELL_SCREENSHOT=docs/search.png
+        page.screenshot(path=os.environ["NOTEWELL_SCREENSHOT"], full_page=True)
+    # Back walks the URL states.
+    page.go_back()
+    expect(page.get_by_label("mode")).to_have_value("keyword")
+    assert "scope=campaign" in page.url and "mode=keyword" in page.url
+    page.reload()
+    expect(page.get_by_role("link", name="Cache in other")).to_be_visible()
+    page.context.close()
+
+
+def test_a_note_page_renders_chips_extras_and_markdown(site):
+    server, notes, browser = site
+    page = _page(browser)
+    page.goto(f"{server.url}/?note={notes['plan'].id}")
+    expect(page.get_by_role("heading", name="Cache plan")).to_be_visible()
+    expect(page.locator(".chip.kind")).to_have_text("decision")
+    expect(page.locator(".chip", has_text="#redis")).to_be_visible()
+    expect(page.locator(".extras")).to_have_text("status: draft")
+    expect(page.locator(".body table td").first).to_have_text("warm")
+    expect(page.locator(".body pre code")).to_have_text("warm()\n")
+    expect(page.locator(".body strong")).to_have_text("warm the cache")
+    page.context.close()
+
+
+def test_chinese_text_is_found_and_shown(site):
+    server, notes, browser = site
+    page = _page(browser)
+    page.goto(server.url + "/?q=%E7%BC%93%E5%AD%98&scope=all&mode=keyword")
+    expect(page.get_by_role("link", name="缓存预热")).to_be_visible()
+    page.get_by_role("link", name="缓存预热").click()
+    expect(page.locator(".body")).to_contain_text("缓存预热把延迟降到四十毫秒。")
+    page.context.close()
+
+
+def test_hostile_note_text_never_runs(site):
+    server, notes, browser = site
+    page = _page(browser)
+    page.goto(f"{server.url}/?note={notes['xss'].id}")
+    expect(page.locator(".body")).to_contain_text("<script>window.__pwned = 1</script>")
+    expect(page.locator(".body")).to_contain_text('<img src=x onerror="window.__pwned = 2">')
+    assert page.locator(".body img").count() == 0 and page.locator(".body script").count() == 0
+    assert page.locator(".body a[href^='javascript']").count() == 0
+    page.goto(server.url + "/?q=cache&scope=all&mode=keyword")
+    expect(page.get_by_role("link", name="Hostile note")).to_be_visible()
+    assert page.evaluate("window.__pwned") is None
+    page.context.close()
+
+
+def test_a_private_note_shows_only_with_the_right_token(site):
+    server, notes, browser = site
+    page = _page(browser)
+    page.goto(server.url + "/?q=zebra&scope=all&mode=keyword")
+    expect(page.get_by_text("No notes found.")).to_be_visible()
+    page.get_by_label("token").fill(server.tokens["alice"])
+    page.get_by_role("button", name="Use").click()
+    expect(page.get_by_role("link", name="Launch codes")).to_be_visible()
+    page.get_by_label("token").fill(server.tokens["bob"])
+    page.get_by_role("button", name="Use").click()
+    expect(page.get_by_text("No notes found.")).to_be_visible()
+    page.context.close()
