@@ -50,6 +50,8 @@ def site(tmp_path_factory):
         ),
         "hidden": store.add_note("# Launch codes\n\ncache secret zebra", attempt=hidden.id),
     }
+    store.set_summary(notes["plan"].id, "warm the cache before the first request")
+    store.edit_note(notes["zh"].id, "# 缓存预热\n\n缓存预热把延迟降到四十毫秒。第二版。")
     store.embed_pending()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -84,10 +86,12 @@ def test_projects_project_tab_and_search_scopes(site):
     page.get_by_role("button", name="Search").click()
     expect(page.get_by_role("link", name="Cache in other")).to_be_visible()
     expect(page.get_by_role("link", name="other", exact=True)).to_be_visible()
-    # Semantic and both.
+    # Both: the exact list and the semantic list side by side, unfused.
     page.get_by_label("mode").select_option("both")
     page.get_by_role("button", name="Search").click()
-    expect(page.locator(".card .muted", has_text="semantic").first).to_be_visible()
+    expect(page.locator("[data-mode=keyword] .card").first).to_be_visible()
+    expect(page.locator("[data-mode=semantic] .card").first).to_be_visible()
+    expect(page.locator("[data-mode=semantic] mark")).to_have_count(0)  # no highlights claimed for meaning
     assert "mode=both" in page.url
     if os.environ.get("NOTEWELL_SCREENSHOT"):  # the README's picture: NOTEWELL_SCREENSHOT=docs/search.png
         page.screenshot(path=os.environ["NOTEWELL_SCREENSHOT"], full_page=True)
@@ -150,3 +154,35 @@ def test_a_private_note_shows_only_with_the_right_token(site):
     page.get_by_role("button", name="Use").click()
     expect(page.get_by_text("No notes found.")).to_be_visible()
     page.context.close()
+
+
+def test_kind_and_tag_filters_narrow_the_list(site):
+    server, notes, browser = site
+    page = _page(browser)
+    page.goto(server.url + "/?q=cache&scope=all&mode=keyword")
+    expect(page.get_by_role("link", name="Hostile note")).to_be_visible()
+    page.get_by_label("kind").select_option("decision")
+    page.get_by_role("button", name="Search").click()
+    expect(page.get_by_role("link", name="Cache plan")).to_be_visible()
+    expect(page.get_by_role("link", name="Hostile note")).to_have_count(0)
+    assert "kind=decision" in page.url
+    page.goto(server.url + "/?view=tags")
+    page.get_by_text("#redis 1").click()
+    expect(page.get_by_role("link", name="Cache plan")).to_be_visible()
+    expect(page.locator(".summary")).to_have_text("warm the cache before the first request")
+    page.context.close()
+
+
+def test_revisions_and_a_narrow_screen(site):
+    server, notes, browser = site
+    context = browser.new_context(viewport={"width": 360, "height": 740})
+    page = context.new_page()
+    page.goto(f"{server.url}/?note={notes['zh'].id}")
+    expect(page.locator(".body")).to_contain_text("第二版")
+    page.get_by_role("link", name="r1").click()
+    expect(page.locator(".body")).not_to_contain_text("第二版")
+    assert "revision=1" in page.url
+    page.goto(server.url + "/?q=cache&scope=all&mode=both")
+    expect(page.locator("[data-mode=semantic] .card").first).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")  # nothing sideways
+    context.close()

@@ -67,3 +67,8 @@ def test_never_raises_and_only_shows_body_text(body, query):
         words = " ".join(body.split())
         for part in snip.replace("**", "").strip("…").split():
             assert part in words
+
+
+def test_the_notes_own_bold_markers_do_not_pair_with_highlights():
+    got = make_snippet("We **warm the cache** first, then read.", phrases_of("cache"))
+    assert got == "We warm the **cache** first, then read."

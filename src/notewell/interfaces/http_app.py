@@ -311,7 +311,12 @@ def make_app(
         return await call(api.brief, caller, request.path_params["project"]), 200
 
     async def tags(request: Request, caller: Caller) -> tuple[Any, int]:
-        return await call(api.list_tags, caller), 200
+        unknown = set(request.query_params.keys()) - {"notes", "tag"}
+        if unknown:
+            raise InvalidArgumentError(f"unknown parameter(s): {', '.join(sorted(unknown))}")
+        notes = request.query_params.get("notes", "").lower() in ("1", "true", "yes")
+        tag = request.query_params.get("tag")
+        return await call(api.list_tags, caller, notes=notes, tag=tag), 200
 
     async def summary(request: Request, caller: Caller) -> tuple[Any, int]:
         return await call(api.notes_summary, caller), 200

@@ -296,6 +296,10 @@ def openapi_document() -> dict[str, Any]:
             "get": {
                 "operationId": "list_tags",
                 "summary": "Every tag with its count",
+                "parameters": [
+                    _param("notes", "query", {"type": "boolean"}, "also each note's tags and summary"),
+                    _param("tag", "query", {"type": "string"}, "with notes: only this tag's notes"),
+                ],
                 "responses": {"200": _json(_OBJECT, "tags"), **_errors(401)},
             }
         },

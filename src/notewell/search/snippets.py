@@ -117,9 +117,12 @@ def make_snippet(
     body: str, phrases: Sequence[Phrase], chars: int = SNIPPET_CHARS, lead: int = _LEAD_CHARS
 ) -> str | None:
     """About *chars* characters of *body* around its densest cluster of hits, each hit in
-    ``**bold**``, with ``…`` where text was cut; None when no phrase occurs."""
+    ``**bold**``, with ``…`` where text was cut; None when no phrase occurs. The body's
+    own ``**`` markers are dropped, so every ``**`` pair in a snippet is a highlight."""
     if not phrases or not body:
         return None
+    if "**" in body:
+        body = body.replace("**", "")  # the note's own bold markers would pair with the highlights
     folded = body if body.isascii() else body.translate(_FOLDING)
     finder = re.compile("|".join(f"({_pattern(p)})" for p in phrases), re.IGNORECASE)
     hits: list[tuple[int, int, int]] = []  # (start, end, phrase number)

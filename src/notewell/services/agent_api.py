@@ -40,6 +40,7 @@ __all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 100
 MAX_OFFSET = 1_000_000
+MAX_NOTE_TAGS = 500  # notes listed with their tags and summary in one answer
 _FILTERS = (
     "project",
     "campaign",
@@ -223,8 +224,16 @@ class AgentAPI:
     def links(self, caller: Caller, note_id: str, *, depth: int = 1) -> dict[str, Any]:
         return self.store.links(note_id, depth=depth, viewer=self._reader(caller))
 
-    def list_tags(self, caller: Caller) -> dict[str, Any]:
-        return {"tags": self.store.list_tags(viewer=self._reader(caller))}
+    def list_tags(self, caller: Caller, *, notes: bool = False, tag: str | None = None) -> dict[str, Any]:
+        """Every tag with its count; with *notes*, each note's tags and summary (only *tag*'s notes if given)."""
+        viewer = self._reader(caller)
+        out: dict[str, Any] = {"tags": self.store.list_tags(viewer=viewer)}
+        if notes:
+            rows = self.store.note_tags(viewer=viewer)
+            if tag is not None:
+                rows = [r for r in rows if tag in r["tags"]]
+            out["notes"] = rows[:MAX_NOTE_TAGS]
+        return out
 
     def list_projects(self, caller: Caller) -> dict[str, Any]:
         return {"projects": self.store.list_projects(viewer=self._reader(caller))}

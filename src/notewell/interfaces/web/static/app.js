@@ -4,6 +4,7 @@
 "use strict";
 
 const main = document.getElementById("main");
+const KINDS = ["finding", "decision", "blocker", "plan", "digest", "summary", "question", "idea"];
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -58,7 +59,7 @@ function resultCard(card, showProject) {
     showProject && card.project ? el("div", { class: "muted" }, "in ",
       link({ project: card.project }, card.project), card.attempt_id ? " · attempt " + card.attempt_id : "") : null,
     el("div", { class: "muted" }, meta),
-    snippet(card.snippet));
+    card.mode === "semantic" ? el("p", { class: "snippet" }, card.snippet || "") : snippet(card.snippet));
 }
 
 function searchForm(state, project) {
@@ -71,10 +72,14 @@ function searchForm(state, project) {
   for (const [v, label] of scopes) scope.append(el("option", { value: v, selected: state.scope === v }, label));
   const mode = el("select", { name: "mode", "aria-label": "mode" });
   for (const v of ["keyword", "semantic", "both"]) mode.append(el("option", { value: v, selected: state.mode === v }, v));
-  const form = el("form", { class: "search" }, input, scope, mode, el("button", { type: "submit" }, "Search"));
+  const kind = el("select", { name: "kind", "aria-label": "kind" }, el("option", { value: "" }, "any kind"));
+  for (const k of KINDS) kind.append(el("option", { value: k, selected: state.kind === k }, k));
+  const form = el("form", { class: "search" }, input, scope, mode, kind, el("button", { type: "submit" }, "Search"));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const params = { q: input.value, scope: scope.value, mode: mode.value };
+    if (kind.value) params.kind = kind.value;
+    if (state.tag) params.tag = state.tag;
     if (project) params.project = project.name;
     if (project && project.campaign) params.campaign = project.campaign;
     go(params);
@@ -134,11 +139,24 @@ async function showSearch(state) {
   }
   const data = await api("/api/notes/search?" + params.toString());
   if (!data.cards.length) main.append(el("p", { class: "muted" }, "No notes found."));
-  for (const card of data.cards) main.append(resultCard(card, scope !== "project"));
+  if (data.mode === "both") {
+    // The two engines side by side, unfused: the exact list is always there beside the semantic one.
+    const cols = el("div", { class: "both" });
+    for (const m of ["keyword", "semantic"]) {
+      const cards = data.cards.filter((c) => c.mode === m);
+      cols.append(el("section", { "data-mode": m }, el("h2", {}, m === "keyword" ? "Keyword (exact)" : "Semantic"),
+        cards.length ? cards.map((c) => resultCard(c, scope !== "project")) : el("p", { class: "muted" }, "none")));
+    }
+    main.append(cols);
+  } else {
+    for (const card of data.cards) main.append(resultCard(card, scope !== "project"));
+  }
+  if (data.not_embedded) main.append(el("p", { class: "muted" }, `${data.not_embedded} notes not embedded yet`));
 }
 
 async function showNote(state) {
-  const note = await api("/api/notes/" + encodeURIComponent(state.note) + "?render=html");
+  const rev = state.revision ? "&revision=" + encodeURIComponent(state.revision) : "";
+  const note = await api("/api/notes/" + encodeURIComponent(state.note) + "?render=html" + rev);
   const header = note.header || {};
   const body = el("div", { class: "body" });
   body.innerHTML = note.body_html; // rendered by the server: raw HTML escaped, unsafe links dropped
@@ -155,6 +173,9 @@ async function showNote(state) {
       note.attempt ? el("span", {}, " · attempt ", note.attempt.id, " on ",
         link({ project: note.attempt.project }, note.attempt.project)) : null),
     body,
+    note.revisions > 1 ? el("section", {}, el("h2", {}, "Revisions"),
+      Array.from({ length: note.revisions }, (_, i) => i + 1).map((n) =>
+        el("span", {}, n === note.revision ? el("strong", {}, "r" + n) : link({ note: note.id, revision: n }, "r" + n), " "))) : null,
     note.backlinks && note.backlinks.length ? el("section", {}, el("h2", {}, "Built on by"),
       note.backlinks.map((b) => el("div", {}, link({ note: b.id }, b.title || b.id)))) : null);
   void header;
@@ -167,9 +188,13 @@ async function showTags(state) {
   for (const t of data.tags) list.append(link({ view: "tags", tag: t.tag }, el("span", { class: "chip" }, `#${t.tag} ${t.count}`)));
   main.append(list);
   if (state.tag) {
-    const cards = await api("/api/notes?limit=50&tags=" + encodeURIComponent(state.tag));
+    const found = await api("/api/tags?notes=1&tag=" + encodeURIComponent(state.tag));
     main.append(el("h2", {}, "#" + state.tag));
-    for (const card of cards.cards) main.append(resultCard(card, true));
+    for (const n of found.notes || []) {
+      main.append(el("div", { class: "card" }, el("h3", {}, link({ note: n.id }, n.title || n.id)),
+        el("div", {}, (n.tags || []).map((t) => el("span", { class: "chip" }, "#" + t))),
+        el("p", { class: "summary" }, n.summary || el("span", { class: "muted" }, "no summary"))));
+    }
   }
 }
 
