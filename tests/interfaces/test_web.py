@@ -186,3 +186,17 @@ def test_revisions_and_a_narrow_screen(site):
     expect(page.locator("[data-mode=semantic] .card").first).to_be_visible()
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")  # nothing sideways
     context.close()
+
+
+def test_semantic_mode_and_a_project_without_search_words(site):
+    server, notes, browser = site
+    page = _page(browser)
+    page.goto(server.url + "/?q=warming+caches+before+requests&scope=all&mode=semantic")
+    expect(page.locator(".card").first).to_be_visible()
+    expect(page.locator(".card .muted", has_text="semantic").first).to_be_visible()
+    # This project with no words: its recent notes; a broader scope asks for words.
+    page.goto(server.url + "/?q=&scope=project&project=demo&mode=keyword")
+    expect(page.get_by_role("link", name="Cache plan")).to_be_visible()
+    page.goto(server.url + "/?q=&scope=all&mode=keyword")
+    expect(page.get_by_text("Give search words to search beyond one project.")).to_be_visible()
+    page.context.close()
