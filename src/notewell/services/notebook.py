@@ -1,0 +1,254 @@
+"""The working-context notebook for one long task: edit, validate, checkpoint, read back.
+
+A notebook lives in ``<root>/<task>/`` (root: ``--root``, ``$AGENT_CONTEXT_ROOT`` or
+``./.agent-context``, which ignores itself in git): ``notebook.md`` is the working copy the
+agent edits, ``revisions/0001.md``… the accepted revisions, ``raw/`` the untouched raw
+log, ``state.json`` the budget, the ids retired so far and what ``nudge`` already said.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidArgumentError, NotFoundError, StorageError
+from ..model.notebook_doc import parse_notebook, render_template
+from ..model.notebook_rules import DEFAULT_BUDGET, Finding, estimate_tokens, validate_notebook
+from ..model.timestamps import now_iso
+from ..storage.raw_log import RawEvent, RawLog
+
+__all__ = ["NOTEBOOK_ROOT", "AcceptResult", "Notebook", "notebook_root"]
+
+NOTEBOOK_ROOT = ".agent-context"
+_TASK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
+TIERS = (50, 75, 90)
+
+
+def notebook_root(root: str | os.PathLike[str] | None = None) -> Path:
+    """Where notebooks live: *root*, else $AGENT_CONTEXT_ROOT, else ./.agent-context."""
+    return Path(root or os.environ.get("AGENT_CONTEXT_ROOT") or NOTEBOOK_ROOT).expanduser()
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptResult:
+    accepted: bool
+    revision: int  # the revision in force afterwards
+    errors: list[Finding]
+    warnings: list[Finding]
+
+
+class Notebook:
+    """One task's notebook."""
+
+    def __init__(self, task: str, *, root: str | os.PathLike[str] | None = None) -> None:
+        if not isinstance(task, str) or not _TASK.fullmatch(task):
+            raise InvalidArgumentError(f"a task name is letters, digits, '.', '_' or '-' (at most 80); got {task!r}")
+        self.task = task
+        self.root = notebook_root(root)
+        self.dir = self.root / task
+        self.path = self.dir / "notebook.md"
+        self.revisions = self.dir / "revisions"
+        self.raw = RawLog(self.dir / "raw")
+        self._state_path = self.dir / "state.json"
+
+    # -- set-up and state -------------------------------------------------------
+
+    @classmethod
+    def init(
+        cls, task: str, *, goal: str, budget: int = DEFAULT_BUDGET, root: str | os.PathLike[str] | None = None
+    ) -> Notebook:
+        """A new notebook with *goal*, accepted as revision 1."""
+        book = cls(task, root=root)
+        if not isinstance(goal, str) or not goal.strip():
+            raise InvalidArgumentError("give the goal: the outcome, in one or two lines (--goal)")
+        if isinstance(budget, bool) or not isinstance(budget, int) or not 200 <= budget <= 100_000:
+            raise InvalidArgumentError(f"the budget is a number of tokens from 200 to 100000, got {budget!r}")
+        if book.path.exists():
+            raise InvalidArgumentError(f"a notebook for {task!r} exists at {book.path}")
+        book.root.mkdir(parents=True, exist_ok=True)
+        ignore = book.root / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# working notebooks: disposable, may hold client data\n*\n", encoding="utf-8")
+        book.revisions.mkdir(parents=True, exist_ok=True)
+        text = render_template(task, " ".join(goal.split()))
+        book._write(book.path, text)
+        book._write(book.revisions / "0001.md", text)
+        book._save_state({"budget": budget, "retired": [], "said": {}, "created_at": now_iso()})
+        return book
+
+    def _require(self) -> None:
+        if not self._state_path.exists():
+            raise NotFoundError(f"no notebook for {self.task!r} under {self.root} (notewell notebook init)")
+
+    def state(self) -> dict[str, Any]:
+        self._require()
+        try:
+            return json.loads(self._state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise StorageError(f"cannot read {self._state_path}: {exc}") from None
+
+    def _save_state(self, state: dict[str, Any]) -> None:
+        self._write(self._state_path, json.dumps(state, indent=1, ensure_ascii=False))
+
+    @staticmethod
+    def _write(path: Path, text: str) -> None:
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise StorageError(f"cannot write {path}: {exc.strerror}") from None
+
+    def revision(self) -> int:
+        """The number of the accepted revision in force."""
+        self._require()
+        numbers = [int(p.stem) for p in self.revisions.glob("[0-9][0-9][0-9][0-9].md")]
+        return max(numbers, default=0)
+
+    def accepted_text(self, number: int | None = None) -> str:
+        number = self.revision() if number is None else number
+        try:
+            return (self.revisions / f"{number:04d}.md").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise NotFoundError(f"no accepted revision {number} of {self.task!r}") from None
+
+    def working_text(self) -> str:
+        self._require()
+        try:
+            return self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
+        except UnicodeDecodeError:
+            raise InvalidArgumentError(f"{self.path} is not UTF-8 text") from None
+
+    # -- the loop ---------------------------------------------------------------
+
+    def log(self, data: bytes, label: str) -> tuple[RawEvent, str]:
+        """Store raw output once; returns the event and the one-line pointer to keep instead."""
+        self._require()
+        event = self.raw.log(data, label)
+        return event, f"[{event.id}] {event.label} ({event.bytes} bytes; notewell notebook recall {event.id})"
+
+    def recall(self, event_id: str, *, grep: str | None = None, offset: int = 0, limit: int = 2000) -> str:
+        self._require()
+        return self.raw.recall(event_id, grep=grep, offset=offset, limit=limit)
+
+    def check(self, text: str | None = None) -> tuple[list[Finding], list[Finding]]:
+        """Validate *text* (default: the working copy) as the next revision."""
+        state = self.state()
+        text = self.working_text() if text is None else text
+        previous = parse_notebook(self.accepted_text())
+        return validate_notebook(
+            parse_notebook(text),
+            text,
+            previous=previous,
+            retired=state.get("retired", []),
+            raw_ids=self.raw.ids(),
+            budget=int(state.get("budget", DEFAULT_BUDGET)),
+        )
+
+    def accept(self) -> AcceptResult:
+        """Validate the working copy; on success checkpoint it as the next revision."""
+        text = self.working_text()
+        errors, warnings = self.check(text)
+        current = self.revision()
+        if errors:
+            return AcceptResult(False, current, errors, warnings)
+        if text == self.accepted_text(current):
+            return AcceptResult(True, current, [], warnings)
+        state = self.state()
+        before = {i.id for i in parse_notebook(self.accepted_text(current)).items}
+        now = {i.id for i in parse_notebook(text).items}
+        state["retired"] = sorted(set(state.get("retired", [])) | (before - now))
+        self._write(self.revisions / f"{current + 1:04d}.md", text)
+        self._save_state(state)
+        return AcceptResult(True, current + 1, [], warnings)
+
+    def restore(self) -> int:
+        """Put the accepted revision back as the working copy; returns its number."""
+        self._write(self.path, self.accepted_text())
+        return self.revision()
+
+    def show(self) -> str:
+        """The accepted revision: what to read back."""
+        return self.accepted_text()
+
+    def history(self) -> list[dict[str, Any]]:
+        out = []
+        for number in range(1, self.revision() + 1):
+            path = self.revisions / f"{number:04d}.md"
+            text = path.read_text(encoding="utf-8")
+            at = os.stat(path).st_mtime
+            out.append({"revision": number, "items": len(parse_notebook(text).items), "tokens": estimate_tokens(text),
+                        "at": at})  # fmt: skip
+        return out
+
+    def diff(self, a: int | None = None, b: int | None = None) -> str:
+        """What changed between accepted revisions *a* and *b* (default: the last two), or from
+        the accepted revision to the working copy when only the working copy differs."""
+        current = self.revision()
+        if a is None and b is None:
+            working = self.working_text()
+            if working != self.accepted_text(current):
+                old, new, names = self.accepted_text(current), working, (f"r{current}", "working")
+            else:
+                a, b = max(1, current - 1), current
+        if a is not None or b is not None:
+            a = a if a is not None else max(1, current - 1)
+            b = b if b is not None else current
+            old, new, names = self.accepted_text(a), self.accepted_text(b), (f"r{a}", f"r{b}")
+        lines = difflib.unified_diff(old.splitlines(), new.splitlines(), *names, lineterm="")
+        return "\n".join(lines)
+
+    def status(self) -> dict[str, Any]:
+        state = self.state()
+        accepted = self.accepted_text()
+        doc = parse_notebook(accepted)
+        tokens = estimate_tokens(accepted)
+        cited = set(re.findall(r"\bE\d{4,}\b", accepted))
+        return {
+            "task": self.task,
+            "revision": self.revision(),
+            "tokens": tokens,
+            "budget": state.get("budget", DEFAULT_BUDGET),
+            "used_percent": round(100 * tokens / max(1, int(state.get("budget", DEFAULT_BUDGET)))),
+            "sections": {
+                name: len(doc.in_section(name)) for name in ("Facts", "Tracker", "Notes", "Ruled out", "Dropped")
+            },
+            "unaccepted_edits": self.working_text() != accepted,
+            "raw_events": len(self.raw.events()),
+            "uncited_events": sorted(self.raw.ids() - cited),
+            "tampered": self.raw.verify(),
+        }
+
+    def nudge(self) -> str | None:
+        """A reminder only when one is newly due (an unaccepted edit, three or more raw events not
+        yet recorded, a budget tier crossed); None otherwise, so a hook can run it every turn."""
+        status = self.status()
+        state = self.state()
+        said = state.get("said", {})
+        due: list[str] = []
+        if status["unaccepted_edits"]:
+            digest = hashlib.sha256(self.working_text().encode("utf-8")).hexdigest()
+            if said.get("edit") != digest:
+                due.append("notebook.md has edits not accepted yet: run notewell notebook accept (or restore)")
+                said["edit"] = digest
+        else:
+            said.pop("edit", None)
+        uncited = status["uncited_events"]
+        if len(uncited) >= 3 and said.get("uncited") != len(uncited):
+            due.append(f"{len(uncited)} raw events are not recorded in the notebook yet: {', '.join(uncited[:5])}")
+            said["uncited"] = len(uncited)
+        tier = max((t for t in TIERS if status["used_percent"] >= t), default=0)
+        if tier > int(said.get("tier", 0)):
+            due.append(f"the notebook uses {status['used_percent']}% of its budget: trim stale items")
+        said["tier"] = tier
+        state["said"] = said
+        self._save_state(state)
+        return "\n".join(due) if due else None

@@ -1,0 +1,122 @@
+"""The notebook's loop: init, log, recall, accept, restore, show, status, diff, history, nudge."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from notewell.errors import InvalidArgumentError, NotFoundError
+from notewell.services.notebook import Notebook
+from notewell.storage.raw_log import TamperedError
+
+
+@pytest.fixture
+def book(tmp_path):
+    return Notebook.init("fix-timeout", goal="the deploy stops timing out", budget=400, root=tmp_path / "ctx")
+
+
+def edit(book, old, new):
+    text = book.working_text()
+    assert old in text
+    book.path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_init_makes_an_accepted_notebook_that_ignores_itself(book, tmp_path):
+    assert book.revision() == 1 and "## Goal\nthe deploy stops timing out" in book.show()
+    assert (tmp_path / "ctx" / ".gitignore").read_text().strip().endswith("*")
+    with pytest.raises(InvalidArgumentError, match="exists"):
+        Notebook.init("fix-timeout", goal="again", root=tmp_path / "ctx")
+    with pytest.raises(InvalidArgumentError):
+        Notebook.init("bad name!", goal="x", root=tmp_path / "ctx")
+    with pytest.raises(NotFoundError):
+        Notebook("other", root=tmp_path / "ctx").show()
+
+
+def test_env_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENT_CONTEXT_ROOT", str(tmp_path / "private"))
+    assert Notebook.init("t", goal="g").dir == tmp_path / "private" / "t"
+
+
+def test_accept_checkpoints_a_valid_edit_and_refuses_an_invalid_one(book):
+    event, pointer = book.log(b"ERROR: upstream timed out after 30 s\n", "deploy log")
+    assert event.id == "E0001" and pointer.startswith("[E0001] deploy log")
+    edit(book, "## Facts\n", "## Facts\n- [F001] timeout = 30 s | source: E0001 | verified\n")
+    edit(book, "## Tracker\n", "## Tracker\n- [T001] [doing] reproduce the timeout\n")
+    result = book.accept()
+    assert result.accepted and result.revision == 2 and "F001" in book.show()
+    # An invalid edit: every error with its line; nothing changes.
+    edit(book, "timeout = 30 s", "timeout = 60 s")
+    edit(book, "[doing]", "[started]")
+    refused = book.accept()
+    assert not refused.accepted and refused.revision == 2
+    assert {f.line for f in refused.errors} >= {7, 10} and len(refused.errors) == 2
+    assert "timeout = 30 s" in book.show()
+    assert book.restore() == 2 and book.working_text() == book.show()
+    assert book.accept().revision == 2  # nothing new: no new revision
+
+
+def test_dropped_ids_retire_once_accepted(book):
+    book.log(b"x", "out")
+    edit(book, "## Notes\n", "## Notes\n- [N001] retries hide the first error\n")
+    assert book.accept().revision == 2
+    edit(book, "- [N001] retries hide the first error\n", "")
+    edit(book, "## Dropped\n", "## Dropped\n- [N001] fixed upstream\n")
+    assert book.accept().revision == 3
+    edit(book, "- [N001] fixed upstream\n", "")
+    assert book.accept().revision == 4
+    edit(book, "## Notes\n", "## Notes\n- [N001] a new note under an old id\n")
+    refused = book.accept()
+    assert not refused.accepted and "never reused" in str(refused.errors[0])
+
+
+def test_recall_and_tampering(book):
+    book.log(("\n".join(f"line {i}" for i in range(500))).encode(), "long")
+    found = book.recall("E0001", grep="line 42")
+    assert found.startswith("43: line 42\n") and "421: line 420" in found
+    path = book.dir / "raw" / "E0001.txt"
+    os.chmod(path, 0o644)
+    path.write_text("edited")
+    with pytest.raises(TamperedError):
+        book.recall("E0001")
+    assert book.status()["tampered"] == ["raw event E0001 was changed after it was logged (sha256 differs)"]
+
+
+def test_nudge_speaks_once_per_reason(book):
+    assert book.nudge() is None
+    edit(book, "## Notes\n", "## Notes\n- [N001] something\n")
+    assert "not accepted" in book.nudge()
+    assert book.nudge() is None  # said already
+    book.accept()
+    assert book.nudge() is None
+    for i in range(3):
+        book.log(f"output {i}".encode(), f"run {i}")
+    assert "3 raw events" in book.nudge()
+    assert book.nudge() is None
+    book.log(b"more", "run 3")
+    assert "4 raw events" in book.nudge()
+
+
+def test_budget_tiers_are_crossed_once_each(book):
+    said = []
+    for i in range(1, 40):
+        edit(book, "## Notes\n", f"## Notes\n- [N{i:03d}] observation number {i} about the upstream service\n")
+        if not book.accept().accepted:
+            break
+        message = book.nudge()
+        if message and "budget" in message:
+            said.append(book.status()["used_percent"])
+    assert len(said) == 3 and said[0] >= 50 and said[1] >= 75 and said[2] >= 90
+    assert book.status()["used_percent"] <= 100
+
+
+def test_status_diff_and_history(book):
+    book.log(b"a", "a")
+    edit(book, "## Facts\n", "## Facts\n- [F001] a = 1 | source: E0001 | unverified\n")
+    assert book.status()["unaccepted_edits"] is True
+    assert "+- [F001] a = 1" in book.diff()
+    book.accept()
+    status = book.status()
+    assert status["revision"] == 2 and status["sections"]["Facts"] == 1 and status["uncited_events"] == []
+    assert "+- [F001]" in book.diff(1, 2)
+    assert [h["revision"] for h in book.history()] == [1, 2]
