@@ -16,6 +16,7 @@ from ..model.header import compose_note, parse_note
 from ..model.note import DEFAULT_MAX_BYTES, Card, Note
 from ..search.filters import FILTER_NAMES
 from ..services.store import Store, open_store
+from .notebook_cli import add_notebook_arguments, cmd_notebook
 from .progress import ProgressBar
 from .server_cli import add_server_arguments, add_server_commands
 
@@ -683,12 +684,14 @@ def build_parser() -> argparse.ArgumentParser:
         "demo": (cmd_demo, "make a demo store, add sample notes, search them"),
     }
     add_server_commands(commands)
+    commands["notebook"] = (cmd_notebook, "a validated working-context notebook for one long task")
     ps: dict[str, argparse.ArgumentParser] = {}
     for name, (func, help_text) in commands.items():
         p = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
         p.set_defaults(func=func)
         ps[name] = p
     add_server_arguments(ps)
+    add_notebook_arguments(ps["notebook"])
     ps["init"].add_argument("path", nargs="?", help="the folder (default: --store)")
     p = ps["add"]
     p.add_argument("file", nargs="?", metavar="FILE", help="a file, or - for standard input")

@@ -1,0 +1,60 @@
+"""`notewell notebook ...` as an agent runs it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import notewell
+
+
+def nb(cwd, *args, input=None, check=True):
+    src = os.path.abspath(os.path.join(os.path.dirname(notewell.__file__), ".."))
+    env = {**os.environ, "PYTHONPATH": src}
+    env.pop("AGENT_CONTEXT_ROOT", None)
+    env.pop("NOTEWELL_NOTEBOOK", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "notewell", "notebook", *args], cwd=cwd, input=input, capture_output=True, env=env
+    )
+    if check:
+        assert done.returncode == 0, done.stderr.decode()
+    return done
+
+
+def test_the_loop_from_the_command_line(tmp_path):
+    assert b"notebook ready" in nb(tmp_path, "init", "fix", "--goal", "the deploy stops timing out").stdout
+    assert (tmp_path / ".agent-context" / ".gitignore").exists()
+    pointer = nb(tmp_path, "log", "--label", "deploy log", input=b"ERROR upstream timeout after 30 s\n").stdout
+    assert pointer.startswith(b"[E0001] deploy log")
+    assert nb(tmp_path, "recall", "E0001", "--grep", "upstream").stdout == b"1: ERROR upstream timeout after 30 s\n"
+    path = tmp_path / ".agent-context" / "fix" / "notebook.md"
+    text = path.read_text()
+    path.write_text(text.replace("## Facts\n", "## Facts\n- [F001] timeout = 30 s | source: E0001 | verified\n"))
+    assert nb(tmp_path, "nudge").stdout.startswith(b"notebook.md has edits not accepted yet")
+    assert nb(tmp_path, "nudge").stdout == b""  # once
+    assert nb(tmp_path, "accept").stdout == b"accepted as revision 2\n"
+    bad = path.read_text().replace("timeout = 30 s", "timeout = 60 s").replace("E0001 | verified", "E0007 | verified")
+    path.write_text(bad)
+    refused = nb(tmp_path, "accept", check=False)
+    err = refused.stderr.decode()
+    assert refused.returncode == 4 and "error: line 7: F001 was rewritten in place" in err
+    assert "error: line 7: E0007 is not in the raw log" in err and "revision 2 stays in force" in err
+    assert b"timeout = 30 s" in nb(tmp_path, "show").stdout
+    nb(tmp_path, "restore")
+    assert path.read_text() == nb(tmp_path, "show").stdout.decode()
+    assert b"revision 2" in nb(tmp_path, "status").stdout
+    assert b"+- [F001]" in nb(tmp_path, "diff", "1", "2").stdout
+    assert nb(tmp_path, "history").stdout.count(b"\n") == 2
+
+
+def test_errors_are_one_line_and_nonzero(tmp_path):
+    missing = nb(tmp_path, "show", check=False)
+    assert missing.returncode == 3 and missing.stderr.decode().count("\n") == 1
+    nb(tmp_path, "init", "a", "--goal", "x")
+    nb(tmp_path, "init", "b", "--goal", "y")
+    several = nb(tmp_path, "show", check=False)
+    assert several.returncode == 2 and b"--task" in several.stderr
+    assert b"## Goal\ny" in nb(tmp_path, "show", "--task", "b").stdout
+    assert nb(tmp_path, "recall", "E0001", "--task", "a", check=False).returncode == 3
+    assert nb(tmp_path, "log", "--task", "a", "--label", "x", "/no/such/file", check=False).returncode == 2
