@@ -46,6 +46,10 @@ def test_the_loop_from_the_command_line(tmp_path):
     assert b"revision 2" in nb(tmp_path, "status").stdout
     assert b"+- [F001]" in nb(tmp_path, "diff", "1", "2").stdout
     assert nb(tmp_path, "history").stdout.count(b"\n") == 2
+    promoted = nb(tmp_path, "promote", "F001", "--store", str(tmp_path / "notes")).stdout.decode()
+    assert promoted.startswith("F001 -> nte_")
+    with notewell.open(tmp_path / "notes", watch=False) as store:
+        assert [c.kind for c in store.search_notes("timeout")] == ["conclusion"]
 
 
 def test_errors_are_one_line_and_nonzero(tmp_path):

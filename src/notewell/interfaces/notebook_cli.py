@@ -87,6 +87,16 @@ def cmd_notebook(args: argparse.Namespace) -> None:
     elif action == "history":
         rows = book.history()
         _print(args, rows, "\n".join(f"r{h['revision']}  {h['items']} items  ~{h['tokens']} tokens" for h in rows))
+    elif action == "promote":
+        from .cli import _store
+
+        with _store(args, create=True, watch=False) as store:
+            made = book.promote(store, args.ids, author=args.author)
+        _print(
+            args,
+            made,
+            "\n".join(f"{m['id']} -> {m['note_id']}{'' if m['new'] else ' (promoted before)'}" for m in made),
+        )
     elif action == "nudge":
         message = book.nudge()
         if message:
@@ -125,3 +135,7 @@ def add_notebook_arguments(p: argparse.ArgumentParser) -> None:
     a.add_argument("b", nargs="?", type=int, metavar="B")
     action("history", "the accepted revisions")
     action("nudge", "a reminder only when one is newly due; silent otherwise (for a prompt hook)")
+    a = action("promote", "turn accepted facts, ruled-out items and notes into durable notes in the store")
+    a.add_argument("ids", nargs="+", metavar="ID", help="F003 R001 N002 ...")
+    a.add_argument("--store", help="the notes folder (default: $NOTEWELL_STORE or ./notes)")
+    a.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"))

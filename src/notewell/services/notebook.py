@@ -252,3 +252,65 @@ class Notebook:
         state["said"] = said
         self._save_state(state)
         return "\n".join(due) if due else None
+
+    # -- what outlives the notebook -------------------------------------------
+
+    def promote(self, store: Any, ids: list[str], *, author: str | None = None) -> list[dict[str, Any]]:
+        """Turn accepted facts (kind conclusion), ruled-out items (dead_end) and notes (note)
+        into durable notes in *store*, each citing its source; promoting again returns the
+        note made the first time."""
+        if not ids:
+            raise InvalidArgumentError("name the items to promote, like F003 R001")
+        doc = parse_notebook(self.accepted_text())
+        items = {i.id: i for i in doc.items if i.section in _PROMOTE}
+        unknown = [i for i in ids if i not in items]
+        if unknown:
+            raise NotFoundError(
+                f"not in the accepted revision's facts, notes or ruled-out items: {', '.join(unknown)}"
+                " (accept the notebook first; tracker items are not promoted)"
+            )
+        state = self.state()
+        done: dict[str, str] = state.setdefault("promoted", {})
+        events = {e.id: e for e in self.raw.events()}
+        out = []
+        for item_id in ids:
+            if item_id in done:
+                out.append({"id": item_id, "note_id": done[item_id], "new": False})
+                continue
+            item = items[item_id]
+            kind = _PROMOTE[item.section]
+            head = item.head
+            source = item.field("source") or item.field("reason") or ""
+            lines = [head, ""]
+            if item.section == "Facts":
+                lines.append(
+                    f"Source: {source} ({'verified' if item.text.rstrip().endswith('| verified') else 'unverified'})"
+                )
+            elif item.section == "Ruled out":
+                lines.append(f"Ruled out because: {item.field('reason')}")
+            cited = sorted(set(re.findall(r"\bE\d{4,}\b", item.text)))
+            for event_id in cited:
+                event = events.get(event_id)
+                if event is not None:
+                    lines.append(
+                        f"Raw event {event_id}: {event.label} ({event.bytes} bytes, sha256 {event.sha256[:16]}…)"
+                    )
+            lines.append(f"From the working notebook '{self.task}', item {item_id}, revision {self.revision()}.")
+            title = head if len(head) <= 120 else head[:117] + "…"
+            header = "---\n" + f"title: {_quote(title)}\nkind: {kind}\ntags: [notebook, {_tag(self.task)}]\n---\n"
+            note = store.add_note(header + "\n".join(lines) + "\n", author=author)
+            done[item_id] = note.id
+            out.append({"id": item_id, "note_id": note.id, "new": True})
+        self._save_state(state)
+        return out
+
+
+_PROMOTE = {"Facts": "conclusion", "Ruled out": "dead_end", "Notes": "note"}
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _tag(task: str) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", task.lower()).strip("-") or "task"
