@@ -35,7 +35,18 @@ TOOLS = {
 }
 
 
-def _stdio_params(store) -> StdioServerParameters:
+NOTEBOOK_TOOLS = {
+    "notebook_init",
+    "notebook_show",
+    "notebook_status",
+    "notebook_log",
+    "notebook_recall",
+    "notebook_accept",
+    "notebook_promote",
+}
+
+
+def _stdio_params(store, cwd=None) -> StdioServerParameters:
     src = os.path.abspath(os.path.join(os.path.dirname(notewell.__file__), ".."))
     env = {
         "PATH": os.environ.get("PATH", ""),
@@ -45,7 +56,8 @@ def _stdio_params(store) -> StdioServerParameters:
         "NOTEWELL_EMBEDDER": "hash",
         "NOTEWELL_AUTOWATCH": "off",
     }
-    return StdioServerParameters(command=sys.executable, args=["-m", "notewell", "--store", str(store), "mcp"], env=env)
+    args = ["-m", "notewell", "--store", str(store), "mcp"]
+    return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(cwd) if cwd else None)
 
 
 async def _call(session: ClientSession, tool: str, **arguments):
@@ -69,7 +81,7 @@ def test_every_tool_over_stdio(tmp_path):
                 init = await s.initialize()
                 assert init.server_info.name == "notewell" and "one finding per note" in init.instructions
                 tools = {t.name: t for t in (await s.list_tools()).tools}
-                assert set(tools) == TOOLS
+                assert set(tools) == TOOLS | NOTEBOOK_TOOLS  # the notebook: stdio only
                 assert tools["search_notes"].annotations.read_only_hint is True
                 assert tools["get_note"].annotations.read_only_hint is True
                 assert tools["edit_note"].annotations.destructive_hint is True
@@ -196,3 +208,33 @@ def test_every_tool_at_mcp_over_http(srv):
 
     aid = asyncio.run(_http_session(srv, "alice", as_alice))
     assert srv.store.get_attempt(aid).author == "alice"
+
+
+def test_the_notebook_tools_over_stdio(tmp_path):
+    async def scenario():
+        async with stdio_client(_stdio_params(tmp_path / "notes", cwd=tmp_path)) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                made = _ok(await _call(s, "notebook_init", task="fix", goal="the deploy stops timing out"))
+                assert made["path"].endswith("fix/notebook.md")
+                logged = _ok(await _call(s, "notebook_log", label="deploy log", text="ERROR timeout after 30 s\n"))
+                assert logged["id"] == "E0001" and logged["pointer"].startswith("[E0001]")
+                assert _ok(await _call(s, "notebook_recall", event="E0001", grep="timeout"))["text"].startswith("1:")
+                path = tmp_path / ".agent-context" / "fix" / "notebook.md"
+                path.write_text(
+                    path.read_text().replace(
+                        "## Facts\n", "## Facts\n- [F001] timeout = 30 s | source: E0001 | verified\n"
+                    )
+                )
+                assert _ok(await _call(s, "notebook_status"))["unaccepted_edits"] is True
+                accepted = _ok(await _call(s, "notebook_accept"))
+                assert accepted["accepted"] and accepted["revision"] == 2
+                assert "F001" in _ok(await _call(s, "notebook_show"))["text"]
+                path.write_text(path.read_text().replace("E0001 | verified", "E0009 | verified"))
+                refused = _ok(await _call(s, "notebook_accept"))
+                assert not refused["accepted"] and "E0009 is not in the raw log" in refused["errors"][0]
+                promoted = _ok(await _call(s, "notebook_promote", ids=["F001"]))["promoted"]
+                assert promoted[0]["note_id"].startswith("nte_")
+                assert _error_code(await _call(s, "notebook_recall", event="E0042")) == "not_found"
+
+    asyncio.run(scenario())

@@ -50,6 +50,7 @@ Mode = Literal["keyword", "semantic", "both", "hybrid"]
 Text = Annotated[str | None, Field(description="optional")]
 NoteId = Annotated[str, Field(description="a note id, like nte_0h3k9x2c7m")]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"how many cards, 1-{MAX_LIMIT}")]
+Task = Annotated[str | None, Field(description="the notebook's task (default: the only one)")]
 
 
 def _failure(exc: NotewellError) -> CallToolResult:
@@ -235,7 +236,80 @@ def make_mcp(api: AgentAPI, tokens: TokenBook | None, *, local: bool) -> MCPServ
         """End your attempt with an outcome (and a summary note). Its notes are frozen from then on."""
         return run(ctx, lambda c: api.end_attempt(c, attempt_id, outcome=outcome, summary=summary))
 
+    if local:
+        _notebook_tools(mcp, run, api)
     return mcp
+
+
+def _notebook_tools(mcp: MCPServer, run: Callable[..., Any], api: AgentAPI) -> None:
+    """The working-context notebook (stdio only: notebooks live beside the agent, not the server)."""
+    from ..services.notebook import Notebook, notebook_root
+
+    def book(task: str | None) -> Notebook:
+        if task is None:
+            root = notebook_root()
+            found = sorted(p.parent.name for p in root.glob("*/state.json")) if root.is_dir() else []
+            if len(found) != 1:
+                from ..errors import InvalidArgumentError
+
+                raise InvalidArgumentError(f"name the notebook's task (found: {', '.join(found) or 'none'})")
+            task = found[0]
+        return Notebook(task)
+
+    @mcp.tool(annotations=_WRITE)
+    def notebook_init(
+        ctx: Context, task: Annotated[str, Field(description="a short task name")], goal: str, budget: int = 2000
+    ) -> dict[str, Any]:
+        """Open a working notebook for a long task: facts with sources, a tracker, notes, ruled-out
+        attempts, the next step. Edit its notebook.md, then notebook_accept."""
+        return run(ctx, lambda c: {"path": str(Notebook.init(task, goal=goal, budget=budget).path)})
+
+    @mcp.tool(annotations=_READ)
+    def notebook_show(ctx: Context, task: Task = None) -> dict[str, Any]:
+        """Read back the accepted notebook: at each phase, after compaction, before a final answer."""
+        return run(ctx, lambda c: {"text": book(task).show()})
+
+    @mcp.tool(annotations=_READ)
+    def notebook_status(ctx: Context, task: Task = None) -> dict[str, Any]:
+        """Budget used, items per section, unaccepted edits, raw events not cited yet, tampering."""
+        return run(ctx, lambda c: book(task).status())
+
+    @mcp.tool(annotations=_WRITE)
+    def notebook_log(ctx: Context, label: str, text: str, task: Task = None) -> dict[str, Any]:
+        """Store long tool output once, untouched; keep the returned pointer instead of the output."""
+
+        def work(c: Caller) -> dict[str, Any]:
+            event, pointer = book(task).log(text.encode("utf-8"), label)
+            return {**event.to_dict(), "pointer": pointer}
+
+        return run(ctx, work)
+
+    @mcp.tool(annotations=_READ)
+    def notebook_recall(
+        ctx: Context, event: str, grep: str | None = None, offset: int = 0, limit: int = 2000, task: Task = None
+    ) -> dict[str, Any]:
+        """A bounded part of a raw event (lines with grep, or limit characters from offset)."""
+        return run(ctx, lambda c: {"text": book(task).recall(event, grep=grep, offset=offset, limit=limit)})
+
+    @mcp.tool(annotations=_WRITE)
+    def notebook_accept(ctx: Context, task: Task = None) -> dict[str, Any]:
+        """Validate the edited notebook.md and checkpoint it; errors (with lines) change nothing."""
+
+        def work(c: Caller) -> dict[str, Any]:
+            result = book(task).accept()
+            return {
+                "accepted": result.accepted,
+                "revision": result.revision,
+                "errors": [str(e) for e in result.errors],
+                "warnings": [str(w) for w in result.warnings],
+            }
+
+        return run(ctx, work)
+
+    @mcp.tool(annotations=_WRITE)
+    def notebook_promote(ctx: Context, ids: list[str], task: Task = None) -> dict[str, Any]:
+        """Turn accepted facts, ruled-out items and notes into durable notes in the store."""
+        return run(ctx, lambda c: {"promoted": book(task).promote(api.store, ids)})
 
 
 def run_stdio(store: Any) -> None:
