@@ -24,8 +24,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from ..errors import InvalidArgumentError, NoteTooLargeError, NotewellError, UnauthorizedError
-from ..services.agent_api import AgentAPI, Caller
+from ..errors import InvalidArgumentError, NoteTooLargeError, NotewellError
+from ..search.filters import FILTER_NAMES
+from ..services.agent_api import AgentAPI, Caller, caller_from_header
 from ..services.tokens import TokenBook
 from .openapi import openapi_document
 
@@ -79,14 +80,7 @@ class _Handlers:
         self.limit = body_limit(api)
 
     def caller(self, request: Request) -> Caller:
-        header = request.headers.get("authorization")
-        if header is None:
-            return Caller()
-        scheme, _, secret = header.partition(" ")
-        token = self.tokens.verify(secret.strip()) if scheme.lower() == "bearer" else None
-        if token is None:
-            raise UnauthorizedError("the bearer token is not valid (notewell token create NAME makes one)")
-        return Caller(token=token)
+        return caller_from_header(self.tokens, request.headers.get("authorization"))
 
     async def body(self, request: Request) -> dict[str, Any]:
         declared = request.headers.get("content-length")
@@ -115,26 +109,7 @@ class _Handlers:
 def _query_params(request: Request) -> dict[str, Any]:
     """Search and list parameters from the query string (tags may repeat or be comma-separated)."""
     q = request.query_params
-    known = {
-        "q",
-        "mode",
-        "limit",
-        "offset",
-        "wait",
-        "project",
-        "campaign",
-        "attempt_id",
-        "kind",
-        "tags",
-        "tag_mode",
-        "author",
-        "model",
-        "builds_on",
-        "created_after",
-        "created_before",
-        "updated_after",
-        "updated_before",
-    }
+    known = {"q", "mode", "limit", "offset", "wait", *FILTER_NAMES}
     unknown = sorted(set(q.keys()) - known)
     if unknown:
         raise InvalidArgumentError(f"unknown parameter(s): {', '.join(unknown)}")

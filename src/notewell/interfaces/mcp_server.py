@@ -20,7 +20,7 @@ from pydantic import Field
 
 from .. import __version__
 from ..errors import NotewellError, UnauthorizedError
-from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller
+from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller, caller_from_header
 from ..services.tokens import TokenBook
 
 __all__ = ["INSTRUCTIONS", "http_routes", "make_mcp", "run_stdio"]
@@ -68,15 +68,7 @@ def make_mcp(api: AgentAPI, tokens: TokenBook | None, *, local: bool) -> MCPServ
     def caller(ctx: Context) -> Caller:
         if local:
             return Caller(local=True)
-        headers = ctx.headers or {}
-        header = headers.get("authorization")
-        if header is None:
-            return Caller()
-        scheme, _, secret = header.partition(" ")
-        token = tokens.verify(secret.strip()) if tokens is not None and scheme.lower() == "bearer" else None
-        if token is None:
-            raise UnauthorizedError("the bearer token is not valid (notewell token create NAME makes one)")
-        return Caller(token=token)
+        return caller_from_header(tokens, (ctx.headers or {}).get("authorization"))
 
     def run(ctx: Context, work: Callable[[Caller], Any]) -> Any:
         try:
@@ -330,12 +322,13 @@ class _Gate:
 
         header = Headers(scope=scope).get("authorization") if scope["type"] == "http" else None
         refusal = None
-        if header is not None:
-            scheme, _, secret = header.partition(" ")
-            if scheme.lower() != "bearer" or self.tokens.verify(secret.strip()) is None:
-                refusal = "the bearer token is not valid (notewell token create NAME makes one)"
-        elif self.private and scope["type"] == "http":
-            refusal = "this server answers only requests with a token"
+        try:
+            caller = caller_from_header(self.tokens, header)
+        except UnauthorizedError as exc:
+            refusal = exc.message
+        else:
+            if self.private and caller.token is None and scope["type"] == "http":
+                refusal = "this server answers only requests with a token"
         if refusal is not None:
             body = {"error": {"code": "unauthorized", "message": refusal}}
             answer = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": 'Bearer realm="notewell"'})

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import threading
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,7 +89,7 @@ def _is_model2vec(directory: Path) -> bool:
     return isinstance(header, dict) and "embeddings" in header
 
 
-class _LockedModel:
+class _LockedModel(ABC):
     """Shared shape of the local embedders: one model, one caller at a time."""
 
     model_id: str
@@ -97,8 +98,9 @@ class _LockedModel:
     def __init__(self) -> None:
         self._lock = threading.Lock()
 
+    @abstractmethod
     def _embed(self, texts: list[str]) -> Any:
-        raise NotImplementedError
+        """The library's own rows for *texts* (normalised by the caller)."""
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         np = numpy()

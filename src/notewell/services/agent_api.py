@@ -32,30 +32,17 @@ from ..errors import (
 from ..model.attempt import check_project
 from ..model.note import Note
 from ..model.visibility import Viewer
+from ..search.filters import FILTER_NAMES
 from .store import Store
-from .tokens import Token
+from .tokens import Token, TokenBook
 
-__all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "WriteLimiter"]
+__all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "WriteLimiter", "caller_from_header"]
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 100
 MAX_OFFSET = 1_000_000
 MAX_NOTE_TAGS = 500  # notes listed with their tags and summary in one answer
-_FILTERS = (
-    "project",
-    "campaign",
-    "attempt_id",
-    "kind",
-    "tags",
-    "tag_mode",
-    "author",
-    "model",
-    "builds_on",
-    "created_after",
-    "created_before",
-    "updated_after",
-    "updated_before",
-)
+_FILTERS = FILTER_NAMES  # the search layer's filters, one list
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +65,18 @@ class Caller:
     @property
     def owner(self) -> bool:
         return self.local or bool(self.token and self.token.owner)
+
+
+def caller_from_header(tokens: TokenBook | None, header: str | None) -> Caller:
+    """The caller an ``Authorization`` header names: none (anonymous), or a valid bearer token.
+    A token that is not valid is refused, never read as anonymous."""
+    if header is None:
+        return Caller()
+    scheme, _, secret = header.partition(" ")
+    token = tokens.verify(secret.strip()) if tokens is not None and scheme.lower() == "bearer" else None
+    if token is None:
+        raise UnauthorizedError("the bearer token is not valid (notewell token create NAME makes one)")
+    return Caller(token=token)
 
 
 class WriteLimiter:
