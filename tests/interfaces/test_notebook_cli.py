@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -62,3 +63,28 @@ def test_errors_are_one_line_and_nonzero(tmp_path):
     assert b"## Goal\ny" in nb(tmp_path, "show", "--task", "b").stdout
     assert nb(tmp_path, "recall", "E0001", "--task", "a", check=False).returncode == 3
     assert nb(tmp_path, "log", "--task", "a", "--label", "x", "/no/such/file", check=False).returncode == 2
+
+
+def test_bench_make_and_grade(tmp_path):
+    made = nb(tmp_path, "bench", "make", "b", "--seed", "9", "--noise", "500").stdout.decode()
+    assert "seed 9" in made and "quiz.md (11 questions)" in made
+    from notewell.services.notebook_bench import build_bench
+
+    key = build_bench(9, 500).questions
+    (tmp_path / "run1.txt").write_text("".join(f"{q.id}: {' '.join(q.expect)}\n" for q in key))
+    (tmp_path / "run2.json").write_text(json.dumps({key[0].id: key[0].reject[0], "Q77": "x"}))
+    done = nb(tmp_path, "bench", "grade", "b", "run1.txt", "run2.json")
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert "run1.txt: 11/11 (100.0%)" in out and "run2.json: 0/11 (0.0%)" in out
+    assert "Q01 WRONG [corrected]" in out and "names the decoy" in out and "mean over 2 runs: 50.0%" in out
+    assert "Q77 is not a question" in err
+    as_json = json.loads(nb(tmp_path, "bench", "grade", "b", "run1.txt", "--json").stdout)
+    assert as_json["mean_percent"] == 100.0
+    again = nb(tmp_path, "bench", "make", "b", check=False)
+    assert (
+        again.returncode != 0
+        and again.stderr.decode().count("\n") == 1
+        and "not an empty folder" in again.stderr.decode()
+    )
+    missing = nb(tmp_path, "bench", "grade", "b", "nope.txt", check=False)
+    assert missing.returncode != 0 and "cannot read nope.txt" in missing.stderr.decode()

@@ -35,6 +35,9 @@ def _print(args: argparse.Namespace, data: Any, text: str) -> None:
 
 def cmd_notebook(args: argparse.Namespace) -> None:
     action = args.action
+    if action == "bench":
+        _bench(args)
+        return
     if action == "init":
         book = Notebook.init(args.name, goal=args.goal or "", budget=args.budget, root=args.root)
         _print(args, {"task": book.task, "path": str(book.path)}, f"notebook ready: {book.path}")
@@ -103,6 +106,48 @@ def cmd_notebook(args: argparse.Namespace) -> None:
             print(message)
 
 
+def _bench(args: argparse.Namespace) -> None:
+    from ..services.notebook_bench import grade_answers, make_bench, parse_answers
+
+    if args.bench_action == "make":
+        bench = make_bench(args.dir, seed=args.seed, noise=args.noise)
+        _print(
+            args,
+            {"dir": args.dir, "seed": bench.seed, "files": len(bench.files), "questions": len(bench.questions)},
+            f"benchmark (seed {bench.seed}) in {args.dir}: {len(bench.files)} files under workspace/,"
+            f" session.md (6 prompts), quiz.md ({len(bench.questions)} questions)\n"
+            f"run the session with and without the notebook, compact before the quiz, then:"
+            f" notewell notebook bench grade {args.dir} ANSWERS",
+        )
+        return
+    results = []
+    for name in args.answers:
+        try:
+            with open(name, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidArgumentError(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
+        result = grade_answers(args.dir, parse_answers(text))
+        result["answers_file"] = name
+        results.append(result)
+        for unknown in result["unknown_ids"]:
+            print(f"warning: {name}: {unknown} is not a question of this quiz", file=sys.stderr)
+    if results and results[0]["files_changed"]:
+        changed = ", ".join(results[0]["files_changed"])
+        print(f"warning: these files differ from what seed {results[0]['seed']} makes: {changed}", file=sys.stderr)
+    mean = round(sum(r["percent"] for r in results) / len(results), 1)
+    lines = []
+    for r in results:
+        lines.append(f"{r['answers_file']}: {r['score']}/{r['total']} ({r['percent']}%)")
+        for q in r["questions"]:
+            mark = "right" if q["correct"] else "WRONG"
+            why = f"; names the decoy {', '.join(q['decoys'])}" if q["decoys"] else ""
+            lines.append(f"  {q['id']} {mark:5} [{q['kind']}] expected {' + '.join(q['expected'])}{why}")
+    if len(results) > 1:
+        lines.append(f"mean over {len(results)} runs: {mean}%")
+    _print(args, {"runs": results, "mean_percent": mean}, "\n".join(lines))
+
+
 def add_notebook_arguments(p: argparse.ArgumentParser) -> None:
     """The notebook's own commands, under ``notewell notebook``."""
     common = argparse.ArgumentParser(add_help=False)
@@ -139,3 +184,16 @@ def add_notebook_arguments(p: argparse.ArgumentParser) -> None:
     a.add_argument("ids", nargs="+", metavar="ID", help="F003 R001 N002 ...")
     a.add_argument("--store", help="the notes folder (default: $NOTEWELL_STORE or ./notes)")
     a.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"))
+    a = action("bench", "does the notebook help? make the benchmark, or grade a run's answers")
+    bench = a.add_subparsers(dest="bench_action", metavar="make|grade", required=True)
+    b = bench.add_parser(
+        "make", help="write noisy files with planted facts, a six-prompt session and a quiz", parents=[common]
+    )
+    b.add_argument("dir", metavar="DIR", help="a new (or empty) folder")
+    b.add_argument("--seed", type=int, default=1, help="the same seed makes the same benchmark (default 1)")
+    b.add_argument("--noise", type=int, default=4000, help="lines in the deploy log (default 4000)")
+    b = bench.add_parser("grade", help="score answers against the planted facts", parents=[common])
+    b.add_argument("dir", metavar="DIR", help="the folder bench make wrote")
+    b.add_argument(
+        "answers", nargs="+", metavar="ANSWERS", help="answer files (Q01: ... lines, or JSON); several = runs"
+    )

@@ -1,0 +1,425 @@
+"""Does the notebook help? A benchmark: noisy files with planted facts, a six-prompt session, a quiz.
+
+``make_bench(dir, seed)`` writes, deterministically for a seed:
+
+- ``workspace/``: logs, configs, a lock file, a report, an OWNERS file, an e-mail thread, thousands
+  of lines of noise in which each planted fact sits beside near-miss decoys (the staging timeout
+  next to the production one, later errors after the first, other sockets, other ports, ...);
+- ``session.md``: six prompts for the agent, one per turn; one of them corrects an earlier fact
+  and one gives a decision that exists only in the conversation;
+- ``quiz.md``: the questions, asked after the runtime compacts the conversation;
+- ``bench.json``: the seed and a hash of every file, and nothing that gives the answers away.
+
+``grade_answers(dir, answers)`` rebuilds the key from the seed and scores each answer: right when
+it holds the planted value and none of its decoys (an answer that hedges between the production
+and the staging value is wrong).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidArgumentError, NotFoundError
+
+__all__ = ["FORMAT", "Bench", "Question", "build_bench", "grade_answers", "make_bench", "parse_answers"]
+
+FORMAT = "notewell-notebook-bench/1"
+_SERVICES = ["ledgerd", "tallyman", "courier", "ingestor", "vaultsync", "shardkeeper", "mailroom", "beacon"]
+_LIBS = ["libshard", "fastframe", "wirecodec", "blobstore-client", "pagecache", "tokenring"]
+_COMPONENTS = ["shard-rebalancer", "ingest-gateway", "checksum-worker", "lease-manager", "replay-queue"]
+_PEOPLE = [
+    "Amara Okafor",
+    "Lin Wei",
+    "Tomás Ferreira",
+    "Priya Natarajan",
+    "Jonas Berg",
+    "Sofia Marín",
+    "Kenji Watanabe",
+    "Olena Kovalenko",
+    "Mateo Rossi",
+    "Aisha Rahman",
+    "Emil Novak",
+    "Hana Sato",
+]
+_FLAGS = ["--skip-shard-verify", "--defer-index-build", "--no-lease-steal", "--replay-from-checkpoint"]
+_WORDS = (
+    "request served cache warm flush lease renewed compaction scheduled shard healthy heartbeat "
+    "replica caught-up gc pause snapshot written queue depth worker idle batch committed"
+).split()
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    text: str
+    expect: tuple[str, ...]  # every one must appear in the answer
+    reject: tuple[str, ...] = ()  # none may appear (the decoys)
+    kind: str = "fact"  # early, corrected, conversation, counted, ruled_out, quote
+
+
+@dataclass
+class Bench:
+    seed: int
+    noise: int
+    files: dict[str, str] = field(default_factory=dict)  # relative path -> text
+    prompts: list[str] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
+
+
+def _stamp(rng: random.Random, day: str, second: int) -> str:
+    second %= 86400
+    return f"{day}T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}.{rng.randrange(1000):03d}Z"
+
+
+def _noise_line(rng: random.Random, svc: str, day: str, second: int) -> str:
+    level = rng.choice(["INFO"] * 6 + ["DEBUG"] * 3 + ["WARN"])
+    words = " ".join(rng.sample(_WORDS, 3))
+    extra = rng.choice(
+        [
+            f"latency_ms={rng.randint(3, 900)}",
+            f"shard={rng.randint(0, 63)}",
+            f"req={rng.getrandbits(48):012x}",
+            f"connect_timeout_ms={rng.choice([500, 750, 1000, 1500])}",
+            f"port={rng.choice([9090, 9100, 8080])}",
+            f"bytes={rng.randint(100, 10**6)}",
+            f"retry={rng.randint(0, 3)}",
+        ]
+    )
+    return f"{_stamp(rng, day, second)} {level:5} {svc}[{rng.randint(100, 999)}] {words} {extra}"
+
+
+def build_bench(seed: int = 1, noise: int = 4000) -> Bench:
+    """The benchmark for *seed*, in memory (``make_bench`` writes it)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise InvalidArgumentError(f"the seed is a whole number from 0 to 2**32-1, got {seed!r}")
+    if isinstance(noise, bool) or not isinstance(noise, int) or not 200 <= noise <= 200_000:
+        raise InvalidArgumentError(f"noise is a number of lines per log from 200 to 200000, got {noise!r}")
+    rng = random.Random(seed)
+    svc = rng.choice(_SERVICES)
+    lib = rng.choice(_LIBS)
+    component = rng.choice(_COMPONENTS)
+    owner, *others = rng.sample(_PEOPLE, len(_PEOPLE))
+    flag, *other_flags = rng.sample(_FLAGS, len(_FLAGS))
+    day = f"2026-{rng.randint(1, 9):02d}-{rng.randint(10, 28):02d}"
+    staging_timeout = rng.randrange(1200, 3000, 50)
+    prod_timeout = rng.randrange(3100, 9000, 10) + rng.choice([3, 7])  # never a round number: typed, not guessed
+    first_code, *later_codes = [f"E-{n}" for n in rng.sample(range(1000, 9999), 4)]
+    first_shard, *later_shards = rng.sample(range(64), 4)
+    version = f"{rng.randint(1, 4)}.{rng.randint(10, 30)}.{rng.randint(0, 9)}"
+    fixed_version = f"{version.rsplit('.', 1)[0]}.{int(version.rsplit('.', 1)[1]) + 2}"
+    sock_n, admin_n = rng.sample(range(2, 40), 2)
+    socket_path = f"/run/{svc}/ingest-{sock_n}.sock"
+    admin_socket = f"/run/{svc}/admin-{admin_n}.sock"
+    canary_port, taken_port = rng.sample(range(7001, 7999), 2)
+    pool_p99 = f"{rng.randint(21, 48) / 10:.1f}"
+    base_p99 = f"{float(pool_p99) + rng.randint(1, 4) / 10:.1f}"
+    files: dict[str, str] = {}
+
+    # The deploy log: the first error hides behind retries that fail differently.
+    lines, first_at = [], rng.randint(noise // 5, noise // 3)
+    second = rng.randint(3600, 7200)
+    first_time = ""
+    errors_left = list(zip(later_codes, later_shards, strict=True))
+    for i in range(noise):
+        second += rng.choice([0, 0, 1, 1, 2])
+        if i == first_at:
+            stamp = _stamp(rng, day, second)
+            first_time = stamp[11:19]
+            lines.append(
+                f"{stamp} ERROR {svc}[412] {first_code} checksum mismatch on shard {first_shard}"
+                f" (expected {rng.getrandbits(32):08x}, got {rng.getrandbits(32):08x})"
+            )
+        elif i > first_at and errors_left and rng.random() < 0.002:
+            code, shard = errors_left.pop(0)
+            lines.append(
+                f"{_stamp(rng, day, second)} ERROR {svc}[412] {code} upstream reset while"
+                f" replaying shard {shard} (retry {rng.randint(1, 5)} of 5)"
+            )
+        else:
+            lines.append(_noise_line(rng, svc, day, second))
+    for code, shard in errors_left:  # every later error is written, at the end if not before
+        lines.append(
+            f"{_stamp(rng, day, second + 1)} ERROR {svc}[412] {code} upstream reset while replaying"
+            f" shard {shard} (retry 5 of 5)"
+        )
+    files[f"logs/deploy-{day}.log"] = "\n".join(lines) + "\n"
+
+    # Two configs: the one at the obvious path is staging (prompt 4 says so), prod is elsewhere.
+    def config(env: str, timeout: int) -> str:
+        keys = [
+            f"# {svc} service configuration",
+            f"service: {svc}",
+            f"connect_timeout_ms: {rng.choice([500, 750])}",
+            f"request_timeout_ms: {timeout}",
+            f"pool_size: {rng.choice([16, 24, 32])}",
+            f"metrics_port: {taken_port}",
+            f"log_level: {rng.choice(['info', 'debug'])}",
+        ]
+        keys += [f"feature_{w.replace('-', '_')}: {rng.choice(['true', 'false'])}" for w in rng.sample(_WORDS, 8)]
+        head, tail = keys[:2], keys[2:]
+        rng.shuffle(tail)
+        return "\n".join([*head, f"environment_tag: {env}-eu1", *tail]) + "\n"
+
+    files["config/app.yaml"] = config("stg", staging_timeout)
+    files["deploy/prod/app.yaml"] = config("prd", prod_timeout)
+    files["config/README"] = (
+        f"config/app.yaml is the staging copy of {svc}'s settings, kept for local runs.\n"
+        "Production settings live under deploy/prod/.\n"
+    )
+
+    # The lock file: one pin among many; the changelog names a newer version that fixes it.
+    pins = {
+        f"{a}-{b}": f"{rng.randint(0, 9)}.{rng.randint(0, 40)}.{rng.randint(0, 20)}"
+        for a, b in ((rng.choice(_WORDS), rng.choice(_WORDS)) for _ in range(400))
+        if a != b
+    }
+    pins[lib] = version
+    files["deps/lock.txt"] = "".join(f"{name}=={pins[name]}\n" for name in sorted(pins))
+    files[f"deps/{lib}-CHANGELOG.md"] = (
+        f"# {lib}\n\n## {fixed_version}\n- fix: checksum of shards written during"
+        " lease hand-over\n\n## " + version + "\n- faster frame decoding\n"
+    )
+
+    # An strace-like capture: the service connected to one socket among several.
+    trace = []
+    for i in range(noise // 2):
+        if i == noise // 7:
+            trace.append(f'connect(7, {{sa_family=AF_UNIX, sun_path="{socket_path}"}}, 110) = 0')
+        elif rng.random() < 0.01:
+            trace.append(f'connect(9, {{sa_family=AF_UNIX, sun_path="{admin_socket}"}}, 110) = 0')
+        else:
+            trace.append(
+                rng.choice(
+                    [
+                        f"read(7, ..., {rng.randint(64, 65536)}) = {rng.randint(0, 4096)}",
+                        f"epoll_wait(4, [], 64, {rng.randint(0, 500)}) = 0",
+                        f"write(7, ..., {rng.randint(16, 4096)}) = {rng.randint(16, 4096)}",
+                        f"futex(0x{rng.getrandbits(40):x}, FUTEX_WAKE_PRIVATE, 1) = 1",
+                    ]
+                )
+            )
+    files["logs/strace-ingest.txt"] = "\n".join(trace) + "\n"
+
+    # OWNERS: who owns the component the error points at.
+    owners = [
+        f"{c:<20} {p} <{p.split()[0].lower()}@example.org>"
+        for c, p in zip(rng.sample(_COMPONENTS, len(_COMPONENTS)), others, strict=False)
+        if c != component
+    ]
+    owners.insert(rng.randrange(len(owners) + 1), f"{component:<20} {owner} <{owner.split()[0].lower()}@example.org>")
+    files["OWNERS"] = "# component          owner\n" + "\n".join(owners) + "\n"
+
+    # The nightly report: the failed rows have to be counted.
+    failed = 0
+    rows = ["job_id,component,status,duration_s"]
+    for i in range(noise // 4):
+        status = rng.choice(["ok"] * 12 + ["failed", "skipped", "retried"])
+        failed += status == "failed"
+        rows.append(f"J{100000 + i},{rng.choice(_COMPONENTS)},{status},{rng.randint(1, 900)}")
+    files["reports/nightly.csv"] = "\n".join(rows) + "\n"
+
+    # A ruled-out experiment and an e-mail thread with the exact flag (and the ones not wanted).
+    files["experiments/pool-64.txt"] = (
+        f"experiment: pool_size 32 -> 64 on {svc} canary, 30 min soak\n"
+        f"baseline p99 {base_p99} s\nwith pool_size=64 p99 {pool_p99} s\n"
+        "error rate unchanged; checksum mismatches continue\nverdict: does not fix it; reverted\n"
+    )
+    files["notes/email-thread.txt"] = (
+        f"From: {others[0]}\nSubject: Re: {svc} migration\n\n"
+        f"We looked at {other_flags[0]} last quarter and dropped it.\n"
+        f"> Which flag do you want on the migration?\nUse {flag} on the migration run, nothing else.\n"
+        f"({other_flags[1]} is for the other cluster.)\n\n-- {others[0]}\n"
+    )
+
+    prompts = [
+        f"You are debugging a failed deploy of {svc}; the files are under workspace/. Read config/app.yaml and "
+        f"logs/deploy-{day}.log. Report the production request timeout, and the first error in the deploy "
+        "log: its code, its shard and its time.",
+        f"Check deps/lock.txt for the pinned version of {lib}, and find in logs/strace-ingest.txt the unix "
+        "socket the ingest path connected to.",
+        f"Decision: the canary will run on port {canary_port}, not {taken_port} ({taken_port} is the metrics "
+        f"port). Also: who owns the {component} component (see OWNERS)?",
+        "Correction: config/app.yaml is the staging copy (config/README says so); the production settings are "
+        "in deploy/prod/app.yaml. Update what you know. Then count the failed jobs in reports/nightly.csv.",
+        "Someone tried raising pool_size to 64; the result is in experiments/pool-64.txt. Record what happened. "
+        "Then read notes/email-thread.txt: which flag does the DBA want on the migration run?",
+        "Summarize where this stands: the likely cause and the next step, in a few lines.",
+    ]
+    questions = [
+        Question(
+            "Q01",
+            "What is the production request timeout (request_timeout_ms)?",
+            (str(prod_timeout),),
+            (str(staging_timeout),),
+            "corrected",
+        ),
+        Question(
+            "Q02", "What is the code of the first error in the deploy log?", (first_code,), tuple(later_codes), "early"
+        ),
+        Question(
+            "Q03",
+            "On which shard did the first error happen?",
+            (str(first_shard),),
+            tuple(str(s) for s in later_shards),
+            "early",
+        ),
+        Question("Q04", "At what time (HH:MM:SS, UTC) did the first error happen?", (first_time,), (), "early"),
+        Question("Q05", f"Which version of {lib} is pinned in deps/lock.txt?", (version,), (fixed_version,), "early"),
+        Question("Q06", "Which unix socket did the ingest path connect to?", (socket_path,), (admin_socket,), "early"),
+        Question("Q07", "On which port will the canary run?", (str(canary_port),), (str(taken_port),), "conversation"),
+        Question("Q08", f"Who owns the {component} component?", (owner,), (), "early"),
+        Question("Q09", "How many jobs failed in the nightly report?", (str(failed),), (), "counted"),
+        Question(
+            "Q10",
+            "Which change was tried and ruled out, and what was the p99 latency with it (seconds)?",
+            ("64", pool_p99),
+            (),
+            "ruled_out",
+        ),
+        Question("Q11", "Which flag does the DBA want on the migration run?", (flag,), tuple(other_flags), "quote"),
+    ]
+    return Bench(seed, noise, files, prompts, questions)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def make_bench(directory: str | Path, *, seed: int = 1, noise: int = 4000) -> Bench:
+    """Write the benchmark for *seed* into *directory* (new or empty)."""
+    bench = build_bench(seed, noise)
+    root = Path(directory)
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise InvalidArgumentError(f"{root} is not an empty folder; the benchmark goes into a new one")
+    for rel, text in bench.files.items():
+        path = root / "workspace" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    session = ["# Session: six prompts, one per turn\n"]
+    session += [f"## Prompt {i}\n\n{p}\n" for i, p in enumerate(bench.prompts, 1)]
+    (root / "session.md").write_text("\n".join(session), encoding="utf-8")
+    quiz = [
+        "# Quiz (after the conversation was compacted)\n",
+        "Answer each question with the exact value and nothing else: an answer that also names another"
+        ' candidate value ("8 or 9", "7000, not 7001") counts as wrong. Say "unknown" rather than guess.'
+        ' Write one line per question, `Q01: answer`, or a JSON object {"Q01": "answer", ...}.\n',
+    ]
+    quiz += [f"- {q.id}: {q.text}" for q in bench.questions]
+    (root / "quiz.md").write_text("\n".join(quiz) + "\n", encoding="utf-8")
+    manifest = {
+        "format": FORMAT,
+        "seed": seed,
+        "noise": noise,
+        "questions": len(bench.questions),
+        "files": {f"workspace/{rel}": _sha(text) for rel, text in bench.files.items()},
+    }
+    (root / "bench.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return bench
+
+
+_LINE = re.compile(r"^\s*[-*]?\s*\**(Q\d{1,3})\**\s*[:.)=-]\s*(.*)$", re.IGNORECASE)
+
+
+def parse_answers(text: str) -> dict[str, str]:
+    """Answers as ``{"Q01": "..."}``: from a JSON object, or from ``Q01: answer`` lines."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except ValueError as exc:
+            raise InvalidArgumentError(f"the answers look like JSON but are not: {exc}") from None
+        if not isinstance(data, dict):
+            raise InvalidArgumentError('the answers JSON is an object: {"Q01": "answer", ...}')
+        return {_qid(k): "" if v is None else str(v) for k, v in data.items()}
+    answers: dict[str, str] = {}
+    last = None
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        if m:
+            last = _qid(m.group(1))
+            answers[last] = m.group(2).strip()
+        elif last and line.strip():  # an answer that goes on over several lines
+            answers[last] += " " + line.strip()
+    if not answers:
+        raise InvalidArgumentError("no answers found: write one line per question, like `Q01: 4187`")
+    return answers
+
+
+def _qid(key: str) -> str:
+    m = re.fullmatch(r"\s*[Qq]?(\d{1,3})\s*", str(key))
+    if not m:
+        raise InvalidArgumentError(f"{key!r} is not a question id (Q01, Q02, ...)")
+    return f"Q{int(m.group(1)):02d}"
+
+
+def _normal(text: str) -> str:
+    text = text.translate(str.maketrans("‘’“”`", "''\"\"'")).casefold()
+    text = re.sub(r"(?<=\d)[,_](?=\d{3}\b)", "", text)  # 4,187 -> 4187
+    return " ".join(text.split())
+
+
+def _holds(answer: str, value: str) -> bool:
+    """*value* appears in *answer* as a whole value: 4187 in "4187 ms" or "4187ms", not in "41870"."""
+    value = _normal(value)
+    before = r"(?<![\d.:])" if value[0].isdigit() else r"(?<![\w.-])"
+    after = r"(?!\d|[.:]\d)" if value[-1].isdigit() else r"(?![\w-])"
+    return re.search(before + re.escape(value) + after, answer) is not None
+
+
+def grade_answers(directory: str | Path, answers: dict[str, str]) -> dict[str, Any]:
+    """Score *answers* against the key rebuilt from the benchmark's seed."""
+    root = Path(directory)
+    try:
+        manifest = json.loads((root / "bench.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise NotFoundError(f"{root} has no bench.json (make it with: notewell notebook bench make DIR)") from None
+    except ValueError as exc:
+        raise InvalidArgumentError(f"{root / 'bench.json'} is not valid JSON: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise InvalidArgumentError(f"{root / 'bench.json'} is not a {FORMAT} manifest")
+    bench = build_bench(manifest.get("seed"), manifest.get("noise"))
+    expected = {f"workspace/{rel}": _sha(text) for rel, text in bench.files.items()}
+    changed = sorted(p for p, h in expected.items() if manifest.get("files", {}).get(p) != h)
+    on_disk = sorted(
+        p for p, h in expected.items() if not (root / p).is_file() or _sha((root / p).read_text(encoding="utf-8")) != h
+    )
+    known = {q.id for q in bench.questions}
+    rows = []
+    for q in bench.questions:
+        given = answers.get(q.id, "")
+        norm = _normal(given)
+        missing = [v for v in q.expect if not _holds(norm, v)]
+        decoys = [v for v in q.reject if _holds(norm, v)]
+        rows.append(
+            {
+                "id": q.id,
+                "kind": q.kind,
+                "question": q.text,
+                "answer": given,
+                "expected": list(q.expect),
+                "correct": bool(given.strip()) and not missing and not decoys,
+                "decoys": decoys,
+            }
+        )
+    right = sum(r["correct"] for r in rows)
+    by_kind: dict[str, list[int]] = {}
+    for r in rows:
+        by_kind.setdefault(r["kind"], [0, 0])
+        by_kind[r["kind"]][0] += r["correct"]
+        by_kind[r["kind"]][1] += 1
+    return {
+        "seed": bench.seed,
+        "score": right,
+        "total": len(rows),
+        "percent": round(100 * right / len(rows), 1),
+        "by_kind": {k: {"right": v[0], "total": v[1]} for k, v in by_kind.items()},
+        "questions": rows,
+        "unknown_ids": sorted(set(answers) - known),
+        "files_changed": sorted(set(changed) | set(on_disk)),
+    }
