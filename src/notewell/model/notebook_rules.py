@@ -6,13 +6,12 @@ finding carries the line it is about (0: the whole notebook).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .cjk import CJK_RE
 from .notebook_doc import PREFIX, NotebookDoc
+from .token_count import estimate_tokens
 
 __all__ = ["DEFAULT_BUDGET", "Finding", "estimate_tokens", "validate_notebook"]
 
@@ -53,12 +52,6 @@ class Finding:
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.message}" if self.line else self.message
-
-
-def estimate_tokens(text: str) -> int:
-    """About how many tokens *text* costs: a CJK character each, four other characters each."""
-    cjk = len(CJK_RE.findall(text))
-    return cjk + math.ceil((len(text) - cjk) / 4)
 
 
 def _status(item_text: str) -> str | None:
