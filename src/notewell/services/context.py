@@ -1,0 +1,412 @@
+"""Packing notes, conversation and a caller's own material into a prompt under a token budget.
+
+``ContextBuilder(store, config).build(query, ...)`` gathers open blockers and actions, then the
+notes the search engine finds for the query, the conversation so far and any packets the caller
+brings; it scores each packet (relevance from the engine's own score, priority by note type,
+recency decaying over days), keeps whole packets by score until the budget is spent (a packet
+that does not fit whole may go in shortened to its first lines, never cut inside a line), and
+lays them out in sections, each note cited by its id. The budget covers every token sent: the
+instructions, the section headings, the question and the chat format's own overhead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from ..errors import InvalidArgumentError, InvalidQueryError
+from ..model.timestamps import parse_when
+from ..model.token_count import TokenCounter, default_counter
+
+__all__ = [
+    "DEFAULT_INSTRUCTIONS",
+    "DEFAULT_PRIORITIES",
+    "Context",
+    "ContextBuilder",
+    "ContextConfig",
+    "ContextPacket",
+    "history_packets",
+    "note_packet",
+]
+
+DEFAULT_PRIORITIES = {"blocker": 1.0, "action": 0.8, "summary": 0.75, "history": 0.7, "conclusion": 0.6}
+DEFAULT_INSTRUCTIONS = (
+    "You are a long-term assistant for a project. Answer from the notes and the conversation below;"
+    " open blockers come first."
+)
+_ANSWER_RULES = (
+    "Cite each note you rely on by its id in brackets, like [nte_...]. If the notes do not cover the"
+    " question, say so rather than guess."
+)
+_SECTIONS = {  # section name -> heading, in the order they are laid out
+    "open": "[Open blockers and actions]",
+    "notes": "[Relevant notes]",
+    "history": "[Conversation so far]",
+    "evidence": "[Other context]",
+}
+_MESSAGE_OVERHEAD = 4  # tokens the chat format adds around each message
+_REPLY_PRIMING = 3
+
+
+@dataclass
+class ContextPacket:
+    """One piece of material that may go into the prompt."""
+
+    content: str
+    kind: str = "other"  # a note's type (blocker, action, conclusion, ...), "history", "summary", ...
+    source: str | None = None  # the note id it came from: cited as [id]; one packet per source
+    title: str | None = None
+    timestamp: str | datetime | None = None
+    relevance: float | None = None  # 0..1, the caller's or the search engine's; None: unknown
+    section: str = "evidence"  # open, notes, history or evidence
+    order: int = 0  # history: its position in the conversation
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ContextConfig:
+    """How the builder gathers, scores and packs. Every field has a default."""
+
+    max_tokens: int = 4000  # the model's window for this call
+    reserve_tokens: int = 600  # kept free for the answer
+    priorities: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_PRIORITIES))
+    other_priority: float = 0.4
+    relevance_weight: float = 0.5
+    priority_weight: float = 0.3
+    recency_weight: float = 0.2
+    half_life_days: float = 7.0
+    open_blockers: int = 3
+    open_actions: int = 3
+    closed_tags: tuple[str, ...] = ("done", "resolved", "closed")
+    search_limit: int = 6
+    search_mode: str = "keyword"
+    history_rounds: int = 10
+    filters: dict[str, Any] = field(default_factory=dict)  # passed to search and list (project, tags, ...)
+    counter: TokenCounter | None = None  # default: exact where bpe-openai is installed, else the estimate
+
+    @property
+    def budget(self) -> int:
+        return self.max_tokens - self.reserve_tokens
+
+    def check(self) -> None:
+        if self.max_tokens < 1 or self.reserve_tokens < 0 or self.budget < 1:
+            raise InvalidArgumentError(
+                f"max_tokens ({self.max_tokens}) must exceed reserve_tokens ({self.reserve_tokens})"
+            )
+        if self.half_life_days <= 0:
+            raise InvalidArgumentError("half_life_days must be positive")
+
+
+@dataclass
+class Context:
+    """What to send: ``messages`` (system + user), and what went in, shortened or stayed out."""
+
+    messages: list[dict[str, str]]
+    tokens: int
+    budget: int
+    packets: list[ContextPacket]
+    shortened: list[ContextPacket]
+    dropped: list[ContextPacket]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def system(self) -> str:
+        return self.messages[0]["content"]
+
+    @property
+    def citations(self) -> list[str]:
+        """The note ids the prompt carries, in the order they appear."""
+        return [p.source for p in self.packets if p.source]
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(m["content"] for m in self.messages)
+
+
+def note_packet(note: Any, *, relevance: float | None = None, section: str = "notes") -> ContextPacket:
+    """A packet from a store note (a ``Note``): its body, cited by id."""
+    return ContextPacket(
+        content=(note.body or "").strip("\n"),
+        kind=note.kind or "note",
+        source=note.id,
+        title=note.title,
+        timestamp=note.updated_at,
+        relevance=relevance,
+        section=section,
+        metadata={"summary": note.summary, "tags": list(note.tags)},
+    )
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    content = message.get("content") or ""
+    if not isinstance(content, str):  # a list of parts: keep the text ones
+        content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    role = message.get("role", "user")
+    if role == "tool":
+        return f"tool result: {content}"
+    calls = message.get("tool_calls") or []
+    called = "; ".join(
+        f"called {c.get('function', {}).get('name')}({c.get('function', {}).get('arguments', '')})" for c in calls
+    )
+    return f"{role}: {content}" + (f" [{called}]" if called else "") if content or called else ""
+
+
+def history_packets(messages: Sequence[dict[str, Any]], *, rounds: int = 10) -> list[ContextPacket]:
+    """The conversation as packets: a summary message as its own, then one per round (a user
+    message and everything up to the next one), so that no tool call is parted from its result."""
+    packets: list[ContextPacket] = []
+    current: list[str] = []
+    for message in messages:
+        if not isinstance(message, dict) or "role" not in message:
+            raise InvalidArgumentError("conversation history is a list of {'role': ..., 'content': ...} messages")
+        if message["role"] == "system":
+            text = (message.get("content") or "").strip()
+            if text:
+                packets.append(ContextPacket(text, kind="summary", section="history", order=len(packets)))
+            continue
+        if message["role"] == "user" and current:
+            packets.append(ContextPacket("\n".join(current), kind="history", section="history", order=len(packets)))
+            current = []
+        line = _message_text(message)
+        if line:
+            current.append(line)
+    if current:
+        packets.append(ContextPacket("\n".join(current), kind="history", section="history", order=len(packets)))
+    summaries = [p for p in packets if p.kind == "summary"]
+    turns = [p for p in packets if p.kind == "history"][-rounds:] if rounds > 0 else []
+    return summaries + turns
+
+
+def _age_days(stamp: str | datetime | None, now: datetime) -> float | None:
+    if stamp is None:
+        return None
+    try:
+        when = stamp if isinstance(stamp, datetime) else datetime.fromisoformat(parse_when(stamp))
+    except (InvalidArgumentError, ValueError, TypeError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (now - when).total_seconds() / 86400)
+
+
+class ContextBuilder:
+    """Gather, score, pack and lay out the context for one question."""
+
+    def __init__(self, store: Any = None, config: ContextConfig | None = None) -> None:
+        self.store = store
+        self.config = config or ContextConfig()
+        self.config.check()
+        self.count: TokenCounter = self.config.counter or default_counter()
+
+    # -- gathering ---------------------------------------------------------------
+
+    def gather_notes(self, query: str) -> tuple[list[ContextPacket], list[str]]:
+        """Open blockers and actions, then the search engine's notes for *query* (one per note)."""
+        if self.store is None:
+            return [], []
+        cfg, warnings = self.config, []
+        found: dict[str, tuple[Any, float | None, str]] = {}  # id -> (card, relevance, section)
+        for kind, limit in (("blocker", cfg.open_blockers), ("action", cfg.open_actions)):
+            if limit <= 0:
+                continue
+            cards = self.store.list_notes(limit=limit + 10, **{**cfg.filters, "kind": kind})
+            open_cards = [c for c in cards if not set(c.tags) & set(cfg.closed_tags)][:limit]
+            for card in open_cards:
+                found[card.id] = (card, None, "open")
+        if query.strip() and cfg.search_limit > 0:
+            try:
+                cards = self.store.search_notes(query, limit=cfg.search_limit, mode=cfg.search_mode, **cfg.filters)
+            except InvalidQueryError as exc:
+                cards = []
+                warnings.append(f"search skipped: {exc.message}")
+            top = max((c.score for c in cards if c.score and c.score > 0), default=0.0)
+            for rank, card in enumerate(cards):
+                # the engine's own score, scaled so the best hit is 1; rank when it gives none
+                rel = card.score / top if top and card.score and card.score > 0 else 1 / (1 + rank)
+                section = found[card.id][2] if card.id in found else "notes"
+                found[card.id] = (card, round(rel, 4), section)
+        packets = []
+        for nid, (_card, rel, section) in found.items():
+            note = self.store.get_note(nid)
+            packets.append(note_packet(note, relevance=rel, section=section))
+        return packets, warnings
+
+    # -- scoring -----------------------------------------------------------------
+
+    def score(self, packet: ContextPacket, now: datetime, newest_order: int = 0) -> float:
+        cfg = self.config
+        priority = cfg.priorities.get(packet.kind, cfg.other_priority)
+        if packet.kind == "history":  # the conversation ages by turns, not by days
+            recency = 0.5 ** max(0, newest_order - packet.order)
+        else:
+            age = _age_days(packet.timestamp, now)
+            recency = 0.5 ** (age / cfg.half_life_days) if age is not None else 0.5
+        relevance = packet.relevance if packet.relevance is not None else 0.0
+        relevance = min(1.0, max(0.0, relevance))
+        return cfg.relevance_weight * relevance + cfg.priority_weight * priority + cfg.recency_weight * recency
+
+    # -- layout ------------------------------------------------------------------
+
+    @staticmethod
+    def block(packet: ContextPacket, lines: int | None = None) -> str:
+        """A packet as laid out; with *lines*, only its first whole lines (shortened)."""
+        body = packet.content.strip("\n").splitlines()
+        if lines is not None:
+            body = body[:lines]
+            summary = packet.metadata.get("summary")
+            if summary and lines == 0:
+                body = [f"summary: {summary}"]
+        if packet.source:
+            date = str(packet.timestamp or "")[:10]
+            head = f"[{packet.kind} {packet.source}] {packet.title or ''}".rstrip()
+            head += f" (updated {date})" if date else ""
+            if lines is not None:
+                head += " (shortened; read the note for the rest)"
+            return "\n".join([head, *body])
+        return "\n".join(body)
+
+    def _render(
+        self,
+        query: str,
+        instructions: str,
+        chosen: list[tuple[ContextPacket, int | None, float]],
+    ) -> list[dict[str, str]]:
+        parts = [f"[Instructions]\n{instructions.strip()}"]
+        for section, heading in _SECTIONS.items():
+            items = [(p, n, s) for p, n, s in chosen if p.section == section]
+            if not items:
+                continue
+            if section == "history":
+                items.sort(key=lambda t: (t[0].kind != "summary", t[0].order))
+            elif section == "open":
+                items.sort(key=lambda t: (t[0].kind != "blocker", -t[2]))
+            else:
+                items.sort(key=lambda t: -t[2])
+            parts.append(heading + "\n" + "\n\n".join(self.block(p, n) for p, n, _ in items))
+        parts.append(f"[How to answer]\n{_ANSWER_RULES}")
+        return [{"role": "system", "content": "\n\n".join(parts)}, {"role": "user", "content": query}]
+
+    def tokens_of(self, messages: list[dict[str, str]]) -> int:
+        """Every token sent: the contents plus the chat format's overhead."""
+        return sum(self.count(m["content"]) + _MESSAGE_OVERHEAD for m in messages) + _REPLY_PRIMING
+
+    # -- the whole build -----------------------------------------------------------
+
+    def build(
+        self,
+        user_query: str,
+        conversation_history: Sequence[dict[str, Any]] | None = None,
+        system_instructions: str | None = None,
+        packets: Sequence[ContextPacket] | None = None,
+        *,
+        now: datetime | None = None,
+    ) -> Context:
+        """The context for *user_query* within ``config.budget`` tokens, everything counted."""
+        if not isinstance(user_query, str) or not user_query.strip():
+            raise InvalidArgumentError("give a question to build the context for")
+        now = now or datetime.now(UTC)
+        instructions = system_instructions or DEFAULT_INSTRUCTIONS
+        budget = self.config.budget
+        base = self.tokens_of(self._render(user_query, instructions, []))
+        if base > budget:
+            raise InvalidArgumentError(
+                f"the instructions and the question alone take {base} tokens, over the budget of {budget}"
+            )
+        gathered, warnings = self.gather_notes(user_query)
+        candidates = list(packets or []) + gathered  # the caller's first: their copy wins a tie
+        candidates += history_packets(conversation_history or [], rounds=self.config.history_rounds)
+        unique: list[ContextPacket] = []
+        seen: dict[str, int] = {}
+        for p in candidates:
+            if not isinstance(p, ContextPacket):
+                raise InvalidArgumentError(f"packets must be ContextPacket, got {type(p).__name__}")
+            if p.section not in _SECTIONS:
+                raise InvalidArgumentError(f"section must be one of {', '.join(_SECTIONS)}, got {p.section!r}")
+            key = p.source or "sha:" + hashlib.sha1(p.content.strip().encode()).hexdigest()
+            if key in seen:  # the same note from two gatherers: once; a relevance given first stands
+                kept = unique[seen[key]]
+                if kept.relevance is None:
+                    kept.relevance = p.relevance
+                continue
+            seen[key] = len(unique)
+            unique.append(replace(p))  # a copy: the caller's packets are not changed
+        newest = max((p.order for p in unique if p.kind == "history"), default=0)
+        ranked = sorted(unique, key=lambda p: -self.score(p, now, newest))
+        chosen: list[tuple[ContextPacket, int | None, float]] = []
+        shortened: list[ContextPacket] = []
+        dropped: list[ContextPacket] = []
+        used = base
+        waiting = []
+        for p in ranked:  # whole packets first, best first; one that does not fit waits
+            cost = self._cost(p, None, chosen)
+            if used + cost <= budget:
+                chosen.append((p, None, self.score(p, now, newest)))
+                used += cost
+            else:
+                waiting.append(p)
+        for p in waiting:  # then the room left goes to shortened notes, best first
+            score = self.score(p, now, newest)
+            fit = self._shortest_fit(p, budget - used, chosen)
+            evicted: list[tuple[ContextPacket, int | None, float]] = []
+            while fit is None and p.source:  # make room by dropping whole packets that score lower
+                lower = [t for t in chosen if t[2] < score and t[1] is None]
+                if not lower:
+                    break
+                worst = min(lower, key=lambda t: t[2])
+                chosen.remove(worst)
+                evicted.append(worst)
+                used = base + self._packed(chosen)
+                fit = self._shortest_fit(p, budget - used, chosen)
+            if fit is None:
+                chosen.extend(evicted)  # evicting did not help: put them back
+                used = base + self._packed(chosen)
+                dropped.append(p)
+                continue
+            dropped.extend(q for q, _, _ in evicted)
+            lines, cost = fit
+            chosen.append((p, lines, score))
+            shortened.append(p)
+            used += cost
+        messages = self._render(user_query, instructions, chosen)
+        tokens = self.tokens_of(messages)
+        while tokens > budget and chosen:  # the pieces' counts were estimates of the whole: settle it
+            worst = min(chosen, key=lambda t: t[2])
+            chosen.remove(worst)
+            dropped.append(worst[0])
+            shortened = [p for p in shortened if p is not worst[0]]
+            messages = self._render(user_query, instructions, chosen)
+            tokens = self.tokens_of(messages)
+        return Context(messages, tokens, budget, [p for p, _, _ in chosen], shortened, dropped, warnings)
+
+    def _cost(self, p: ContextPacket, lines: int | None, chosen: list[tuple[ContextPacket, int | None, float]]) -> int:
+        cost = self.count(self.block(p, lines)) + 1  # and the blank line between blocks
+        if not any(q.section == p.section for q, _, _ in chosen):
+            cost += self.count(_SECTIONS[p.section]) + 1
+        return cost
+
+    def _packed(self, chosen: list[tuple[ContextPacket, int | None, float]]) -> int:
+        """What the chosen packets cost: each block, and each section's heading once."""
+        total = sum(self.count(self.block(p, n)) + 1 for p, n, _ in chosen)
+        return total + sum(self.count(_SECTIONS[s]) + 1 for s in {p.section for p, _, _ in chosen})
+
+    def _shortest_fit(
+        self, p: ContextPacket, room: int, chosen: list[tuple[ContextPacket, int | None, float]]
+    ) -> tuple[int, int] | None:
+        """The most whole lines of *p* that fit in *room* (a note keeps at least its heading)."""
+        if not p.source or room <= 0:
+            return None  # only notes shorten: their heading tells the model where the rest is
+        total = len(p.content.strip("\n").splitlines())
+        best = None
+        lo, hi = 0, max(0, total - 1)
+        while lo <= hi:  # longer prefixes cost more: find the longest that fits
+            mid = (lo + hi) // 2
+            cost = self._cost(p, mid, chosen)
+            if cost <= room:
+                best = (mid, cost)
+                lo = mid + 1
+            else:
+                hi = mid - 1
+        return best
