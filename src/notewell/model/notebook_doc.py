@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["PREFIX", "SECTIONS", "Item", "NotebookDoc", "parse_notebook", "render_template"]
+__all__ = ["PREFIX", "SECTIONS", "Item", "NotebookDoc", "parse_notebook", "render_template", "split_parts"]
 
 SECTIONS = ("Goal", "Facts", "Tracker", "Notes", "Ruled out", "Dropped", "Next")
 PREFIX = {"Facts": "F", "Tracker": "T", "Notes": "N", "Ruled out": "R"}
@@ -31,9 +31,14 @@ class Item:
     text: str
     line: int
 
+    @property
+    def parts(self) -> list[str]:
+        """The text split at ``|``, except inside backticks (a command may be a pipeline)."""
+        return split_parts(self.text)
+
     def field(self, name: str) -> str | None:
-        """The value of a ``| name: value`` part, if present."""
-        for part in self.text.split("|")[1:]:
+        """The value of a ``| name: value`` part, if present (the name in any case)."""
+        for part in self.parts[1:]:
             key, sep, value = part.partition(":")
             if sep and key.strip().lower() == name:
                 return value.strip()
@@ -42,7 +47,20 @@ class Item:
     @property
     def head(self) -> str:
         """The text before the first ``|``."""
-        return self.text.split("|", 1)[0].strip()
+        return self.parts[0].strip()
+
+
+def split_parts(text: str) -> list[str]:
+    """*text* split at every ``|`` outside a backtick span."""
+    parts, start, quoted = [], 0, False
+    for i, ch in enumerate(text):
+        if ch == "`":
+            quoted = not quoted
+        elif ch == "|" and not quoted:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
 
 
 @dataclass(slots=True)

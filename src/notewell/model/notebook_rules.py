@@ -7,42 +7,176 @@ finding carries the line it is about (0: the whole notebook).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .notebook_doc import PREFIX, NotebookDoc
+from .notebook_doc import PREFIX, NotebookDoc, split_parts
 from .token_count import estimate_tokens
 
-__all__ = ["DEFAULT_BUDGET", "Finding", "estimate_tokens", "validate_notebook"]
+__all__ = ["DEFAULT_BUDGET", "Finding", "estimate_tokens", "fact_status", "text_problems", "validate_notebook"]
 
 DEFAULT_BUDGET = 2000
 STATES = ("todo", "doing", "done", "blocked")
 _EVENT = re.compile(r"\bE\d{4,}\b")
 _STATE = re.compile(r"^\[(?P<state>[^\]]*)\]\s*\S")
-_SOURCE = re.compile(
-    r"^(?:E\d{4,}"  # a raw event
-    r"|\S+:\d+(?:-\d+)?"  # file:line
-    r"|https?://\S+"  # a URL
-    r"|`[^`]+`|\$ .+|(?:command|cmd):\s*\S.*)$"  # a command
+
+# A source is one of these forms (several may be listed, split by ',', ';' or ' and '); words
+# after the form are allowed ("E0003 line 12", "`make test` (ran at 10:02)").
+_PATHLIKE = (
+    r"(?:[\w.~-]*/[\w./~-]*|[\w-]+(?:\.[\w-]+)+"
+    r"|Makefile|Dockerfile|Jenkinsfile|Procfile|OWNERS|CODEOWNERS|README|LICENSE)"
 )
-_INJECTION = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:instructions?|prompts?|rules|guidelines)\b"
-    r"|\byou are now\b|\bnew instructions\b|\bsystem prompt\b|\bdeveloper message\b"
-    r"|\bact as (?:an?|the)\b|\bjailbreak\b|<\s*/?\s*(?:system|assistant|instructions?)\s*>",
+_SOURCE_FORMS = re.compile(
+    r"^(?:(?-i:E\d{4,})(?::\d{1,7})?"  # a raw event (and a line in it)
+    rf"|{_PATHLIKE}(?::L?\d{{1,7}}(?:-\d{{1,7}}|:\d{{1,4}})?|#L\d{{1,7}}(?:-L?\d{{1,7}})?| line \d{{1,7}})"  # file:line
+    r"|(?:https?|ftp|s3|gs)://(?:localhost|[\w-]+(?:\.[\w-]+)+|\[[0-9a-f:]+\])(?::\d+)?(?:[/?#]\S*)?"  # a URL
+    r"|file:///\S+|(?:s3|gs)://[\w.-]+(?:/\S*)?"
+    r"|`[^`]+`|\$ \S.*|(?:command|cmd):\s*\S.*"  # a command
+    r"|(?:the )?user|conversation)"  # something the user said in the conversation
+    r"(?:\s.*)?$",
     re.IGNORECASE,
 )
-_ORDER = re.compile(r"^(?:always|never|you must|you should|must|do not|don't|from now on|make sure)\b", re.IGNORECASE)
-_SECRET = re.compile(
-    r"AKIA[0-9A-Z]{16}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
-    r"|\bgh[pousr]_[A-Za-z0-9]{30,}"
-    r"|\bsk-[A-Za-z0-9_-]{20,}"
-    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
+_SOURCE_SPLIT = re.compile(r"\s*[,;]\s*|\s+and\s+")
+
+# Text that tries to steer the agent, matched on a folded line (see _fold) so that zero-width
+# characters, fullwidth letters and Cyrillic look-alikes do not hide it. Topics are fine ("the
+# system prompt is built in prompt.py"); commands addressed to the reader are not.
+_INJECTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?"
+    r"(?:previous|prior|above|earlier|preceding|foregoing|system|safety|original)\b"
+    r"|\b(?:ignore|disregard|forget)\s+(?:everything|all\s+(?:that|you))\b"
+    r"|\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:your|my|the|these)\s+"
+    r"(?:instructions?|rules|guidelines|directions|directives|prompts?|polic(?:y|ies)|constraints)\b"
+    r"|\byou are (?:now|no longer)\s+(?:a|an|the|in|my|dan|free|unrestricted|jailbroken|bound|allowed|able)\b"
+    r"|\bnew (?:instructions?|rules|directives?)\s*:"
+    r"|\bfrom now on,?\s+(?:you|the assistant|the agent)\b"
+    r"|\bpretend (?:you are|to be|you're)\b"
+    r"|\b(?:act|roleplay|role-play) as (?:root|admin|an? (?:unrestricted|different|new|evil)|if you)\b"
+    r"|<\|im[ _](?:start|end)\|>|\[/?(?:system|inst)\]|<\s*/?\s*(?:system|assistant|instructions?)\s*>"
+    r"|^\W*(?:\[[A-Z]\d{3,}\]\s*)?#{1,6}\s*(?:instructions?|system)\b"
+    r"|^\W*(?:\[[A-Z]\d{3,}\]\s*)?(?:system|assistant|developer)\s*:\s*(?:you|ignore|disregard|sure|as an ai)\b"
+    r"|\bdo anything now\b|\bact as (?:a|an) (?:shell|terminal|linux|unrestricted|different|new|evil)\b",
+    re.IGNORECASE,
+)
+_ROLE_LINE = re.compile(r"(?:^|[\s\]>])(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:")  # upper case: a role marker
+_ORDER = re.compile(
+    r"^(?:please\s+|remember to\s+|important:\s*)*"
+    r"(?:(?:always|never)(?![-\w])(?!\s+\w+(?:ed|s)\b)|you must|you should|do not(?!\s+know)|don't(?![-\w])"
+    r"|from now on|make sure)",
+    re.IGNORECASE,
+)
+_FOLD = str.maketrans(
+    "аеорсухіјѕԁɡмтнквАЕОРСУХІЈЅМТНКВ",
+    "aeopcyxijsdgmtnkbAEOPCYXIJSMTHKB",
+)
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]"
+)
+
+_SECRET_TOKENS = re.compile(
+    r"(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----"
+    r"|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bglpat-[A-Za-z0-9_-]{20,}"
+    r"|\bsk-ant-[\w-]{20,}|\bsk-(?:proj-)?(?=[\w-]*[A-Z])(?=[\w-]*\d)[A-Za-z0-9_-]{20,}|\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}|hooks\.slack\.com/services/T\w+/B\w+/\w+"
+    r"|\bAIza[0-9A-Za-z_-]{35}|\bnpm_[A-Za-z0-9]{36}|\bpypi-[A-Za-z0-9_-]{50,}"
     r"|\bnwt_[A-Za-z0-9_-]{20,}"
     r"|\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\."
-    r"|\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)\s*[:=]\s*\S{4,}",
+    r"|\b(?:Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{16,}"
+)
+# A key named like a secret and given a value: the value is checked (a pointer or a placeholder
+# is what the notebook should hold, so it passes).
+_SECRET_PAIR = re.compile(
+    r"(?<![A-Za-z0-9])(?:[\w-]*(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token"
+    r"|refresh[_-]?token|private[_-]?key)(?:[_-](?:access[_-])?(?:key|token|id))?|[\w-]*pass|token|pw)[\"']?\s*[:=]\s*[\"']?(?P<value>[^\s\"',;]+)"
+    r"|\b(?:password|passphrase) (?:is|was) [\"']?(?P<said>[^\s\"',;]+)"
+    r"|--(?:password|token|secret|api-key)[= ][\"']?(?P<flag>[^\s\"',;]+)"
+    r"|\b[a-z][a-z0-9+.-]*://[^\s/:@]*:(?P<userinfo>[^\s/@]+)@",
     re.IGNORECASE,
 )
+_PLACEHOLDER = re.compile(
+    r"^(?:\*+|x{3,}|\.{3}|…|<[^>]*>|\$\{?[\w.-]+\}?|\{\{.*\}\}|%\w+%|redacted|\[redacted\]|hidden|masked|none|null"
+    r"|nil|empty|unset|missing|string|field|header|value|required|optional|set|stored|kept|rotated|expired|wrong"
+    r"|invalid|changed|see|in|from|the|a|an|location|(?:vault|env|kv|ssm|secret|secrets|arn|op|sops|file):.*"
+    r"|(?:kv|secret|secrets)/.*|/.*|~/.*)$",
+    re.IGNORECASE,
+)
+
+
+def _fold(line: str) -> str:
+    """The line as a reader sees it: NFKC (fullwidth -> ASCII), invisible characters gone,
+    Cyrillic look-alikes folded to Latin."""
+    folded = _INVISIBLE.sub("", unicodedata.normalize("NFKC", line)).translate(_FOLD)
+    return re.sub(r"(?<=[A-Za-z])[-_](?=[A-Za-z])", " ", folded)  # ignore-all-previous-instructions
+
+
+def _holds_secret(line: str) -> bool:
+    token = _SECRET_TOKENS.search(line)
+    if token and "EXAMPLE" not in token.group(0):  # AWS documents AKIA...EXAMPLE as its sample key
+        return True
+    for m in _SECRET_PAIR.finditer(line):
+        value = next(v for v in m.groups() if v is not None).strip("()[]{}.:")
+        if len(value) >= 6 and not value.isdigit() and not _PLACEHOLDER.match(value):
+            return True
+    return False
+
+
+def _is_source(source: str) -> bool:
+    """Every listed source is an event id, file:line, a URL, a command or the user."""
+    pieces, buf, depth, quoted = [], "", 0, False
+    i = 0
+    while i < len(source):  # split at ',' ';' ' and ', but not inside backticks or parentheses
+        ch = source[i]
+        if ch == "`":
+            quoted = not quoted
+        elif not quoted and ch in "([":
+            depth += 1
+        elif not quoted and ch in ")]" and depth:
+            depth -= 1
+        elif not quoted and not depth:
+            m = _SOURCE_SPLIT.match(source, i)
+            if m and m.end() > i:
+                pieces.append(buf)
+                buf, i = "", m.end()
+                continue
+        buf += ch
+        i += 1
+    pieces.append(buf)
+    pieces = [p.strip() for p in pieces if p.strip()]
+    return bool(pieces) and all(_SOURCE_FORMS.match(p) for p in pieces)
+
+
+def fact_status(item_text: str) -> str | None:
+    """``verified`` or ``unverified`` (or whatever the last ``|`` part says), lower case."""
+    parts = split_parts(item_text)
+    return parts[-1].strip().lower() if len(parts) > 1 else None
+
+
+def _fact_body(item_text: str) -> str:
+    """A fact without its verified/unverified mark, spacing and key case normalised: what
+    must never change in place."""
+    parts = [" ".join(p.split()) for p in split_parts(item_text)]
+    if len(parts) > 1 and parts[-1].lower() in ("verified", "unverified"):
+        parts = parts[:-1]
+    out = []
+    for part in parts:
+        key, sep, value = part.partition(":")
+        if sep and re.fullmatch(r"\s*[A-Za-z][\w ]*", key):
+            part = f"{key.strip().lower()}: {value.strip()}"
+        out.append(part)
+    return " | ".join(out)
+
+
+def text_problems(text: str) -> list[str]:
+    """What the trust rules refuse in *text* (injected instructions, secrets), one per kind."""
+    found = []
+    folded = _fold(text)
+    if _INJECTION.search(folded) or _ROLE_LINE.search(folded):
+        found.append("it carries instruction-like text: cite the raw event instead of quoting it")
+    if _holds_secret(text) or _holds_secret(folded):
+        found.append("it holds a secret: record where it lives (a file, a vault entry), not its value")
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,19 +186,6 @@ class Finding:
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.message}" if self.line else self.message
-
-
-def _status(item_text: str) -> str | None:
-    last = item_text.rsplit("|", 1)
-    return last[1].strip().lower() if len(last) == 2 else None
-
-
-def _fact_body(item_text: str) -> str:
-    """A fact without its verified/unverified mark: what must never change in place."""
-    parts = [p.strip() for p in item_text.split("|")]
-    if parts and parts[-1].lower() in ("verified", "unverified"):
-        parts = parts[:-1]
-    return " | ".join(parts)
 
 
 def validate_notebook(
@@ -94,6 +215,8 @@ def validate_notebook(
 
     seen: dict[str, int] = {}
     retired = set(retired)
+    if previous is not None:  # an id dropped in the accepted revision is retired already
+        retired |= {i.id for i in previous.in_section("Dropped")}
     for item in doc.items:
         if item.id in seen:
             err(Finding(item.line, f"{item.id} appears twice (first on line {seen[item.id]}): ids are unique"))
@@ -110,12 +233,12 @@ def validate_notebook(
             err(Finding(item.line, f"{item.id} was dropped earlier: ids are never reused, take a new one"))
         if item.section == "Facts":
             source = item.field("source")
-            status = _status(item.text)
+            status = fact_status(item.text)
             if not source:
                 err(
                     Finding(item.line, f"{item.id} has no '| source: ...' (an event id, file:line, a URL or a command)")
                 )
-            elif not _SOURCE.match(source):
+            elif not _is_source(source):
                 err(Finding(item.line, f"{item.id}: '{source}' is not an event id, file:line, a URL or a command"))
             if status not in ("verified", "unverified"):
                 err(Finding(item.line, f"{item.id} must end with '| verified' or '| unverified'"))
@@ -129,19 +252,17 @@ def validate_notebook(
         elif item.section == "Notes" and _ORDER.match(item.text):
             warn(Finding(item.line, f"{item.id} reads as an order: a note records what happened, it sets no rules"))
 
-    # Every line: cited events exist; no injected instructions; no secrets.
-    for number, line in enumerate(text.splitlines(), 1):
-        for event in _EVENT.findall(line):
+    # Cited events exist: in sources, reasons and "see E0003" (elsewhere E0308 may be a compiler's code).
+    for item in doc.items:
+        cited = " ".join(v for v in (item.field("source"), item.field("reason")) if v)
+        cited += " " + " ".join(re.findall(r"\bsee\s+(E\d{4,})", item.text, re.IGNORECASE))
+        for event in dict.fromkeys(_EVENT.findall(cited)):
             if event not in raw_ids:
-                err(Finding(number, f"{event} is not in the raw log (log the output first: notebook log)"))
-        if _INJECTION.search(line):
-            err(Finding(number, "this line carries instruction-like text: cite the raw event instead of quoting it"))
-        if _SECRET.search(line):
-            err(
-                Finding(
-                    number, "this line holds a secret: record where it lives (a file, a vault entry), not its value"
-                )
-            )
+                err(Finding(item.line, f"{event} is not in the raw log (log the output first: notebook log)"))
+    # Every line: no injected instructions, no secrets.
+    for number, line in enumerate(text.splitlines(), 1):
+        for problem in text_problems(line):
+            err(Finding(number, f"this line: {problem}"))
 
     if previous is not None:
         now = {i.id: i for i in doc.items}

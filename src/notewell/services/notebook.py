@@ -19,9 +19,16 @@ from typing import Any
 
 from ..errors import InvalidArgumentError, NotFoundError, StorageError
 from ..model.notebook_doc import parse_notebook, render_template
-from ..model.notebook_rules import DEFAULT_BUDGET, Finding, estimate_tokens, validate_notebook
+from ..model.notebook_rules import (
+    DEFAULT_BUDGET,
+    Finding,
+    estimate_tokens,
+    fact_status,
+    text_problems,
+    validate_notebook,
+)
 from ..model.timestamps import now_iso
-from ..storage.raw_log import RawEvent, RawLog
+from ..storage.raw_log import RawEvent, RawLog, TamperedError
 
 __all__ = ["NOTEBOOK_ROOT", "AcceptResult", "Notebook", "notebook_root"]
 
@@ -67,6 +74,8 @@ class Notebook:
         book = cls(task, root=root)
         if not isinstance(goal, str) or not goal.strip():
             raise InvalidArgumentError("give the goal: the outcome, in one or two lines (--goal)")
+        for problem in text_problems(goal):
+            raise InvalidArgumentError(f"the goal cannot be kept: {problem}")
         if isinstance(budget, bool) or not isinstance(budget, int) or not 200 <= budget <= 100_000:
             raise InvalidArgumentError(f"the budget is a number of tokens from 200 to 100000, got {budget!r}")
         if book.path.exists():
@@ -108,7 +117,7 @@ class Notebook:
     def revision(self) -> int:
         """The number of the accepted revision in force."""
         self._require()
-        numbers = [int(p.stem) for p in self.revisions.glob("[0-9][0-9][0-9][0-9].md")]
+        numbers = [int(p.stem) for p in self.revisions.glob("[0-9]*.md") if p.stem.isdigit()]
         return max(numbers, default=0)
 
     def accepted_text(self, number: int | None = None) -> str:
@@ -121,7 +130,7 @@ class Notebook:
     def working_text(self) -> str:
         self._require()
         try:
-            return self.path.read_text(encoding="utf-8")
+            return self.path.read_text(encoding="utf-8-sig")  # an editor on Windows may add a BOM
         except FileNotFoundError:
             return ""
         except UnicodeDecodeError:
@@ -212,6 +221,10 @@ class Notebook:
         doc = parse_notebook(accepted)
         tokens = estimate_tokens(accepted)
         cited = set(re.findall(r"\bE\d{4,}\b", accepted))
+        try:
+            ids = {e.id for e in self.raw.events()}
+        except TamperedError:  # reported under "tampered"; the rest of the status still helps
+            ids = set()
         return {
             "task": self.task,
             "revision": self.revision(),
@@ -222,8 +235,8 @@ class Notebook:
                 name: len(doc.in_section(name)) for name in ("Facts", "Tracker", "Notes", "Ruled out", "Dropped")
             },
             "unaccepted_edits": self.working_text() != accepted,
-            "raw_events": len(self.raw.events()),
-            "uncited_events": sorted(self.raw.ids() - cited),
+            "raw_events": len(ids),
+            "uncited_events": sorted(ids - cited),
             "tampered": self.raw.verify(),
         }
 
@@ -284,7 +297,7 @@ class Notebook:
             lines = [head, ""]
             if item.section == "Facts":
                 lines.append(
-                    f"Source: {source} ({'verified' if item.text.rstrip().endswith('| verified') else 'unverified'})"
+                    f"Source: {source} ({'verified' if fact_status(item.text) == 'verified' else 'unverified'})"
                 )
             elif item.section == "Ruled out":
                 lines.append(f"Ruled out because: {item.field('reason')}")

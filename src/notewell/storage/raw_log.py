@@ -59,9 +59,12 @@ class RawLog:
         for line in lines:
             if line.strip():
                 try:
-                    out.append(RawEvent(**json.loads(line)))
+                    event = RawEvent(**json.loads(line))
                 except (ValueError, TypeError) as exc:
                     raise TamperedError(f"the raw log's index {self.index} has a broken line: {exc}") from None
+                if not isinstance(event.id, str) or not EVENT_RE.fullmatch(event.id):
+                    raise TamperedError(f"the raw log's index {self.index} names an event {event.id!r}, not an id")
+                out.append(event)
         return out
 
     def ids(self) -> set[str]:
@@ -114,7 +117,11 @@ class RawLog:
     def verify(self) -> list[str]:
         """Every problem with the stored events (an empty list: all intact)."""
         problems = []
-        for event in self.events():
+        try:
+            events = self.events()
+        except TamperedError as exc:
+            return [exc.message]
+        for event in events:
             try:
                 self.read(event.id)
             except TamperedError as exc:
