@@ -16,6 +16,7 @@ from ..model.header import compose_note, parse_note
 from ..model.note import DEFAULT_MAX_BYTES, Card, Note
 from ..search.filters import FILTER_NAMES
 from ..services.store import Store, open_store
+from .assistant_cli import add_assistant_arguments, cmd_assistant
 from .notebook_cli import add_notebook_arguments, cmd_notebook
 from .progress import ProgressBar
 from .server_cli import add_server_arguments, add_server_commands
@@ -685,6 +686,7 @@ def build_parser() -> argparse.ArgumentParser:
     }
     add_server_commands(commands)
     commands["notebook"] = (cmd_notebook, "a validated working-context notebook for one long task")
+    commands["assistant"] = (cmd_assistant, "a project assistant over the notes (an OpenAI-compatible model)")
     ps: dict[str, argparse.ArgumentParser] = {}
     for name, (func, help_text) in commands.items():
         p = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
@@ -692,6 +694,7 @@ def build_parser() -> argparse.ArgumentParser:
         ps[name] = p
     add_server_arguments(ps)
     add_notebook_arguments(ps["notebook"])
+    add_assistant_arguments(ps["assistant"])
     ps["init"].add_argument("path", nargs="?", help="the folder (default: --store)")
     p = ps["add"]
     p.add_argument("file", nargs="?", metavar="FILE", help="a file, or - for standard input")

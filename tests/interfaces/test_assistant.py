@@ -1,0 +1,169 @@
+"""The assistant, the note tools and `notewell assistant`, against a scripted model over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import notewell
+from notewell.interfaces.openai_chat import OpenAIChatClient
+from notewell.services.assistant import ProjectAssistant, kind_for
+from notewell.services.context import ContextConfig
+from notewell.services.memory import ConversationMemory, ExtractiveSummarizer
+from notewell.services.note_tools import ToolContext, execute_tool, summarize_note, tool_schemas
+from tests.llm_server import ScriptedLLM
+
+
+@pytest.fixture
+def notes(store):
+    blocker = store.add_note(
+        "---\ntitle: Dependency conflict\nkind: blocker\ntags: [refactor]\n---\n\n"
+        "pydantic 1 and 2 are both required by the business layer.\n"
+    )
+    pool = store.add_note(
+        "---\ntitle: Connection pool sizing\nkind: conclusion\n---\n\nA pool of 32 is enough; 64 did not help.\n"
+    )
+    text = "---\ntitle: Go tips  # mine\ntags: [go]\nsource: book\n---\n\n# Go tips\n\nErrors are values.\n"
+    go = store.add_note(text)
+    return {"blocker": blocker.id, "pool": pool.id, "go": go.id, "go_text": text}
+
+
+def client(llm):
+    chat = OpenAIChatClient(llm.url, "scripted", api_key="test-key", retries=0)
+    return chat
+
+
+def test_schemas_are_openai_function_tools():
+    schemas = tool_schemas(["add_tag", "summarize_note", "list_tags"])
+    assert [s["function"]["name"] for s in schemas] == ["add_tag", "summarize_note", "list_tags"]
+    for s in schemas:
+        assert s["type"] == "function" and s["function"]["parameters"]["type"] == "object"
+        assert s["function"]["description"]
+    with pytest.raises(notewell.InvalidArgumentError):
+        tool_schemas(["rm"])
+
+
+def test_summarize_note_writes_only_the_summary(store, notes):
+    with ScriptedLLM(["  Go returns errors\nas values.  "]) as llm:
+        ctx = ToolContext(store, chat=client(llm), author="agent")
+        result = summarize_note(ctx, notes["go"])
+        sent = llm.bodies[0]["messages"]
+    assert result["summary"] == "Go returns errors as values."
+    assert "Errors are values." in sent[1]["content"] and "summary" in sent[0]["content"].lower()
+    raw = (store.root / f"{notes['go']}.md").read_text()
+    assert raw == notes["go_text"].replace("source: book\n", 'source: book\nsummary: "Go returns errors as values."\n')
+    assert store.get_note(notes["go"]).extra == ["# mine", "source: book"]
+
+
+def test_tools_answer_json_and_errors_as_json(store, notes):
+    ctx = ToolContext(store)
+    tagged = json.loads(execute_tool("add_tag", '{"note_id": "%s", "tags": ["backend", "go"]}' % notes["go"], ctx))
+    assert tagged["tags"] == ["go", "backend"]
+    again = json.loads(execute_tool("add_tag", {"note_id": notes["go"], "tags": ["Backend"]}, ctx))
+    assert again["tags"] == ["go", "backend"] and again["revision"] == tagged["revision"]  # no duplicate
+    listing = json.loads(execute_tool("list_tags", "{}", ctx))
+    assert {"tag": "backend", "count": 1} in listing["tags"]
+    assert any(n["id"] == notes["go"] and n["tags"] == ["go", "backend"] for n in listing["notes"])
+    found = json.loads(execute_tool("search_notes", {"query": "pool"}, ctx))["results"]
+    assert found[0]["id"] == notes["pool"]
+    for name, args, code in [
+        ("read_note", {"note_id": "nte_0000000000"}, "not_found"),
+        ("read_note", "{not json", "invalid_argument"),
+        ("read_note", {"id": "x"}, "invalid_argument"),
+        ("rm_rf", {}, "invalid_argument"),
+        ("summarize_note", {"note_id": notes["go"]}, "unavailable"),  # no chat model in this context
+    ]:
+        assert json.loads(execute_tool(name, args, ctx))["error"]["code"] == code, name
+    read_only = ToolContext(store, allow_writes=False)
+    assert "switched off" in execute_tool("add_tag", {"note_id": notes["go"], "tags": ["x"]}, read_only)
+
+
+def test_a_turn_end_to_end(store, notes):
+    def answer(request):
+        tool_results = [m for m in request["messages"] if m["role"] == "tool"]
+        assert len(tool_results) == 1 and json.loads(tool_results[0]["content"])["tags"] == ["refactor", "urgent"]
+        return f"Tagged it. Fix the conflict first [{notes['blocker']}]; pool stays at 32 [{notes['pool']}]."
+
+    script = [
+        {"tool_calls": [{"name": "add_tag", "arguments": {"note_id": notes["blocker"], "tags": ["urgent"]}}]},
+        answer,
+    ]
+    with ScriptedLLM(script) as llm:
+        memory = ConversationMemory(summarizer=ExtractiveSummarizer())
+        assistant = ProjectAssistant(store, client(llm), project="shop", memory=memory)
+        turn = assistant.ask("Tag the dependency problem as urgent, and how big should the pool be?", record=True)
+        first = llm.bodies[0]
+    system = first["messages"][0]["content"]
+    assert f"[blocker {notes['blocker']}] Dependency conflict" in system  # retrieved and cited
+    assert f"[conclusion {notes['pool']}] Connection pool sizing" in system
+    assert "shop project" in system and first["messages"][-1]["role"] == "user"
+    assert {t["function"]["name"] for t in first["tools"]} >= {"add_tag", "summarize_note", "list_tags"}
+    assert turn.rounds == 2 and turn.tool_calls[0]["name"] == "add_tag"
+    assert turn.cited == [notes["blocker"], notes["pool"]]
+    assert store.get_note(notes["blocker"]).tags == ["refactor", "urgent"]
+    recorded = store.get_note(turn.recorded)
+    assert recorded.kind == "blocker" and recorded.builds_on == [notes["blocker"], notes["pool"]]
+    assert "## Answer" in recorded.body and recorded.tags == ["shop", "assistant"]
+    roles = [m["role"] for m in memory.get_messages()]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+
+
+def test_memory_compresses_across_turns_and_the_summary_reaches_the_prompt(store, notes):
+    with ScriptedLLM(default=lambda request: "Noted. " + "More detail. " * 40) as llm:
+        memory = ConversationMemory(summarizer=ExtractiveSummarizer(), trigger_chars=1500, keep_rounds=1)
+        assistant = ProjectAssistant(store, client(llm), memory=memory, context=ContextConfig(max_tokens=3000))
+        events = [assistant.ask(f"question number {i} about the pool").compression for i in range(4)]
+        last_system = llm.bodies[-1]["messages"][0]["content"]
+    assert any(events) and events[0] is None
+    assert "[Conversation summary]" in last_system and "question number 0" in last_system
+    assert memory.get_messages()[0]["role"] == "system"
+
+
+def test_a_runaway_tool_loop_ends_with_an_answer(store, notes):
+    loop = {"tool_calls": [{"name": "list_tags", "arguments": {}}]}
+    with ScriptedLLM([loop, loop, "Done looking."]) as llm:
+        assistant = ProjectAssistant(store, client(llm), max_tool_rounds=2)
+        turn = assistant.ask("what topics are there?")
+        assert "tools" not in llm.bodies[-1]  # the last call offers no tools: it must answer
+    assert turn.answer == "Done looking." and turn.rounds == 3
+
+
+def test_kind_for_questions():
+    assert kind_for("I hit a problem with versions") == "blocker"
+    assert kind_for("依赖版本冲突的问题怎么解决？") == "blocker"
+    assert kind_for("Next plan: refactor the business layer") == "action"
+    assert kind_for("We reached 85% coverage.") == "conclusion"
+
+
+def _cli(args, env_extra, cwd, input=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "NOTEWELL_CHAT"))}
+    env.update(env_extra)
+    return subprocess.run(
+        [sys.executable, "-m", "notewell", *args], cwd=cwd, env=env, capture_output=True, text=True, input=input
+    )
+
+
+def test_cli_without_a_model_says_so(tmp_path):
+    done = _cli(["assistant", "--store", str(tmp_path / "notes"), "hello"], {}, tmp_path)
+    assert done.returncode == 9 and "no chat model is configured" in done.stderr and "NOTEWELL_CHAT_URL" in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_cli_answers_records_and_reads_stdin(store, notes, tmp_path):
+    with ScriptedLLM(["The blocker comes first.", "Second answer.", "Third."]) as llm:
+        env = {"NOTEWELL_CHAT_URL": llm.url, "NOTEWELL_CHAT_MODEL": "scripted"}
+        once = _cli(
+            ["assistant", "--store", str(store.root), "--json", "--record", "what is blocking us?"], env, tmp_path
+        )
+        assert once.returncode == 0, once.stderr
+        out = json.loads(once.stdout)
+        assert out["answer"] == "The blocker comes first." and notes["blocker"] in out["context"]["notes"]
+        assert store.get_note(out["recorded"]).kind == "blocker"
+        piped = _cli(["assistant", "--store", str(store.root)], env, tmp_path, input="first?\n\nsecond?\nquit\n")
+        assert piped.returncode == 0, piped.stderr
+        assert piped.stdout.splitlines() == ["Second answer.", "Third."]
+        assert "notes in context" in piped.stderr
