@@ -61,7 +61,7 @@ def test_summarize_note_writes_only_the_summary(store, notes):
 
 def test_tools_answer_json_and_errors_as_json(store, notes):
     ctx = ToolContext(store)
-    tagged = json.loads(execute_tool("add_tag", '{"note_id": "%s", "tags": ["backend", "go"]}' % notes["go"], ctx))
+    tagged = json.loads(execute_tool("add_tag", json.dumps({"note_id": notes["go"], "tags": ["backend", "go"]}), ctx))
     assert tagged["tags"] == ["go", "backend"]
     again = json.loads(execute_tool("add_tag", {"note_id": notes["go"], "tags": ["Backend"]}, ctx))
     assert again["tags"] == ["go", "backend"] and again["revision"] == tagged["revision"]  # no duplicate
