@@ -167,3 +167,43 @@ def test_cli_answers_records_and_reads_stdin(store, notes, tmp_path):
         assert piped.returncode == 0, piped.stderr
         assert piped.stdout.splitlines() == ["Second answer.", "Third."]
         assert "notes in context" in piped.stderr
+
+
+def test_the_default_memory_summarizes_with_the_model_over_http(store, notes):
+    summaries = []
+
+    def answer(request):
+        if "Previous summary" in request["messages"][-1]["content"] or "New part of the conversation" in (
+            request["messages"][-1]["content"]
+        ):
+            summaries.append(request["messages"][-1]["content"])
+            return "The user asked about the pool (32 is enough) and the blocker."
+        return "Answer. " + "Detail. " * 60
+
+    with ScriptedLLM(default=answer) as llm:
+        assistant = ProjectAssistant(store, client(llm))  # ConversationMemory with LLMSummarizer
+        assistant.memory.trigger_chars = 1200
+        events = [assistant.ask(f"question {i} about the pool?").compression for i in range(5)]
+    event = next(e for e in events if e)
+    assert event.summarizer == "llm:scripted" and event.fallback_reason is None
+    assert "User: question 0 about the pool?" in summaries[0]
+    assert assistant.memory.get_messages()[0]["content"].endswith("32 is enough) and the blocker.")
+
+
+def test_the_example_runs_the_chapters_scenario(tmp_path):
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "project_assistant.py")
+    with ScriptedLLM(default=lambda request: "Use a virtual environment and pin versions.") as llm:
+        env = {"NOTEWELL_CHAT_URL": llm.url, "NOTEWELL_CHAT_MODEL": "scripted"}
+        done = _cli_script(example, [str(tmp_path / "notes")], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("assistant: Use a virtual environment") == 3
+    summary = json.loads(done.stdout[done.stdout.index("\n{") :])
+    assert {k["kind"]: k["count"] for k in summary["by_kind"]} == {"action": 1, "blocker": 1}
+    missing = _cli_script(example, [], {}, tmp_path)
+    assert missing.returncode == 2 and "NOTEWELL_CHAT_URL" in missing.stderr
+
+
+def _cli_script(path, args, env_extra, cwd):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "NOTEWELL_CHAT"))}
+    env.update(env_extra)
+    return subprocess.run([sys.executable, path, *args], cwd=cwd, env=env, capture_output=True, text=True)

@@ -72,7 +72,7 @@ def _emit(args: argparse.Namespace, turn: Turn) -> None:
 def cmd_assistant(args: argparse.Namespace) -> None:
     chat = chat_from_environment()
     if chat is None:
-        raise UnavailableError(f"no chat model is configured: {describe_chat_setup()}")
+        raise UnavailableError(describe_chat_setup())
     from .cli import _store
 
     config = ContextConfig(max_tokens=args.max_tokens, reserve_tokens=min(800, args.max_tokens // 4))
