@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -163,3 +164,127 @@ def test_any_answers_text_is_parsed_or_refused_cleanly(text):
     except InvalidArgumentError:
         return
     assert all(re.fullmatch(r"Q\d\d\d?", k) for k in answers)
+
+
+def _grade(root, answers):
+    return {r["id"]: r for r in grade_answers(root, answers)["questions"]}
+
+
+def test_a_time_copied_from_the_log_is_right(tmp_path):
+    bench = make_bench(tmp_path / "b", seed=4)
+    log = next(text for name, text in bench.files.items() if name.startswith("logs/deploy-"))
+    stamp = next(line for line in log.splitlines() if " ERROR " in line).split()[0]  # 2026-..T01:33:16.596Z
+    time = build_bench(4).questions[3].expect[0]
+    assert stamp[11:19] == time
+    hour, rest = time.split(":", 1)
+    later = f"{hour}:{rest[:3]}{(int(rest[3:]) + 1) % 60:02d}"
+    for answer, right in [
+        (stamp, True),
+        (stamp[11:], True),  # 01:33:16.596Z
+        (stamp[11:23], True),  # 01:33:16.596
+        (f"{time}Z", True),
+        (f"{time} UTC ({stamp})", True),  # the same time twice is one value
+        (f"{time}1", False),
+        (f"1{time}", False),
+        (f"{time}.5.1", False),
+        (f"{time} or {later}", False),  # hedging between two times
+        (f"between {time} and {later}", False),
+    ]:
+        assert _grade(tmp_path / "b", {"Q04": answer})["Q04"]["correct"] is right, answer
+
+
+def test_a_count_with_a_second_number_is_a_hedge(tmp_path):
+    bench = make_bench(tmp_path / "b", seed=6)
+    n = int(bench.questions[8].expect[0])
+    for answer, right in [
+        (f"{n}", True),
+        (f"{n} failed jobs", True),
+        (f"{n} ({n} rows with status=failed)", True),
+        (f"{n:,}", True),
+        (f"{n} or {n + 1}", False),
+        (f"between {n - 1} and {n}", False),
+        (f"{n}-{n + 2}", False),
+        (f"about {n}.5", False),
+    ]:
+        assert _grade(tmp_path / "b", {"Q09": answer})["Q09"]["correct"] is right, answer
+    assert _grade(tmp_path / "b", {"Q09": f"{n} or {n + 1}"})["Q09"]["decoys"] == [str(n + 1)]
+
+
+def test_naming_another_owner_or_the_baseline_p99_is_wrong(tmp_path):
+    bench = make_bench(tmp_path / "b", seed=8)
+    key = {q.id: q for q in bench.questions}
+    owner = key["Q08"].expect[0]
+    listed = [p for line in bench.files["OWNERS"].splitlines()[1:] for p in [" ".join(line.split()[1:3])]]
+    others = [p for p in listed if p != owner]
+    assert owner in listed and len(others) == len(listed) - 1 >= 3
+    assert set(key["Q08"].reject) == set(others)
+    base = re.search(r"baseline p99 (\S+) s", bench.files["experiments/pool-64.txt"]).group(1)
+    assert key["Q10"].reject == (base,)
+    pool = key["Q10"].expect[1]
+    rows = _grade(
+        tmp_path / "b",
+        {
+            "Q08": f"{others[0]} or {owner}",
+            "Q10": f"pool_size 64, p99 {pool} s (or {base} s)",
+        },
+    )
+    assert not rows["Q08"]["correct"] and rows["Q08"]["decoys"] == [others[0]]
+    assert not rows["Q10"]["correct"] and rows["Q10"]["decoys"] == [base]
+    rows = _grade(tmp_path / "b", {"Q08": owner, "Q10": f"pool-64 (pool_size 32 -> 64): p99 {pool} s, ruled out"})
+    assert rows["Q08"]["correct"] and rows["Q10"]["correct"]
+
+
+def test_a_date_does_not_hold_a_number(tmp_path):
+    bench = make_bench(tmp_path / "b", seed=10)
+    key = {q.id: q for q in bench.questions}
+    shard, code = key["Q03"].expect[0], key["Q02"].expect[0]
+    rows = _grade(tmp_path / "b", {"Q03": f"2026-05-{int(shard):02d}", "Q02": f"{code} on 2026-05-17"})
+    assert not rows["Q03"]["correct"] and rows["Q02"]["correct"]
+    assert _grade(tmp_path / "b", {"Q03": f"{2000 + int(shard)}-01-01"})["Q03"]["correct"] is False
+    assert _grade(tmp_path / "b", {"Q03": f"shard {shard}"})["Q03"]["correct"]
+
+
+def test_decomposed_accents_match(tmp_path):
+    seed = next(s for s in range(200) if "á" in build_bench(s, noise=200).questions[7].expect[0])
+    bench = make_bench(tmp_path / "b", seed=seed, noise=200)
+    owner = bench.questions[7].expect[0]
+    nfd = unicodedata.normalize("NFD", owner)
+    assert nfd != owner
+    assert _grade(tmp_path / "b", {"Q08": nfd})["Q08"]["correct"]
+
+
+def test_lines_that_are_not_answers_stay_out():
+    assert parse_answers("Q01: 6353\nQ02 E-1365\nq3 17\n") == {"Q01": "6353", "Q02": "E-1365", "Q03": "17"}
+    text = (
+        "Here are my answers.\n\nQ10: pool_size 64,\n  p99 2.9 s\nQ11: --skip-shard-verify\n\n"
+        "All values from the notebook; --skip-shard-verify was rejected.\n"
+    )
+    assert parse_answers(text) == {"Q10": "pool_size 64, p99 2.9 s", "Q11": "--skip-shard-verify"}
+    # A line that mentions another question is never part of this answer.
+    assert parse_answers("Q01: 6353\nsee Q02 for the code\nQ03: 17") == {"Q01": "6353", "Q03": "17"}
+    assert parse_answers("Q11 --no-lease-steal\nQ07 - 7123") == {"Q11": "--no-lease-steal", "Q07": "7123"}
+
+
+def test_an_epilogue_does_not_spoil_the_last_answer(tmp_path):
+    bench = make_bench(tmp_path / "b", seed=12)
+    flag, wrong = bench.questions[10].expect[0], bench.questions[10].reject[0]
+    text = f"Q11: {flag}\n\nAll values from the notebook; {wrong} was rejected.\n"
+    assert _grade(tmp_path / "b", parse_answers(text))["Q11"]["correct"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1. Q01: 6353\n2. Q02: E-1365\n",
+        "- Q01 (production timeout): 6353\n- Q02 (first error code): E-1365\n",
+        "| Question | Answer |\n|---|---|\n| Q01 | 6353 |\n| Q02 | E-1365 |\n",
+        "|id|answer|\n|:--|--:|\n|Q01|6353|\n|Q02|E-1365|",
+        "### Q01\n6353\n\n### Q02\n\nE-1365\n",
+        "**Q01:** 6353\n**Q02:** E-1365\n",
+        "**Q01**: **6353**\n**Q02** — E-1365\n",
+        'My answers:\n\n```json\n{"Q01": 6353, "Q02": "E-1365"}\n```\n\nDone.\n',
+        '```\n{"Q01": "6353", "Q02": "E-1365"}\n```',
+    ],
+)
+def test_common_answer_formats_parse(text):
+    assert parse_answers(text) == {"Q01": "6353", "Q02": "E-1365"}

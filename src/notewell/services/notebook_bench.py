@@ -12,7 +12,8 @@
 
 ``grade_answers(dir, answers)`` rebuilds the key from the seed and scores each answer: right when
 it holds the planted value and none of its decoys (an answer that hedges between the production
-and the staging value is wrong).
+and the staging value is wrong), and, for a count or a time, no second value of that shape
+("4 or 5" is wrong).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import hashlib
 import json
 import random
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,7 @@ class Question:
     expect: tuple[str, ...]  # every one must appear in the answer
     reject: tuple[str, ...] = ()  # none may appear (the decoys)
     kind: str = "fact"  # early, corrected, conversation, counted, ruled_out, quote
+    single: bool = False  # the answer may name no other value shaped like the expected one (another count, time)
 
 
 @dataclass
@@ -207,11 +210,8 @@ def build_bench(seed: int = 1, noise: int = 4000) -> Bench:
     files["logs/strace-ingest.txt"] = "\n".join(trace) + "\n"
 
     # OWNERS: who owns the component the error points at.
-    owners = [
-        f"{c:<20} {p} <{p.split()[0].lower()}@example.org>"
-        for c, p in zip(rng.sample(_COMPONENTS, len(_COMPONENTS)), others, strict=False)
-        if c != component
-    ]
+    owned = [(c, p) for c, p in zip(rng.sample(_COMPONENTS, len(_COMPONENTS)), others, strict=False) if c != component]
+    owners = [f"{c:<20} {p} <{p.split()[0].lower()}@example.org>" for c, p in owned]
     owners.insert(rng.randrange(len(owners) + 1), f"{component:<20} {owner} <{owner.split()[0].lower()}@example.org>")
     files["OWNERS"] = "# component          owner\n" + "\n".join(owners) + "\n"
 
@@ -269,17 +269,19 @@ def build_bench(seed: int = 1, noise: int = 4000) -> Bench:
             tuple(str(s) for s in later_shards),
             "early",
         ),
-        Question("Q04", "At what time (HH:MM:SS, UTC) did the first error happen?", (first_time,), (), "early"),
+        Question(
+            "Q04", "At what time (HH:MM:SS, UTC) did the first error happen?", (first_time,), (), "early", single=True
+        ),
         Question("Q05", f"Which version of {lib} is pinned in deps/lock.txt?", (version,), (fixed_version,), "early"),
         Question("Q06", "Which unix socket did the ingest path connect to?", (socket_path,), (admin_socket,), "early"),
         Question("Q07", "On which port will the canary run?", (str(canary_port),), (str(taken_port),), "conversation"),
-        Question("Q08", f"Who owns the {component} component?", (owner,), (), "early"),
-        Question("Q09", "How many jobs failed in the nightly report?", (str(failed),), (), "counted"),
+        Question("Q08", f"Who owns the {component} component?", (owner,), tuple(p for _, p in owned), "early"),
+        Question("Q09", "How many jobs failed in the nightly report?", (str(failed),), (), "counted", single=True),
         Question(
             "Q10",
             "Which change was tried and ruled out, and what was the p99 latency with it (seconds)?",
             ("64", pool_p99),
-            (),
+            (base_p99,),  # the baseline's p99 is the other latency in the same file
             "ruled_out",
         ),
         Question("Q11", "Which flag does the DBA want on the migration run?", (flag,), tuple(other_flags), "quote"),
@@ -323,32 +325,74 @@ def make_bench(directory: str | Path, *, seed: int = 1, noise: int = 4000) -> Be
     return bench
 
 
-_LINE = re.compile(r"^\s*[-*]?\s*\**(Q\d{1,3})\**\s*[:.)=-]\s*(.*)$", re.IGNORECASE)
+# A line that starts an answer: list markers, numbering, a heading's # or bold before the id, then maybe a
+# label in parentheses, then a separator or just a space. A "-" separates only before a space: in
+# "Q11 --flag" it is part of the flag. (Atomic groups keep a long run of markers from backtracking.)
+_SEP = r"(?:[:.)=|]|->|=>|[→–—]|-(?=\s|$))"
+_START = re.compile(
+    rf"""^(?>[\s>#*+-]*)(?>\d{{1,3}}[.)]\s+)?(?>[*_]*)
+    Q(?P<id>[0-9]{{1,3}})(?![0-9a-z]|[.-][0-9a-z])(?>[*_]*)
+    (?>\s*\([^()]*\)(?=\s*[*_]*\s*{_SEP}))?
+    (?>\s*)(?>[*_]*)(?>\s*)(?>{_SEP}?)(?>[*_]*)(?>\s*)
+    (?P<answer>.*)$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_MENTION = re.compile(r"(?<![\w-])Q(?P<id>[0-9]{1,3})(?!\w)", re.IGNORECASE)
+_FENCED_JSON = re.compile(r"^[ \t]*```[ \t]*(?:json)?[ \t]*\n(\s*\{.*?)^[ \t]*```", re.I | re.S | re.M)
 
 
 def parse_answers(text: str) -> dict[str, str]:
-    """Answers as ``{"Q01": "..."}``: from a JSON object, or from ``Q01: answer`` lines."""
+    """Answers as ``{"Q01": "..."}``: from a JSON object (bare or in a ``` fence), or from lines.
+
+    A line that starts with a question id (after list markers, numbering, a heading's ``#`` or a table's
+    ``|``) starts that answer; the lines after it continue it up to a blank line, a fence, a table row or
+    a line that mentions another question. A heading alone (``### Q01``) takes its answer from the next lines.
+    """
     stripped = text.strip()
-    if stripped.startswith("{"):
-        try:
-            data = json.loads(stripped)
-        except ValueError as exc:
-            raise InvalidArgumentError(f"the answers look like JSON but are not: {exc}") from None
-        if not isinstance(data, dict):
-            raise InvalidArgumentError('the answers JSON is an object: {"Q01": "answer", ...}')
-        return {_qid(k): "" if v is None else str(v) for k, v in data.items()}
+    fenced = _FENCED_JSON.search(text)
+    if stripped.startswith("{") or fenced:
+        return _parse_json(stripped if stripped.startswith("{") else fenced.group(1))
     answers: dict[str, str] = {}
     last = None
     for line in text.splitlines():
-        m = _LINE.match(line)
-        if m:
-            last = _qid(m.group(1))
-            answers[last] = m.group(2).strip()
-        elif last and line.strip():  # an answer that goes on over several lines
-            answers[last] += " " + line.strip()
+        line = line.strip()
+        qid, answer = _start(line)
+        if qid:
+            last = qid
+            answers[last] = answer
+        elif last is None or line.startswith(("|", "```")) or (not line and answers[last]):
+            last = None  # a blank line ends an answer; prose, tables and fences after it are not answers
+        elif line and {_qid(m.group("id")) for m in _MENTION.finditer(line)} <= {last}:
+            answers[last] = f"{answers[last]} {_unbold(line)}".strip()  # an answer that goes on over lines
     if not answers:
         raise InvalidArgumentError("no answers found: write one line per question, like `Q01: 4187`")
     return answers
+
+
+def _parse_json(text: str) -> dict[str, str]:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"the answers look like JSON but are not: {exc}") from None
+    if not isinstance(data, dict):
+        raise InvalidArgumentError('the answers JSON is an object: {"Q01": "answer", ...}')
+    return {_qid(k): "" if v is None else str(v) for k, v in data.items()}
+
+
+def _start(line: str) -> tuple[str | None, str]:
+    """The question a line starts and the answer on it, or ``(None, "")``."""
+    if line.startswith("|"):  # a table row: | Q01 | 6353 |; the header and |---| rows start nothing
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        m = _START.match(cells[0])
+        if not m or m.group("answer"):
+            return None, ""
+        return _qid(m.group("id")), _unbold(" ".join(c for c in cells[1:] if c))
+    m = _START.match(line)
+    return (_qid(m.group("id")), _unbold(m.group("answer"))) if m else (None, "")
+
+
+def _unbold(text: str) -> str:
+    return text.replace("**", "").strip().rstrip("|").strip()
 
 
 def _qid(key: str) -> str:
@@ -359,17 +403,52 @@ def _qid(key: str) -> str:
 
 
 def _normal(text: str) -> str:
-    text = text.translate(str.maketrans("‘’“”`", "''\"\"'")).casefold()
+    # NFC: a name typed with combining accents ("Toma\u0301s") is the same name as the composed one.
+    text = unicodedata.normalize("NFC", text.translate(str.maketrans("‘’“”`", "''\"\"'")).casefold())
     text = re.sub(r"(?<=\d)[,_](?=\d{3}\b)", "", text)  # 4,187 -> 4187
     return " ".join(text.split())
+
+
+_TIME = re.compile(r"\d{1,2}:\d\d:\d\d")
+
+
+def _whole(core: str, value: str, *, in_ranges: bool = False) -> str:
+    """A regex for *core* (which matches *value* or values of its shape) as a whole value, not part of a longer one.
+
+    A number is not inside 41870, 4.5 or 01:33, nor, unless *in_ranges*, inside a date or range
+    (17 in 2026-05-17); a time may carry the log's fraction and Z (01:33:16.596Z is 01:33:16).
+    """
+    if value[0].isdigit():
+        before = r"(?<![\d.:])" + ("" if in_ranges else r"(?<!\d-)")  # E-4657 and pool-64 still hold their numbers
+    else:
+        before = r"(?<![\w.-])"
+    if value[-1].isdigit():
+        after = r"(?:\.\d+)?" if _TIME.fullmatch(value) else ""
+        after += r"(?!\d|[.:]\d" + ("" if in_ranges else r"|-\d") + ")"
+    else:
+        after = r"(?![\w-])"
+    return f"{before}(?P<value>{core}){after}"
 
 
 def _holds(answer: str, value: str) -> bool:
     """*value* appears in *answer* as a whole value: 4187 in "4187 ms" or "4187ms", not in "41870"."""
     value = _normal(value)
-    before = r"(?<![\d.:])" if value[0].isdigit() else r"(?<![\w.-])"
-    after = r"(?!\d|[.:]\d)" if value[-1].isdigit() else r"(?![\w-])"
-    return re.search(before + re.escape(value) + after, answer) is not None
+    return re.search(_whole(re.escape(value), value), answer) is not None
+
+
+def _others(answer: str, value: str) -> list[str]:
+    """The values in *answer* shaped like *value* (digits where it has digits) that are not *value*."""
+    value = _normal(value)
+    if not value[:1].isdigit() or not value[-1:].isdigit():
+        return []
+    shape = re.sub(r"\d+", lambda _: r"\d+", re.escape(value))
+    numbers = [int(n) for n in re.findall(r"\d+", value)]  # 1:33:16 is 01:33:16
+    found = []
+    # in_ranges: both ends of "3-5" are values; a range is a hedge too
+    for m in re.finditer(_whole(shape, value, in_ranges=True), answer):
+        if [int(n) for n in re.findall(r"\d+", m.group("value"))] != numbers and m.group("value") not in found:
+            found.append(m.group("value"))
+    return found
 
 
 def grade_answers(directory: str | Path, answers: dict[str, str]) -> dict[str, Any]:
@@ -396,6 +475,8 @@ def grade_answers(directory: str | Path, answers: dict[str, str]) -> dict[str, A
         norm = _normal(given)
         missing = [v for v in q.expect if not _holds(norm, v)]
         decoys = [v for v in q.reject if _holds(norm, v)]
+        if q.single:
+            decoys += _others(norm, q.expect[0])
         rows.append(
             {
                 "id": q.id,
