@@ -173,8 +173,9 @@ def test_the_default_memory_summarizes_with_the_model_over_http(store, notes):
     summaries = []
 
     def answer(request):
-        if "Previous summary" in request["messages"][-1]["content"] or "New part of the conversation" in (
-            request["messages"][-1]["content"]
+        if (
+            "Previous summary" in request["messages"][-1]["content"]
+            or "New part of the conversation" in (request["messages"][-1]["content"])
         ):
             summaries.append(request["messages"][-1]["content"])
             return "The user asked about the pool (32 is enough) and the blocker."
@@ -207,3 +208,66 @@ def _cli_script(path, args, env_extra, cwd):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "NOTEWELL_CHAT"))}
     env.update(env_extra)
     return subprocess.run([sys.executable, path, *args], cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def test_review_fixes_in_the_turn(store, notes):
+    # A model error leaves no half exchange in memory.
+    with ScriptedLLM([400]) as llm:
+        memory = ConversationMemory(summarizer=ExtractiveSummarizer())
+        assistant = ProjectAssistant(store, client(llm), memory=memory)
+        with pytest.raises(notewell.UnavailableError):
+            assistant.ask("anything?")
+        assert memory.get_messages() == []
+    # Repeated tool-call ids are made unique in the turn; a huge tool result is clipped to the budget.
+    big = store.add_note(
+        "---\ntitle: Huge\n---\n\n" + "\n".join(f"line {i} of a very long runbook" for i in range(3000))
+    )
+    same = {"id": "call_0", "name": "read_note", "arguments": {"note_id": big.id}}
+    with ScriptedLLM([{"tool_calls": [same, dict(same)]}, "ok"]) as llm:
+        assistant = ProjectAssistant(store, client(llm), context=ContextConfig(max_tokens=3000, reserve_tokens=500))
+        turn = assistant.ask("read the runbook")
+        sent = llm.bodies[-1]["messages"]
+        ids = [c["id"] for m in sent if m.get("tool_calls") for c in m["tool_calls"]]
+        results = [m for m in sent if m["role"] == "tool"]
+        assert len(set(ids)) == 2 and [m["tool_call_id"] for m in results] == ids
+        assert "clipped" in results[-1]["content"]
+        assert assistant.builder.tokens_of(sent, None) <= 3000 - 500
+    assert turn.answer == "ok"
+    # Tool calls on the last allowed round are not stored without their results.
+    loop = {"tool_calls": [{"name": "list_tags", "arguments": {}}]}
+    with ScriptedLLM([loop, loop]) as llm:
+        memory = ConversationMemory(summarizer=ExtractiveSummarizer())
+        turn = ProjectAssistant(store, client(llm), memory=memory, max_tool_rounds=1).ask("topics?")
+    assert "kept asking for tools" in turn.answer
+    last = memory.get_messages()[-1]
+    assert last["role"] == "assistant" and not last.get("tool_calls")
+
+
+def test_a_broken_summarizer_falls_back(store, notes):
+    class Broken:
+        name = "broken"
+
+        def summarize(self, messages, previous):
+            raise ValueError("boom")
+
+    with ScriptedLLM(default=lambda request: "An answer. " * 40) as llm:
+        memory = ConversationMemory(summarizer=Broken(), trigger_chars=800, keep_rounds=1)
+        assistant = ProjectAssistant(store, client(llm), memory=memory)
+        turns = [assistant.ask(f"question {i}?", record=True) for i in range(3)]
+    event = next(t.compression for t in turns if t.compression)
+    assert event.summarizer == "extractive" and "boom" in event.fallback_reason
+    assert all(t.recorded for t in turns)
+
+
+def test_cli_keeps_going_after_a_failed_turn(store, notes, tmp_path):
+    with ScriptedLLM(["first answer", 400, "third answer"]) as llm:
+        env = {"NOTEWELL_CHAT_URL": llm.url, "NOTEWELL_CHAT_MODEL": "scripted"}
+        done = _cli(["assistant", "--store", str(store.root)], env, tmp_path, input="one?\ntwo?\nthree?\n")
+    assert done.stdout.splitlines() == ["first answer", "third answer"]
+    assert done.returncode != 0 and "1 question(s) could not be answered" in done.stderr
+    bad = _cli(
+        ["assistant", "--store", str(store.root), "--record-kind", "bad kind!", "q"],
+        {"NOTEWELL_CHAT_URL": "http://127.0.0.1:9/v1", "NOTEWELL_CHAT_MODEL": "m"},
+        tmp_path,
+    )
+    assert bad.returncode == 2 and "--record-kind" in bad.stderr

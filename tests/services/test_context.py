@@ -152,3 +152,50 @@ def test_history_keeps_rounds_whole_with_summary_first():
     assert history.index("[Conversation summary]") < history.index("tag the pool note") < history.index("thanks")
     with pytest.raises(InvalidArgumentError):
         history_packets([{"content": "no role"}])
+
+
+def test_review_fixes_open_items_long_paragraphs_and_duplicates(store):
+    open_blocker = note(store, "Still open", "blocker", "the migration lock is held by a dead worker")
+    for i in range(14):
+        note(store, f"Old blocker {i}", "blocker", f"fixed long ago {i}", tags=["resolved"])
+    ctx = ContextBuilder(store).build("what is blocking us?")
+    assert f"[blocker {open_blocker.id}] Still open" in ctx.system  # not crowded out by closed ones
+    found = ContextBuilder(store).build("Old blocker fixed long ago")
+    assert "[blocker, resolved " in found.system  # shown for what it is, ranked as history
+    closed = next(p for p in found.packets if p.metadata.get("closed"))
+    assert (
+        ContextBuilder(store).score(closed, datetime.now(UTC))
+        < ContextBuilder(store).score(next(p for p in found.packets if p.source == open_blocker.id), datetime.now(UTC))
+        + 0.5
+    )
+
+    sentence = "部署之后需要先预热缓存，再把流量切过来，否则第一分钟的错误率会很高。"
+    paragraph = note(store, "预热流程", "conclusion", sentence * 30)  # one long line, as Chinese is written
+    cfg = ContextConfig(max_tokens=700, reserve_tokens=100, counter=estimate_tokens)
+    ctx = ContextBuilder(store, cfg).build("预热缓存")
+    assert paragraph.id in [p.source for p in ctx.shortened]
+    assert sentence in ctx.system and ctx.tokens <= 600  # whole sentences, not a bare heading
+    assert open_blocker.id in ctx.citations  # and the open blocker was not evicted for it
+
+    chapter_style = ContextPacket(paragraph.body, relevance=0.7, metadata={"note_id": paragraph.id})
+    ctx = ContextBuilder(store).build("预热缓存", packets=[chapter_style])
+    assert ctx.system.count(sentence) == 30 and ctx.system.count(paragraph.id) == 1  # once, not twice
+
+
+def test_tools_are_counted_and_bad_history_is_refused(store):
+    tools = [{"type": "function", "function": {"name": "t", "description": "x " * 300, "parameters": {}}}]
+    builder = ContextBuilder(store, ContextConfig(max_tokens=2000, reserve_tokens=100))
+    with_tools = builder.build("anything", tools=tools)
+    without = builder.build("anything")
+    assert with_tools.tokens >= without.tokens + 300 and with_tools.tokens <= with_tools.budget
+    for bad in (
+        [{"role": "user", "content": 5}],
+        [{"role": "assistant", "tool_calls": "abc"}],
+        [{"role": "assistant", "tool_calls": [{"function": None}]}],
+        [{"role": "wizard", "content": "x"}],
+    ):
+        with pytest.raises(InvalidArgumentError):
+            builder.build("q", conversation_history=bad)
+    prompt = [{"role": "system", "content": "You are a pirate"}, {"role": "user", "content": "hi"}]
+    assert "pirate" not in builder.build("q", conversation_history=prompt).system  # a prompt is not conversation
+    assert builder.build("q", now=datetime.now()).tokens > 0  # a naive time is taken as UTC

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from typing import Any
 
-from ..errors import UnavailableError
+from ..errors import InvalidArgumentError, NotewellError, UnavailableError
 from ..model.token_count import load_counter
 from ..services.assistant import ProjectAssistant, Turn
 from ..services.context import ContextConfig
@@ -75,6 +76,8 @@ def cmd_assistant(args: argparse.Namespace) -> None:
         raise UnavailableError(describe_chat_setup())
     from .cli import _store
 
+    if args.record_kind is not None and not re.fullmatch(r"[a-z][a-z0-9_-]{0,39}", args.record_kind):
+        raise InvalidArgumentError(f"--record-kind is a note type like blocker or conclusion, got {args.record_kind!r}")
     config = ContextConfig(max_tokens=args.max_tokens, reserve_tokens=min(800, args.max_tokens // 4))
     config.counter = load_counter(os.environ.get("NOTEWELL_TOKENIZER"))
     if args.project:
@@ -95,6 +98,7 @@ def cmd_assistant(args: argparse.Namespace) -> None:
             _emit(args, assistant.ask(args.question, record=record))
             return
         interactive = sys.stdin.isatty()
+        failed = 0
         while True:
             if interactive:
                 print("you> ", end="", flush=True)
@@ -106,7 +110,16 @@ def cmd_assistant(args: argparse.Namespace) -> None:
                 break
             if not question:
                 continue
-            _emit(args, assistant.ask(question, record=record))
+            try:
+                _emit(args, assistant.ask(question, record=record))
+            except NotewellError as exc:  # one failed turn does not end the conversation
+                failed += 1
+                if args.json:
+                    print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), flush=True)
+                else:
+                    print(f"notewell: {exc.message}", file=sys.stderr, flush=True)
+        if failed:
+            raise NotewellError(f"{failed} question(s) could not be answered")
 
 
 def add_assistant_arguments(p: argparse.ArgumentParser) -> None:

@@ -10,13 +10,13 @@ asked, records the exchange as a note that builds on the notes the answer cited.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import InvalidArgumentError, NotewellError
 from ..model.header import compose_note
 from ..model.ids import NOTE_ID_RE
-from .chat import ChatModel
+from .chat import ChatModel, ChatReply, ToolCall
 from .context import Context, ContextBuilder, ContextConfig
 from .memory import CompressionEvent, ConversationMemory, LLMSummarizer
 from .note_tools import ToolContext, execute_tool, tool_schemas
@@ -31,6 +31,7 @@ ASSISTANT_INSTRUCTIONS = """You are a long-term assistant for the {project} proj
   to tag a note or to save a summary."""
 
 _RESULT_ECHO = 300  # characters of each tool result kept in the Turn for display
+_TOOL_FLOOR = 200  # tokens: below this much room, the model is asked to answer, not to call tools
 
 
 @dataclass
@@ -79,13 +80,21 @@ class ProjectAssistant:
         author: str | None = "assistant",
         max_tool_rounds: int = 6,
         allow_writes: bool = True,
+        tool_tokens: int | None = None,
     ) -> None:
         if max_tool_rounds < 0:
             raise InvalidArgumentError("max_tool_rounds is 0 or more")
         self.store = store
         self.chat = chat
         self.project = project
-        self.builder = ContextBuilder(store, context)
+        context = context or ContextConfig()
+        # The notes and the conversation may fill the window only up to what the tool rounds of
+        # the turn (results the model asks for) still need; the answer keeps its own reserve.
+        self.window = context.max_tokens - context.reserve_tokens
+        room = self.window // 4 if tool_tokens is None else tool_tokens
+        if not 0 <= room < self.window:
+            raise InvalidArgumentError(f"tool_tokens must be from 0 to {self.window - 1}, got {room}")
+        self.builder = ContextBuilder(store, replace(context, reserve_tokens=context.reserve_tokens + room))
         self.memory = memory if memory is not None else ConversationMemory(summarizer=LLMSummarizer(chat))
         self.tools = ToolContext(store, chat=chat, author=author, allow_writes=allow_writes)
         self.max_tool_rounds = max_tool_rounds
@@ -96,38 +105,77 @@ class ProjectAssistant:
         picks; a string records it as that type."""
         if not isinstance(question, str) or not question.strip():
             raise InvalidArgumentError("ask a question")
+        tools = tool_schemas()
         context = self.builder.build(
-            question, conversation_history=self.memory.get_messages(), system_instructions=self.instructions
+            question,
+            conversation_history=self.memory.get_messages(),
+            system_instructions=self.instructions,
+            tools=tools,
         )
         messages = [dict(m) for m in context.messages]
+        mark = self.memory.mark()
         self.memory.append({"role": "user", "content": question})
         calls: list[dict[str, Any]] = []
         usage: dict[str, int] = {}
         rounds = 0
         answer = ""
-        while True:
-            offer_tools = rounds < self.max_tool_rounds
-            reply = self.chat.complete(messages, tools=tool_schemas() if offer_tools else None)
-            rounds += 1
-            for key, value in reply.usage.items():
-                usage[key] = usage.get(key, 0) + value
-            message = reply.to_message()
-            messages.append(message)
-            self.memory.append(message)
-            if not reply.tool_calls or not offer_tools:
-                answer = (reply.content or "").strip()
-                break
-            for call in reply.tool_calls:
-                result = execute_tool(call.name, call.arguments, self.tools)
-                calls.append({"name": call.name, "arguments": call.arguments, "result": result[:_RESULT_ECHO]})
-                tool_message = {"role": "tool", "tool_call_id": call.id, "content": result}
-                messages.append(tool_message)
-                self.memory.append(tool_message)
+        window = self.window
+        try:
+            while True:
+                room = window - self.builder.tokens_of(messages, tools)
+                offer_tools = rounds < self.max_tool_rounds and room > _TOOL_FLOOR
+                reply = self.chat.complete(messages, tools=tools if offer_tools else None)
+                rounds += 1
+                for key, value in reply.usage.items():
+                    usage[key] = usage.get(key, 0) + value
+                if not reply.tool_calls or not offer_tools:
+                    answer = (reply.content or "").strip()
+                    if not answer and reply.tool_calls:
+                        answer = "(the model kept asking for tools and gave no answer)"
+                    final = {"role": "assistant", "content": reply.content or ""}  # no calls left unanswered
+                    messages.append(final)
+                    self.memory.append(final)
+                    break
+                message = self._unique_ids(reply, rounds).to_message()
+                messages.append(message)
+                self.memory.append(message)
+                for call in message["tool_calls"]:
+                    name, arguments = call["function"]["name"], call["function"]["arguments"]
+                    result = self._fit(execute_tool(name, arguments, self.tools), window, messages, tools)
+                    calls.append({"name": name, "arguments": arguments, "result": result[:_RESULT_ECHO]})
+                    tool_message = {"role": "tool", "tool_call_id": call["id"], "content": result}
+                    messages.append(tool_message)
+                    self.memory.append(tool_message)
+        except BaseException:
+            self.memory.rollback(mark)  # a turn the model did not finish leaves no half exchange behind
+            raise
         turn = Turn(question, answer, calls, context, rounds, usage)
         turn.compression = self.memory.maybe_compress()
         if record:
             turn.recorded = self._record(question, turn, record if isinstance(record, str) else kind_for(question))
         return turn
+
+    @staticmethod
+    def _unique_ids(reply: ChatReply, rounds: int) -> ChatReply:
+        """The reply with tool-call ids unique in the turn (servers repeat call_0 every round)."""
+        seen: set[str] = set()
+        calls = []
+        for n, call in enumerate(reply.tool_calls):
+            cid = call.id or f"call_{rounds}_{n}"
+            if cid in seen or (call.id.startswith("call_") and call.id[5:].isdigit()):
+                cid = f"call_{rounds}_{n}"
+            seen.add(cid)
+            calls.append(ToolCall(cid, call.name, call.arguments))
+        return ChatReply(reply.content, calls, reply.usage, reply.model)
+
+    def _fit(self, result: str, window: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
+        """*result* clipped to the room left in the window (a long note read whole would not fit)."""
+        room = window - self.builder.tokens_of(messages, tools) - _TOOL_FLOOR
+        cost = self.builder.count(result)
+        if cost <= room:
+            return result
+        keep = max(0, int(len(result) * max(room, 0) / max(cost, 1)))
+        return result[:keep] + f"\n[… clipped: {len(result) - keep} more characters did not fit the context budget]"
 
     def _record(self, question: str, turn: Turn, kind: str) -> str:
         title = " ".join(question.split())

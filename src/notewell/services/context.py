@@ -12,6 +12,8 @@ instructions, the section headings, the question and the chat format's own overh
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -20,6 +22,7 @@ from typing import Any
 from ..errors import InvalidArgumentError, InvalidQueryError
 from ..model.timestamps import parse_when
 from ..model.token_count import TokenCounter, default_counter
+from .memory import SUMMARY_PREFIX
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
@@ -80,7 +83,9 @@ class ContextConfig:
     half_life_days: float = 7.0
     open_blockers: int = 3
     open_actions: int = 3
+    open_relevance: float = 0.5  # an open blocker or action the search did not find is still this relevant
     closed_tags: tuple[str, ...] = ("done", "resolved", "closed")
+    sentence_chars: int = 200  # a paragraph longer than this may be shortened at a sentence end
     search_limit: int = 6
     search_mode: str = "keyword"
     history_rounds: int = 10
@@ -105,12 +110,13 @@ class Context:
     """What to send: ``messages`` (system + user), and what went in, shortened or stayed out."""
 
     messages: list[dict[str, str]]
-    tokens: int
+    tokens: int  # everything sent: the messages, the chat format's overhead and the tool schemas
     budget: int
     packets: list[ContextPacket]
     shortened: list[ContextPacket]
     dropped: list[ContextPacket]
     warnings: list[str] = field(default_factory=list)
+    tools: list[dict[str, Any]] | None = None
 
     @property
     def system(self) -> str:
@@ -126,8 +132,11 @@ class Context:
         return "\n\n".join(m["content"] for m in self.messages)
 
 
-def note_packet(note: Any, *, relevance: float | None = None, section: str = "notes") -> ContextPacket:
+def note_packet(
+    note: Any, *, relevance: float | None = None, section: str = "notes", closed_tags: Sequence[str] = ()
+) -> ContextPacket:
     """A packet from a store note (a ``Note``): its body, cited by id."""
+    closed = next((t for t in note.tags if t in closed_tags), None)
     return ContextPacket(
         content=(note.body or "").strip("\n"),
         kind=note.kind or "note",
@@ -136,36 +145,43 @@ def note_packet(note: Any, *, relevance: float | None = None, section: str = "no
         timestamp=note.updated_at,
         relevance=relevance,
         section=section,
-        metadata={"summary": note.summary, "tags": list(note.tags)},
+        metadata={"summary": note.summary, "tags": list(note.tags), "closed": closed},
     )
 
 
 def _message_text(message: dict[str, Any]) -> str:
-    content = message.get("content") or ""
-    if not isinstance(content, str):  # a list of parts: keep the text ones
-        content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-    role = message.get("role", "user")
+    content = message.get("content")
+    if content is None:
+        content = ""
+    elif isinstance(content, list):  # a list of parts: keep the text ones
+        content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    elif not isinstance(content, str):
+        raise InvalidArgumentError(f"a message's content is text, not {type(content).__name__}")
+    role = message["role"]
     if role == "tool":
         return f"tool result: {content}"
     calls = message.get("tool_calls") or []
-    called = "; ".join(
-        f"called {c.get('function', {}).get('name')}({c.get('function', {}).get('arguments', '')})" for c in calls
-    )
+    if not isinstance(calls, list) or not all(
+        isinstance(c, dict) and isinstance(c.get("function"), dict) for c in calls
+    ):
+        raise InvalidArgumentError("tool_calls is a list of {'function': {'name': ..., 'arguments': ...}}")
+    called = "; ".join(f"called {c['function'].get('name')}({c['function'].get('arguments', '')})" for c in calls)
     return f"{role}: {content}" + (f" [{called}]" if called else "") if content or called else ""
 
 
 def history_packets(messages: Sequence[dict[str, Any]], *, rounds: int = 10) -> list[ContextPacket]:
-    """The conversation as packets: a summary message as its own, then one per round (a user
-    message and everything up to the next one), so that no tool call is parted from its result."""
+    """The conversation as packets: the compression summary as its own, then one per round (a user
+    message and everything up to the next one), so that no tool call is parted from its result.
+    Other system messages (a prompt) are not conversation and stay out."""
     packets: list[ContextPacket] = []
     current: list[str] = []
     for message in messages:
-        if not isinstance(message, dict) or "role" not in message:
+        if not isinstance(message, dict) or message.get("role") not in ("system", "user", "assistant", "tool"):
             raise InvalidArgumentError("conversation history is a list of {'role': ..., 'content': ...} messages")
         if message["role"] == "system":
-            text = (message.get("content") or "").strip()
-            if text:
-                packets.append(ContextPacket(text, kind="summary", section="history", order=len(packets)))
+            text = message.get("content")
+            if isinstance(text, str) and text.strip().startswith(SUMMARY_PREFIX):
+                packets.append(ContextPacket(text.strip(), kind="summary", section="history", order=len(packets)))
             continue
         if message["role"] == "user" and current:
             packets.append(ContextPacket("\n".join(current), kind="history", section="history", order=len(packets)))
@@ -178,6 +194,21 @@ def history_packets(messages: Sequence[dict[str, Any]], *, rounds: int = 10) -> 
     summaries = [p for p in packets if p.kind == "summary"]
     turns = [p for p in packets if p.kind == "history"][-rounds:] if rounds > 0 else []
     return summaries + turns
+
+
+_SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|(?<=[.:])\s+")
+
+
+def _units(content: str, long_line: int) -> list[str]:
+    """The pieces a packet may be shortened to: its lines, and the sentences of a long paragraph."""
+    units: list[str] = []
+    for line in content.strip("\n").splitlines():
+        if len(line) <= long_line:
+            units.append(line)
+            continue
+        pieces = [p for p in _SENTENCE_END.split(line) if p and p.strip()]
+        units += pieces if pieces else [line]
+    return units
 
 
 def _age_days(stamp: str | datetime | None, now: datetime) -> float | None:
@@ -210,11 +241,14 @@ class ContextBuilder:
         cfg, warnings = self.config, []
         found: dict[str, tuple[Any, float | None, str]] = {}  # id -> (card, relevance, section)
         for kind, limit in (("blocker", cfg.open_blockers), ("action", cfg.open_actions)):
-            if limit <= 0:
-                continue
-            cards = self.store.list_notes(limit=limit + 10, **{**cfg.filters, "kind": kind})
-            open_cards = [c for c in cards if not set(c.tags) & set(cfg.closed_tags)][:limit]
-            for card in open_cards:
+            open_cards, offset = [], 0
+            while limit > 0 and len(open_cards) < limit and offset < 5000:  # closed ones are skipped, not counted
+                cards = self.store.list_notes(limit=50, offset=offset, **{**cfg.filters, "kind": kind})
+                open_cards += [c for c in cards if not set(c.tags) & set(cfg.closed_tags)]
+                if len(cards) < 50:
+                    break
+                offset += 50
+            for card in open_cards[:limit]:
                 found[card.id] = (card, None, "open")
         if query.strip() and cfg.search_limit > 0:
             try:
@@ -231,7 +265,7 @@ class ContextBuilder:
         packets = []
         for nid, (_card, rel, section) in found.items():
             note = self.store.get_note(nid)
-            packets.append(note_packet(note, relevance=rel, section=section))
+            packets.append(note_packet(note, relevance=rel, section=section, closed_tags=cfg.closed_tags))
         return packets, warnings
 
     # -- scoring -----------------------------------------------------------------
@@ -239,29 +273,35 @@ class ContextBuilder:
     def score(self, packet: ContextPacket, now: datetime, newest_order: int = 0) -> float:
         cfg = self.config
         priority = cfg.priorities.get(packet.kind, cfg.other_priority)
+        if packet.metadata.get("closed"):  # a resolved blocker is history, not a blocker
+            priority = cfg.other_priority
         if packet.kind == "history":  # the conversation ages by turns, not by days
             recency = 0.5 ** max(0, newest_order - packet.order)
         else:
             age = _age_days(packet.timestamp, now)
             recency = 0.5 ** (age / cfg.half_life_days) if age is not None else 0.5
-        relevance = packet.relevance if packet.relevance is not None else 0.0
+        relevance = packet.relevance
+        if relevance is None:
+            relevance = cfg.open_relevance if packet.section == "open" else 0.0
         relevance = min(1.0, max(0.0, relevance))
         return cfg.relevance_weight * relevance + cfg.priority_weight * priority + cfg.recency_weight * recency
 
     # -- layout ------------------------------------------------------------------
 
-    @staticmethod
-    def block(packet: ContextPacket, lines: int | None = None) -> str:
-        """A packet as laid out; with *lines*, only its first whole lines (shortened)."""
-        body = packet.content.strip("\n").splitlines()
-        if lines is not None:
-            body = body[:lines]
+    def block(self, packet: ContextPacket, lines: int | None = None) -> str:
+        """A packet as laid out; with *lines*, only its first lines (a long paragraph's first
+        sentences): shortened, never cut inside a sentence."""
+        if lines is None:
+            body = packet.content.strip("\n").splitlines()
+        else:
+            body = _units(packet.content, self.config.sentence_chars)[:lines]
             summary = packet.metadata.get("summary")
             if summary and lines == 0:
                 body = [f"summary: {summary}"]
         if packet.source:
             date = str(packet.timestamp or "")[:10]
-            head = f"[{packet.kind} {packet.source}] {packet.title or ''}".rstrip()
+            closed = packet.metadata.get("closed")
+            head = f"[{packet.kind}{f', {closed}' if closed else ''} {packet.source}] {packet.title or ''}".rstrip()
             head += f" (updated {date})" if date else ""
             if lines is not None:
                 head += " (shortened; read the note for the rest)"
@@ -289,9 +329,14 @@ class ContextBuilder:
         parts.append(f"[How to answer]\n{_ANSWER_RULES}")
         return [{"role": "system", "content": "\n\n".join(parts)}, {"role": "user", "content": query}]
 
-    def tokens_of(self, messages: list[dict[str, str]]) -> int:
-        """Every token sent: the contents plus the chat format's overhead."""
-        return sum(self.count(m["content"]) + _MESSAGE_OVERHEAD for m in messages) + _REPLY_PRIMING
+    def tokens_of(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
+        """Every token sent: the contents, the chat format's overhead and the tool schemas."""
+        total = _REPLY_PRIMING + (self.count(json.dumps(tools, ensure_ascii=False)) if tools else 0)
+        for m in messages:
+            total += _MESSAGE_OVERHEAD + self.count(m.get("content") or "")
+            if m.get("tool_calls"):
+                total += self.count(json.dumps(m["tool_calls"], ensure_ascii=False))
+        return total
 
     # -- the whole build -----------------------------------------------------------
 
@@ -302,15 +347,19 @@ class ContextBuilder:
         system_instructions: str | None = None,
         packets: Sequence[ContextPacket] | None = None,
         *,
+        tools: list[dict[str, Any]] | None = None,
         now: datetime | None = None,
     ) -> Context:
-        """The context for *user_query* within ``config.budget`` tokens, everything counted."""
+        """The context for *user_query* within ``config.budget`` tokens, everything counted
+        (with *tools*, the function schemas that go with the request too)."""
         if not isinstance(user_query, str) or not user_query.strip():
             raise InvalidArgumentError("give a question to build the context for")
         now = now or datetime.now(UTC)
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=UTC)
         instructions = system_instructions or DEFAULT_INSTRUCTIONS
         budget = self.config.budget
-        base = self.tokens_of(self._render(user_query, instructions, []))
+        base = self.tokens_of(self._render(user_query, instructions, []), tools)
         if base > budget:
             raise InvalidArgumentError(
                 f"the instructions and the question alone take {base} tokens, over the budget of {budget}"
@@ -325,14 +374,19 @@ class ContextBuilder:
                 raise InvalidArgumentError(f"packets must be ContextPacket, got {type(p).__name__}")
             if p.section not in _SECTIONS:
                 raise InvalidArgumentError(f"section must be one of {', '.join(_SECTIONS)}, got {p.section!r}")
-            key = p.source or "sha:" + hashlib.sha1(p.content.strip().encode()).hexdigest()
-            if key in seen:  # the same note from two gatherers: once; a relevance given first stands
-                kept = unique[seen[key]]
+            p = replace(p)  # a copy: the caller's packets are not changed
+            if p.source is None and isinstance(p.metadata.get("note_id"), str):
+                p.source = p.metadata["note_id"]  # the chapter's packets carry the id there
+            keys = [k for k in (p.source, "sha:" + hashlib.sha1(p.content.strip().encode()).hexdigest()) if k]
+            hit = next((seen[k] for k in keys if k in seen), None)
+            if hit is not None:  # the same note from two gatherers: once; a relevance given first stands
+                kept = unique[hit]
                 if kept.relevance is None:
                     kept.relevance = p.relevance
                 continue
-            seen[key] = len(unique)
-            unique.append(replace(p))  # a copy: the caller's packets are not changed
+            for k in keys:
+                seen[k] = len(unique)
+            unique.append(p)
         newest = max((p.order for p in unique if p.kind == "history"), default=0)
         ranked = sorted(unique, key=lambda p: -self.score(p, now, newest))
         chosen: list[tuple[ContextPacket, int | None, float]] = []
@@ -351,8 +405,11 @@ class ContextBuilder:
             score = self.score(p, now, newest)
             fit = self._shortest_fit(p, budget - used, chosen)
             evicted: list[tuple[ContextPacket, int | None, float]] = []
-            while fit is None and p.source:  # make room by dropping whole packets that score lower
-                lower = [t for t in chosen if t[2] < score and t[1] is None]
+            # Make room by dropping whole packets that score lower, but never an open blocker or
+            # action, and not for a bare heading (a note with nothing to show but its title).
+            useful = bool(p.metadata.get("summary")) or bool(_units(p.content, self.config.sentence_chars))
+            while fit is None and p.source and useful:
+                lower = [t for t in chosen if t[2] < score and t[1] is None and t[0].section != "open"]
                 if not lower:
                     break
                 worst = min(lower, key=lambda t: t[2])
@@ -360,6 +417,8 @@ class ContextBuilder:
                 evicted.append(worst)
                 used = base + self._packed(chosen)
                 fit = self._shortest_fit(p, budget - used, chosen)
+                if fit is not None and fit[0] == 0 and not p.metadata.get("summary"):
+                    fit = None  # a bare heading is not worth a whole packet
             if fit is None:
                 chosen.extend(evicted)  # evicting did not help: put them back
                 used = base + self._packed(chosen)
@@ -371,15 +430,16 @@ class ContextBuilder:
             shortened.append(p)
             used += cost
         messages = self._render(user_query, instructions, chosen)
-        tokens = self.tokens_of(messages)
+        tokens = self.tokens_of(messages, tools)
         while tokens > budget and chosen:  # the pieces' counts were estimates of the whole: settle it
             worst = min(chosen, key=lambda t: t[2])
             chosen.remove(worst)
             dropped.append(worst[0])
             shortened = [p for p in shortened if p is not worst[0]]
             messages = self._render(user_query, instructions, chosen)
-            tokens = self.tokens_of(messages)
-        return Context(messages, tokens, budget, [p for p, _, _ in chosen], shortened, dropped, warnings)
+            tokens = self.tokens_of(messages, tools)
+        packed = [p for p, _, _ in chosen]
+        return Context(messages, tokens, budget, packed, shortened, dropped, warnings, tools)
 
     def _cost(self, p: ContextPacket, lines: int | None, chosen: list[tuple[ContextPacket, int | None, float]]) -> int:
         cost = self.count(self.block(p, lines)) + 1  # and the blank line between blocks
@@ -398,7 +458,7 @@ class ContextBuilder:
         """The most whole lines of *p* that fit in *room* (a note keeps at least its heading)."""
         if not p.source or room <= 0:
             return None  # only notes shorten: their heading tells the model where the rest is
-        total = len(p.content.strip("\n").splitlines())
+        total = len(_units(p.content, self.config.sentence_chars))
         best = None
         lo, hi = 0, max(0, total - 1)
         while lo <= hi:  # longer prefixes cost more: find the longest that fits

@@ -461,6 +461,16 @@ class ConversationMemory:
         self._summary = None
         self._body = []
 
+    def mark(self) -> int:
+        """A point to :meth:`rollback` to (the number of messages after the summary)."""
+        return len(self._body)
+
+    def rollback(self, mark: int) -> None:
+        """Forget the messages appended since :meth:`mark` (a turn the model could not finish)."""
+        if not 0 <= mark <= len(self._body):
+            raise InvalidArgumentError(f"no such mark: {mark}")
+        del self._body[mark:]
+
     def get_messages(self) -> list[dict[str, Any]]:
         """The messages to send, as copies: prompt, summary (if any), then the recent messages."""
         return copy.deepcopy(self._messages())
@@ -532,6 +542,8 @@ class ConversationMemory:
                 reason = f"{self.summarizer.name} returned an empty summary"
             except UnavailableError as exc:
                 reason = f"{self.summarizer.name}: {exc.message}"
+            except Exception as exc:  # a plug-in summarizer's own bug must not cost the conversation
+                reason = f"{getattr(self.summarizer, 'name', 'summarizer')} failed: {type(exc).__name__}: {exc}"
         else:
             reason = None
         text = self._fallback.summarize(copy.deepcopy(folded), self._summary)

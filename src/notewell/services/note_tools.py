@@ -19,6 +19,7 @@ from .chat import ChatModel
 __all__ = ["TOOLS", "ToolContext", "execute_tool", "summarize_note", "tool_schemas"]
 
 WRITE_TOOLS = ("add_tag", "summarize_note")
+_SUMMARY_MAX = 400
 _NOTE_CHARS = 12_000  # what summarize_note sends of a note; what read_note returns at most
 _SUMMARY_PROMPT = (
     "Summarize the note below in one or two sentences (at most 300 characters), in the note's own"
@@ -114,6 +115,8 @@ def summarize_note(ctx: ToolContext, note_id: str) -> dict[str, Any]:
         max_tokens=200,
     )
     summary = " ".join((reply.content or "").split())
+    if len(summary) > _SUMMARY_MAX:  # asked for 300 characters; a header line stays short whatever it says
+        summary = summary[: _SUMMARY_MAX - 1].rsplit(" ", 1)[0] + "…"
     if not summary:
         raise UnavailableError("the chat model answered an empty summary")
     updated = ctx.store.set_summary(note.id, summary, author=ctx.author)
@@ -164,13 +167,13 @@ _RUN: dict[str, Callable[..., dict[str, Any]]] = {
 def execute_tool(name: str, arguments: str | dict[str, Any] | None, ctx: ToolContext) -> str:
     """Run tool *name* with *arguments* (JSON text or a dict); the result or the error as JSON."""
     try:
-        if name not in _RUN:
+        if not isinstance(name, str) or name not in _RUN:
             raise InvalidArgumentError(f"unknown tool {name!r}; tools are: {', '.join(_RUN)}")
         if name in WRITE_TOOLS and not ctx.allow_writes:
             raise InvalidArgumentError(f"{name} changes notes, and writing is switched off here")
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments or "{}")
+                arguments = json.loads(arguments.strip() or "{}")
             except ValueError as exc:
                 raise InvalidArgumentError(f"the arguments are not JSON: {exc}") from None
         arguments = arguments or {}
