@@ -8,6 +8,7 @@ Outside changes are picked up before every read.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -347,6 +348,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         for _ in range(count):
             records, rows = next_ready()
             with self._index.write():
+                for row in rows:  # written before the transaction: gone again if it fails
+                    self._index.on_abort(lambda path=row.path: self._folder.remove(path))
                 self._sync.catch_up()
                 self._sync.commit_records(records)
                 for row in rows:
@@ -462,10 +465,17 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
                     row = None
                 else:
                     self._history.save_revision(note_id, revision, current)
+                    kept = self._folder.keep(path)
                     try:
                         state = self._folder.replace(path, data)
                     except OSError as exc:
+                        if kept:
+                            os.unlink(kept)
                         raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
+                    if kept:
+                        self._index.on_abort(lambda: self._folder.put_back(path, kept))
+                    else:
+                        self._index.on_abort(lambda: self._folder.replace(path, current))
                     rec = {
                         "op": "edit",
                         "id": note_id,
@@ -493,6 +503,9 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
                     )
                     row.attempt_id, row.note_kind = meta[9], meta[10] or "note"
                     self._index.upsert(row)
+            if row is not None and kept:
+                with contextlib.suppress(OSError):
+                    os.unlink(kept)  # committed: the old text is a revision now
             return self._get(note_id, None)
 
     def _current(self, note_id: str) -> tuple[int, str, int, bytes]:
@@ -525,6 +538,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
                     self._folder.remove(path)
                 except OSError as exc:
                     raise StorageError(f"cannot delete {path}: {exc.strerror}") from exc
+                self._index.on_abort(lambda: self._folder.create(path, current))
                 self._sync.commit_records([{"op": "delete", "id": note_id, "path": path, "at": now_iso()}])
                 self._index.delete(rowid)
             return {"id": note_id, "title": title, "path": path, "deleted": True, "revision": revision}

@@ -176,6 +176,22 @@ class NoteFolder:
         st = os.stat(target)
         return FileState(st.st_mtime_ns, st.st_size)
 
+    def keep(self, relpath: str) -> str | None:
+        """A hidden hard link to the file as it is now (no data copied, so it works on a full
+        disk), to put it back with :meth:`put_back`; None where links are not possible."""
+        target = os.path.realpath(self.abspath(relpath))
+        folder, name = os.path.split(target)
+        link = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.undo")
+        try:
+            os.link(target, link)
+        except OSError:
+            return None
+        return link
+
+    def put_back(self, relpath: str, link: str) -> None:
+        """Make the file what it was when :meth:`keep` returned *link*."""
+        os.replace(link, os.path.realpath(self.abspath(relpath)))
+
     def remove(self, relpath: str, *, durable: bool = True) -> None:
         """Delete a file (missing is fine)."""
         target = self.abspath(relpath)

@@ -45,6 +45,11 @@ class History:
         except FileNotFoundError:
             return 0
 
+    def truncate(self, size: int) -> None:
+        """Cut the journal back to *size* bytes (undoing an append whose transaction failed)."""
+        if self.journal_size() > size:
+            os.truncate(self.journal_path, size)
+
     def append(self, records: list[dict[str, Any]], *, durable: bool = True) -> int:
         """Append records as lines; returns the journal's size afterwards.
 

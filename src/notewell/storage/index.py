@@ -12,7 +12,7 @@ import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,6 +118,7 @@ class Index:
         self.dir = root / INDEX_DIR
         self.path = self.dir / "index.db"
         self.busy_timeout = busy_timeout
+        self._undo: list[Callable[[], object]] = []
         self.rebuilt = False  # True when this open had to (re)create the database
         self.conn = self._open()
         self.inode = self._inode()
@@ -281,13 +282,36 @@ class Index:
                         f"another process held the store for over {self.busy_timeout:.0f}s; try again"
                     ) from exc
                 time.sleep(0.005)
+        self._undo = []
         try:
             yield self.conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            self._abort()
             raise
-        else:
+        try:
             self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:  # a full disk, an I/O error: the files must not say otherwise
+            self._abort()
+            raise StorageError(f"index error: {exc}; nothing was written") from exc
+        finally:
+            self._undo = []
+
+    def on_abort(self, undo: Callable[[], object]) -> None:
+        """Run *undo* if the current write transaction does not commit: while it still holds
+        the write lock, so that no other writer sees (or appends after) what is undone."""
+        self._undo.append(undo)
+
+    def _abort(self) -> None:
+        for undo in reversed(self._undo):
+            try:
+                undo()
+            except OSError:  # best effort: what cannot be undone is found by the next check
+                pass
+        self._undo = []
+        try:
+            self.conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
 
     def query(self, sql: str, params: tuple | list | dict = ()) -> list[sqlite3.Row | tuple]:
         # Through translated(), so a damaged index surfaces as CorruptIndexError and gets rebuilt.
@@ -302,6 +326,30 @@ class Index:
 
     def set_state(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO state(key, value) VALUES (?, ?)", (key, value))
+
+    def remember(self, key: str, value: str) -> bool:
+        """Store a cached value if the write lock is free right now; False when it is not, or
+        when the disk is full. For what a reader merely saves itself work with: it never waits
+        behind writers and never fails the read."""
+        conn = self.conn
+        try:
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        except sqlite3.OperationalError:
+            return False
+        try:
+            self.set_state(key, value)
+            conn.execute("COMMIT")
+            return True
+        except sqlite3.Error:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            return False
 
     # -- journal, applied ---------------------------------------------------
 

@@ -115,6 +115,8 @@ class Syncer:
         """Append records to the journal and apply them (inside a write transaction)."""
         if not records:
             return
+        before = self.history.journal_size()
+        self.index.on_abort(lambda: self.history.truncate(before))
         end = self.history.append(records, durable=durable)
         self.index.apply_records(records)
         self._mark(end)
@@ -150,8 +152,7 @@ class Syncer:
         report = SyncReport()
         if not todo and not missing and not gone_problems and not self.journal_behind():
             if only is None:
-                with self.index.write():
-                    self.index.set_state("folder_digest", digest)
+                self.index.remember("folder_digest", digest)  # a cache: not worth waiting for
             return report
         todo.sort(key=lambda item: (item[1].mtime_ns, item[0]))  # rowids follow write order
         total = len(todo)
@@ -186,8 +187,7 @@ class Syncer:
         if run.inserted >= _OPTIMIZE_AFTER:
             self.index.optimize()
         if only is None:
-            with self.index.write():
-                self.index.set_state("folder_digest", digest)
+            self.index.remember("folder_digest", digest)
         report.problems = self.index.problems()
         return report
 
@@ -235,14 +235,23 @@ class Syncer:
                 reason = BAD_NAME if state.size == BAD_NAME_SIZE else "cannot be read (a dangling link?)"
                 index.set_problem(path, reason, state.mtime_ns, state.size)
                 continue
-            # Rows are re-read inside the transaction: another process may have just fixed them.
+            # Rows and files are looked at again inside the transaction: notewell writers change
+            # files only while they hold it, so what is there now is what their index rows say.
+            # A text read before the transaction may be older than a writer's commit since, and
+            # indexing it would roll that note back.
             row = None if fresh else index.row_for_path(path)
+            now = self.folder.state(path)
+            if now is None:
+                continue  # gone since the scan: a later pass sees it missing
+            stale = (now.mtime_ns, now.size) != (state.mtime_ns, state.size)
+            if stale:
+                state = now  # and the text read ahead was of the file as it was: read it again
             if row is not None and (row[3], row[4]) == (state.mtime_ns, state.size):
                 continue
-            got = self._prepared(path, state, ahead)
+            got = self._prepared(path, state, {} if stale else ahead)
             prepared, sha = got.row, got.sha
             if got.text is not None and got.nbytes != state.size:
-                # Written to since the scan: take the state that goes with what was read.
+                # Written to (outside notewell) while being read: take the state that goes with it.
                 now = self.folder.state(path)
                 if now is None:
                     continue
