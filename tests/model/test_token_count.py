@@ -60,4 +60,4 @@ def test_choosing_a_counter():
 def test_the_estimate_takes_any_text(text):
     n = estimate_tokens(text)
     assert n >= 0 and (n > 0) == bool(text.strip(" "))
-    assert estimate_tokens(text + text) <= 2 * n + 1
+    assert estimate_tokens(text + text) <= 2 * n + 4  # a run across the seam may split differently

@@ -34,8 +34,7 @@ HEADER_FIELDS = ("title", "kind", "tags", "builds_on", "model", "summary")
 _QUALIFYING = frozenset({"title", "kind", "type", "tags", "builds_on", "model"})
 LIMITS = {"title": 200, "kind": 40, "tag": 40, "tags": 20, "model": 100}
 
-_KEY_LINE = re.compile(r"([^\s#\-\[\]{}\"',:][^:]*?)[ \t]*:(?:[ \t]+(.*?))?[ \t]*")
-_ITEM_LINE = re.compile(r"[ \t]*-(?:[ \t]+(.*?))?[ \t]*")
+_KEY_START = set("#-[]{}\"',:")
 _DELIM = re.compile(r"---[ \t]*")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "/": "/", "0": "\0", " ": " "}
 
@@ -203,6 +202,32 @@ def _lines(text: str, start: int) -> list[tuple[int, int, str]]:
     return []
 
 
+# Key and item lines are split by hand: a regex with a lazy value before trailing blanks
+# backtracks quadratically on a long run of blanks (40,000 spaces took 23 s).
+def _key_line(line: str) -> tuple[str, str] | None:
+    """``key: value`` as (key, value without its surrounding blanks), or None."""
+    colon = line.find(":")
+    if colon <= 0 or line[0].isspace() or line[0] in _KEY_START:
+        return None
+    rest = line[colon + 1 :]
+    value = rest.strip(" \t")
+    if value and rest[0] not in " \t":
+        return None  # "a:b" is not a key line
+    return line[:colon].rstrip(" \t"), value
+
+
+def _item_line(line: str) -> str | None:
+    """``- value`` (indented or not) as the value without its surrounding blanks, or None."""
+    rest = line.lstrip(" \t")
+    if not rest.startswith("-"):
+        return None
+    rest = rest[1:]
+    value = rest.strip(" \t")
+    if value and rest[0] not in " \t":
+        return None  # "-x" is not an item
+    return value
+
+
 def _classify(block: list[str]) -> list[_Entry | tuple[int, str]] | None:
     """Turn header lines into entries and whole-line comments; None if a line is not allowed."""
     items: list[_Entry | tuple[int, str]] = []
@@ -214,22 +239,22 @@ def _classify(block: list[str]) -> list[_Entry | tuple[int, str]] | None:
         if stripped.startswith("#"):
             items.append((lineno, line))
             continue
-        m = _ITEM_LINE.fullmatch(line)
-        if m is not None:
+        item = _item_line(line)
+        if item is not None:
             if open_list is None:
                 return None
-            value, comment = _parse_scalar(m.group(1) or "")
+            value, comment = _parse_scalar(item)
             open_list.values.append(value)
             open_list.is_list = True
             open_list.item_lines.append((lineno, line))
             if comment:
                 open_list.comments.append((lineno, comment))
             continue
-        m = _KEY_LINE.fullmatch(line)
-        if m is None:
+        keyed = _key_line(line)
+        if keyed is None:
             return None
-        entry = _Entry(lineno=lineno, key=m.group(1), line=line)
-        rest = m.group(2) or ""
+        entry = _Entry(lineno=lineno, key=keyed[0], line=line)
+        rest = keyed[1]
         open_list = None
         if not rest:
             open_list = entry

@@ -75,6 +75,8 @@ def with_tags(text: str, tags: list[str] | tuple[str, ...]) -> tuple[str, list[s
         if entry.item_lines:
             last_no, last_line = entry.item_lines[-1]
             prefix = re.match(r"[ \t]*-[ \t]*", last_line).group(0)  # type: ignore[union-attr]
+            if not prefix.endswith((" ", "\t")):
+                prefix += " "  # copied from an empty "-": an item needs a blank after its dash
         else:
             last_no, prefix = entry.lineno, "  - "
         at = _line_span(layout, last_no)[1]
@@ -95,10 +97,19 @@ def with_tags(text: str, tags: list[str] | tuple[str, ...]) -> tuple[str, list[s
         else:
             changed = line[: open_at + 1] + items + line[close:]
     else:
-        raw = entry.values[0].raw
         colon = line.index(":")
-        at = line.index(raw, colon + 1)
-        changed = line[:at] + "[" + raw + ", " + items + "]" + line[at + len(raw) :]
+        # The old value becomes the list's first item, quoted where it holds "," "]" or quotes,
+        # so that it stays the one tag it was.
+        value = entry.values[0].value
+        parsed = parse_note(text)
+        if any(e.lstrip().lower().startswith("tags") for e in parsed.extra):
+            # The reader set this line aside (it is kept, unread, among the extras): guessing
+            # what it meant could lose it, so it is left for a person to fix.
+            raise InvalidArgumentError(f"the note's tags: value {value!r} is not plain tags; fix that line first")
+        comment = line[comment_at:]
+        tail = f" {comment}" if comment.strip() else ""  # blanks of any kind around the value go
+        listed = f"[{_item(value)}, {items}]" if value.strip() else f"[{items}]"
+        changed = line[: colon + 1] + " " + listed + tail
     return text[:start] + changed + text[start + len(line) :], new
 
 

@@ -88,11 +88,11 @@ _SECRET_TOKENS = re.compile(
 # A key named like a secret and given a value: the value is checked (a pointer or a placeholder
 # is what the notebook should hold, so it passes).
 _SECRET_PAIR = re.compile(
-    r"(?<![A-Za-z0-9])(?:[\w-]*(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token"
-    r"|refresh[_-]?token|private[_-]?key)(?:[_-](?:access[_-])?(?:key|token|id))?|[\w-]*pass|token|pw)[\"']?\s*[:=]\s*[\"']?(?P<value>[^\s\"',;]+)"
+    r"(?<![\w-])(?:[\w-]*(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token"
+    r"|refresh[_-]?token|private[_-]?key)(?:[_-](?:access[_-])?(?:key|token|id))?|[\w-]*pass|[\w-]*token|pw)[\"']?\s*[:=]\s*[\"']?(?P<value>[^\s\"',;]+)"
     r"|\b(?:password|passphrase) (?:is|was) [\"']?(?P<said>[^\s\"',;]+)"
     r"|--(?:password|token|secret|api-key)[= ][\"']?(?P<flag>[^\s\"',;]+)"
-    r"|\b[a-z][a-z0-9+.-]*://[^\s/:@]*:(?P<userinfo>[^\s/@]+)@",
+    r"|(?<![\w+.-])[a-z][a-z0-9+.-]*://[^\s/:@]*:(?P<userinfo>[^\s/@]+)@",
     re.IGNORECASE,
 )
 _PLACEHOLDER = re.compile(
