@@ -186,6 +186,8 @@ def test_a_fifo_a_folder_named_x_md_and_other_odd_files_in_the_folder(tmp_path):
         os.symlink(root / "loop1.md", root / "loop2.md")
         os.symlink(outside, root / "linkdir")  # a link to a folder outside is not walked
         os.symlink(root / "big.md", root / "biglink.md")
+        os.symlink("/proc/self/status", root / "status.md")  # outside the store: never read or served
+        os.symlink(outside / "sub" / "far.md", root / "far.md")
         (root / ("badname\udcff.md").encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")).write_text(
             "# bad name\n"
         )
@@ -193,8 +195,10 @@ def test_a_fifo_a_folder_named_x_md_and_other_odd_files_in_the_folder(tmp_path):
             report = store.refresh()
             problems = {p["path"]: p["error"] for p in store.problems()}
             assert set(problems) == {
-                "bad.md", "nul.md", "big.md", "biglink.md", "dangling.md", "loop1.md", "loop2.md", "badname\ufffd.md"
+                "bad.md", "nul.md", "big.md", "biglink.md", "dangling.md", "loop1.md", "loop2.md", "badname\ufffd.md",
+                "status.md", "far.md",
             }, problems  # fmt: skip
+            assert "outside the store" in problems["status.md"] and store.search_notes("VmRSS") == []
             assert "UTF-8" in problems["bad.md"] and "NUL" in problems["nul.md"]
             assert "limit" in problems["big.md"] and "dangling" in problems["dangling.md"]
             assert "UTF-8" in problems["badname\ufffd.md"]

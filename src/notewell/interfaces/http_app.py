@@ -230,7 +230,7 @@ def make_app(
         if render == "html":
             from .web.render import render_markdown
 
-            note["body_html"] = render_markdown(note["body"])
+            note["body_html"] = await call(render_markdown, note["body"])  # off the event loop
         return note, 200
 
     async def projects(request: Request, caller: Caller) -> tuple[Any, int]:

@@ -122,6 +122,8 @@ def with_summary(text: str, summary: str) -> str:
     one_line = " ".join(summary.split())
     if not one_line:
         raise InvalidArgumentError("the summary is empty")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in one_line):
+        raise InvalidArgumentError("a summary holds no control characters (NUL, escape, ...)")
     if len(one_line) > _SUMMARY_MAX:
         raise InvalidArgumentError(f"the summary is {len(one_line)} characters; the limit is {_SUMMARY_MAX}")
     line = "summary: " + quote_value(one_line)

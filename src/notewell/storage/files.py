@@ -10,12 +10,23 @@ from typing import NamedTuple
 
 from ..errors import StorageError
 
-__all__ = ["BAD_NAME", "BAD_NAME_SIZE", "FileState", "NoteFolder", "is_hidden", "printable_name"]
+__all__ = [
+    "BAD_NAME",
+    "BAD_NAME_SIZE",
+    "OUTSIDE",
+    "OUTSIDE_SIZE",
+    "FileState",
+    "NoteFolder",
+    "is_hidden",
+    "printable_name",
+]
 
 # A file whose name is not valid UTF-8 cannot be a note (the index stores text); it is
 # reported under a printable form of its name with this pseudo-size.
 BAD_NAME = "its file name is not valid UTF-8"
 BAD_NAME_SIZE = -2
+OUTSIDE = "it is a link to a file outside the store (not read)"
+OUTSIDE_SIZE = -3
 
 
 def printable_name(name: str) -> str | None:
@@ -56,6 +67,7 @@ class NoteFolder:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._root_str = str(root)
+        self._real_root = os.path.realpath(self._root_str)
 
     def abspath(self, relpath: str) -> str:
         """The absolute path of *relpath*, refusing anything that leaves the folder."""
@@ -94,6 +106,11 @@ class NoteFolder:
                         if not name.isascii() and printable_name(prefix + name) is not None:
                             files[str(printable_name(prefix + name))] = (BAD_NAME_SIZE, BAD_NAME_SIZE)
                             continue
+                        if entry.is_symlink() and os.path.exists(entry.path) and not self.inside(entry.path):
+                            # A note folder cloned from elsewhere may link to ~/.ssh/id_rsa or
+                            # /proc: never read, index or serve what lies outside the store.
+                            files[prefix + name] = (OUTSIDE_SIZE, OUTSIDE_SIZE)
+                            continue
                         try:
                             st = stat_(entry.path)
                         except OSError:
@@ -109,20 +126,31 @@ class NoteFolder:
                         continue
         return files, dirs
 
+    def inside(self, path: str) -> bool:
+        """Whether *path*, links resolved, lies inside the store's folder."""
+        real = os.path.realpath(path)
+        return real == self._real_root or real.startswith(self._real_root + os.sep)
+
     def state(self, relpath: str) -> FileState | None:
         """The current state of one file, or None when it is not a regular file."""
+        path = self.abspath(relpath)
+        if os.path.islink(path) and os.path.exists(path) and not self.inside(path):
+            return FileState(OUTSIDE_SIZE, OUTSIDE_SIZE)
         try:
-            st = os.stat(self.abspath(relpath))
+            st = os.stat(path)
         except OSError:
             return None
         if not stat.S_ISREG(st.st_mode):
             return None
         return FileState(st.st_mtime_ns, st.st_size)
 
-    def read(self, relpath: str) -> bytes:
-        """The file's bytes; OSError passes through for the caller to report."""
-        with open(self.abspath(relpath), "rb") as fh:
-            return fh.read()
+    def read(self, relpath: str, limit: int | None = None) -> bytes:
+        """The file's bytes (at most *limit*); OSError passes through for the caller to report."""
+        path = self.abspath(relpath)
+        if os.path.islink(path) and not self.inside(path):
+            raise PermissionError(1, "a link to a file outside the store")
+        with open(path, "rb") as fh:
+            return fh.read() if limit is None else fh.read(limit)
 
     def _write_temp(self, target: str, data: bytes, durable: bool) -> str:
         directory, name = os.path.split(target)

@@ -69,7 +69,7 @@ def read_note_file(
     try:
         if isinstance(raw, OSError):
             raise raw
-        data = raw if raw is not None else folder.read(path)
+        data = raw if raw is not None else folder.read(path, max_bytes + 1)
     except OSError as exc:
         return f"cannot be read: {exc.strerror or exc}"
     try:
@@ -119,7 +119,7 @@ class Preparer:
         for path, state in batch:
             if state.size >= 0:
                 try:
-                    out[path] = self.folder.read(path)
+                    out[path] = self.folder.read(path, self.max_bytes + 1)  # a huge file is not read whole
                 except OSError as exc:
                     out[path] = exc
         return out

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..model.ids import derived_note_id, is_note_id, new_note_id
 from ..model.timestamps import iso_from_ns, now_iso
-from .files import BAD_NAME, BAD_NAME_SIZE, FileState, NoteFolder
+from .files import BAD_NAME, BAD_NAME_SIZE, OUTSIDE, OUTSIDE_SIZE, FileState, NoteFolder
 from .history import History
 from .index import Index, IndexRow
 from .prepare import Prepared, Preparer, build_row, prepare_files
@@ -231,21 +231,25 @@ class Syncer:
         records: list[dict[str, Any]] = []
         rows: list[IndexRow] = []
         for path, state in items:
-            if state.size < 0:
-                reason = BAD_NAME if state.size == BAD_NAME_SIZE else "cannot be read (a dangling link?)"
-                index.set_problem(path, reason, state.mtime_ns, state.size)
-                continue
             # Rows and files are looked at again inside the transaction: notewell writers change
             # files only while they hold it, so what is there now is what their index rows say.
             # A text read before the transaction may be older than a writer's commit since, and
             # indexing it would roll that note back.
             row = None if fresh else index.row_for_path(path)
-            now = self.folder.state(path)
+            now = self.folder.state(path) if state.size >= 0 else state
             if now is None:
                 continue  # gone since the scan: a later pass sees it missing
             stale = (now.mtime_ns, now.size) != (state.mtime_ns, state.size)
             if stale:
                 state = now  # and the text read ahead was of the file as it was: read it again
+            if state.size < 0:
+                reasons = {BAD_NAME_SIZE: BAD_NAME, OUTSIDE_SIZE: OUTSIDE}
+                reason = reasons.get(state.size, "cannot be read (a dangling link?)")
+                index.set_problem(path, reason, state.mtime_ns, state.size)
+                if row is not None:
+                    self._retire(row, "", records)  # it was a note: stop serving the old text
+                    report.changed += 1
+                continue
             if row is not None and (row[3], row[4]) == (state.mtime_ns, state.size):
                 continue
             got = self._prepared(path, state, {} if stale else ahead)

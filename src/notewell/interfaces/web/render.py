@@ -7,6 +7,7 @@ or a non-image ``data:`` are left as text (markdown-it's link validation).
 
 from __future__ import annotations
 
+import html
 from functools import lru_cache
 from typing import Any
 
@@ -25,6 +26,12 @@ def _renderer() -> Any:
     return md.enable(["table", "strikethrough"])
 
 
+RENDER_MAX = 200_000  # characters; markdown-it takes seconds on a hostile megabyte (45 s on 1 MiB of "[")
+
+
 def render_markdown(text: str) -> str:
-    """The HTML of *text* (a note's body without its header)."""
+    """The HTML of *text* (a note's body without its header); a body over RENDER_MAX
+    characters is shown as plain text instead."""
+    if len(text) > RENDER_MAX:
+        return f'<p class="plain">(shown as plain text: {len(text):,} characters)</p><pre>{html.escape(text)}</pre>'
     return _renderer().render(text)
