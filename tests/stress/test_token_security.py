@@ -1,5 +1,5 @@
 """Tokens under attack (issue 9): a read-only token cannot write, a token cannot see another's private
-project, a forged or revoked token is refused (tokens have no expiry: see the report), and the time a
+project, a forged, revoked or expired token is refused, and the time a
 check takes does not depend on how much of a real secret a guess gets right. tests/interfaces/test_http.py
 covers the first write with a read-only token and search/get on a private project; this covers every write
 and every read endpoint."""
@@ -185,12 +185,32 @@ def test_a_revoked_token_is_refused_at_once(tmp_path):
         server.close()
 
 
-def test_tokens_have_no_expiry_to_check():
-    """The issue asks that an expired token be refused; tokens carry no expiry at all (reported), so the
-    only way to end one is revoking it (tested above). This pins the fields, so that adding an expiry
-    comes with its test."""
-    fields = set(tokens_module.Token.__dataclass_fields__)
-    assert fields == {"name", "read_only", "owner", "created_at"}
+def test_an_expired_token_is_refused(tmp_path):
+    from datetime import UTC, datetime, timedelta
+
+    from notewell.errors import InvalidArgumentError
+
+    server = Server(tmp_path / "expiry")
+    try:
+        book = TokenBook(server.store.root / ".notewell")
+        _, soon = book.create("carol", expires="1h")
+        assert server.call("GET", "/api/tags", token=soon).status == 200
+        # Its time comes: the tokens file says it ended a minute ago.
+        raw = json.loads(book.path.read_text())
+        past = (datetime.now(UTC) - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for entry in raw["tokens"]:
+            if entry["name"] == "carol":
+                entry["expires_at"] = past
+        book.path.write_text(json.dumps(raw))
+        refused = server.call("GET", "/api/tags", token=soon)
+        assert refused.status == 401 and "expired" in refused.body["error"]["message"]
+        assert refused.body["error"]["code"] == "unauthorized"
+        for bad in ("yesterday", "-1d", "2001-01-01"):
+            with pytest.raises(InvalidArgumentError):
+                book.create("dave", expires=bad)
+        assert tokens_module.expiry("2d", now=datetime(2026, 1, 1, tzinfo=UTC)) == "2026-01-03T00:00:00Z"
+    finally:
+        server.close()
 
 
 def test_checking_a_token_does_not_compare_secrets_byte_by_byte():

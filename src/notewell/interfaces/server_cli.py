@@ -28,13 +28,14 @@ def cmd_token(args: argparse.Namespace) -> None:
         if args.action == "create":
             if not args.name:
                 raise InvalidArgumentError("name the token: notewell token create NAME")
-            token, secret = book.create(args.name, read_only=args.read_only, owner=args.owner)
+            token, secret = book.create(args.name, read_only=args.read_only, owner=args.owner, expires=args.expires)
             if args.json:
                 print(json.dumps({**token.to_dict(), "secret": secret}))
             else:
                 print(secret)
                 what = "owner" if token.owner else "read-only" if token.read_only else "read-write"
-                print(f"token {token.name!r} ({what}); the secret above is shown once", file=sys.stderr)
+                until = f", expires {token.expires_at}" if token.expires_at else ""
+                print(f"token {token.name!r} ({what}{until}); the secret above is shown once", file=sys.stderr)
         elif args.action == "revoke":
             gone = book.revoke(args.name or "")
             print(json.dumps(gone.to_dict()) if args.json else f"revoked {gone.name}")
@@ -44,7 +45,8 @@ def cmd_token(args: argparse.Namespace) -> None:
                 print(json.dumps([t.to_dict() for t in tokens]))
             for t in [] if args.json else tokens:
                 flags = "owner" if t.owner else "read-only" if t.read_only else "read-write"
-                print(f"{t.name}  {flags}  {t.created_at}")
+                state = f"  expires {t.expires_at}" + (" (expired)" if t.expired() else "") if t.expires_at else ""
+                print(f"{t.name}  {flags}  {t.created_at}{state}")
 
 
 def build_server(
@@ -120,3 +122,4 @@ def add_server_arguments(ps: dict[str, argparse.ArgumentParser]) -> None:
     p.add_argument("name", nargs="?", help="the token's name: the caller's handle and author name")
     p.add_argument("--read-only", action="store_true", help="reads only")
     p.add_argument("--owner", action="store_true", help="administers the store: sees and edits everything")
+    p.add_argument("--expires", metavar="WHEN", help="a lifetime (30d, 12h, 90m) or an ISO date; default: never")

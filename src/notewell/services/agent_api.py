@@ -76,6 +76,8 @@ def caller_from_header(tokens: TokenBook | None, header: str | None) -> Caller:
     token = tokens.verify(secret.strip()) if tokens is not None and scheme.lower() == "bearer" else None
     if token is None:
         raise UnauthorizedError("the bearer token is not valid (notewell token create NAME makes one)")
+    if token.expired():
+        raise UnauthorizedError(f"the token {token.name!r} expired at {token.expires_at}")
     return Caller(token=token)
 
 

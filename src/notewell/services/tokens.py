@@ -18,6 +18,7 @@ import re
 import secrets
 import threading
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from ..errors import InvalidArgumentError, NotFoundError, StorageError
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 
-__all__ = ["TOKEN_PREFIX", "Token", "TokenBook"]
+__all__ = ["TOKEN_PREFIX", "Token", "TokenBook", "expiry"]
 
 TOKEN_PREFIX = "nwt_"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
@@ -40,6 +41,16 @@ class Token:
     read_only: bool = False
     owner: bool = False
     created_at: str = ""
+    expires_at: str = ""  # an ISO time in UTC; "" never expires
+
+    def expired(self, now: datetime | None = None) -> bool:
+        if not self.expires_at:
+            return False
+        now = now or datetime.now(UTC)
+        try:
+            return datetime.fromisoformat(self.expires_at.replace("Z", "+00:00")) <= now
+        except ValueError:
+            return True  # an expiry that cannot be read is not a licence to go on
 
     @property
     def viewer(self) -> Viewer:
@@ -47,6 +58,31 @@ class Token:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_LIFETIME = re.compile(r"(\d{1,6})\s*([mhdw])")
+
+
+def expiry(value: str, now: datetime | None = None) -> str:
+    """When a token given *value* (``30d``, ``12h``, ``90m``, ``2w``, or an ISO date or time)
+    expires, as an ISO time in UTC; InvalidArgumentError for anything else or a time past."""
+    now = now or datetime.now(UTC)
+    text = value.strip().lower() if isinstance(value, str) else ""
+    if m := _LIFETIME.fullmatch(text):
+        unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[m.group(2)]
+        when = now + timedelta(**{unit: int(m.group(1))})
+    else:
+        try:
+            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except (ValueError, AttributeError):
+            raise InvalidArgumentError(
+                f"an expiry is a lifetime like 30d, 12h or 90m, or an ISO date; got {value!r}"
+            ) from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+    if when <= now:
+        raise InvalidArgumentError(f"the expiry {value!r} is already past")
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _digest(secret: str) -> str:
@@ -79,7 +115,13 @@ class TokenBook:
             raise StorageError(f"cannot read the tokens file {self.path}: {exc}") from None
         self._raw = entries
         self._by_digest = {
-            e["sha256"]: Token(e["name"], bool(e.get("read_only")), bool(e.get("owner")), e.get("created_at", ""))
+            e["sha256"]: Token(
+                e["name"],
+                bool(e.get("read_only")),
+                bool(e.get("owner")),
+                str(e.get("created_at", "")),
+                str(e.get("expires_at") or ""),
+            )
             for e in entries
         }
         self._stamp = stamp
@@ -112,8 +154,12 @@ class TokenBook:
             raise StorageError(f"cannot write the tokens file {self.path}: {exc.strerror}") from None
         self._stamp = None  # re-read next time (picks up the new mtime)
 
-    def create(self, name: str, *, read_only: bool = False, owner: bool = False) -> tuple[Token, str]:
-        """A new token named *name*; returns it with its secret (shown once, stored hashed)."""
+    def create(
+        self, name: str, *, read_only: bool = False, owner: bool = False, expires: str | None = None
+    ) -> tuple[Token, str]:
+        """A new token named *name*; returns it with its secret (shown once, stored hashed).
+        *expires*: a lifetime (``30d``, ``12h``, ``90m``) or an ISO date or time (UTC)."""
+        expires_at = expiry(expires) if expires else ""
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise InvalidArgumentError(
                 "a token name is 1-64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit;"
@@ -125,7 +171,7 @@ class TokenBook:
             if any(e["name"] == name for e in self._raw):
                 raise InvalidArgumentError(f"a token named {name!r} exists (revoke it first)")
             secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-            token = Token(name, read_only, owner, now_iso())
+            token = Token(name, read_only, owner, now_iso(), expires_at)
             self._raw.append({"sha256": _digest(secret), **token.to_dict()})
             self._save()
             return token, secret
