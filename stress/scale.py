@@ -123,6 +123,44 @@ class ServerRun:
         return memory
 
 
+def serve_and_query(root: Path, queries: list[str], size: int) -> dict:
+    """Start a server on *root*, time keyword and semantic searches over HTTP, read its memory."""
+    server = ServerRun(root, ann=size >= 500_000)
+    figures = {}
+    for mode in ("keyword", "semantic"):
+        t = time.perf_counter()
+        server.search(queries[0], mode)  # the first query may load the vectors or build the graph
+        first = time.perf_counter() - t
+        times = [server.search(q, mode)[0] for q in queries]
+        figures[mode] = (statistics.median(times) * 1000, pct(times, 95) * 1000, first)
+    memory = server.close()
+    return {"server_start_s": server.start_s, "figures": figures, "memory": memory}
+
+
+def measure_only(root: Path, args: argparse.Namespace) -> int:
+    bench = _bench_store()
+    corpus = bench.Corpus(args.seed)
+    queries = [q for _, q, f in corpus.queries(args.queries * 2, args.seed + 1) if not f][: args.queries]
+    size = sum(1 for _ in root.glob("*.md"))
+    with notewell.open(root, watch=False, embedder=HashEmbedder()) as store:
+        t = time.perf_counter()
+        while store.pending_embeddings():
+            store.embed_pending(limit=20_000)
+        log(f"{size:,} notes; embedded the rest in {time.perf_counter() - t:.0f} s")
+    got = serve_and_query(root, queries, size)
+    notes_mb = sum(p.stat().st_blocks * 512 for p in root.glob("*.md")) / 2**20
+    index_mb = du(root / ".notewell") / 2**20
+    kw, sem = got["figures"]["keyword"], got["figures"]["semantic"]
+    print(f"notewell scale, measured on an existing store of {size:,} notes ({args.queries} queries per mode)")
+    print(f"server start {got['server_start_s']:.1f} s")
+    print(f"keyword  p50 {kw[0]:.1f} ms  p95 {kw[1]:.1f} ms  (first query {kw[2]:.1f} s)")
+    print(f"semantic p50 {sem[0]:.1f} ms  p95 {sem[1]:.1f} ms  (first query, loading or building: {sem[2]:.1f} s)")
+    mem = got["memory"]
+    print(f"server RSS {mem.get('VmRSS', 0) / 2**20:.0f} MB, peak {mem.get('VmHWM', 0) / 2**20:.0f} MB")
+    print(f"disk: notes {notes_mb:,.0f} MB, index and vectors {index_mb:,.0f} MB")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10000,100000,1000000")
@@ -132,7 +170,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-rebuild-above", type=int, default=10**9, help="skip reindex() above this size")
     ap.add_argument("--seed", type=int, default=20240611)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument(
+        "--measure-only",
+        action="store_true",
+        help="no growing: measure the store already in --dir (its server, queries, memory and size)",
+    )
     args = ap.parse_args(argv)
+    if args.measure_only:
+        return measure_only(Path(args.dir) / "store", args)
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",")]
     work = Path(args.dir)
     if work.exists():
