@@ -168,3 +168,19 @@ def test_malformed_journal_records_are_skipped_at_rebuild(tmp_path):
     assert s.get_project("p")["private"] is False
     assert [a.id for a in s.list_attempts()] == [att.id]
     s.close()
+
+
+def test_a_deleted_note_brought_back_keeps_its_id(tmp_path):
+    import notewell
+
+    store = notewell.open(tmp_path / "s", watch=False)
+    (store.root / "a.md").write_text("# alpha\n\nneedle one\n")
+    first = store.search_notes("needle")[0].id
+    os.rename(store.root / "a.md", store.root / "b.md")
+    assert store.search_notes("needle")[0].id == first
+    os.unlink(store.root / "b.md")
+    assert store.search_notes("needle") == []
+    (store.root / "b.md").write_text("# alpha\n\nneedle one\n")  # restored from a backup
+    assert store.search_notes("needle")[0].id == first
+    assert store.get_note(first).revisions >= 1
+    store.close()

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import BusyError, StorageError
 from ..model.cjk import segment
 from ..model.header import ParsedNote
-from .schema import NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, configure, meta_token
+from .schema import GONE_INDEX, NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, configure, meta_token
 
 __all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "translated"]
 
@@ -199,10 +199,11 @@ class Index:
             conn.execute("SELECT count(*) FROM state").fetchone()
             epoch = conn.execute("SELECT 1 FROM state WHERE key = 'vectors_generation'").fetchone()
             logged = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vector_log'").fetchone()
-            if self._missing_indexes(conn) or epoch is None or logged is None:
+            gone = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'journal_meta_gone'").fetchone()
+            if self._missing_indexes(conn) or epoch is None or logged is None or gone is None:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
-                    for sql in NOTE_INDEXES:
+                    for sql in (*NOTE_INDEXES, GONE_INDEX):
                         conn.execute(sql)
                     # An index made before the vector log: add it, with a new epoch.
                     conn.execute(
@@ -449,6 +450,13 @@ class Index:
             " FROM journal_meta WHERE path = ? AND deleted = 0 ORDER BY updated_at DESC LIMIT 1",
             (path,),
         ).fetchone()
+
+    def deleted_with(self, sha: str) -> str | None:
+        """The id of the most recently deleted note whose last text had this hash."""
+        row = self.conn.execute(
+            "SELECT id FROM journal_meta WHERE sha256 = ? AND deleted = 1 ORDER BY updated_at DESC LIMIT 1", (sha,)
+        ).fetchone()
+        return row[0] if row else None
 
     def meta_for_id(self, note_id: str) -> tuple | None:
         return self.conn.execute(

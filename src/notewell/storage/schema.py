@@ -32,6 +32,7 @@ CREATE TABLE journal_meta(
   note_kind TEXT
 );
 CREATE INDEX journal_meta_path ON journal_meta(path);
+CREATE INDEX journal_meta_gone ON journal_meta(sha256) WHERE deleted = 1;
 CREATE TABLE revisions(
   id TEXT NOT NULL,
   revision INTEGER NOT NULL,
@@ -129,6 +130,9 @@ CREATE TABLE problems(path TEXT PRIMARY KEY, error TEXT NOT NULL, mtime_ns INTEG
 # Secondary indexes on the note tables. A rebuild drops them and makes them again at
 # the end (one sort instead of a b-tree update per row); every open makes any that
 # are missing, so a rebuild cut short leaves nothing missing for long.
+# Kept through bulk loads (a rebuild asks it for every file it does not know).
+GONE_INDEX = "CREATE INDEX IF NOT EXISTS journal_meta_gone ON journal_meta(sha256) WHERE deleted = 1"
+
 NOTE_INDEXES = (
     # Covers the outside-change check, which reads these three columns of every row.
     "CREATE INDEX IF NOT EXISTS note_index_files ON note_index(path, mtime_ns, size)",

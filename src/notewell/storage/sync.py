@@ -392,6 +392,11 @@ class Syncer:
                     "sha256": sha,
                     "size": state.size,
                 }
+        gone = index.deleted_with(sha)
+        if gone is not None and gone not in assigned:
+            # The text of a deleted note is back (an undo, a restore from a backup, the bin):
+            # it is that note again, with its id and history.
+            return gone, {"op": "move", "id": gone, "path": path, "at": at}
         nid = derived_note_id(path)
         while nid in assigned or index.id_known(nid):
             known = index.meta_for_id(nid)
