@@ -84,12 +84,13 @@ def proc_memory(pid: int) -> dict[str, int]:
 class ServerRun:
     """A ``notewell serve`` subprocess on the store."""
 
-    def __init__(self, root: Path, ann: bool) -> None:
+    def __init__(self, root: Path, ann: bool, embed: bool = True) -> None:
         self.port = free_port()
         env = {**os.environ, "NOTEWELL_EMBEDDER": "hash", "NOTEWELL_ANN": "on" if ann else "off"}
         t = time.perf_counter()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "notewell", "serve", "--store", str(root), "--port", str(self.port)],
+            [sys.executable, "-m", "notewell", "serve", "--store", str(root), "--port", str(self.port)]
+            + ([] if embed else ["--no-embed"]),
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -123,11 +124,11 @@ class ServerRun:
         return memory
 
 
-def serve_and_query(root: Path, queries: list[str], size: int) -> dict:
-    """Start a server on *root*, time keyword and semantic searches over HTTP, read its memory."""
-    server = ServerRun(root, ann=size >= 500_000)
+def serve_and_query(root: Path, queries: list[str], size: int, modes: tuple[str, ...]) -> dict:
+    """Start a server on *root*, time searches in *modes* over HTTP, read its memory."""
+    server = ServerRun(root, ann=size >= 500_000, embed="semantic" in modes)
     figures = {}
-    for mode in ("keyword", "semantic"):
+    for mode in modes:
         t = time.perf_counter()
         server.search(queries[0], mode)  # the first query may load the vectors or build the graph
         first = time.perf_counter() - t
@@ -142,19 +143,22 @@ def measure_only(root: Path, args: argparse.Namespace) -> int:
     corpus = bench.Corpus(args.seed)
     queries = [q for _, q, f in corpus.queries(args.queries * 2, args.seed + 1) if not f][: args.queries]
     size = sum(1 for _ in root.glob("*.md"))
-    with notewell.open(root, watch=False, embedder=HashEmbedder()) as store:
-        t = time.perf_counter()
-        while store.pending_embeddings():
-            store.embed_pending(limit=20_000)
-        log(f"{size:,} notes; embedded the rest in {time.perf_counter() - t:.0f} s")
-    got = serve_and_query(root, queries, size)
+    modes = ("keyword",) if args.no_semantic else ("keyword", "semantic")
+    if not args.no_semantic:
+        with notewell.open(root, watch=False, embedder=HashEmbedder()) as store:
+            t = time.perf_counter()
+            while store.pending_embeddings():
+                store.embed_pending(limit=20_000)
+            log(f"{size:,} notes; embedded the rest in {time.perf_counter() - t:.0f} s")
+    got = serve_and_query(root, queries, size, modes)
     notes_mb = sum(p.stat().st_blocks * 512 for p in root.glob("*.md")) / 2**20
     index_mb = du(root / ".notewell") / 2**20
-    kw, sem = got["figures"]["keyword"], got["figures"]["semantic"]
+    kw, sem = got["figures"]["keyword"], got["figures"].get("semantic")
     print(f"notewell scale, measured on an existing store of {size:,} notes ({args.queries} queries per mode)")
     print(f"server start {got['server_start_s']:.1f} s")
     print(f"keyword  p50 {kw[0]:.1f} ms  p95 {kw[1]:.1f} ms  (first query {kw[2]:.1f} s)")
-    print(f"semantic p50 {sem[0]:.1f} ms  p95 {sem[1]:.1f} ms  (first query, loading or building: {sem[2]:.1f} s)")
+    if sem:
+        print(f"semantic p50 {sem[0]:.1f} ms  p95 {sem[1]:.1f} ms  (first query, loading or building: {sem[2]:.1f} s)")
     mem = got["memory"]
     print(f"server RSS {mem.get('VmRSS', 0) / 2**20:.0f} MB, peak {mem.get('VmHWM', 0) / 2**20:.0f} MB")
     print(f"disk: notes {notes_mb:,.0f} MB, index and vectors {index_mb:,.0f} MB")
@@ -175,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="no growing: measure the store already in --dir (its server, queries, memory and size)",
     )
+    ap.add_argument("--no-semantic", action="store_true", help="with --measure-only: keyword search only")
     args = ap.parse_args(argv)
     if args.measure_only:
         return measure_only(Path(args.dir) / "store", args)

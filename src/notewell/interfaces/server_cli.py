@@ -81,7 +81,8 @@ def cmd_serve(args: argparse.Namespace) -> None:
         raise UnavailableError(_SERVER_EXTRA) from None
     with _open(args, watch=True) as store:
         try:
-            store.start_embedding()  # new notes become findable by meaning as they come
+            if not args.no_embed:
+                store.start_embedding()  # new notes become findable by meaning as they come
         except UnavailableError as exc:
             print(f"notewell serve: semantic search off: {exc.message}", file=sys.stderr)
         app = build_server(store, private=args.private, mcp=not args.no_mcp, write_rate=args.write_rate, host=args.host)
@@ -116,6 +117,9 @@ def add_server_arguments(ps: dict[str, argparse.ArgumentParser]) -> None:
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--private", action="store_true", help="answer nothing without a token")
     p.add_argument("--no-mcp", action="store_true", help="no MCP endpoint at /mcp")
+    p.add_argument(
+        "--no-embed", action="store_true", help="do not embed new notes in the background (notewell embed does it)"
+    )
     p.add_argument("--write-rate", type=float, default=20.0, help="writes per second per token (bursts of 3x)")
     p = ps["token"]
     p.add_argument("action", choices=("create", "list", "revoke"))
