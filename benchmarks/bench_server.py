@@ -28,6 +28,7 @@ import urllib.parse
 import urllib.request
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -108,6 +109,44 @@ class Client(threading.Thread):
                 self.request(f"search ({mode})", "GET", f"/api/notes/search?q={q}&mode={mode}")
 
 
+def start_server(store_dir: Path, env: dict[str, str], log_path: Path) -> tuple[subprocess.Popen, str, Any]:
+    """``notewell serve`` on *store_dir* (writes barely limited); returns it, its URL and its log file."""
+    port = free_port()
+    server_log = open(log_path, "w+")  # noqa: SIM115 - read back by the caller
+    server = subprocess.Popen(
+        [sys.executable, "-m", "notewell", "--store", str(store_dir), "serve", "--port", str(port),
+         "--write-rate", "100000"],
+        stdout=subprocess.DEVNULL, stderr=server_log, text=True, env=env,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(url + "/healthz", timeout=2).read()
+            return server, url, server_log
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                server_log.seek(0)
+                raise SystemExit(f"the server did not start: {server_log.read()}") from None
+            time.sleep(0.1)
+
+
+def read_back(clients: list[Client], url: str) -> tuple[int, int]:
+    """(checked, lost): every acknowledged note must be there with the text last acknowledged."""
+    lost = checked = 0
+    for c in clients:
+        for nid, text in c.written.items():
+            checked += 1
+            req = urllib.request.Request(f"{url}/api/notes/{nid}")
+            req.add_header("Authorization", f"Bearer {c.token}")
+            try:
+                with urllib.request.urlopen(req, timeout=60) as response:
+                    lost += json.loads(response.read())["text"] != text
+            except urllib.error.HTTPError:
+                lost += 1
+    return checked, lost
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--clients", type=int, default=8)
@@ -124,25 +163,8 @@ def main() -> int:
             log(f"seeded {args.seed} notes; embedding them")
             store.embed_pending()
         tokens = [cli(store_dir, "token", "create", f"client{n}") for n in range(args.clients)]
-        port = free_port()
         env = {**os.environ, "NOTEWELL_AUTOWATCH": "off"}
-        server_log = open(Path(tmp) / "server.log", "w+")  # noqa: SIM115 - read back on failure
-        server = subprocess.Popen(
-            [sys.executable, "-m", "notewell", "--store", str(store_dir), "serve", "--port", str(port),
-             "--write-rate", "100000"],
-            stdout=subprocess.DEVNULL, stderr=server_log, text=True, env=env,
-        )  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(url + "/healthz", timeout=2).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    server_log.seek(0)
-                    raise SystemExit(f"the server did not start: {server_log.read()}") from None
-                time.sleep(0.1)
+        server, url, server_log = start_server(store_dir, env, Path(tmp) / "server.log")
         queries = [q for _cat, q, _f in corpus.queries(200, 5)]
         until = time.monotonic() + args.seconds
         clients = [Client(n, url, tokens[n], until, args.write_share, queries) for n in range(args.clients)]
@@ -153,20 +175,7 @@ def main() -> int:
         for c in clients:
             c.join()
         elapsed = time.perf_counter() - started
-        # Lost writes: every acknowledged note must be there with the text last acknowledged.
-        lost = 0
-        checked = 0
-        for c in clients:
-            for nid, text in c.written.items():
-                checked += 1
-                req = urllib.request.Request(f"{url}/api/notes/{nid}")
-                req.add_header("Authorization", f"Bearer {c.token}")
-                try:
-                    with urllib.request.urlopen(req, timeout=60) as response:
-                        if json.loads(response.read())["text"] != text:
-                            lost += 1
-                except urllib.error.HTTPError:
-                    lost += 1
+        checked, lost = read_back(clients, url)
         server.terminate()
         server.wait(20)
         server_log.seek(0)

@@ -22,7 +22,6 @@ import argparse
 import importlib.util
 import json
 import os
-import random
 import shutil
 import socket
 import statistics
@@ -191,7 +190,6 @@ def main(argv: list[str] | None = None) -> int:
     bench = _bench_store()
     corpus = bench.Corpus(args.seed)
     queries = [q for _, q, f in corpus.queries(args.queries * 2, args.seed + 1) if not f][: args.queries]
-    rng = random.Random(args.seed)
     rows = []
     store = notewell.open(root, watch=False, embedder=HashEmbedder())
     have = 0
@@ -224,21 +222,14 @@ def main(argv: list[str] | None = None) -> int:
                 "notes": sum(p.stat().st_blocks * 512 for p in root.glob("*.md")),
                 "index": du(root / ".notewell"),
             }
-            server = ServerRun(root, ann=size >= 500_000)
-            figures = {}
-            for mode in ("keyword", "semantic"):
-                server.search(queries[0], mode)  # the first query may load the vectors or build the graph
-                times = [server.search(q, mode)[0] for q in queries]
-                figures[mode] = (statistics.median(times) * 1000, pct(times, 95) * 1000)
-            mixed = rng.sample(queries, min(20, len(queries)))
-            _ = [server.search(q, "hybrid") for q in mixed]
-            memory = server.close()
+            got = serve_and_query(root, queries, size, ("keyword", "semantic"))
+            figures, memory = got["figures"], got["memory"]
             row = {
                 "notes": size,
                 "import_rate": (size - (rows[-1]["notes"] if rows else 0)) / step_import,
                 "embed_rate": (size - (rows[-1]["notes"] if rows else 0)) / max(step_embed, 1e-9),
                 "rebuild_s": rebuild,
-                "server_start_s": server.start_s,
+                "server_start_s": got["server_start_s"],
                 "keyword_ms": figures["keyword"],
                 "semantic_ms": figures["semantic"],
                 "rss_mb": memory.get("VmRSS", 0) / 2**20,

@@ -16,21 +16,17 @@ embeds ~19 notes/s on this machine and would spend the run embedding the clients
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from bench_server import Client, cli, free_port, log  # noqa: E402 - the same clients as the load test
+from bench_server import Client, cli, log, read_back, start_server  # noqa: E402 - the same clients as the load test
 from bench_store import Corpus, pct  # noqa: E402
 
 import notewell  # noqa: E402
@@ -77,25 +73,8 @@ def main() -> int:
             store.add_notes(corpus.note(i) for i in range(args.seed))
             store.embed_pending()
         tokens = [cli(store_dir, "token", "create", f"client{n}") for n in range(args.clients)]
-        port = free_port()
         env = {**os.environ, "NOTEWELL_AUTOWATCH": "off", "NOTEWELL_EMBEDDER": "hash"}
-        server_log = open(Path(tmp) / "server.log", "w+")  # noqa: SIM115 - read back at the end
-        server = subprocess.Popen(
-            [sys.executable, "-m", "notewell", "--store", str(store_dir), "serve", "--port", str(port),
-             "--write-rate", "100000"],
-            stdout=subprocess.DEVNULL, stderr=server_log, text=True, env=env,
-        )  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(url + "/healthz", timeout=2).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    server_log.seek(0)
-                    raise SystemExit(f"the server did not start: {server_log.read()}") from None
-                time.sleep(0.1)
+        server, url, server_log = start_server(store_dir, env, Path(tmp) / "server.log")
         queries = [q for _cat, q, _f in corpus.queries(200, 5)]
         t0 = time.monotonic()
         until = t0 + args.seconds
@@ -116,17 +95,7 @@ def main() -> int:
             c.join()
         stop.set()
         sampler.join()
-        lost = checked = 0
-        for c in clients:
-            for nid, text in c.written.items():
-                checked += 1
-                req = urllib.request.Request(f"{url}/api/notes/{nid}")
-                req.add_header("Authorization", f"Bearer {c.token}")
-                try:
-                    with urllib.request.urlopen(req, timeout=60) as response:
-                        lost += json.loads(response.read())["text"] != text
-                except urllib.error.HTTPError:
-                    lost += 1
+        checked, lost = read_back(clients, url)
         server.terminate()
         server.wait(30)
         server_log.seek(0)

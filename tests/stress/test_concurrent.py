@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
-HARNESS = Path(__file__).resolve().parents[2] / "stress" / "concurrent_writers.py"
+from tests.stress import load_harness
 
 
 def _harness():
-    name = "notewell_stress_concurrent"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, HARNESS)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_harness("concurrent_writers")
 
 
 def test_the_harness_tells_a_whole_note_from_a_torn_one():

@@ -6,29 +6,14 @@ same code with fewer kills. stress/ is not a package, so the harnesses are loade
 
 from __future__ import annotations
 
-import importlib.util
 import io
-import sys
-from pathlib import Path
 
 import pytest
 
-STRESS = Path(__file__).resolve().parents[2] / "stress"
+from tests.stress import load_harness
 
-
-def _load(name: str):
-    module_name = f"notewell_stress_{name}"
-    if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, STRESS / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[module_name]
-
-
-crash = _load("crash")
-disk_full = _load("disk_full")
+crash = load_harness("crash")
+disk_full = load_harness("disk_full")
 
 
 def test_writer_killed_15_times_loses_no_acked_write(tmp_path):

@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
-
-HARNESS = Path(__file__).resolve().parents[2] / "stress" / "outside_edits.py"
 
 pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")
 
 
+from tests.stress import load_harness
+
+
 def _harness():
-    name = "notewell_stress_outside_edits"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, HARNESS)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_harness("outside_edits")
 
 
 def test_the_id_model_follows_the_readme(tmp_path):

@@ -101,7 +101,6 @@ def with_tags(text: str, tags: list[str] | tuple[str, ...]) -> tuple[str, list[s
         # The old value becomes the list's first item, quoted where it holds "," "]" or quotes,
         # so that it stays the one tag it was.
         value = entry.values[0].value
-        parsed = parse_note(text)
         if any(e.lstrip().lower().startswith("tags") for e in parsed.extra):
             # The reader set this line aside (it is kept, unread, among the extras): guessing
             # what it meant could lose it, so it is left for a person to fix.
