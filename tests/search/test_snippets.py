@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notewell.search.snippets import Phrase, make_snippet, phrases_of
+from notewell.search.snippets import Phrase, densest, make_snippet, phrases_of
 
 
 def test_phrases_of_leaves_out_operators_columns_and_numbers():
@@ -72,3 +72,34 @@ def test_never_raises_and_only_shows_body_text(body, query):
 def test_the_notes_own_bold_markers_do_not_pair_with_highlights():
     got = make_snippet("We **warm the cache** first, then read.", phrases_of("cache"))
     assert got == "We warm the **cache** first, then read."
+
+
+def _densest_by_brute_force(hits, chars, lead):
+    best, best_score = 0, (-1, -1)
+    for anchor, _end, _n in hits:
+        start = max(0, anchor - lead)
+        inside = [h for h in hits if h[0] >= start and h[1] <= start + chars]
+        score = (len({h[2] for h in inside}), len(inside))
+        if score > best_score:
+            best, best_score = start, score
+    return best
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 40), st.integers(1, 12), st.integers(0, 3)), max_size=60),
+    st.integers(1, 200),
+    st.integers(0, 120),
+)
+def test_the_densest_window_is_the_one_a_full_comparison_finds(gaps, chars, lead):
+    hits, at = [], 0
+    for gap, length, phrase in gaps:  # in text order, never overlapping, as a regex finds them
+        at += gap
+        hits.append((at, at + length, phrase))
+        at += length
+    assert densest(hits, chars, lead) == _densest_by_brute_force(hits, chars, lead)
+
+
+def test_a_body_repeating_the_word_a_hundred_thousand_times_gets_its_snippet():
+    body = "stress " * 100_000 + "the end"
+    snippet = make_snippet(body, phrases_of('"stress"'))
+    assert snippet is not None and snippet.startswith("**stress** **stress**")

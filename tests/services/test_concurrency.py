@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+
+import pytest
 
 import notewell
 
@@ -259,3 +263,99 @@ def test_an_on_demand_watcher_stops_after_its_idle_time(store_dir):
     assert done.returncode == 0 and "watching" in done.stdout
     assert time.monotonic() - started < 30
     assert watcher_pid(store_dir) is None
+
+
+def _hold_write_lock(store_dir, seconds: float) -> threading.Thread:
+    """Another connection takes the store's write lock and keeps it for *seconds*."""
+    held = threading.Event()
+
+    def run() -> None:
+        conn = sqlite3.connect(store_dir / ".notewell" / "index.db", isolation_level=None)
+        conn.execute("BEGIN IMMEDIATE")
+        held.set()
+        time.sleep(seconds)
+        conn.execute("COMMIT")
+        conn.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    held.wait(5)
+    return thread
+
+
+def test_a_read_does_not_wait_behind_another_writer(store_dir):
+    with notewell.open(store_dir) as s:
+        nid = s.add_note("---\ntitle: Lock\n---\nold words\n").id
+        assert s.search_notes("old")
+        (store_dir / f"{nid}.md").write_text("---\ntitle: Lock\n---\nnew words\n")
+        holder = _hold_write_lock(store_dir, 1.0)
+        t = time.monotonic()
+        found = s.search_notes("old")
+        took = time.monotonic() - t
+        assert took < 0.5, f"the read waited {took:.2f}s behind the lock"
+        assert s.last_check == "deferred"
+        assert [c.id for c in found] == [nid]  # the index as last committed, whole
+        holder.join()
+        assert [c.id for c in s.search_notes("new")] == [nid]  # the change was kept and applied
+        assert s.search_notes("old") == []
+
+
+def test_a_read_deferred_too_long_waits_its_turn(store_dir, monkeypatch):
+    from notewell.services import store as store_module
+
+    monkeypatch.setattr(store_module, "_MAX_DEFER", 0.2)
+    with notewell.open(store_dir) as s:
+        nid = s.add_note("---\ntitle: Lock\n---\nold words\n").id
+        s.search_notes("old")
+        (store_dir / f"{nid}.md").write_text("---\ntitle: Lock\n---\nnew words\n")
+        holder = _hold_write_lock(store_dir, 1.0)
+        assert s.search_notes("new") == []
+        assert s.last_check == "deferred"
+        time.sleep(0.3)
+        t = time.monotonic()
+        assert [c.id for c in s.search_notes("new")] == [nid]  # waited for the lock, then caught up
+        assert time.monotonic() - t > 0.2
+        holder.join()
+
+
+def test_a_write_waits_for_the_lock_and_then_lands(store_dir):
+    with notewell.open(store_dir) as s:
+        s.list_notes()
+        holder = _hold_write_lock(store_dir, 0.4)
+        t = time.monotonic()
+        note = s.add_note("written after the other writer let go\n")
+        assert time.monotonic() - t >= 0.3
+        holder.join()
+        assert s.get_note(note.id).body.strip() == "written after the other writer let go"
+
+
+def test_asking_for_the_lock_without_waiting(store_dir):
+    from notewell.storage.index import Index, LockHeld
+
+    notewell.open(store_dir).close()
+    index = Index(store_dir)
+    try:
+        holder = _hold_write_lock(store_dir, 0.5)
+        with pytest.raises(LockHeld):
+            with index.write(wait=False):
+                pass
+        assert index.remember("k", "v") is False
+        holder.join()
+        with index.write(wait=False):
+            index.set_state("k", "v")
+        assert index.get_state("k") == "v"
+    finally:
+        index.close()
+
+
+def test_a_note_deleted_behind_a_deferred_read_is_not_found(store_dir):
+    with notewell.open(store_dir) as s:
+        nid = s.add_note("---\ntitle: Doomed\n---\ndoomed words\n").id
+        s.search_notes("doomed")
+        (store_dir / f"{nid}.md").unlink()
+        holder = _hold_write_lock(store_dir, 0.5)
+        assert [c.id for c in s.search_notes("doomed")] == [nid]  # deferred: the index as committed
+        with pytest.raises(notewell.NotFoundError):
+            s.get_note(nid)  # the file is gone: the read waits, catches up, and says so
+        holder.join()
+        assert s.search_notes("doomed") == []

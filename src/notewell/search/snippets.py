@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..model.cjk import CJK_RE
 
-__all__ = ["Phrase", "make_snippet", "phrases_of"]
+__all__ = ["Phrase", "densest", "make_snippet", "phrases_of"]
 
 SNIPPET_CHARS = 180  # about 24 words
 _LEAD_CHARS = 30  # context shown before the first hit
@@ -137,13 +137,7 @@ def make_snippet(
             hits.append((m.start(), m.end(), number))
     if not hits:
         return None
-    best, best_score = 0, (-1, -1)
-    for anchor, _end, _n in hits:
-        start = max(0, anchor - lead)
-        inside = [h for h in hits if h[0] >= start and h[1] <= start + chars]
-        score = (len({h[2] for h in inside}), len(inside))
-        if score > best_score:
-            best, best_score = start, score
+    best = densest(hits, chars, lead)
     start, end = _word_edge(body, best, forward=True), _word_edge(body, min(len(body), best + chars), forward=False)
     out: list[str] = []
     cursor = start
@@ -159,6 +153,34 @@ def make_snippet(
     out.append(body[cursor:end])
     text = " ".join("".join(out).split())
     return ("…" if start > 0 else "") + text + ("…" if end < len(body.rstrip()) else "")
+
+
+def densest(hits: Sequence[tuple[int, int, int]], chars: int, lead: int) -> int:
+    """Where the snippet starts: *lead* characters before the hit whose window of *chars*
+    holds the most different phrases, then the most hits (the first such on ties).
+
+    *hits* are (start, end, phrase) in text order without overlaps, so the hits inside a
+    window are a run of the list and both ends of the run only move forward: one pass
+    (a note repeating a word 100,000 times costs 100,000 steps, not their square).
+    """
+    best, best_score = 0, (-1, -1)
+    counts: dict[int, int] = {}
+    lo = hi = 0
+    for anchor, _end, _n in hits:
+        start = max(0, anchor - lead)
+        while hi < len(hits) and hits[hi][1] <= start + chars:
+            counts[hits[hi][2]] = counts.get(hits[hi][2], 0) + 1
+            hi += 1
+        while lo < hi and hits[lo][0] < start:
+            n = hits[lo][2]
+            counts[n] -= 1
+            if not counts[n]:
+                del counts[n]
+            lo += 1
+        score = (len(counts), max(0, hi - lo))
+        if score > best_score:
+            best, best_score = start, score
+    return best
 
 
 def _word_edge(body: str, at: int, *, forward: bool) -> int:

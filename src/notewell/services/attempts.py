@@ -36,7 +36,7 @@ class AttemptsMixin:
 
     if TYPE_CHECKING:
 
-        def refresh(self) -> Any: ...
+        def refresh(self, *, wait: bool = True) -> Any: ...
 
         def add_notes(self, texts: Any, **options: Any) -> list[Note]: ...
 
@@ -102,7 +102,7 @@ class AttemptsMixin:
         """An attempt: who ran it on what, when, how it ended, how many notes it wrote."""
         attempt_id = check_attempt_id(attempt_id)
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             attempt = self._attempt(attempt_id)
             if attempt.project in self._hidden_projects(viewer):
                 raise NotFoundError(f"no attempt {attempt_id}")
@@ -129,7 +129,7 @@ class AttemptsMixin:
         if running is not None:
             clauses.append("ended_at IS NULL" if running else "ended_at IS NOT NULL")
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             hidden = self._hidden_projects(viewer)
             if hidden:
                 clauses.append(f"project NOT IN ({','.join('?' * len(hidden))})")
@@ -174,7 +174,7 @@ class AttemptsMixin:
         """A project: its settings and how many attempts and notes it has."""
         name = check_project(project)
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             found = self._project(name)
             known = self._index.conn.execute("SELECT 1 FROM projects WHERE name = ?", (name,)).fetchone()
             if not (known or found["attempts"]) or not may_see(viewer, private=found["private"], owner=found["owner"]):
@@ -185,7 +185,7 @@ class AttemptsMixin:
     def list_projects(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every project *viewer* may see (settings, counts, last activity), most recently active first."""
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             hidden = set(self._hidden_projects(viewer))
             rows = self._index.conn.execute(
                 "SELECT name, max(at) FROM (SELECT name, NULL AS at FROM projects"
@@ -205,7 +205,7 @@ class AttemptsMixin:
         """The notes read while working on an attempt (get_note with working_attempt_id), oldest first."""
         attempt_id = check_attempt_id(attempt_id)
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             hidden = self._hidden_projects(viewer)
             if self._attempt(attempt_id).project in hidden:
                 raise NotFoundError(f"no attempt {attempt_id}")
@@ -264,7 +264,7 @@ class AttemptsMixin:
     def hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:
         """The private projects *viewer* may not see (their names)."""
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             return self._hidden_projects(viewer)
 
     def _hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:

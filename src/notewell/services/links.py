@@ -29,7 +29,7 @@ class LinksMixin:
 
     if TYPE_CHECKING:
 
-        def refresh(self) -> Any: ...
+        def refresh(self, *, wait: bool = True) -> Any: ...
 
         def _hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]: ...
 
@@ -47,7 +47,7 @@ class LinksMixin:
         if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= _MAX_DEPTH:
             raise InvalidArgumentError(f"depth must be a whole number from 1 to {_MAX_DEPTH}, got {depth!r}")
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             hidden = set(self._hidden_projects(viewer))
             root = self._node(note_id, hidden)
             if root is None or root.get("missing"):
@@ -122,7 +122,7 @@ class LinksMixin:
         if isinstance(recent, bool) or not isinstance(recent, int) or not 1 <= recent <= 1000:
             raise InvalidArgumentError(f"recent must be a whole number from 1 to 1000, got {recent!r}")
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             info = self.get_project(name, viewer=viewer)
             scope = self._scoped(Filters(project=name), viewer)
             digests = list_cards(self._index, limit=1, filters=replace(scope, kind="digest"))

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -50,7 +51,7 @@ from ..search.keyword import check_limit, keyword_search, list_cards
 from ..search.semantic import VectorMatrix, embed_pending, pending_count, semantic_search
 from ..storage.files import NoteFolder, printable_name
 from ..storage.history import History
-from ..storage.index import Index, IndexRow, translated
+from ..storage.index import Index, IndexRow, LockHeld, translated
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
 from ..storage.watch import Watcher
 from .attempts import AttemptsMixin
@@ -70,6 +71,7 @@ HYBRID_WEIGHTS = {"keyword": 1.0, "semantic": 1.0}
 HYBRID_PARTIAL = 0.0
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
+_MAX_DEFER = 2.0  # seconds a read may go on without the changes another writer's lock holds back
 
 
 def _check_id(note_id: object) -> str:
@@ -118,7 +120,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         self._sync = Syncer(self._folder, self._history, self._index, max_bytes=max_bytes)
         self._watcher = Watcher(str(self.root)) if watch else None
         self._scanned = False  # the first read compares the whole folder (and sets the watches)
-        self.last_check = "none"  # how the last read was brought up to date: scan, inotify or watcher
+        self.last_check = "none"  # how the last read was brought up to date: scan, inotify, watcher or deferred
+        self._deferred_since: float | None = None  # when a read first found the lock held
         self.last_scan_size = 0  # files seen by the last whole-folder check
         if (
             embedder is not None
@@ -209,39 +212,62 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
 
     # -- keeping up with the folder ----------------------------------------
 
-    def _full_sync(self, progress: Progress | None = None) -> SyncReport:
+    def _full_sync(self, progress: Progress | None = None, *, wait: bool = True) -> SyncReport:
         self._scanned = True
         self.last_check = "scan"
         fs, dirs = self._folder.scan()
         self.last_scan_size = len(fs)
         if self._watcher is not None:
             self._watcher.watch(dirs)
-        return self._sync.paths(fs, None, progress=progress)
+        return self._sync.paths(fs, None, progress=progress, wait=wait)
 
     @guarded
-    def refresh(self) -> SyncReport:
-        """Pick up changes made outside notewell (runs before every read)."""
+    def refresh(self, *, wait: bool = True) -> SyncReport:
+        """Pick up changes made outside notewell (runs before every read).
+
+        With ``wait=False`` (reads do this) a write lock held by another process is not
+        waited for: the read is served from the index as last committed (every note in it
+        whole) and the changes are applied by a later call. Not for longer than
+        _MAX_DEFER seconds: then the read waits its turn.
+        """
         with self._lock:
+            if not wait and self._deferred_since is not None:
+                wait = time.monotonic() - self._deferred_since > _MAX_DEFER
             changes = self._watcher.changes() if self._watcher is not None and self._scanned else None
-            if changes is None:
-                if self._watcher is None and self._synced_by_watcher():
-                    self.last_check = "watcher"
-                    return SyncReport()
-                self.last_sync = self._full_sync()
-                return self.last_sync
-            self.last_check = "inotify"
-            paths, rescan = changes
-            if rescan:
-                self.last_sync = self._full_sync()
-            elif paths:
-                paths = {p if printable_name(p) is None else str(printable_name(p)) for p in paths}
-                fs = {p: tuple(st) for p in paths if (st := self._folder.state(p)) is not None}
-                self.last_sync = self._sync.paths(fs, paths)
-            elif self._sync.journal_behind():
-                self.last_sync = self._sync.paths({}, [])
-            else:
+            try:
+                report = self._apply_changes(changes, wait)
+            except LockHeld:
+                if changes is not None:
+                    self._watcher.hand_back(*changes)
+                else:
+                    self._scanned = False  # the next read compares the whole folder again
+                if self._deferred_since is None:
+                    self._deferred_since = time.monotonic()
+                self.last_check = "deferred"
                 return SyncReport()
+            self._deferred_since = None
+            return report
+
+    def _apply_changes(self, changes: tuple[set[str], bool] | None, wait: bool) -> SyncReport:
+        if changes is None:
+            if self._watcher is None and self._synced_by_watcher():
+                self.last_check = "watcher"
+                return SyncReport()
+            self.last_sync = self._full_sync(wait=wait)
             return self.last_sync
+        self.last_check = "inotify"
+        paths, rescan = changes
+        if rescan:
+            self.last_sync = self._full_sync(wait=wait)
+        elif paths:
+            paths = {p if printable_name(p) is None else str(printable_name(p)) for p in paths}
+            fs = {p: tuple(st) for p in paths if (st := self._folder.state(p)) is not None}
+            self.last_sync = self._sync.paths(fs, paths, wait=wait)
+        elif self._sync.journal_behind():
+            self.last_sync = self._sync.paths({}, [], wait=wait)
+        else:
+            return SyncReport()
+        return self.last_sync
 
     @guarded
     def reindex(self, progress: Progress | None = None) -> SyncReport:
@@ -271,7 +297,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
     def problems(self) -> list[dict[str, str]]:
         """Files in the folder that could not be indexed, with the reason."""
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             return self._index.problems()
 
     # -- writes -------------------------------------------------------------
@@ -506,7 +532,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             if row is not None and kept:
                 with contextlib.suppress(OSError):
                     os.unlink(kept)  # committed: the old text is a revision now
-            return self._get(note_id, None)
+            return self._get_caught_up(note_id, None, None)
 
     def _current(self, note_id: str) -> tuple[int, str, int, bytes]:
         """rowid, path, revision and bytes of a note, checked against the file on disk."""
@@ -562,9 +588,9 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         if revision is not None and (isinstance(revision, bool) or not isinstance(revision, int) or revision < 1):
             raise InvalidArgumentError(f"revision must be a whole number ≥ 1, got {revision!r}")
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             self._check_visible(note_id, viewer)
-            note = self._get(note_id, revision)
+            note = self._get_caught_up(note_id, revision, viewer)
             hidden = self._hidden_projects(viewer)
             if hidden and note.backlinks:
                 shown = {b["id"] for b in note.backlinks} - self._notes_in(hidden, [b["id"] for b in note.backlinks])
@@ -572,6 +598,19 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             if working_attempt_id is not None:
                 self._record_read(working_attempt_id, note_id, viewer)
             return note
+
+    def _get_caught_up(self, note_id: str, revision: int | None, viewer: Viewer | None) -> Note:
+        try:
+            return self._get(note_id, revision)
+        except FileNotFoundError:
+            # The index is behind a delete or rename (another writer's, or one made
+            # outside): wait for the lock, catch up, and look again.
+            self.refresh()
+            self._check_visible(note_id, viewer)
+            try:
+                return self._get(note_id, revision)
+            except FileNotFoundError as exc:
+                raise StorageError(f"cannot read {os.path.basename(exc.filename or '')}: {exc.strerror}") from exc
 
     def _get(self, note_id: str, revision: int | None) -> Note:
         row = self._index.query(
@@ -594,6 +633,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         if not deleted and (revision is None or revision == current_rev):
             try:
                 data = self._folder.read(path)
+            except FileNotFoundError:
+                raise  # get_note catches up and asks again
             except OSError as exc:
                 raise StorageError(f"cannot read {path}: {exc.strerror}") from exc
             rev = current_rev
@@ -698,7 +739,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         check_limit(limit)
         f = Filters.from_kwargs(filters)
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             f = self._scoped(f, viewer)
             if isinstance(query, str) and not query.strip() and (f.project or f.attempt_id):
                 return list_cards(self._index, limit=limit, filters=f)
@@ -751,7 +792,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
     def pending_embeddings(self) -> int:
         """How many notes semantic search does not know yet (or knows from another model)."""
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             return pending_count(self._index, self._embedder_now().model_id)
 
     def _embed(self, limit: int | None, progress: Progress | None) -> int:
@@ -786,7 +827,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         """Notes, most recently updated first, as cards (same filters as search)."""
         f = Filters.from_kwargs(filters)
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             f = self._scoped(f, viewer)
             return list_cards(self._index, limit=limit, offset=offset, filters=f)
 
@@ -795,7 +836,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         """Counts by kind, the most recent notes, and files that could not be read (the
         last only for the store's owner: file paths say what a private note is)."""
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             hidden = self._hidden_projects(viewer)
             where, params = Filters(hidden_projects=hidden).sql()
             where = f" WHERE {where}" if where else ""
@@ -817,7 +858,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         """Each note's tags and summary (with its id and title), most recently updated first:
         the whole collection at a glance (`notewell tags --notes`)."""
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             hidden = self._hidden_projects(viewer)
             out = []
             for nid, title, tags, summary, project in self._index.query(
@@ -832,7 +873,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
     def list_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every tag with the number of notes carrying it, most used first."""
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             where, params = Filters(hidden_projects=self._hidden_projects(viewer)).sql()
             join = f" JOIN note_index n ON n.rowid = t.note WHERE {where}" if where else ""
             rows = self._index.query(
@@ -845,7 +886,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         """Every revision of a note, oldest first, and whether its text was kept."""
         note_id = _check_id(note_id)
         with self._lock:
-            self.refresh()
+            self.refresh(wait=False)
             self._check_visible(note_id, viewer)
             current = self._index.query("SELECT revision FROM note_index WHERE id = ?", (note_id,))
             rows = self._index.query(
@@ -877,7 +918,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         """A note id from an id or a path inside the store (``notes/x.md``)."""
         if isinstance(ref, str) and ref.endswith(".md") and not is_note_id(ref):
             with self._lock:
-                self.refresh()
+                self.refresh(wait=False)
                 rel = ref.replace(os.sep, "/")
                 if os.path.isabs(ref):
                     try:

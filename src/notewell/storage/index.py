@@ -23,7 +23,7 @@ from ..model.cjk import segment
 from ..model.header import ParsedNote
 from .schema import GONE_INDEX, NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, configure, meta_token
 
-__all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "translated"]
+__all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "LockHeld", "translated"]
 
 INDEX_DIR = ".notewell"
 VECTOR_LOG_KEEP = 50_000  # vector changes a process may be behind and still catch up
@@ -86,6 +86,10 @@ def meta_tokens(row: IndexRow, project: str | None = None) -> str:
         if value:
             tokens.append(meta_token(letter, value))
     return " ".join(tokens)
+
+
+class LockHeld(BusyError):
+    """The write lock was asked for without waiting and another writer holds it."""
 
 
 class CorruptIndexError(StorageError):
@@ -268,21 +272,12 @@ class Index:
     # -- transactions -------------------------------------------------------
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction holding the store's write lock (BEGIN IMMEDIATE)."""
-        deadline = time.monotonic() + self.busy_timeout
-        while True:
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-                break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise StorageError(f"index error: {exc}") from exc
-                if time.monotonic() > deadline:
-                    raise BusyError(
-                        f"another process held the store for over {self.busy_timeout:.0f}s; try again"
-                    ) from exc
-                time.sleep(0.005)
+    def write(self, *, wait: bool = True) -> Iterator[sqlite3.Connection]:
+        """A write transaction holding the store's write lock (BEGIN IMMEDIATE).
+
+        With ``wait=False`` a lock held by another writer raises :class:`LockHeld` at once.
+        """
+        self._begin(wait)
         self._undo = []
         try:
             yield self.conn
@@ -296,6 +291,34 @@ class Index:
             raise StorageError(f"index error: {exc}; nothing was written") from exc
         finally:
             self._undo = []
+
+    def _begin(self, wait: bool) -> None:
+        # SQLite's own busy handler sleeps up to 100 ms between tries, so under a few busy
+        # writers a waiter rarely finds the lock free and can starve for many seconds.
+        # Asking every millisecond or so (backing off to 5 ms) keeps the wait near the
+        # time the lock is actually held.
+        conn = self.conn
+        deadline = time.monotonic() + self.busy_timeout
+        pause = 0.0005
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as exc:
+                    if "locked" not in str(exc) and "busy" not in str(exc):
+                        raise StorageError(f"index error: {exc}") from exc
+                    if not wait:
+                        raise LockHeld("another writer holds the store") from exc
+                    if time.monotonic() > deadline:
+                        raise BusyError(
+                            f"another process held the store for over {self.busy_timeout:.0f}s; try again"
+                        ) from exc
+                    time.sleep(pause)
+                    pause = min(pause * 1.5, 0.005)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
 
     def on_abort(self, undo: Callable[[], object]) -> None:
         """Run *undo* if the current write transaction does not commit: while it still holds
@@ -334,12 +357,8 @@ class Index:
         behind writers and never fails the read."""
         conn = self.conn
         try:
-            conn.execute("PRAGMA busy_timeout = 0")
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            finally:
-                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-        except sqlite3.OperationalError:
+            self._begin(wait=False)
+        except (BusyError, StorageError):
             return False
         try:
             self.set_state(key, value)

@@ -128,9 +128,12 @@ class Syncer:
         fs: dict[str, tuple[int, int]],
         only: Iterable[str] | None,
         progress: Progress | None = None,
+        *,
+        wait: bool = True,
     ) -> SyncReport:
         """Reconcile the files in *fs* (path -> (mtime_ns, size)); with *only*, just those
-        paths (others are untouched)."""
+        paths (others are untouched). With ``wait=False``, raises LockHeld before changing
+        anything when another writer holds the store."""
         problems = self.index.problem_states()
         if only is not None:
             scope = set(only)
@@ -170,7 +173,7 @@ class Syncer:
             for number, batch in enumerate(batches):
                 data = next(prepared)
                 last = number == len(batches) - 1
-                with self.index.write():
+                with self.index.write(wait=wait or number > 0):
                     if bulk and number == 0:
                         self.index.drop_note_indexes()
                     self.catch_up()

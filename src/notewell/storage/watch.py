@@ -68,6 +68,7 @@ class Watcher:
         self.root = root
         self.cookies: list[str] = []  # cookie files seen, for the caller to answer
         self._wd: dict[int, str] = {}
+        self._held: tuple[set[str], bool] = (set(), False)  # changes handed back, not yet applied
         self._fd = -1
         libc = _libc()
         if libc is None:
@@ -106,8 +107,8 @@ class Watcher:
         None when not watching."""
         if not self.active:
             return None
-        paths: set[str] = set()
-        rescan = False
+        paths, rescan = self._held
+        self._held = (set(), False)
         while True:
             try:
                 data = os.read(self._fd, 256 * 1024)
@@ -146,6 +147,12 @@ class Watcher:
                 if name.endswith(".md"):
                     paths.add(f"{rel}/{name}" if rel else name)
         return paths, rescan
+
+    def hand_back(self, paths: set[str], rescan: bool) -> None:
+        """Changes that :meth:`changes` gave out but that could not be applied yet: the next
+        call returns them again (with whatever happened since)."""
+        held, again = self._held
+        self._held = (held | paths, again or rescan)
 
     def close(self) -> None:
         if self._fd >= 0:
