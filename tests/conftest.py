@@ -1,5 +1,13 @@
 from __future__ import annotations
 
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+
 import pytest
 
 import notewell
@@ -22,3 +30,62 @@ def store(store_dir):
     s = notewell.open(store_dir)
     yield s
     s.close()
+
+
+# -- PostgreSQL -----------------------------------------------------------------
+# A real server: NOTEWELL_TEST_DATABASE (a postgresql:// URL of a database this user may
+# create databases from), or one started here by scripts/pg-server on 127.0.0.1.
+
+_ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """The URL of a PostgreSQL server's maintenance database (skips when none can be had)."""
+    url = os.environ.get("NOTEWELL_TEST_DATABASE")
+    if url:
+        yield url
+        return
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("PostgreSQL tests need psycopg: pip install -e '.[test]'")
+    script = _ROOT / "scripts" / "pg-server"
+    # Not under pytest's private temp folder: the server may run as another user ('postgres').
+    base = pathlib.Path(tempfile.mkdtemp(prefix="notewell-pg-"))
+    base.chmod(0o755)
+    data = base / "data"
+    started = subprocess.run(
+        [str(script), "start", str(data), str(_free_port())], capture_output=True, text=True, timeout=180
+    )
+    if started.returncode != 0:
+        shutil.rmtree(base, ignore_errors=True)
+        pytest.skip(
+            "no PostgreSQL server could be started (scripts/pg-server install, or set NOTEWELL_TEST_DATABASE): "
+            + (started.stderr.strip().splitlines() or ["?"])[-1]
+        )
+    try:
+        yield started.stdout.strip()
+    finally:
+        subprocess.run([str(script), "stop", str(data)], capture_output=True, timeout=120)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """A new, empty database on the test server; dropped afterwards."""
+    import psycopg
+
+    name = "nw_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    base, _, _ = pg_server.rpartition("/")
+    yield f"{base}/{name}"
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .model.note import Card, Note
     from .model.slug import slugify
     from .model.visibility import Viewer
+    from .services.pg_store import PgStore
     from .services.store import Store, open_store
 
 # The rest loads on first use, so `import notewell` costs only the error classes.
@@ -47,6 +48,7 @@ _LAZY = {
     "Note": ".model.note",
     "slugify": ".model.slug",
     "Viewer": ".model.visibility",
+    "PgStore": ".services.pg_store",
     "Store": ".services.store",
     "open_store": ".services.store",
     "open": ".services.store",
@@ -85,6 +87,7 @@ __all__ = [
     "NotFoundError",
     "NotewellError",
     "ParsedNote",
+    "PgStore",
     "RateLimitedError",
     "StorageError",
     "Store",

@@ -243,3 +243,25 @@ def test_links_and_brief_commands(tmp_path):
     assert js(run(["brief", "proj", "--json"], store))["uncovered"] == []
     bad = run(["links", a, "--depth", "99"], store, check=False)
     assert bad.returncode == 2 and b"depth" in bad.stderr
+
+
+def test_db_upgrade_and_status_on_a_real_database(pg_url):
+    assert js(run(["db", "status", "--json", "--database", pg_url])) == {"version": 0, "latest": 1, "up_to_date": False}
+    first = run(["db", "upgrade", "--database", pg_url]).stdout.decode()
+    assert first.startswith("applied 1 (")
+    assert js(run(["db", "upgrade", "--json"], env_extra={"NOTEWELL_DATABASE": pg_url}))["applied"] == []
+    assert js(run(["db", "status", "--json", "--database", pg_url]))["up_to_date"] is True
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["db", "status"], "give --database"),
+        (["db", "status", "--database", "/tmp/x"], "must be a postgresql:// URL"),
+        (["db", "status", "--database", "postgresql://nobody@127.0.0.1:1/none"], "cannot connect to the database"),
+    ],
+)
+def test_db_errors_are_one_line(args, message):
+    p = run(args, check=False, env_extra={"NOTEWELL_DATABASE": ""})
+    err = p.stderr.decode()
+    assert p.returncode != 0 and message in err and len(err.strip().splitlines()) == 1, err

@@ -17,6 +17,7 @@ from ..model.note import DEFAULT_MAX_BYTES, Card, Note
 from ..search.filters import FILTER_NAMES
 from ..services.store import Store, open_store
 from .assistant_cli import add_assistant_arguments, cmd_assistant
+from .db_cli import add_db_arguments, cmd_db
 from .notebook_cli import add_notebook_arguments, cmd_notebook
 from .progress import ProgressBar
 from .server_cli import add_server_arguments, add_server_commands
@@ -685,6 +686,7 @@ def build_parser() -> argparse.ArgumentParser:
         "demo": (cmd_demo, "make a demo store, add sample notes, search them"),
     }
     add_server_commands(commands)
+    commands["db"] = (cmd_db, "the PostgreSQL schema: upgrade (apply migrations) or status")
     commands["notebook"] = (cmd_notebook, "a validated working-context notebook for one long task")
     commands["assistant"] = (cmd_assistant, "a project assistant over the notes (an OpenAI-compatible model)")
     ps: dict[str, argparse.ArgumentParser] = {}
@@ -693,6 +695,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         ps[name] = p
     add_server_arguments(ps)
+    add_db_arguments(ps["db"])
     add_notebook_arguments(ps["notebook"])
     add_assistant_arguments(ps["assistant"])
     ps["init"].add_argument("path", nargs="?", help="the folder (default: --store)")

@@ -179,6 +179,57 @@ class Filters:
         self._dates(alias, clauses, params)
         return " AND ".join(clauses), params
 
+    def pg_sql(self, alias: str = "n") -> tuple[str, list[Any]]:
+        """The same filters as :meth:`sql`, over the PostgreSQL ``notes`` table (as *alias*),
+        with ``%s`` parameters."""
+        self.sql()  # the same checks, the same errors
+        clauses: list[str] = []
+        params: list[Any] = []
+        if self.hidden_projects:
+            clauses.append(
+                f"({alias}.attempt_id IS NULL OR {alias}.attempt_id NOT IN"
+                " (SELECT id FROM attempts WHERE project = ANY(%s)))"
+            )
+            params.append(list(self.hidden_projects))
+        project = self._scope("project")
+        if project is not None:
+            clauses.append(f"{alias}.attempt_id IN (SELECT id FROM attempts WHERE project = %s)")
+            params.append(project)
+        if self._scope("campaign") is not None:
+            clauses.append(f"{alias}.attempt_id IN (SELECT id FROM attempts WHERE project = ANY(%s))")
+            params.append(list(self.campaign_projects or ()))
+        attempt = self._scope("attempt_id")
+        if attempt is not None:
+            clauses.append(f"{alias}.attempt_id = %s")
+            params.append(attempt)
+        kinds = [slugify(k) for k in _as_list(self.kind, "kind")]
+        if kinds:
+            clauses.append(f"{alias}.kind = ANY(%s)")
+            params.append(kinds)
+        tags = [slugify(t) for t in _as_list(self.tags, "tags")]
+        if tags:
+            clauses.append(f"{alias}.tags {'@>' if self.tag_mode == 'all' else '&&'} %s")
+            params.append(sorted(set(tags)))
+        for name in ("author", "model"):
+            value = getattr(self, name)
+            if value is not None:
+                clauses.append(f"{alias}.{name} = %s")
+                params.append(value)
+        if self.builds_on is not None:
+            clauses.append(f"{alias}.builds_on @> %s")
+            params.append([self.builds_on])
+        for name, column, op in (
+            ("created_after", "created_at", ">="),
+            ("created_before", "created_at", "<"),
+            ("updated_after", "updated_at", ">="),
+            ("updated_before", "updated_at", "<"),
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                clauses.append(f"{alias}.{column} {op} %s")
+                params.append(parse_when(value, name=name))
+        return " AND ".join(clauses), params
+
     def _scope(self, name: str) -> str | None:
         value = getattr(self, name)
         if value is None:

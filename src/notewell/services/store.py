@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     InvalidArgumentError,
@@ -52,12 +52,16 @@ from ..search.semantic import VectorMatrix, embed_pending, pending_count, semant
 from ..storage.files import NoteFolder, printable_name
 from ..storage.history import History
 from ..storage.index import Index, IndexRow, LockHeld, translated
+from ..storage.pg import is_database_url
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
 from ..storage.watch import Watcher
 from .attempts import AttemptsMixin
 from .guard import guarded
 from .links import LinksMixin
 from .watching import WatchingMixin
+
+if TYPE_CHECKING:
+    from .pg_store import PgStore
 
 __all__ = ["Store", "open_store"]
 
@@ -932,8 +936,15 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         return _check_id(ref)
 
 
-def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> Store:
+def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> Store | PgStore:
     """Open (or create) the store in *path*. Options: max_bytes, watch, busy_timeout, create,
     embedder ('default', None, an embedder or a function making one), ann (True, or the number
-    of passages from which semantic search uses an approximate index; needs the 'ann' extra)."""
+    of passages from which semantic search uses an approximate index; needs the 'ann' extra).
+
+    A ``postgresql://`` URL opens the store in that database instead (a :class:`PgStore`;
+    needs the 'postgres' extra; options: max_bytes, pool_size, create)."""
+    if is_database_url(path):
+        from .pg_store import PgStore
+
+        return PgStore(str(path), **options)
     return Store(path, **options)

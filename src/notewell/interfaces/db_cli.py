@@ -1,0 +1,51 @@
+"""``notewell db``: the PostgreSQL schema (``upgrade``: apply the migrations it lacks;
+``status``: the version it has and the one this notewell needs)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from ..errors import InvalidArgumentError
+from ..storage.pg import MIGRATIONS, PgDatabase, is_database_url
+
+__all__ = ["add_db_arguments", "cmd_db", "database_url"]
+
+
+def database_url(args: argparse.Namespace) -> str:
+    """The database a command works on: --database, else $NOTEWELL_DATABASE."""
+    url = getattr(args, "database", None) or os.environ.get("NOTEWELL_DATABASE")
+    if not url:
+        raise InvalidArgumentError("give --database postgresql://… (or set NOTEWELL_DATABASE)")
+    if not is_database_url(url):
+        raise InvalidArgumentError("--database must be a postgresql:// URL")
+    return url
+
+
+def add_db_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("upgrade", "status"), help="upgrade: apply missing migrations; status: versions")
+    p.add_argument("--database", metavar="URL", help="postgresql://user@host:port/db (default: $NOTEWELL_DATABASE)")
+
+
+def cmd_db(args: argparse.Namespace) -> None:
+    db = PgDatabase(database_url(args), max_size=2)
+    try:
+        if args.action == "upgrade":
+            applied = db.upgrade()
+            out = {"applied": applied, "version": db.schema_version(), "latest": len(MIGRATIONS)}
+            steps = ", ".join(f"{v} ({MIGRATIONS[v - 1][0]})" for v in applied)
+            text = (
+                f"applied {steps}; the schema is at version {out['version']}"
+                if applied
+                else f"the schema is up to date (version {out['version']})"
+            )
+        else:
+            have = db.schema_version()
+            out = {"version": have, "latest": len(MIGRATIONS), "up_to_date": have == len(MIGRATIONS)}
+            text = f"schema version {have}; this notewell's is {len(MIGRATIONS)}" + (
+                "" if have == len(MIGRATIONS) else " (run: notewell db upgrade)"
+            )
+    finally:
+        db.close()
+    print(json.dumps(out) if getattr(args, "json", False) else text)

@@ -1,0 +1,339 @@
+"""The store on PostgreSQL: the same note API as the embedded :class:`Store`, for many
+notewell servers sharing one database.
+
+The database is canonical (each note's text exactly as written, its metadata and its
+earlier revisions). Every write is one transaction; an edit locks the note's row
+(``SELECT … FOR UPDATE``) and builds on the text it finds there, so two servers editing
+one note at once both land, one after the other, and neither edit is lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..errors import InvalidArgumentError, NotFoundError
+from ..model.header import parse_note
+from ..model.header_edit import with_summary, with_tags
+from ..model.ids import new_note_id
+from ..model.note import (
+    AUTHOR_MAX,
+    DEFAULT_MAX_BYTES,
+    MODEL_MAX,
+    Card,
+    Note,
+    check_label,
+    check_text,
+    derive_title,
+)
+from ..model.timestamps import now_iso
+from ..search.filters import Filters
+from ..search.pg_search import pg_keyword_search, pg_list_cards
+from ..storage.pg import PgDatabase
+from .store import _check_id
+
+__all__ = ["PgStore"]
+
+_NOTE_COLUMNS = "id, path, text, author, created_at, updated_at, revision, model, attempt_id, note_kind"
+
+
+class PgStore:
+    """Notes in a PostgreSQL database (``notewell.open("postgresql://…")``)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        pool_size: int = 8,
+        create: bool = True,
+    ) -> None:
+        self.url = url
+        self.max_bytes = max_bytes
+        self._db = PgDatabase(url, max_size=pool_size)
+        try:
+            if create and self._db.schema_version() == 0:
+                self._db.upgrade()  # a new, empty database: make the schema
+            self._db.check_schema()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> PgStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<notewell.PgStore {self._db.pool.conninfo.split('password=')[0].strip()!r}>"
+
+    # -- writes ---------------------------------------------------------------
+
+    def add_note(self, text: str | bytes, *, author: str | None = None, model: str | None = None) -> Note:
+        """Store a new note; its text is kept byte for byte. Returns the whole note."""
+        return self.add_notes([text], author=author, model=model)[0]
+
+    def add_notes(
+        self,
+        texts: Iterable[str | bytes],
+        *,
+        author: str | None = None,
+        model: str | None = None,
+        batch: int = 1000,
+    ) -> list[Note]:
+        """Store many notes, a batch per transaction (every text is checked first)."""
+        author = check_label(author, "author", AUTHOR_MAX)
+        model = check_label(model, "model", MODEL_MAX)
+        checked = [check_text(t, max_bytes=self.max_bytes) for t in texts]
+        ids: list[str] = []
+        for start in range(0, len(checked), batch):
+            rows = []
+            for text, _data in checked[start : start + batch]:
+                nid, at = new_note_id(), now_iso()
+                rows.append(
+                    _row(nid, f"{nid}.md", text, author=author, model=model, created=at, updated=at, revision=1)
+                )
+            with self._db.transaction() as conn, conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO notes(id, path, text, title, body, kind, tags, builds_on, model, summary, author,"
+                    " created_at, updated_at, revision) VALUES (%(id)s, %(path)s, %(text)s, %(title)s, %(body)s,"
+                    " %(kind)s, %(tags)s, %(builds_on)s, %(model)s, %(summary)s, %(author)s, %(created)s,"
+                    " %(updated)s, %(revision)s)",
+                    rows,
+                )
+                cur.executemany(
+                    "INSERT INTO note_links(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                    [(t, r["id"]) for r in rows for t in r["builds_on"]],
+                )
+                cur.executemany(
+                    "INSERT INTO revisions(id, revision, text, at, author, op) VALUES (%s, %s, %s, %s, %s, 'add')",
+                    [(r["id"], r["revision"], r["text"], r["updated"], r["author"]) for r in rows],
+                )
+            ids += [r["id"] for r in rows]
+        return [self.get_note(nid) for nid in ids]
+
+    def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
+        """Replace a note's text; the previous text stays as an earlier revision."""
+        note_id = _check_id(note_id)
+        checked = check_text(text, max_bytes=self.max_bytes)
+        return self._edit(note_id, lambda _current: checked, author)
+
+    def add_tag(self, note_id: str, *tags: str, author: str | None = None) -> Note:
+        """Add tags to a note's header (slugged; ones it has are skipped)."""
+        note_id = _check_id(note_id)
+        if not tags:
+            raise InvalidArgumentError("give at least one tag")
+        with_tags("x", list(tags))  # bad tags fail before anything is read
+        return self._edit(note_id, lambda current: with_tags(current, list(tags))[0], author)
+
+    def set_summary(self, note_id: str, summary: str, *, author: str | None = None) -> Note:
+        """Write ``summary:`` into a note's header (one line), changing nothing else."""
+        note_id = _check_id(note_id)
+        with_summary("# x", summary)
+        return self._edit(note_id, lambda current: with_summary(current, summary), author)
+
+    def _edit(self, note_id: str, make: Callable[[str], str | tuple[str, bytes]], author: str | None) -> Note:
+        author = check_label(author, "author", AUTHOR_MAX)
+        with self._db.transaction() as conn:
+            found = conn.execute(
+                "SELECT text, revision, path, created_at, model FROM notes WHERE id = %s FOR UPDATE", (note_id,)
+            ).fetchone()
+            if found is None:
+                raise NotFoundError(f"no note {note_id}")
+            current, revision, path, created, model = found
+            made = make(current)
+            text, _data = made if isinstance(made, tuple) else check_text(made, max_bytes=self.max_bytes)
+            if text != current:
+                at = now_iso()
+                row = _row(
+                    note_id, path, text, author=author, model=model, created=created, updated=at, revision=revision + 1
+                )
+                conn.execute(
+                    "UPDATE notes SET text = %(text)s, title = %(title)s, body = %(body)s, kind = %(kind)s,"
+                    " tags = %(tags)s, builds_on = %(builds_on)s, summary = %(summary)s,"
+                    " updated_at = %(updated)s, revision = %(revision)s WHERE id = %(id)s",
+                    row,
+                )
+                conn.execute("DELETE FROM note_links WHERE source = %s", (note_id,))
+                for target in row["builds_on"]:
+                    conn.execute(
+                        "INSERT INTO note_links(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                        (target, note_id),
+                    )
+                conn.execute(
+                    "INSERT INTO revisions(id, revision, text, at, author, op) VALUES (%s, %s, %s, %s, %s, 'edit')",
+                    (note_id, revision + 1, text, at, author),
+                )
+        return self.get_note(note_id)
+
+    def delete_note(self, note_id: str) -> dict[str, Any]:
+        """Remove a note; its texts stay readable by revision number."""
+        note_id = _check_id(note_id)
+        with self._db.transaction() as conn:
+            found = conn.execute(
+                "DELETE FROM notes WHERE id = %s RETURNING title, path, revision, author, model, created_at,"
+                " attempt_id, note_kind",
+                (note_id,),
+            ).fetchone()
+            if found is None:
+                raise NotFoundError(f"no note {note_id}")
+            title, path, revision, author, model, created, attempt_id, note_kind = found
+            conn.execute(
+                "INSERT INTO gone(id, path, deleted_at, revision, author, model, created_at, attempt_id, note_kind)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET"
+                " deleted_at = EXCLUDED.deleted_at, revision = EXCLUDED.revision",
+                (note_id, path, now_iso(), revision, author, model, created, attempt_id, note_kind),
+            )
+        return {"id": note_id, "title": title, "path": path, "deleted": True, "revision": revision}
+
+    # -- reads ----------------------------------------------------------------
+
+    def get_note(self, note_id: str, *, revision: int | None = None) -> Note:
+        """The whole note (or one of its revisions by number), with the notes that build on it."""
+        note_id = _check_id(note_id)
+        if revision is not None and (isinstance(revision, bool) or not isinstance(revision, int) or revision < 1):
+            raise InvalidArgumentError(f"revision must be a whole number ≥ 1, got {revision!r}")
+        with self._db.transaction() as conn:
+            row = conn.execute(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id = %s", (note_id,)).fetchone()
+            if row is None:
+                gone = conn.execute(
+                    "SELECT id, path, '', author, created_at, deleted_at, revision, model, attempt_id, note_kind"
+                    " FROM gone WHERE id = %s",
+                    (note_id,),
+                ).fetchone()
+                if gone is None or revision is None:
+                    hint = " (deleted; its revisions can be read by number)" if gone else ""
+                    raise NotFoundError(f"no note {note_id}{hint}")
+                row = gone
+            nid, path, text, author, created, updated, current_rev, model, attempt_id, note_kind = row
+            if revision is not None and (revision != current_rev or not text):
+                if revision > current_rev:
+                    raise NotFoundError(f"{note_id} has {current_rev} revision(s); there is no revision {revision}")
+                kept = conn.execute(
+                    "SELECT text, at, author FROM revisions WHERE id = %s AND revision = %s", (note_id, revision)
+                ).fetchone()
+                if kept is None:
+                    raise NotFoundError(f"revision {revision} of {note_id} was not kept")
+                text, updated, author = kept
+            backlinks = [
+                {"id": b, "title": t, "kind": k, "updated_at": u}
+                for b, t, k, u in conn.execute(
+                    "SELECT n.id, n.title, n.kind, n.updated_at FROM note_links l JOIN notes n ON n.id = l.source"
+                    " WHERE l.target = %s ORDER BY n.updated_at DESC",
+                    (note_id,),
+                )
+            ]
+        parsed = parse_note(text)
+        header = parsed.header or {}
+        return Note(
+            id=nid,
+            path=path,
+            title=derive_title(parsed, path),
+            kind=header.get("kind"),
+            tags=list(header.get("tags", [])),
+            builds_on=list(header.get("builds_on", [])),
+            model=header.get("model") or model,
+            summary=header.get("summary"),
+            author=author,
+            created_at=created,
+            updated_at=updated,
+            revision=revision or current_rev,
+            revisions=current_rev,
+            text=text,
+            header=parsed.header,
+            extra=parsed.extra,
+            body=parsed.body,
+            backlinks=backlinks,
+            attempt_id=attempt_id,
+            note_kind=note_kind or "note",
+        )
+
+    def search_notes(self, query: str, *, limit: int = 10, mode: str = "keyword", **filters: Any) -> list[Card]:
+        """Keyword search: the best *limit* notes as cards (filters as for :meth:`list_notes`)."""
+        if mode != "keyword":
+            raise InvalidArgumentError(f"mode {mode!r}: a PostgreSQL store searches by keyword (mode='keyword')")
+        f = Filters.from_kwargs(filters)
+        with self._db.transaction() as conn:
+            return pg_keyword_search(conn, query, limit=limit, filters=f)
+
+    def list_notes(self, *, limit: int = 20, offset: int = 0, **filters: Any) -> list[Card]:
+        """Notes, most recently updated first, as cards."""
+        f = Filters.from_kwargs(filters)
+        with self._db.transaction() as conn:
+            return pg_list_cards(conn, limit=limit, offset=offset, filters=f)
+
+    def history(self, note_id: str) -> list[dict[str, Any]]:
+        """Every revision of a note, oldest first."""
+        note_id = _check_id(note_id)
+        with self._db.transaction() as conn:
+            live = conn.execute("SELECT revision FROM notes WHERE id = %s", (note_id,)).fetchone()
+            rows = conn.execute(
+                "SELECT revision, op, at, author, text FROM revisions WHERE id = %s ORDER BY revision", (note_id,)
+            ).fetchall()
+        if not live and not rows:
+            raise NotFoundError(f"no note {note_id}")
+        current = live[0] if live else None
+        return [
+            {
+                "revision": rev,
+                "op": op,
+                "at": at,
+                "author": author,
+                "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                "size": len(text.encode("utf-8")),
+                "current": rev == current,
+                "kept": True,
+            }
+            for rev, op, at, author, text in rows
+        ]
+
+    def summary(self, *, recent: int = 5) -> dict[str, Any]:
+        """Counts by kind and the most recent notes."""
+        with self._db.transaction() as conn:
+            total = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
+            kinds = conn.execute(
+                "SELECT kind, count(*) FROM notes GROUP BY kind ORDER BY count(*) DESC, kind NULLS LAST"
+            ).fetchall()
+            cards = pg_list_cards(conn, limit=max(1, recent))[:recent]
+        return {
+            "notes": total,
+            "kinds": {k or "(none)": c for k, c in kinds},
+            "recent": [c.to_dict() for c in cards],
+            "problems": [],
+        }
+
+
+def _row(
+    nid: str,
+    path: str,
+    text: str,
+    *,
+    author: str | None,
+    model: str | None,
+    created: str,
+    updated: str,
+    revision: int,
+) -> dict[str, Any]:
+    parsed = parse_note(text)
+    header = parsed.header or {}
+    return {
+        "id": nid,
+        "path": path,
+        "text": text,
+        "title": derive_title(parsed, path),
+        "body": parsed.body,
+        "kind": header.get("kind"),
+        "tags": list(header.get("tags", [])),
+        "builds_on": list(header.get("builds_on", [])),
+        "model": header.get("model") or model,
+        "summary": header.get("summary"),
+        "author": author,
+        "created": created,
+        "updated": updated,
+        "revision": revision,
+    }

@@ -1,0 +1,196 @@
+"""The PostgreSQL database behind a shared store: a connection pool, transactions, and the
+versioned schema (``notewell db upgrade``).
+
+In this mode the database is canonical: each note's text as written plus its metadata;
+the Markdown folder is what ``notewell export`` writes. psycopg 3 is imported only when a
+database is opened (the ``postgres`` extra), so ``import notewell`` stays light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import BusyError, InvalidArgumentError, StorageError, UnavailableError
+
+__all__ = ["MIGRATIONS", "PgDatabase", "is_database_url"]
+
+# Each entry moves the schema one version up; a released entry never changes (add a new one).
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "notes, revisions, attempts, projects, links and keyword search",
+        """
+        CREATE EXTENSION IF NOT EXISTS pg_trgm;
+        CREATE TABLE projects(
+          name text PRIMARY KEY,
+          campaign text,
+          private boolean NOT NULL DEFAULT false,
+          created_at text NOT NULL
+        );
+        CREATE TABLE attempts(
+          id text PRIMARY KEY,
+          project text,
+          campaign text,
+          goal text,
+          author text,
+          model text,
+          started_at text NOT NULL,
+          ended_at text,
+          outcome text,
+          summary text
+        );
+        CREATE TABLE notes(
+          seq bigserial UNIQUE,
+          id text PRIMARY KEY,
+          path text NOT NULL UNIQUE,
+          text text NOT NULL,
+          title text NOT NULL,
+          body text NOT NULL,
+          kind text,
+          tags text[] NOT NULL DEFAULT '{}',
+          builds_on text[] NOT NULL DEFAULT '{}',
+          model text,
+          summary text,
+          author text,
+          created_at text NOT NULL,
+          updated_at text NOT NULL,
+          revision integer NOT NULL,
+          attempt_id text REFERENCES attempts(id),
+          note_kind text NOT NULL DEFAULT 'note',
+          tsv tsvector GENERATED ALWAYS AS (
+            setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', body), 'B')
+          ) STORED
+        );
+        CREATE INDEX notes_tsv ON notes USING gin(tsv);
+        CREATE INDEX notes_title_trgm ON notes USING gin(title gin_trgm_ops);
+        CREATE INDEX notes_body_trgm ON notes USING gin(body gin_trgm_ops);
+        CREATE INDEX notes_tags ON notes USING gin(tags);
+        CREATE INDEX notes_updated ON notes(updated_at DESC, seq DESC);
+        CREATE INDEX notes_kind ON notes(kind);
+        CREATE INDEX notes_attempt ON notes(attempt_id);
+        CREATE TABLE note_links(target text NOT NULL, source text NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+          PRIMARY KEY(target, source));
+        CREATE TABLE revisions(
+          id text NOT NULL,
+          revision integer NOT NULL,
+          text text NOT NULL,
+          at text NOT NULL,
+          author text,
+          op text NOT NULL,
+          PRIMARY KEY(id, revision)
+        );
+        CREATE TABLE gone(id text PRIMARY KEY, path text NOT NULL, deleted_at text NOT NULL, revision integer NOT NULL,
+          author text, model text, created_at text NOT NULL, attempt_id text, note_kind text NOT NULL);
+        """,
+    ),
+]
+
+_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_database_url(value: object) -> bool:
+    """True for a PostgreSQL connection URL (``postgresql://…``)."""
+    return isinstance(value, str) and value.startswith(_URL_SCHEMES)
+
+
+def _driver() -> Any:
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError:
+        raise UnavailableError("PostgreSQL needs psycopg 3 and its pool: pip install 'notewell[postgres]'") from None
+    return psycopg, psycopg_pool
+
+
+class PgDatabase:
+    """A pool of connections to one PostgreSQL database holding a store."""
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0) -> None:
+        if not is_database_url(url):
+            raise InvalidArgumentError("a database must be a postgresql:// URL")
+        psycopg, psycopg_pool = _driver()
+        self._psycopg = psycopg
+        self.url = url
+        try:
+            # One plain connection first: a wrong address or password fails now, in one line,
+            # instead of the pool retrying in the background until its timeout.
+            psycopg.connect(url, connect_timeout=min(10, max(1, int(timeout)))).close()
+        except psycopg.Error as exc:
+            raise UnavailableError(f"cannot connect to the database: {_first_line(exc)}") from None
+        try:
+            self.pool = psycopg_pool.ConnectionPool(
+                url, min_size=min_size, max_size=max_size, timeout=timeout, open=True, kwargs={"autocommit": True}
+            )
+            self.pool.wait(timeout)
+        except psycopg_pool.PoolTimeout as exc:
+            raise UnavailableError(f"cannot connect to the database: {_first_line(exc)}") from None
+        except psycopg.Error as exc:
+            raise UnavailableError(f"cannot connect to the database: {_first_line(exc)}") from None
+
+    def close(self) -> None:
+        self.pool.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """A connection inside one transaction: committed on success, rolled back on error.
+        Database errors become notewell errors (a serialization failure or a lock timeout:
+        BusyError, so the caller can try again)."""
+        psycopg = self._psycopg
+        try:
+            with self.pool.connection() as conn, conn.transaction():
+                yield conn
+        except psycopg.errors.SerializationFailure as exc:
+            raise BusyError(f"another writer changed the same rows; try again ({_first_line(exc)})") from None
+        except psycopg.errors.LockNotAvailable as exc:
+            raise BusyError(f"another writer holds the rows; try again ({_first_line(exc)})") from None
+        except psycopg.OperationalError as exc:
+            raise UnavailableError(f"database unavailable: {_first_line(exc)}") from None
+        except psycopg.Error as exc:
+            raise StorageError(f"database error: {_first_line(exc)}") from None
+
+    # -- schema ---------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        """The version of the schema in the database (0: none yet)."""
+        with self.transaction() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS notewell_schema(version integer NOT NULL, applied_at text)")
+            row = conn.execute("SELECT max(version) FROM notewell_schema").fetchone()
+        return row[0] or 0
+
+    def upgrade(self) -> list[int]:
+        """Apply the migrations the database lacks, all in one transaction, under an
+        advisory lock so that servers starting together apply each one once. Returns the
+        versions applied."""
+        applied: list[int] = []
+        with self.transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(7362519)")
+            conn.execute("CREATE TABLE IF NOT EXISTS notewell_schema(version integer NOT NULL, applied_at text)")
+            have = conn.execute("SELECT max(version) FROM notewell_schema").fetchone()[0] or 0
+            if have > len(MIGRATIONS):
+                raise StorageError(_newer(have))
+            for version in range(have + 1, len(MIGRATIONS) + 1):
+                conn.execute(MIGRATIONS[version - 1][1])
+                conn.execute("INSERT INTO notewell_schema(version, applied_at) VALUES (%s, now()::text)", (version,))
+                applied.append(version)
+        return applied
+
+    def check_schema(self) -> None:
+        """Refuse a database whose schema is not this notewell's (say how to fix it)."""
+        have = self.schema_version()
+        if have < len(MIGRATIONS):
+            raise StorageError(
+                f"the database's schema is version {have}, this notewell needs {len(MIGRATIONS)}:"
+                " run `notewell db upgrade --database URL`"
+            )
+        if have > len(MIGRATIONS):
+            raise StorageError(_newer(have))
+
+
+def _newer(have: int) -> str:
+    return f"the database's schema is version {have}, newer than this notewell's ({len(MIGRATIONS)}): upgrade notewell"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

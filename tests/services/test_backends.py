@@ -1,0 +1,171 @@
+"""The note API behaves the same on the embedded store and on PostgreSQL.
+
+Each test runs twice: on a folder with its SQLite index, and on a fresh database of a real
+PostgreSQL server (started by scripts/pg-server; skipped, saying why, when none can be).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import notewell
+from notewell.storage.pg import MIGRATIONS, PgDatabase
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request, tmp_path):
+    if request.param == "sqlite":
+        s = notewell.open(tmp_path / "notes")
+    else:
+        s = notewell.open(request.getfixturevalue("pg_url"))
+    yield s
+    s.close()
+
+
+NOTE = (
+    "---\ntitle: Cache stampede\nkind: blocker\ntags: [cache, redis]\n---\nEvery worker refills the cache at once.\r\n"
+)
+
+
+def test_a_note_comes_back_byte_for_byte(backend):
+    note = backend.add_note(NOTE, author="ada", model="m1")
+    got = backend.get_note(note.id)
+    assert got.text == NOTE
+    assert (got.title, got.kind, got.tags, got.author, got.revision) == (
+        "Cache stampede",
+        "blocker",
+        ["cache", "redis"],
+        "ada",
+        1,
+    )
+    assert got.model == "m1"
+
+
+def test_edits_keep_earlier_revisions(backend):
+    note = backend.add_note(NOTE)
+    backend.edit_note(note.id, NOTE.replace("at once", "together"), author="bo")
+    now = backend.get_note(note.id)
+    assert now.revision == 2 and "together" in now.body and now.author is None  # the author wrote it first
+    assert backend.get_note(note.id, revision=1).text == NOTE
+    history = backend.history(note.id)
+    assert [h["revision"] for h in history] == [1, 2]
+    assert [h["current"] for h in history] == [False, True]
+    assert history[1]["author"] == "bo" and history[1]["op"] == "edit"
+
+
+def test_tags_and_summary_change_only_the_header(backend):
+    note = backend.add_note(NOTE)
+    tagged = backend.add_tag(note.id, "Hot Path")
+    assert tagged.tags == ["cache", "redis", "hot-path"]
+    assert tagged.body == backend.get_note(note.id, revision=1).body
+    summed = backend.set_summary(note.id, "refills stampede")
+    assert summed.summary == "refills stampede" and summed.revision == 3
+
+
+def test_a_deleted_note_is_gone_but_its_text_stays_readable(backend):
+    note = backend.add_note(NOTE)
+    out = backend.delete_note(note.id)
+    assert out["deleted"] and out["title"] == "Cache stampede"
+    with pytest.raises(notewell.NotFoundError):
+        backend.get_note(note.id)
+    assert backend.get_note(note.id, revision=1).text == NOTE
+    assert backend.search_notes("stampede") == []
+    with pytest.raises(notewell.NotFoundError):
+        backend.delete_note(note.id)
+
+
+def test_keyword_search_weighs_the_title_and_fills_up_with_some_words(backend):
+    body_only = backend.add_note("---\ntitle: Worker pool\n---\nthe stampede happened in the pool\n")
+    titled = backend.add_note("---\ntitle: Stampede\n---\nnothing else here\n")
+    cards = backend.search_notes("stampede")
+    assert [c.id for c in cards] == [titled.id, body_only.id]
+    assert "**stampede**" in cards[1].snippet
+    partial = backend.search_notes("stampede giraffe")  # no note has both: notes with either
+    assert {c.id for c in partial} == {titled.id, body_only.id}
+
+
+def test_filters_narrow_search_and_list(backend):
+    a = backend.add_note("---\nkind: blocker\ntags: [a, b]\n---\nshared word\n", author="ada")
+    b = backend.add_note("---\nkind: decision\ntags: [b]\n---\nshared word\n", author="bo")
+    assert [c.id for c in backend.search_notes("shared", kind="blocker")] == [a.id]
+    assert {c.id for c in backend.search_notes("shared", tags="b")} == {a.id, b.id}
+    assert [c.id for c in backend.search_notes("shared", tags=["a", "b"], tag_mode="all")] == [a.id]
+    assert [c.id for c in backend.list_notes(author="bo")] == [b.id]
+    assert [c.id for c in backend.list_notes()] == [b.id, a.id]  # newest first
+    assert [c.id for c in backend.list_notes(limit=1, offset=1)] == [a.id]
+
+
+def test_chinese_text_is_found(backend):
+    note = backend.add_note("---\ntitle: 缓存\n---\n缓存击穿导致数据库过载\n")
+    assert [c.id for c in backend.search_notes("数据库")] == [note.id]
+
+
+def test_backlinks_follow_builds_on(backend):
+    base = backend.add_note("# base\n")
+    child = backend.add_note(f"---\nbuilds_on: [{base.id}]\n---\nmore\n")
+    assert [b["id"] for b in backend.get_note(base.id).backlinks] == [child.id]
+    assert [c.id for c in backend.list_notes(builds_on=base.id)] == [child.id]
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda s: s.get_note("nope"), notewell.InvalidIdError),
+        (lambda s: s.get_note("nte_0000000000"), notewell.NotFoundError),
+        (lambda s: s.search_notes("   "), notewell.InvalidQueryError),
+        (lambda s: s.add_note("x" * 2_000_000), notewell.NoteTooLargeError),
+        (lambda s: s.add_note("a\x00b"), notewell.InvalidNoteError),
+        (lambda s: s.list_notes(limit=0), notewell.InvalidArgumentError),
+        (lambda s: s.list_notes(colour="red"), notewell.InvalidArgumentError),
+    ],
+)
+def test_bad_input_gets_the_same_typed_error(backend, call, error):
+    with pytest.raises(error):
+        call(backend)
+
+
+def test_two_servers_editing_one_note_lose_no_edit(pg_url):
+    first, second = notewell.open(pg_url), notewell.open(pg_url)
+    try:
+        note = first.add_note("---\ntitle: shared\n---\nbody\n")
+        errors: list[BaseException] = []
+
+        def tag(store, prefix):
+            try:
+                for i in range(8):
+                    store.add_tag(note.id, f"{prefix}{i}")
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=tag, args=(s, p)) for s, p in ((first, "a"), (second, "b"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        final = first.get_note(note.id)
+        assert sorted(final.tags) == sorted([f"a{i}" for i in range(8)] + [f"b{i}" for i in range(8)])
+        assert final.revision == 17
+    finally:
+        first.close()
+        second.close()
+
+
+def test_the_schema_is_versioned_and_upgraded_once(pg_url):
+    db = PgDatabase(pg_url)
+    try:
+        assert db.schema_version() == 0
+        with pytest.raises(notewell.StorageError, match="notewell db upgrade"):
+            db.check_schema()
+        assert db.upgrade() == list(range(1, len(MIGRATIONS) + 1))
+        assert db.upgrade() == []
+        assert db.schema_version() == len(MIGRATIONS)
+    finally:
+        db.close()
+
+
+def test_an_unreachable_database_is_a_clear_error():
+    with pytest.raises(notewell.UnavailableError, match="cannot connect"):
+        notewell.open("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2", pool_size=1)
