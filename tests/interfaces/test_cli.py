@@ -265,3 +265,14 @@ def test_db_errors_are_one_line(args, message):
     p = run(args, check=False, env_extra={"NOTEWELL_DATABASE": ""})
     err = p.stderr.decode()
     assert p.returncode != 0 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_export_and_import_through_the_command_line(tmp_path, pg_url):
+    store = tmp_path / "s"
+    nid = run(["add", "--text", "moved between stores", "--author", "me"], store).stdout.decode().strip()
+    assert js(run(["import", str(store), "--json", "--database", pg_url])) == {"notes": 1, "revisions": 1, "deleted": 0}
+    out = tmp_path / "out"
+    assert "exported to" in run(["export", str(out), "--database", pg_url]).stdout.decode()
+    assert (out / f"{nid}.md").read_bytes() == (store / f"{nid}.md").read_bytes()
+    again = run(["import", str(store), "--database", pg_url], check=False)
+    assert again.returncode != 0 and "already holds notes" in again.stderr.decode()

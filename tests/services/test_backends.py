@@ -169,3 +169,72 @@ def test_the_schema_is_versioned_and_upgraded_once(pg_url):
 def test_an_unreachable_database_is_a_clear_error():
     with pytest.raises(notewell.UnavailableError, match="cannot connect"):
         notewell.open("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2", pool_size=1)
+
+
+def _snapshot(store, ids):
+    """What must survive a move: each note's text, metadata and every kept revision."""
+    out = {}
+    for nid in ids:
+        try:
+            note = store.get_note(nid)
+            current = (note.text, note.path, note.author, note.model, note.created_at, note.updated_at, note.revision)
+            last = note.revision
+        except notewell.NotFoundError:
+            current, last = None, len(store.history(nid))
+        revisions = [store.get_note(nid, revision=r).text for r in range(1, last + 1)]
+        history = [(h["revision"], h["author"], h["at"]) for h in store.history(nid)]
+        out[nid] = (current, revisions, history)
+    return out
+
+
+def _fill(store):
+    a = store.add_note("---\ntitle: Alpha\ntags: [x]\n---\nfirst text\r\n", author="ada", model="m1")
+    store.edit_note(a.id, "---\ntitle: Alpha\ntags: [x]\n---\nsecond text\n", author="bo")
+    store.add_tag(a.id, "y")
+    b = store.add_note(f"---\nbuilds_on: [{a.id}]\n---\n缓存 builds on alpha\n", author="cy")
+    c = store.add_note("# doomed\n\nto be deleted\n", author="di")
+    store.edit_note(c.id, "# doomed\n\nstill to be deleted\n")
+    store.delete_note(c.id)
+    return [a.id, b.id, c.id]
+
+
+def test_folder_to_database_and_back_loses_nothing(tmp_path, pg_url):
+    folder = tmp_path / "notes"
+    with notewell.open(folder) as embedded:
+        ids = _fill(embedded)
+        before = _snapshot(embedded, ids)
+    with notewell.open(pg_url) as db:
+        assert db.import_folder(folder) == {"notes": 2, "revisions": 6, "deleted": 1}
+        assert _snapshot(db, ids) == before
+        assert [c.id for c in db.search_notes("alpha")][:1] == [ids[0]]
+        back = tmp_path / "back"
+        assert db.export_folder(back) == {"notes": 2, "revisions": 6, "deleted": 1}
+    assert (back / f"{ids[0]}.md").read_bytes() == (folder / f"{ids[0]}.md").read_bytes()
+    with notewell.open(back) as again:
+        assert _snapshot(again, ids) == before
+        assert [c.id for c in again.list_notes()] == [ids[1], ids[0]]
+
+
+def test_database_to_folder_and_back_loses_nothing(tmp_path, pg_url, pg_server):
+    with notewell.open(pg_url) as db:
+        ids = _fill(db)
+        before = _snapshot(db, ids)
+        db.export_folder(tmp_path / "out")
+        with pytest.raises(notewell.InvalidArgumentError, match="already holds notes"):
+            db.export_folder(tmp_path / "out")
+        with pytest.raises(notewell.InvalidArgumentError, match="already holds notes"):
+            db.import_folder(tmp_path / "out")
+    with notewell.open(tmp_path / "out") as embedded:
+        assert _snapshot(embedded, ids) == before
+    import psycopg
+
+    other = pg_url + "_2"
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {other.rpartition('/')[2]}")
+    try:
+        with notewell.open(other) as second:
+            second.import_folder(tmp_path / "out")
+            assert _snapshot(second, ids) == before
+    finally:
+        with psycopg.connect(pg_server, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {other.rpartition('/')[2]} WITH (FORCE)")

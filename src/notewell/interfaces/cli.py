@@ -17,7 +17,7 @@ from ..model.note import DEFAULT_MAX_BYTES, Card, Note
 from ..search.filters import FILTER_NAMES
 from ..services.store import Store, open_store
 from .assistant_cli import add_assistant_arguments, cmd_assistant
-from .db_cli import add_db_arguments, cmd_db
+from .db_cli import add_db_arguments, add_transfer_arguments, cmd_db, cmd_export, cmd_import
 from .notebook_cli import add_notebook_arguments, cmd_notebook
 from .progress import ProgressBar
 from .server_cli import add_server_arguments, add_server_commands
@@ -687,6 +687,8 @@ def build_parser() -> argparse.ArgumentParser:
     }
     add_server_commands(commands)
     commands["db"] = (cmd_db, "the PostgreSQL schema: upgrade (apply migrations) or status")
+    commands["export"] = (cmd_export, "write a PostgreSQL store into a folder (notes, journal, revisions)")
+    commands["import"] = (cmd_import, "load a notes folder into an empty PostgreSQL database, history and all")
     commands["notebook"] = (cmd_notebook, "a validated working-context notebook for one long task")
     commands["assistant"] = (cmd_assistant, "a project assistant over the notes (an OpenAI-compatible model)")
     ps: dict[str, argparse.ArgumentParser] = {}
@@ -696,6 +698,7 @@ def build_parser() -> argparse.ArgumentParser:
         ps[name] = p
     add_server_arguments(ps)
     add_db_arguments(ps["db"])
+    add_transfer_arguments(ps["export"], ps["import"])
     add_notebook_arguments(ps["notebook"])
     add_assistant_arguments(ps["assistant"])
     ps["init"].add_argument("path", nargs="?", help="the folder (default: --store)")

@@ -10,7 +10,7 @@ import os
 from ..errors import InvalidArgumentError
 from ..storage.pg import MIGRATIONS, PgDatabase, is_database_url
 
-__all__ = ["add_db_arguments", "cmd_db", "database_url"]
+__all__ = ["add_db_arguments", "add_transfer_arguments", "cmd_db", "cmd_export", "cmd_import", "database_url"]
 
 
 def database_url(args: argparse.Namespace) -> str:
@@ -49,3 +49,33 @@ def cmd_db(args: argparse.Namespace) -> None:
     finally:
         db.close()
     print(json.dumps(out) if getattr(args, "json", False) else text)
+
+
+def add_transfer_arguments(export: argparse.ArgumentParser, load: argparse.ArgumentParser) -> None:
+    export.add_argument("folder", metavar="DIR", help="a new or empty folder")
+    load.add_argument("folder", metavar="DIR", help="a notes folder (an embedded store)")
+    for p in (export, load):
+        p.add_argument("--database", metavar="URL", help="postgresql://… (default: $NOTEWELL_DATABASE)")
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    from ..services.pg_store import PgStore
+
+    with PgStore(database_url(args), pool_size=2, create=False) as store:
+        counts = store.export_folder(args.folder)
+    _report(args, counts, f"exported to {args.folder}")
+
+
+def cmd_import(args: argparse.Namespace) -> None:
+    from ..services.pg_store import PgStore
+
+    with PgStore(database_url(args), pool_size=2) as store:
+        counts = store.import_folder(args.folder)
+    _report(args, counts, f"imported {args.folder}")
+
+
+def _report(args: argparse.Namespace, counts: dict[str, int], what: str) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(counts))
+    else:
+        print(f"{what}: {counts['notes']} notes, {counts['revisions']} revisions, {counts['deleted']} deleted notes")

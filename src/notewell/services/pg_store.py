@@ -10,6 +10,7 @@ one note at once both land, one after the other, and neither edit is lost.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -31,6 +32,7 @@ from ..model.timestamps import now_iso
 from ..search.filters import Filters
 from ..search.pg_search import pg_keyword_search, pg_list_cards
 from ..storage.pg import PgDatabase
+from .pg_transfer import export_folder, import_folder
 from .store import _check_id
 
 __all__ = ["PgStore"]
@@ -306,6 +308,17 @@ class PgStore:
             "recent": [c.to_dict() for c in cards],
             "problems": [],
         }
+
+    # -- moving between a folder and the database -----------------------------
+
+    def export_folder(self, folder: str | os.PathLike[str]) -> dict[str, int]:
+        """Write the store into a new or empty *folder* as the embedded store keeps one (notes,
+        journal, earlier revisions): ids, authors, times and revisions survive."""
+        return export_folder(self._db, folder)
+
+    def import_folder(self, folder: str | os.PathLike[str]) -> dict[str, int]:
+        """Load the embedded store in *folder* into this (empty) database, history and all."""
+        return import_folder(self._db, folder, max_bytes=self.max_bytes)
 
 
 def _row(

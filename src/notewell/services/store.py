@@ -918,6 +918,69 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             return out
 
     @guarded
+    def transfer_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Every live note (its text byte for byte, as a string, with its metadata) and every
+        deleted one the journal remembers: what moving the store elsewhere needs."""
+        with self._lock:
+            self.refresh()
+            live = []
+            for row in self._index.query(
+                "SELECT id, path, title, kind, tags, builds_on, model, summary, author, created_at, updated_at,"
+                " revision, attempt_id, note_kind FROM note_index ORDER BY rowid"
+            ):
+                nid, path, title, kind, tags, builds_on, model, summary, author, created, updated = row[:11]
+                try:
+                    text = self._folder.read(path).decode("utf-8")
+                except OSError as exc:
+                    raise StorageError(f"cannot read {path}: {exc.strerror}") from exc
+                live.append(
+                    {
+                        "id": nid,
+                        "path": path,
+                        "text": text,
+                        "title": title,
+                        "body": parse_note(text).body,
+                        "kind": kind,
+                        "tags": json.loads(tags),
+                        "builds_on": json.loads(builds_on),
+                        "model": model,
+                        "summary": summary,
+                        "author": author,
+                        "created_at": created,
+                        "updated_at": updated,
+                        "revision": row[11],
+                        "attempt_id": row[12],
+                        "note_kind": row[13] or "note",
+                    }
+                )
+            deleted_at: dict[str, tuple[str, str | None]] = {}
+            for record in self._history.read(0)[0]:
+                if record.get("op") in ("delete", "gone"):
+                    deleted_at[record["id"]] = (record.get("at") or "", record.get("path"))
+            gone = [
+                {
+                    "id": nid,
+                    "path": deleted_at.get(nid, ("", None))[1] or f"{nid}.md",
+                    "deleted_at": deleted_at.get(nid, ("", None))[0] or updated or created or "",
+                    "revision": revision,
+                    "author": author,
+                    "model": model,
+                    "created_at": created or "",
+                    "note_kind": note_kind or "note",
+                }
+                for nid, author, model, created, updated, revision, note_kind in self._index.query(
+                    "SELECT id, author, model, created_at, updated_at, revision, note_kind FROM journal_meta"
+                    " WHERE deleted = 1 ORDER BY updated_at"
+                )
+            ]
+            return live, gone
+
+    @guarded
+    def kept_revision(self, note_id: str, revision: int) -> bytes | None:
+        """The kept text of an earlier revision of a note (None when it was not kept)."""
+        return self._history.load_revision(_check_id(note_id), revision)
+
+    @guarded
     def resolve(self, ref: str) -> str:
         """A note id from an id or a path inside the store (``notes/x.md``)."""
         if isinstance(ref, str) and ref.endswith(".md") and not is_note_id(ref):

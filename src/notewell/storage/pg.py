@@ -56,7 +56,7 @@ MIGRATIONS: list[tuple[str, str]] = [
           created_at text NOT NULL,
           updated_at text NOT NULL,
           revision integer NOT NULL,
-          attempt_id text REFERENCES attempts(id),
+          attempt_id text,
           note_kind text NOT NULL DEFAULT 'note',
           tsv tsvector GENERATED ALWAYS AS (
             setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', body), 'B')

@@ -1,0 +1,168 @@
+"""Moving a store between a folder and PostgreSQL without loss: every note's text byte for
+byte, its id, path, author, model and times, every revision, and deleted notes' history.
+
+The folder gets what the embedded store itself would have written: the notes, the journal
+(``.notewell-history/journal.jsonl``) and the superseded texts, so that opening it gives
+the same ids, revisions and authors. Loading reads the folder through the embedded store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidArgumentError, StorageError
+from ..storage.files import NoteFolder
+from ..storage.history import HISTORY_DIR, History
+from ..storage.pg import PgDatabase
+
+__all__ = ["export_folder", "import_folder"]
+
+
+def export_folder(db: PgDatabase, folder: str | os.PathLike[str]) -> dict[str, int]:
+    """Write the database's store into *folder* (new or empty). Returns counts."""
+    root = Path(folder)
+    if root.exists() and (any(root.rglob("*.md")) or (root / HISTORY_DIR).exists()):
+        raise InvalidArgumentError(f"{root} already holds notes; export into a new or empty folder")
+    root.mkdir(parents=True, exist_ok=True)
+    notes = NoteFolder(root)
+    history = History(root)
+    history.ensure()
+    records: list[dict[str, Any]] = []
+    counts = {"notes": 0, "revisions": 0, "deleted": 0}
+    with db.transaction() as conn:
+        live = conn.execute(
+            "SELECT id, path, text, revision, model, attempt_id, note_kind FROM notes ORDER BY seq"
+        ).fetchall()
+        gone = conn.execute(
+            "SELECT id, path, deleted_at, revision, model, attempt_id, note_kind FROM gone ORDER BY deleted_at"
+        ).fetchall()
+        for nid, path, text, current, model, attempt_id, note_kind in live:
+            _revisions(conn, history, records, nid, path, model, attempt_id, note_kind, keep_below=current)
+            try:
+                notes.create(path, text.encode("utf-8"), durable=False)
+            except (OSError, ValueError) as exc:
+                raise StorageError(f"cannot write {path}: {exc}") from exc
+            counts["notes"] += 1
+            counts["revisions"] += current
+        for nid, path, deleted_at, last, model, attempt_id, note_kind in gone:
+            _revisions(conn, history, records, nid, path, model, attempt_id, note_kind, keep_below=last + 1)
+            records.append({"op": "delete", "id": nid, "path": path, "at": deleted_at})
+            counts["deleted"] += 1
+            counts["revisions"] += last
+    history.append(records)
+    return counts
+
+
+def _revisions(
+    conn: Any,
+    history: History,
+    records: list[dict[str, Any]],
+    nid: str,
+    path: str,
+    model: str | None,
+    attempt_id: str | None,
+    note_kind: str | None,
+    *,
+    keep_below: int,
+) -> None:
+    """Journal records for each revision of a note, keeping the texts of those below *keep_below*."""
+    for rev, text, at, author in conn.execute(
+        "SELECT revision, text, at, author FROM revisions WHERE id = %s ORDER BY revision", (nid,)
+    ):
+        data = text.encode("utf-8")
+        record: dict[str, Any] = {
+            "op": "add" if rev == 1 else "edit",
+            "id": nid,
+            "at": at,
+            "author": author,
+            "rev": rev,
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "size": len(data),
+        }
+        if rev == 1:
+            record.update({"path": path, "model": model})
+            if attempt_id:
+                record["attempt"] = attempt_id
+            if note_kind and note_kind != "note":
+                record["note_kind"] = note_kind
+        records.append(record)
+        if rev < keep_below:
+            history.save_revision(nid, rev, data, durable=False)
+
+
+def import_folder(db: PgDatabase, folder: str | os.PathLike[str], *, max_bytes: int) -> dict[str, int]:
+    """Load the store in *folder* into an empty database. Returns counts."""
+    from .store import Store  # the folder is read the way the embedded store reads it
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise InvalidArgumentError(f"{root} is not a folder")
+    with db.transaction() as conn:
+        if conn.execute("SELECT exists(SELECT 1 FROM notes) OR exists(SELECT 1 FROM gone)").fetchone()[0]:
+            raise InvalidArgumentError("the database already holds notes; import into an empty one")
+    counts = {"notes": 0, "revisions": 0, "deleted": 0}
+    source = Store(root, watch=False, embedder=None, create=False, max_bytes=max_bytes)
+    try:
+        live, gone = source.transfer_rows()
+        with db.transaction() as conn:
+            for row in live:
+                nid = row["id"]
+                versions = _kept_versions(source, nid, row["revision"], row["text"])
+                conn.execute(
+                    "INSERT INTO notes(id, path, text, title, body, kind, tags, builds_on, model, summary, author,"
+                    " created_at, updated_at, revision, attempt_id, note_kind) VALUES (%(id)s, %(path)s, %(text)s,"
+                    " %(title)s, %(body)s, %(kind)s, %(tags)s, %(builds_on)s, %(model)s, %(summary)s, %(author)s,"
+                    " %(created_at)s, %(updated_at)s, %(revision)s, %(attempt_id)s, %(note_kind)s)",
+                    row,
+                )
+                for target in row["builds_on"]:
+                    conn.execute(
+                        "INSERT INTO note_links(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING", (target, nid)
+                    )
+                _insert_revisions(conn, nid, versions)
+                counts["notes"] += 1
+                counts["revisions"] += len(versions)
+            for row in gone:
+                versions = _kept_versions(source, row["id"], row["revision"], None)
+                conn.execute(
+                    "INSERT INTO gone(id, path, deleted_at, revision, author, model, created_at, note_kind)"
+                    " VALUES (%(id)s, %(path)s, %(deleted_at)s, %(revision)s, %(author)s, %(model)s,"
+                    " %(created_at)s, %(note_kind)s)",
+                    row,
+                )
+                _insert_revisions(conn, row["id"], versions)
+                counts["deleted"] += 1
+                counts["revisions"] += len(versions)
+    finally:
+        source.close()
+    return counts
+
+
+Version = tuple[int, str, str, str | None, str]  # revision, text, at, author, op
+
+
+def _kept_versions(source: Any, nid: str, current: int, text: str | None) -> list[Version]:
+    """(revision, text, at, author, op) of every revision whose text the folder kept."""
+    out = []
+    for h in source.history(nid):
+        rev = h["revision"]
+        if rev == current and text is not None:
+            body = text
+        else:
+            data = source.kept_revision(nid, rev)
+            if data is None:
+                continue  # never kept (an outside edit superseded it unseen)
+            body = data.decode("utf-8")
+        out.append((rev, body, h["at"] or "", h["author"], "add" if rev == 1 else "edit"))
+    return out
+
+
+def _insert_revisions(conn: Any, nid: str, versions: list[Version]) -> None:
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO revisions(id, revision, text, at, author, op) VALUES (%s, %s, %s, %s, %s, %s)",
+            [(nid, *v) for v in versions],
+        )
