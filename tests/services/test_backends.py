@@ -238,3 +238,55 @@ def test_database_to_folder_and_back_loses_nothing(tmp_path, pg_url, pg_server):
     finally:
         with psycopg.connect(pg_server, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {other.rpartition('/')[2]} WITH (FORCE)")
+
+
+def test_an_ended_attempt_freezes_its_notes(backend):
+    attempt = backend.start_attempt("Solver Speed", author="agent-1", model="m2")
+    assert attempt.project == "solver-speed" and attempt.running
+    note = backend.add_note("# tried restarts\n\nno gain\n", attempt=attempt.id)
+    assert (note.attempt_id, note.author, note.model) == (attempt.id, "agent-1", "m2")
+    ended = backend.end_attempt(attempt.id, outcome="failed", summary="restarts did not help")
+    assert not ended.running and ended.outcome == "failed" and ended.notes == 2
+    summary = backend.get_note(ended.summary_note_id)
+    assert summary.note_kind == "summary" and summary.title == "Summary: solver-speed, failed"
+    for call in (
+        lambda: backend.edit_note(note.id, "changed"),
+        lambda: backend.add_tag(note.id, "late"),
+        lambda: backend.delete_note(note.id),
+        lambda: backend.add_note("late", attempt=attempt.id),
+        lambda: backend.end_attempt(attempt.id, outcome="succeeded"),
+    ):
+        with pytest.raises(notewell.FrozenError):
+            call()
+    assert backend.get_note(note.id).revision == 1
+    assert [a.id for a in backend.list_attempts(project="solver-speed")] == [attempt.id]
+    assert backend.list_attempts(running=True) == []
+    with pytest.raises(notewell.NotFoundError):
+        backend.get_attempt("att_0000000000")
+
+
+def test_a_note_racing_the_end_of_its_attempt_lands_before_it_or_is_refused(pg_url):
+    first, second = notewell.open(pg_url), notewell.open(pg_url)
+    try:
+        for _round in range(5):
+            attempt = first.start_attempt("race", author="a")
+            landed, refused = [], []
+
+            def write(store=second, attempt=attempt, landed=landed, refused=refused):
+                for i in range(20):
+                    try:
+                        landed.append(store.add_note(f"# n{i}\n", attempt=attempt.id).id)
+                    except notewell.FrozenError:
+                        refused.append(i)
+
+            t = threading.Thread(target=write)
+            t.start()
+            ended = first.end_attempt(attempt.id, outcome="abandoned")
+            t.join()
+            final = first.get_attempt(attempt.id)
+            assert final.notes == len(landed)  # every acknowledged note is on it, none after
+            assert len(landed) + len(refused) == 20
+            assert not ended.running
+    finally:
+        first.close()
+        second.close()

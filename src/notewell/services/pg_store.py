@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import InvalidArgumentError, NotFoundError
+from ..model.attempt import check_attempt_id
 from ..model.header import parse_note
 from ..model.header_edit import with_summary, with_tags
 from ..model.ids import new_note_id
@@ -32,6 +33,7 @@ from ..model.timestamps import now_iso
 from ..search.filters import Filters
 from ..search.pg_search import pg_keyword_search, pg_list_cards
 from ..storage.pg import PgDatabase
+from .pg_attempts import PgAttemptsMixin, check_running, check_unfrozen
 from .pg_transfer import export_folder, import_folder
 from .store import _check_id
 
@@ -40,7 +42,7 @@ __all__ = ["PgStore"]
 _NOTE_COLUMNS = "id, path, text, author, created_at, updated_at, revision, model, attempt_id, note_kind"
 
 
-class PgStore:
+class PgStore(PgAttemptsMixin):
     """Notes in a PostgreSQL database (``notewell.open("postgresql://…")``)."""
 
     def __init__(
@@ -76,9 +78,11 @@ class PgStore:
 
     # -- writes ---------------------------------------------------------------
 
-    def add_note(self, text: str | bytes, *, author: str | None = None, model: str | None = None) -> Note:
-        """Store a new note; its text is kept byte for byte. Returns the whole note."""
-        return self.add_notes([text], author=author, model=model)[0]
+    def add_note(
+        self, text: str | bytes, *, author: str | None = None, model: str | None = None, attempt: str | None = None
+    ) -> Note:
+        """Store a new note, on a running *attempt* if given; its text is kept byte for byte."""
+        return self.add_notes([text], author=author, model=model, attempt=attempt)[0]
 
     def add_notes(
         self,
@@ -86,38 +90,36 @@ class PgStore:
         *,
         author: str | None = None,
         model: str | None = None,
+        attempt: str | None = None,
         batch: int = 1000,
     ) -> list[Note]:
         """Store many notes, a batch per transaction (every text is checked first)."""
         author = check_label(author, "author", AUTHOR_MAX)
         model = check_label(model, "model", MODEL_MAX)
+        attempt = check_attempt_id(attempt) if attempt is not None else None
         checked = [check_text(t, max_bytes=self.max_bytes) for t in texts]
         ids: list[str] = []
         for start in range(0, len(checked), batch):
-            rows = []
-            for text, _data in checked[start : start + batch]:
-                nid, at = new_note_id(), now_iso()
-                rows.append(
-                    _row(nid, f"{nid}.md", text, author=author, model=model, created=at, updated=at, revision=1)
-                )
-            with self._db.transaction() as conn, conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO notes(id, path, text, title, body, kind, tags, builds_on, model, summary, author,"
-                    " created_at, updated_at, revision) VALUES (%(id)s, %(path)s, %(text)s, %(title)s, %(body)s,"
-                    " %(kind)s, %(tags)s, %(builds_on)s, %(model)s, %(summary)s, %(author)s, %(created)s,"
-                    " %(updated)s, %(revision)s)",
-                    rows,
-                )
-                cur.executemany(
-                    "INSERT INTO note_links(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                    [(t, r["id"]) for r in rows for t in r["builds_on"]],
-                )
-                cur.executemany(
-                    "INSERT INTO revisions(id, revision, text, at, author, op) VALUES (%s, %s, %s, %s, %s, 'add')",
-                    [(r["id"], r["revision"], r["text"], r["updated"], r["author"]) for r in rows],
-                )
+            with self._db.transaction() as conn:
+                who, what = author, model
+                if attempt is not None:
+                    by, with_model, _project = check_running(conn, attempt)
+                    who, what = who or by, what or with_model
+                rows = []
+                for text, _data in checked[start : start + batch]:
+                    nid, at = new_note_id(), now_iso()
+                    rows.append(_row(nid, f"{nid}.md", text, author=who, model=what, created=at, updated=at))
+                    rows[-1]["attempt_id"] = attempt
+                _insert_rows(conn, rows)
             ids += [r["id"] for r in rows]
         return [self.get_note(nid) for nid in ids]
+
+    def _insert_summary(self, conn: Any, text: str, attempt_id: str, author: str | None, model: str | None) -> str:
+        nid, at = new_note_id(), now_iso()
+        row = _row(nid, f"{nid}.md", text, author=author, model=model, created=at, updated=at)
+        row["attempt_id"], row["note_kind"] = attempt_id, "summary"
+        _insert_rows(conn, [row])
+        return nid
 
     def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
         """Replace a note's text; the previous text stays as an earlier revision."""
@@ -143,11 +145,13 @@ class PgStore:
         author = check_label(author, "author", AUTHOR_MAX)
         with self._db.transaction() as conn:
             found = conn.execute(
-                "SELECT text, revision, path, created_at, model FROM notes WHERE id = %s FOR UPDATE", (note_id,)
+                "SELECT text, revision, path, created_at, model, attempt_id FROM notes WHERE id = %s FOR UPDATE",
+                (note_id,),
             ).fetchone()
             if found is None:
                 raise NotFoundError(f"no note {note_id}")
-            current, revision, path, created, model = found
+            current, revision, path, created, model, attempt_id = found
+            check_unfrozen(conn, note_id, attempt_id)
             made = make(current)
             text, _data = made if isinstance(made, tuple) else check_text(made, max_bytes=self.max_bytes)
             if text != current:
@@ -177,6 +181,9 @@ class PgStore:
         """Remove a note; its texts stay readable by revision number."""
         note_id = _check_id(note_id)
         with self._db.transaction() as conn:
+            owner = conn.execute("SELECT attempt_id FROM notes WHERE id = %s FOR UPDATE", (note_id,)).fetchone()
+            if owner is not None:
+                check_unfrozen(conn, note_id, owner[0])
             found = conn.execute(
                 "DELETE FROM notes WHERE id = %s RETURNING title, path, revision, author, model, created_at,"
                 " attempt_id, note_kind",
@@ -321,6 +328,26 @@ class PgStore:
         return import_folder(self._db, folder, max_bytes=self.max_bytes)
 
 
+def _insert_rows(conn: Any, rows: list[dict[str, Any]]) -> None:
+    """Insert new notes with their links and first revisions (inside the caller's transaction)."""
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO notes(id, path, text, title, body, kind, tags, builds_on, model, summary, author,"
+            " created_at, updated_at, revision, attempt_id, note_kind) VALUES (%(id)s, %(path)s, %(text)s,"
+            " %(title)s, %(body)s, %(kind)s, %(tags)s, %(builds_on)s, %(model)s, %(summary)s, %(author)s,"
+            " %(created)s, %(updated)s, %(revision)s, %(attempt_id)s, %(note_kind)s)",
+            rows,
+        )
+        cur.executemany(
+            "INSERT INTO note_links(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            [(t, r["id"]) for r in rows for t in r["builds_on"]],
+        )
+        cur.executemany(
+            "INSERT INTO revisions(id, revision, text, at, author, op) VALUES (%s, %s, %s, %s, %s, 'add')",
+            [(r["id"], r["revision"], r["text"], r["updated"], r["author"]) for r in rows],
+        )
+
+
 def _row(
     nid: str,
     path: str,
@@ -330,7 +357,7 @@ def _row(
     model: str | None,
     created: str,
     updated: str,
-    revision: int,
+    revision: int = 1,
 ) -> dict[str, Any]:
     parsed = parse_note(text)
     header = parsed.header or {}
@@ -349,4 +376,6 @@ def _row(
         "created": created,
         "updated": updated,
         "revision": revision,
+        "attempt_id": None,
+        "note_kind": "note",
     }

@@ -26,20 +26,20 @@ MIGRATIONS: list[tuple[str, str]] = [
           name text PRIMARY KEY,
           campaign text,
           private boolean NOT NULL DEFAULT false,
-          created_at text NOT NULL
+          owner text
         );
         CREATE TABLE attempts(
           id text PRIMARY KEY,
-          project text,
+          project text NOT NULL,
           campaign text,
-          goal text,
           author text,
           model text,
           started_at text NOT NULL,
           ended_at text,
           outcome text,
-          summary text
+          summary_note text
         );
+        CREATE INDEX attempts_project ON attempts(project, started_at DESC);
         CREATE TABLE notes(
           seq bigserial UNIQUE,
           id text PRIMARY KEY,
