@@ -62,7 +62,10 @@ MIGRATIONS: list[tuple[str, str]] = [
             setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', body), 'B')
           ) STORED
         );
-        CREATE INDEX notes_tsv ON notes USING gin(tsv);
+        -- fastupdate off: a new note goes straight into the index instead of a pending list that
+        -- every search would scan until a vacuum (searches stay as fast right after a bulk load).
+        CREATE INDEX notes_tsv ON notes USING gin(tsv) WITH (fastupdate = off);
+        CREATE INDEX notes_title_tsv ON notes USING gin(to_tsvector('english', title)) WITH (fastupdate = off);
         CREATE INDEX notes_title_trgm ON notes USING gin(title gin_trgm_ops);
         CREATE INDEX notes_body_trgm ON notes USING gin(body gin_trgm_ops);
         CREATE INDEX notes_tags ON notes USING gin(tags);
