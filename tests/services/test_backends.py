@@ -11,6 +11,7 @@ import threading
 import pytest
 
 import notewell
+from notewell.model.visibility import Viewer
 from notewell.storage.pg import MIGRATIONS, PgDatabase
 
 
@@ -290,3 +291,48 @@ def test_a_note_racing_the_end_of_its_attempt_lands_before_it_or_is_refused(pg_u
     finally:
         first.close()
         second.close()
+
+
+def test_private_projects_are_hidden_from_other_viewers(backend):
+    secret = backend.start_attempt("vault", author="owner-1")
+    backend.set_project("vault", private=True, owner="owner-1")
+    hidden = backend.add_note("# classified plan\n\nkeyword zeppelin\n", attempt=secret.id)
+    public = backend.add_note("# open plan\n\nkeyword zeppelin\n")
+    stranger, owner, admin = Viewer(handle="someone"), Viewer(handle="owner-1"), Viewer(handle="x", admin=True)
+    assert [c.id for c in backend.search_notes("zeppelin", viewer=stranger)] == [public.id]
+    assert {c.id for c in backend.search_notes("zeppelin", viewer=owner)} == {public.id, hidden.id}
+    assert {c.id for c in backend.list_notes(viewer=admin)} == {public.id, hidden.id}
+    assert [c.id for c in backend.list_notes(viewer=stranger)] == [public.id]
+    for call in (
+        lambda: backend.get_note(hidden.id, viewer=stranger),
+        lambda: backend.get_attempt(secret.id, viewer=stranger),
+        lambda: backend.get_project("vault", viewer=stranger),
+        lambda: backend.history(hidden.id, viewer=stranger),
+    ):
+        with pytest.raises(notewell.NotFoundError):
+            call()
+    assert backend.get_note(hidden.id, viewer=owner).id == hidden.id
+    assert [p["name"] for p in backend.list_projects(viewer=stranger)] == []
+    assert backend.get_project("vault", viewer=owner) | {"notes": 1} == {
+        "name": "vault",
+        "private": True,
+        "owner": "owner-1",
+        "campaign": None,
+        "attempts": 1,
+        "notes": 1,
+    }
+    assert backend.list_attempts(viewer=stranger) == []
+    summary = backend.summary(viewer=stranger)
+    assert summary["total_notes"] == 1 and [c["id"] for c in summary["recent_notes"]] == [public.id]
+    assert [c.id for c in backend.list_notes(project="vault", viewer=owner)] == [hidden.id]
+
+
+def test_a_campaign_gathers_its_projects(backend):
+    a = backend.start_attempt("alpha", author="x", campaign="spring")
+    backend.start_attempt("beta", author="x")
+    backend.set_project("beta", campaign="spring")
+    gamma = backend.start_attempt("gamma", author="x")
+    in_a = backend.add_note("# a\n\nshared term\n", attempt=a.id)
+    backend.add_note("# g\n\nshared term\n", attempt=gamma.id)
+    assert [c.id for c in backend.search_notes("shared", campaign="spring")] == [in_a.id]
+    assert backend.get_project("beta")["campaign"] == "spring"

@@ -1,4 +1,5 @@
-"""Attempts on PostgreSQL: start, end (which freezes their notes), show and list.
+"""Attempts and projects on PostgreSQL: start, end (which freezes their notes), show and
+list attempts; project settings, and which private projects a viewer may not see.
 
 Freezing is atomic across servers: writing a note on an attempt takes a share lock on the
 attempt's row and checks that it runs; ending it takes the row's update lock, so a note
@@ -8,6 +9,7 @@ An edit or delete of a note locks the note's row and its attempt's row the same 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FrozenError, InvalidArgumentError, NotFoundError
@@ -16,10 +18,20 @@ from ..model.header import compose_note, parse_note
 from ..model.ids import new_attempt_id
 from ..model.note import AUTHOR_MAX, MODEL_MAX, check_label, check_text, derive_title
 from ..model.timestamps import now_iso
+from ..model.visibility import Viewer, may_see
+from ..search.filters import Filters
 from ..search.keyword import check_limit
 from ..storage.pg import PgDatabase
 
-__all__ = ["PgAttemptsMixin", "check_running", "check_unfrozen"]
+__all__ = [
+    "PgAttemptsMixin",
+    "PgProjectsMixin",
+    "check_running",
+    "check_unfrozen",
+    "check_visible",
+    "hidden_projects",
+    "scoped",
+]
 
 _COLUMNS = "id, project, campaign, author, model, started_at, ended_at, outcome, summary_note"
 
@@ -112,18 +124,23 @@ class PgAttemptsMixin:
             )
         return self.get_attempt(attempt_id)
 
-    def get_attempt(self, attempt_id: str) -> Attempt:
+    def get_attempt(self, attempt_id: str, *, viewer: Viewer | None = None) -> Attempt:
         """An attempt: who ran it on what, when, how it ended, how many notes it wrote."""
         attempt_id = check_attempt_id(attempt_id)
         with self._db.transaction() as conn:
             row = conn.execute(f"SELECT {_COLUMNS} FROM attempts WHERE id = %s", (attempt_id,)).fetchone()
-            if row is None:
+            if row is None or row[1] in hidden_projects(conn, viewer):
                 raise NotFoundError(f"no attempt {attempt_id}")
             (count,) = conn.execute("SELECT count(*) FROM notes WHERE attempt_id = %s", (attempt_id,)).fetchone()
         return Attempt(*row, notes=count)
 
     def list_attempts(
-        self, *, project: str | None = None, running: bool | None = None, limit: int = 50
+        self,
+        *,
+        project: str | None = None,
+        running: bool | None = None,
+        limit: int = 50,
+        viewer: Viewer | None = None,
     ) -> list[Attempt]:
         """Attempts, the most recently started first; optionally one project's, or only the
         running (or only the ended) ones."""
@@ -134,8 +151,12 @@ class PgAttemptsMixin:
             params.append(check_project(project))
         if running is not None:
             clauses.append("a.ended_at IS NULL" if running else "a.ended_at IS NOT NULL")
-        where = " WHERE " + " AND ".join(clauses) if clauses else ""
         with self._db.transaction() as conn:
+            hidden = hidden_projects(conn, viewer)
+            if hidden:
+                clauses.append("NOT (a.project = ANY(%s))")
+                params.append(list(hidden))
+            where = " WHERE " + " AND ".join(clauses) if clauses else ""
             rows = conn.execute(
                 f"SELECT {', '.join('a.' + c.strip() for c in _COLUMNS.split(','))},"
                 " (SELECT count(*) FROM notes n WHERE n.attempt_id = a.id)"
@@ -143,3 +164,126 @@ class PgAttemptsMixin:
                 [*params, limit],
             ).fetchall()
         return [Attempt(*r[:9], notes=r[9]) for r in rows]
+
+
+class PgProjectsMixin:
+    """Projects (settings, private ones) and what a viewer may see, for :class:`PgStore`."""
+
+    _db: PgDatabase
+
+    def set_project(
+        self,
+        project: str,
+        *,
+        private: bool | None = None,
+        owner: str | None = None,
+        campaign: str | None = None,
+    ) -> dict[str, Any]:
+        """Settings of a project: private (seen by its owner and administrators only), its
+        owner, its campaign. Only what is given changes. Returns the project."""
+        name = check_project(project)
+        changes: dict[str, Any] = {}
+        if private is not None:
+            if not isinstance(private, bool):
+                raise InvalidArgumentError("private must be true or false")
+            changes["private"] = private
+        if owner is not None:
+            changes["owner"] = check_label(owner, "owner", AUTHOR_MAX)
+        if campaign is not None:
+            changes["campaign"] = check_project(campaign, "campaign")
+        with self._db.transaction() as conn:
+            conn.execute("INSERT INTO projects(name) VALUES (%s) ON CONFLICT DO NOTHING", (name,))
+            for column, value in changes.items():  # column names come from the fixed set above
+                conn.execute(f"UPDATE projects SET {column} = %s WHERE name = %s", (value, name))
+            return _project(conn, name)
+
+    def get_project(self, project: str, *, viewer: Viewer | None = None) -> dict[str, Any]:
+        """A project: its settings and how many attempts and notes it has."""
+        name = check_project(project)
+        with self._db.transaction() as conn:
+            found = _project(conn, name)
+            known = conn.execute("SELECT 1 FROM projects WHERE name = %s", (name,)).fetchone()
+        if not (known or found["attempts"]) or not may_see(viewer, private=found["private"], owner=found["owner"]):
+            raise NotFoundError(f"no project {name}")
+        return found
+
+    def list_projects(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        """Every project *viewer* may see (settings, counts, last activity), most recently active first."""
+        with self._db.transaction() as conn:
+            hidden = set(hidden_projects(conn, viewer))
+            rows = conn.execute(
+                "SELECT name, max(at) FROM (SELECT name, NULL AS at FROM projects"
+                " UNION ALL SELECT project, started_at FROM attempts) AS x GROUP BY name"
+            ).fetchall()
+            out = [{**_project(conn, name), "last_activity": last} for name, last in rows if name not in hidden]
+        out.sort(key=lambda p: (p["last_activity"] or "", p["name"]), reverse=True)
+        return out
+
+    def hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:
+        """The private projects *viewer* may not see (their names)."""
+        with self._db.transaction() as conn:
+            return hidden_projects(conn, viewer)
+
+
+def hidden_projects(conn: Any, viewer: Viewer | None) -> tuple[str, ...]:
+    """Private projects *viewer* may not see."""
+    if viewer is not None and not isinstance(viewer, Viewer):
+        raise InvalidArgumentError(f"viewer must be a notewell.Viewer, not {type(viewer).__name__}")
+    if viewer is None or viewer.admin:
+        return ()
+    rows = conn.execute("SELECT name, owner FROM projects WHERE private").fetchall()
+    return tuple(name for name, owner in rows if not may_see(viewer, private=True, owner=owner))
+
+
+def scoped(conn: Any, filters: Filters, viewer: Viewer | None) -> Filters:
+    """*filters* with what the database knows filled in: hidden projects, campaign members."""
+    members = None
+    if filters.campaign is not None:
+        campaign = check_project(filters.campaign, "campaign")
+        members = tuple(
+            name
+            for (name,) in conn.execute(
+                "SELECT DISTINCT a.project FROM attempts a LEFT JOIN projects p ON p.name = a.project"
+                " WHERE coalesce(p.campaign, a.campaign) = %s UNION SELECT name FROM projects WHERE campaign = %s",
+                (campaign, campaign),
+            )
+        )
+    return replace(filters, hidden_projects=hidden_projects(conn, viewer), campaign_projects=members)
+
+
+def check_visible(conn: Any, note_id: str, viewer: Viewer | None) -> None:
+    """NotFoundError when the note (live or deleted) belongs to a project *viewer* may not see."""
+    hidden = hidden_projects(conn, viewer)
+    if not hidden:
+        return
+    row = conn.execute(
+        "SELECT a.project FROM (SELECT attempt_id FROM notes WHERE id = %s"
+        " UNION ALL SELECT attempt_id FROM gone WHERE id = %s) x JOIN attempts a ON a.id = x.attempt_id",
+        (note_id, note_id),
+    ).fetchone()
+    if row is not None and row[0] in hidden:
+        raise NotFoundError(f"no note {note_id}")
+
+
+def _project(conn: Any, name: str) -> dict[str, Any]:
+    row = conn.execute("SELECT private, owner, campaign FROM projects WHERE name = %s", (name,)).fetchone()
+    private, owner, campaign = row if row else (False, None, None)
+    (attempts,) = conn.execute("SELECT count(*) FROM attempts WHERE project = %s", (name,)).fetchone()
+    (notes,) = conn.execute(
+        "SELECT count(*) FROM notes WHERE attempt_id IN (SELECT id FROM attempts WHERE project = %s)", (name,)
+    ).fetchone()
+    if campaign is None:
+        got = conn.execute(
+            "SELECT campaign FROM attempts WHERE project = %s AND campaign IS NOT NULL"
+            " ORDER BY started_at DESC LIMIT 1",
+            (name,),
+        ).fetchone()
+        campaign = got[0] if got else None
+    return {
+        "name": name,
+        "private": bool(private),
+        "owner": owner,
+        "campaign": campaign,
+        "attempts": attempts,
+        "notes": notes,
+    }

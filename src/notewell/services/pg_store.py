@@ -30,10 +30,11 @@ from ..model.note import (
     derive_title,
 )
 from ..model.timestamps import now_iso
+from ..model.visibility import Viewer
 from ..search.filters import Filters
 from ..search.pg_search import pg_keyword_search, pg_list_cards
 from ..storage.pg import PgDatabase
-from .pg_attempts import PgAttemptsMixin, check_running, check_unfrozen
+from .pg_attempts import PgAttemptsMixin, PgProjectsMixin, check_running, check_unfrozen, check_visible, scoped
 from .pg_transfer import export_folder, import_folder
 from .store import _check_id
 
@@ -42,7 +43,7 @@ __all__ = ["PgStore"]
 _NOTE_COLUMNS = "id, path, text, author, created_at, updated_at, revision, model, attempt_id, note_kind"
 
 
-class PgStore(PgAttemptsMixin):
+class PgStore(PgAttemptsMixin, PgProjectsMixin):
     """Notes in a PostgreSQL database (``notewell.open("postgresql://…")``)."""
 
     def __init__(
@@ -202,12 +203,14 @@ class PgStore(PgAttemptsMixin):
 
     # -- reads ----------------------------------------------------------------
 
-    def get_note(self, note_id: str, *, revision: int | None = None) -> Note:
-        """The whole note (or one of its revisions by number), with the notes that build on it."""
+    def get_note(self, note_id: str, *, revision: int | None = None, viewer: Viewer | None = None) -> Note:
+        """The whole note (or one of its revisions by number), with the notes that build on it.
+        A note in a private project the *viewer* may not see is not found."""
         note_id = _check_id(note_id)
         if revision is not None and (isinstance(revision, bool) or not isinstance(revision, int) or revision < 1):
             raise InvalidArgumentError(f"revision must be a whole number ≥ 1, got {revision!r}")
         with self._db.transaction() as conn:
+            check_visible(conn, note_id, viewer)
             row = conn.execute(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id = %s", (note_id,)).fetchone()
             if row is None:
                 gone = conn.execute(
@@ -229,12 +232,14 @@ class PgStore(PgAttemptsMixin):
                 if kept is None:
                     raise NotFoundError(f"revision {revision} of {note_id} was not kept")
                 text, updated, author = kept
+            hidden = list(scoped(conn, Filters(), viewer).hidden_projects)
             backlinks = [
                 {"id": b, "title": t, "kind": k, "updated_at": u}
                 for b, t, k, u in conn.execute(
                     "SELECT n.id, n.title, n.kind, n.updated_at FROM note_links l JOIN notes n ON n.id = l.source"
-                    " WHERE l.target = %s ORDER BY n.updated_at DESC",
-                    (note_id,),
+                    " WHERE l.target = %s AND (n.attempt_id IS NULL OR n.attempt_id NOT IN"
+                    " (SELECT id FROM attempts WHERE project = ANY(%s))) ORDER BY n.updated_at DESC",
+                    (note_id, hidden),
                 )
             ]
         parsed = parse_note(text)
@@ -262,24 +267,33 @@ class PgStore(PgAttemptsMixin):
             note_kind=note_kind or "note",
         )
 
-    def search_notes(self, query: str, *, limit: int = 10, mode: str = "keyword", **filters: Any) -> list[Card]:
+    def search_notes(
+        self, query: str, *, limit: int = 10, mode: str = "keyword", viewer: Viewer | None = None, **filters: Any
+    ) -> list[Card]:
         """Keyword search: the best *limit* notes as cards (filters as for :meth:`list_notes`)."""
         if mode != "keyword":
             raise InvalidArgumentError(f"mode {mode!r}: a PostgreSQL store searches by keyword (mode='keyword')")
         f = Filters.from_kwargs(filters)
         with self._db.transaction() as conn:
+            f = scoped(conn, f, viewer)
+            if isinstance(query, str) and not query.strip() and (f.project or f.attempt_id):
+                return pg_list_cards(conn, limit=limit, filters=f)
             return pg_keyword_search(conn, query, limit=limit, filters=f)
 
-    def list_notes(self, *, limit: int = 20, offset: int = 0, **filters: Any) -> list[Card]:
-        """Notes, most recently updated first, as cards."""
+    def list_notes(
+        self, *, limit: int = 20, offset: int = 0, viewer: Viewer | None = None, **filters: Any
+    ) -> list[Card]:
+        """Notes, most recently updated first, as cards (filters: project, campaign, attempt_id,
+        kind, tags + tag_mode, author, model, builds_on, created/updated after/before)."""
         f = Filters.from_kwargs(filters)
         with self._db.transaction() as conn:
-            return pg_list_cards(conn, limit=limit, offset=offset, filters=f)
+            return pg_list_cards(conn, limit=limit, offset=offset, filters=scoped(conn, f, viewer))
 
-    def history(self, note_id: str) -> list[dict[str, Any]]:
+    def history(self, note_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every revision of a note, oldest first."""
         note_id = _check_id(note_id)
         with self._db.transaction() as conn:
+            check_visible(conn, note_id, viewer)
             live = conn.execute("SELECT revision FROM notes WHERE id = %s", (note_id,)).fetchone()
             rows = conn.execute(
                 "SELECT revision, op, at, author, text FROM revisions WHERE id = %s ORDER BY revision", (note_id,)
@@ -301,18 +315,24 @@ class PgStore(PgAttemptsMixin):
             for rev, op, at, author, text in rows
         ]
 
-    def summary(self, *, recent: int = 5) -> dict[str, Any]:
-        """Counts by kind and the most recent notes."""
+    def summary(self, *, recent: int = 5, viewer: Viewer | None = None) -> dict[str, Any]:
+        """Counts by kind and the most recent notes (of the projects *viewer* may see)."""
         with self._db.transaction() as conn:
-            total = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
+            f = scoped(conn, Filters(), viewer)
+            where, params = f.pg_sql()
+            where = f" WHERE {where}" if where else ""
+            total = conn.execute(f"SELECT count(*) FROM notes n{where}", params).fetchone()[0]
             kinds = conn.execute(
-                "SELECT kind, count(*) FROM notes GROUP BY kind ORDER BY count(*) DESC, kind NULLS LAST"
+                f"SELECT n.kind, count(*) FROM notes n{where} GROUP BY n.kind"
+                " ORDER BY count(*) DESC, n.kind NULLS FIRST",  # as SQLite orders NULL
+                params,
             ).fetchall()
-            cards = pg_list_cards(conn, limit=max(1, recent))[:recent]
+            cards = pg_list_cards(conn, limit=max(1, recent), filters=f)
+        # The same shape as the embedded store's; a database has no unreadable files to report.
         return {
-            "notes": total,
-            "kinds": {k or "(none)": c for k, c in kinds},
-            "recent": [c.to_dict() for c in cards],
+            "total_notes": total,
+            "by_kind": [{"kind": k, "count": c} for k, c in kinds],
+            "recent_notes": [c.to_dict() for c in cards],
             "problems": [],
         }
 
