@@ -336,3 +336,12 @@ def test_a_campaign_gathers_its_projects(backend):
     backend.add_note("# g\n\nshared term\n", attempt=gamma.id)
     assert [c.id for c in backend.search_notes("shared", campaign="spring")] == [in_a.id]
     assert backend.get_project("beta")["campaign"] == "spring"
+
+
+def test_tags_are_counted_and_listed_per_note(backend):
+    a = backend.add_note("---\ntags: [cache, redis]\nsummary: about caches\n---\nx\n")
+    b = backend.add_note("---\ntags: [cache]\n---\ny\n")
+    assert backend.list_tags() == [{"tag": "cache", "count": 2}, {"tag": "redis", "count": 1}]
+    listed = backend.note_tags()
+    assert [n["id"] for n in listed] == [b.id, a.id]
+    assert listed[1] == {"id": a.id, "title": a.title, "tags": ["cache", "redis"], "summary": "about caches"}

@@ -289,6 +289,30 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
         with self._db.transaction() as conn:
             return pg_list_cards(conn, limit=limit, offset=offset, filters=scoped(conn, f, viewer))
 
+    def note_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        """Each note's tags and summary (with its id and title), most recently updated first."""
+        with self._db.transaction() as conn:
+            where, params = scoped(conn, Filters(), viewer).pg_sql()
+            rows = conn.execute(
+                "SELECT n.id, n.title, n.tags, n.summary FROM notes n"
+                + (f" WHERE {where}" if where else "")
+                + " ORDER BY n.updated_at DESC, n.seq DESC",
+                params,
+            ).fetchall()
+        return [{"id": n, "title": title, "tags": list(tags), "summary": summary} for n, title, tags, summary in rows]
+
+    def list_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        """Every tag with the number of notes carrying it, most used first."""
+        with self._db.transaction() as conn:
+            where, params = scoped(conn, Filters(), viewer).pg_sql()
+            rows = conn.execute(
+                "SELECT t.tag, count(*) FROM notes n CROSS JOIN LATERAL unnest(n.tags) AS t(tag)"
+                + (f" WHERE {where}" if where else "")
+                + " GROUP BY t.tag ORDER BY count(*) DESC, t.tag",
+                params,
+            ).fetchall()
+        return [{"tag": t, "count": c} for t, c in rows]
+
     def history(self, note_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every revision of a note, oldest first."""
         note_id = _check_id(note_id)
