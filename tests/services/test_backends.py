@@ -345,3 +345,21 @@ def test_tags_are_counted_and_listed_per_note(backend):
     listed = backend.note_tags()
     assert [n["id"] for n in listed] == [b.id, a.id]
     assert listed[1] == {"id": a.id, "title": a.title, "tags": ["cache", "redis"], "summary": "about caches"}
+
+
+def test_links_and_briefs(backend):
+    attempt = backend.start_attempt("graph", author="x")
+    base = backend.add_note("# base\n\nfirst\n", attempt=attempt.id)
+    mid = backend.add_note(f"---\nbuilds_on: [{base.id}]\n---\n# mid\n", attempt=attempt.id)
+    top = backend.add_note(f"---\nbuilds_on: [{mid.id}, {attempt.id}, nte_zzzzzzzzzz]\n---\n# top\n")
+    tree = backend.links(top.id, depth=2)
+    assert [n["id"] for n in tree["builds_on"]] == [mid.id, attempt.id, "nte_zzzzzzzzzz"]
+    assert tree["builds_on"][0]["builds_on"][0]["id"] == base.id
+    assert tree["builds_on"][2] == {"id": "nte_zzzzzzzzzz", "missing": True}
+    assert [n["id"] for n in backend.links(base.id, depth=3)["built_on_by"]] == [mid.id]
+    digest = backend.add_note(f"---\nkind: digest\nbuilds_on: [{base.id}]\n---\n# digest\n", attempt=attempt.id)
+    brief = backend.brief("graph")
+    assert brief["digest"]["id"] == digest.id
+    assert [c["id"] for c in brief["uncovered"]] == [mid.id] and brief["uncovered_count"] == 1
+    with pytest.raises(notewell.InvalidArgumentError):
+        backend.links(top.id, depth=0)

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, InvalidIdError, NotFoundError
 from ..model.attempt import check_project
 from ..model.ids import NOTE_ID_RE, is_attempt_id
+from ..model.note import Card
 from ..model.visibility import Viewer
 from ..search.filters import Filters
 from ..search.keyword import list_cards
 from ..storage.index import Index
 from .guard import guarded
 
-__all__ = ["LinksMixin"]
+__all__ = ["LinksMixin", "check_link_args", "link_tree", "make_brief"]
 
 _MAX_DEPTH = 10
 
@@ -41,21 +43,16 @@ class LinksMixin:
     def links(self, note_id: str, *, depth: int = 1, viewer: Viewer | None = None) -> dict[str, Any]:
         """What a note builds on and what builds on it, *depth* steps out (1–10). A note met
         again on a path is listed with ``"again": true`` and not followed, so loops end."""
-        if not isinstance(note_id, str) or NOTE_ID_RE.fullmatch(note_id.strip()) is None:
-            raise InvalidIdError(f"not a note id: {note_id!r} (ids look like nte_0h3k9x2c7m)")
-        note_id = note_id.strip()
-        if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= _MAX_DEPTH:
-            raise InvalidArgumentError(f"depth must be a whole number from 1 to {_MAX_DEPTH}, got {depth!r}")
+        note_id, depth = check_link_args(note_id, depth)
         with self._lock:
             self.refresh(wait=False)
             hidden = set(self._hidden_projects(viewer))
-            root = self._node(note_id, hidden)
-            if root is None or root.get("missing"):
-                raise NotFoundError(f"no note {note_id}")
-            root["builds_on"] = self._walk(note_id, depth, hidden, {note_id}, up=True)
-            root["built_on_by"] = self._walk(note_id, depth, hidden, {note_id}, up=False)
-            # Each note is followed once per direction; a later meeting is marked "again".
-            return root
+            return link_tree(
+                note_id,
+                depth,
+                lambda ref: self._node(ref, hidden),
+                lambda ref, up: self._neighbours(ref, hidden, up=up),
+            )
 
     def _node(self, ref: str, hidden: set[str]) -> dict[str, Any] | None:
         """A link end: a note, an attempt, or an id nothing answers to (None: hidden)."""
@@ -76,27 +73,6 @@ class LinksMixin:
         if row[3] is not None and row[3] in hidden:
             return None
         return {"id": row[0], "title": row[1], "kind": row[2]}
-
-    def _walk(self, note_id: str, depth: int, hidden: set[str], seen: set[str], *, up: bool) -> list[dict[str, Any]]:
-        """Breadth first, so a note is expanded where it is nearest the root."""
-        key = "builds_on" if up else "built_on_by"
-        top: list[dict[str, Any]] = []
-        frontier: list[tuple[str, list[dict[str, Any]]]] = [(note_id, top)]
-        for level in range(depth):
-            following: list[tuple[str, list[dict[str, Any]]]] = []
-            for ref, into in frontier:
-                for node in self._neighbours(ref, hidden, up=up):
-                    into.append(node)
-                    if node["id"] in seen:
-                        node["again"] = True
-                        continue
-                    seen.add(node["id"])
-                    expandable = not node.get("missing") and not is_attempt_id(node["id"])
-                    if expandable and level + 1 < depth:
-                        node[key] = []
-                        following.append((node["id"], node[key]))
-            frontier = following
-        return top
 
     def _neighbours(self, note_id: str, hidden: set[str], *, up: bool) -> list[dict[str, Any]]:
         if up:
@@ -125,26 +101,86 @@ class LinksMixin:
             self.refresh(wait=False)
             info = self.get_project(name, viewer=viewer)
             scope = self._scoped(Filters(project=name), viewer)
-            digests = list_cards(self._index, limit=1, filters=replace(scope, kind="digest"))
-            digest = digests[0] if digests else None
-            stream = [
-                c
-                for c in list_cards(self._index, limit=recent + 1, filters=scope)
-                if digest is None or c.id != digest.id
-            ]
-            covered = set(digest.builds_on) if digest else set()
-            uncovered = []
-            offset = 0
-            while len(uncovered) < 1000:
-                page = list_cards(self._index, limit=500, offset=offset, filters=scope)
-                uncovered += [c for c in page if c.kind != "digest" and c.id not in covered]
-                if len(page) < 500:
-                    break
-                offset += 500
-            return {
-                "project": info,
-                "digest": digest.to_dict() if digest else None,
-                "recent": [c.to_dict() for c in stream[:recent]],
-                "uncovered": [c.to_dict() for c in uncovered[:recent]],
-                "uncovered_count": len(uncovered),
-            }
+            return make_brief(
+                info,
+                scope,
+                recent,
+                lambda limit, offset, f: list_cards(self._index, limit=limit, offset=offset, filters=f),
+            )
+
+
+Node = dict[str, Any]
+
+
+def check_link_args(note_id: object, depth: object) -> tuple[str, int]:
+    if not isinstance(note_id, str) or NOTE_ID_RE.fullmatch(note_id.strip()) is None:
+        raise InvalidIdError(f"not a note id: {note_id!r} (ids look like nte_0h3k9x2c7m)")
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= _MAX_DEPTH:
+        raise InvalidArgumentError(f"depth must be a whole number from 1 to {_MAX_DEPTH}, got {depth!r}")
+    return note_id.strip(), depth
+
+
+def link_tree(
+    note_id: str,
+    depth: int,
+    node: Callable[[str], Node | None],
+    neighbours: Callable[[str, bool], list[Node]],
+) -> Node:
+    """The link tree of a note, given how to look up one link end (*node*: None when hidden)
+    and a note's neighbours (up: what it builds on; else what builds on it)."""
+    root = node(note_id)
+    if root is None or root.get("missing"):
+        raise NotFoundError(f"no note {note_id}")
+    # Each note is followed once per direction; a later meeting is marked "again".
+    root["builds_on"] = _walk(note_id, depth, neighbours, {note_id}, up=True)
+    root["built_on_by"] = _walk(note_id, depth, neighbours, {note_id}, up=False)
+    return root
+
+
+def _walk(
+    note_id: str, depth: int, neighbours: Callable[[str, bool], list[Node]], seen: set[str], *, up: bool
+) -> list[Node]:
+    """Breadth first, so a note is expanded where it is nearest the root."""
+    key = "builds_on" if up else "built_on_by"
+    top: list[Node] = []
+    frontier: list[tuple[str, list[Node]]] = [(note_id, top)]
+    for level in range(depth):
+        following: list[tuple[str, list[Node]]] = []
+        for ref, into in frontier:
+            for node in neighbours(ref, up):
+                into.append(node)
+                if node["id"] in seen:
+                    node["again"] = True
+                    continue
+                seen.add(node["id"])
+                expandable = not node.get("missing") and not is_attempt_id(node["id"])
+                if expandable and level + 1 < depth:
+                    node[key] = []
+                    following.append((node["id"], node[key]))
+        frontier = following
+    return top
+
+
+def make_brief(
+    info: dict[str, Any], scope: Filters, recent: int, cards: Callable[[int, int, Filters], list[Card]]
+) -> dict[str, Any]:
+    """A project's brief from *cards(limit, offset, filters)* (its notes, newest first)."""
+    digests = cards(1, 0, replace(scope, kind="digest"))
+    digest = digests[0] if digests else None
+    stream = [c for c in cards(recent + 1, 0, scope) if digest is None or c.id != digest.id]
+    covered = set(digest.builds_on) if digest else set()
+    uncovered: list[Card] = []
+    offset = 0
+    while len(uncovered) < 1000:
+        page = cards(500, offset, scope)
+        uncovered += [c for c in page if c.kind != "digest" and c.id not in covered]
+        if len(page) < 500:
+            break
+        offset += 500
+    return {
+        "project": info,
+        "digest": digest.to_dict() if digest else None,
+        "recent": [c.to_dict() for c in stream[:recent]],
+        "uncovered": [c.to_dict() for c in uncovered[:recent]],
+        "uncovered_count": len(uncovered),
+    }

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import InvalidArgumentError, NotFoundError
-from ..model.attempt import check_attempt_id
+from ..model.attempt import check_attempt_id, check_project
 from ..model.header import parse_note
 from ..model.header_edit import with_summary, with_tags
-from ..model.ids import new_note_id
+from ..model.ids import is_attempt_id, new_note_id
 from ..model.note import (
     AUTHOR_MAX,
     DEFAULT_MAX_BYTES,
@@ -34,7 +34,16 @@ from ..model.visibility import Viewer
 from ..search.filters import Filters
 from ..search.pg_search import pg_keyword_search, pg_list_cards
 from ..storage.pg import PgDatabase
-from .pg_attempts import PgAttemptsMixin, PgProjectsMixin, check_running, check_unfrozen, check_visible, scoped
+from .links import check_link_args, link_tree, make_brief
+from .pg_attempts import (
+    PgAttemptsMixin,
+    PgProjectsMixin,
+    check_running,
+    check_unfrozen,
+    check_visible,
+    hidden_projects,
+    scoped,
+)
 from .pg_transfer import export_folder, import_folder
 from .store import _check_id
 
@@ -312,6 +321,61 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
                 params,
             ).fetchall()
         return [{"tag": t, "count": c} for t, c in rows]
+
+    def links(self, note_id: str, *, depth: int = 1, viewer: Viewer | None = None) -> dict[str, Any]:
+        """What a note builds on and what builds on it, *depth* steps out (1–10); a note met
+        again on a path is listed with ``"again": true`` and not followed."""
+        note_id, depth = check_link_args(note_id, depth)
+        with self._db.transaction() as conn:
+            hidden = set(hidden_projects(conn, viewer))
+
+            def node(ref: str) -> dict[str, Any] | None:
+                if is_attempt_id(ref):
+                    got = conn.execute("SELECT project, author FROM attempts WHERE id = %s", (ref,)).fetchone()
+                    if got is None:
+                        return {"id": ref, "missing": True}
+                    if got[0] in hidden:
+                        return None
+                    return {"id": ref, "title": f"attempt on {got[0]} by {got[1]}", "kind": "attempt"}
+                row = conn.execute(
+                    "SELECT n.id, n.title, n.kind, a.project FROM notes n LEFT JOIN attempts a ON a.id = n.attempt_id"
+                    " WHERE n.id = %s",
+                    (ref,),
+                ).fetchone()
+                if row is None:
+                    return {"id": ref, "missing": True}
+                if row[3] is not None and row[3] in hidden:
+                    return None
+                return {"id": row[0], "title": row[1], "kind": row[2]}
+
+            def neighbours(ref: str, up: bool) -> list[dict[str, Any]]:
+                if up:
+                    row = conn.execute("SELECT builds_on FROM notes WHERE id = %s", (ref,)).fetchone()
+                    refs = list(row[0]) if row else []
+                else:
+                    refs = [
+                        r
+                        for (r,) in conn.execute(
+                            "SELECT n.id FROM note_links l JOIN notes n ON n.id = l.source WHERE l.target = %s"
+                            " ORDER BY n.updated_at DESC",
+                            (ref,),
+                        )
+                    ]
+                return [found for r in refs if (found := node(r)) is not None]
+
+            return link_tree(note_id, depth, node, neighbours)
+
+    def brief(self, project: str, *, recent: int = 10, viewer: Viewer | None = None) -> dict[str, Any]:
+        """A project's newest digest, its recent notes, and the notes the digest does not cover."""
+        name = check_project(project)
+        if isinstance(recent, bool) or not isinstance(recent, int) or not 1 <= recent <= 1000:
+            raise InvalidArgumentError(f"recent must be a whole number from 1 to 1000, got {recent!r}")
+        info = self.get_project(name, viewer=viewer)
+        with self._db.transaction() as conn:
+            scope = scoped(conn, Filters(project=name), viewer)
+            return make_brief(
+                info, scope, recent, lambda limit, offset, f: pg_list_cards(conn, limit=limit, offset=offset, filters=f)
+            )
 
     def history(self, note_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every revision of a note, oldest first."""
