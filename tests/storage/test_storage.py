@@ -184,3 +184,27 @@ def test_a_deleted_note_brought_back_keeps_its_id(tmp_path):
     assert store.search_notes("needle")[0].id == first
     assert store.get_note(first).revisions >= 1
     store.close()
+
+
+def test_leftovers_of_a_killed_writer_are_swept_and_fresh_ones_kept(tmp_path):
+    import os
+    import time
+
+    import notewell
+
+    root = tmp_path / "notes"
+    with notewell.open(root) as s:
+        s.add_note("# keep me\n")
+    old = [root / ".nte_abc.md.0123abcd.tmp", root / "sub" / ".x.md.deadbeef.undo"]
+    fresh = root / ".nte_def.md.89abcdef.tmp"
+    other = root / ".vimrc.tmp"  # not a name notewell makes
+    (root / "sub").mkdir()
+    for path in (*old, fresh, other):
+        path.write_text("partial")
+    hour_ago = time.time() - 7200
+    for path in (*old, other):
+        os.utime(path, (hour_ago, hour_ago))
+    with notewell.open(root) as s:
+        assert len(s.list_notes()) == 1
+    assert not any(p.exists() for p in old)
+    assert fresh.exists() and other.exists()

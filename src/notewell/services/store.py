@@ -223,7 +223,9 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         self.last_scan_size = len(fs)
         if self._watcher is not None:
             self._watcher.watch(dirs)
-        return self._sync.paths(fs, None, progress=progress, wait=wait)
+        report = self._sync.paths(fs, None, progress=progress, wait=wait)
+        self._folder.sweep()
+        return report
 
     @guarded
     def refresh(self, *, wait: bool = True) -> SyncReport:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -58,6 +60,10 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+# ".<name>.<8 hex>.tmp" (a write in progress) and ".<name>.<8 hex>.undo" (an edit's way back).
+_LEFTOVER = re.compile(r"\..+\.[0-9a-f]{8}\.(?:tmp|undo)")
+LEFTOVER_AGE = 3600.0
+
 class NoteFolder:
     """A folder tree whose ``.md`` files are notes.
 
@@ -84,6 +90,8 @@ class NoteFolder:
         """
         files: dict[str, tuple[int, int]] = {}
         dirs: set[str] = set()
+        leftovers: list[str] = []
+        self.leftovers = leftovers  # what writers killed mid-write left behind (see sweep)
         stack = [""]
         root = self._root_str
         stat_ = os.stat
@@ -101,6 +109,8 @@ class NoteFolder:
                 for entry in entries:
                     name = entry.name
                     if name[0] == ".":
+                        if name[-4:] in (".tmp", "undo") and _LEFTOVER.fullmatch(name):
+                            leftovers.append(prefix + name)
                         continue
                     if name[-3:] == ".md":
                         if not name.isascii() and printable_name(prefix + name) is not None:
@@ -203,6 +213,23 @@ class NoteFolder:
             _fsync_dir(os.path.dirname(target))
         st = os.stat(target)
         return FileState(st.st_mtime_ns, st.st_size)
+
+    def sweep(self, older_than: float = LEFTOVER_AGE) -> int:
+        """Delete the temp files and undo links of the last :meth:`scan` that are older than
+        *older_than* seconds: a write uses one for milliseconds, so these are what a process
+        killed mid-write left behind. Best effort; returns how many went."""
+        gone = 0
+        now = time.time()
+        for rel in getattr(self, "leftovers", []):
+            path = os.path.join(self._root_str, rel)
+            try:
+                if now - os.lstat(path).st_mtime > older_than:
+                    os.unlink(path)
+                    gone += 1
+            except OSError:
+                continue
+        self.leftovers = []
+        return gone
 
     def keep(self, relpath: str) -> str | None:
         """A hidden hard link to the file as it is now (no data copied, so it works on a full
