@@ -64,6 +64,7 @@ def _fsync_dir(path: str) -> None:
 _LEFTOVER = re.compile(r"\..+\.[0-9a-f]{8}\.(?:tmp|undo)")
 LEFTOVER_AGE = 3600.0
 
+
 class NoteFolder:
     """A folder tree whose ``.md`` files are notes.
 
