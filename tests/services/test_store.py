@@ -484,3 +484,20 @@ def test_same_size_edit_is_seen_after_an_unchanged_check(store_dir):
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
     assert [c.id for c in s.search_notes("cccc")] == [n.id]
     s.close()
+
+
+def test_a_bulk_add_merges_the_keyword_index_only_when_it_is_a_good_part_of_the_store(tmp_path, monkeypatch):
+    from notewell.services import store as store_module
+    from notewell.storage.index import Index
+
+    merges = []
+    original = Index.optimize
+    monkeypatch.setattr(store_module, "_OPTIMIZE_AFTER", 10)
+    monkeypatch.setattr(Index, "optimize", lambda self: merges.append(self.note_count()) or original(self))
+    with notewell.open(tmp_path / "notes", watch=False, embedder=None) as s:
+        s.add_notes([f"note {i}" for i in range(40)], batch=5)  # into an empty store: merged
+        for batch in range(3):  # 10 more onto 40, 50, 60: a quarter or less of the store
+            s.add_notes([f"more {batch} {i}" for i in range(10)], batch=5)
+        s.add_notes([f"big {i}" for i in range(30)], batch=5)  # 30 onto 70: merged
+        assert merges == [40, 100]
+        assert len(s.search_notes("more", limit=50)) == 30

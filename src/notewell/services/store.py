@@ -365,7 +365,9 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
                     return done
 
                 self._index_batches(next_ready, len(chunks), notes, progress, len(checked))
-            if len(checked) >= _OPTIMIZE_AFTER:
+            if len(checked) >= _OPTIMIZE_AFTER and len(checked) * 4 >= self._index.note_count():
+                # A merge rewrites the whole keyword index: worth it after a load that is a good
+                # part of the store, not after each of many batches (that made imports quadratic).
                 self._index.optimize()
         return notes
 

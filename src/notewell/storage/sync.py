@@ -187,7 +187,7 @@ class Syncer:
                     progress(done, total)
         finally:
             prepared.close()
-        if run.inserted >= _OPTIMIZE_AFTER:
+        if run.inserted >= _OPTIMIZE_AFTER and run.inserted * 4 >= self.index.note_count():
             self.index.optimize()
         if only is None:
             self.index.remember("folder_digest", digest)
