@@ -185,6 +185,9 @@ def _snapshot(store, ids):
         revisions = [store.get_note(nid, revision=r).text for r in range(1, last + 1)]
         history = [(h["revision"], h["author"], h["at"]) for h in store.history(nid)]
         out[nid] = (current, revisions, history)
+    out["attempts"] = [a.to_dict() for a in store.list_attempts()]
+    out["projects"] = [(p["name"], p["private"], p["owner"], p["campaign"], p["notes"]) for p in store.list_projects()]
+    out["stranger sees"] = sorted(c.id for c in store.list_notes(viewer=Viewer(handle="stranger")))
     return out
 
 
@@ -196,7 +199,11 @@ def _fill(store):
     c = store.add_note("# doomed\n\nto be deleted\n", author="di")
     store.edit_note(c.id, "# doomed\n\nstill to be deleted\n")
     store.delete_note(c.id)
-    return [a.id, b.id, c.id]
+    run = store.start_attempt("vault", author="agent", model="m3", campaign="spring")
+    store.set_project("vault", private=True, owner="agent")
+    d = store.add_note("# secret finding\n", attempt=run.id)
+    store.end_attempt(run.id, outcome="succeeded", summary="it worked")
+    return [a.id, b.id, c.id, d.id]
 
 
 def test_folder_to_database_and_back_loses_nothing(tmp_path, pg_url):
@@ -205,15 +212,19 @@ def test_folder_to_database_and_back_loses_nothing(tmp_path, pg_url):
         ids = _fill(embedded)
         before = _snapshot(embedded, ids)
     with notewell.open(pg_url) as db:
-        assert db.import_folder(folder) == {"notes": 2, "revisions": 6, "deleted": 1}
+        assert db.import_folder(folder) == {"notes": 4, "revisions": 8, "deleted": 1}
         assert _snapshot(db, ids) == before
         assert [c.id for c in db.search_notes("alpha")][:1] == [ids[0]]
         back = tmp_path / "back"
-        assert db.export_folder(back) == {"notes": 2, "revisions": 6, "deleted": 1}
+        assert db.export_folder(back) == {"notes": 4, "revisions": 8, "deleted": 1}
+        with pytest.raises(notewell.FrozenError):
+            db.edit_note(ids[3], "changed after the attempt ended")
     assert (back / f"{ids[0]}.md").read_bytes() == (folder / f"{ids[0]}.md").read_bytes()
     with notewell.open(back) as again:
         assert _snapshot(again, ids) == before
-        assert [c.id for c in again.list_notes()] == [ids[1], ids[0]]
+        assert [c.id for c in again.list_notes()][-2:] == [ids[1], ids[0]]
+        with pytest.raises(notewell.FrozenError):
+            again.edit_note(ids[3], "changed after the attempt ended")
 
 
 def test_database_to_folder_and_back_loses_nothing(tmp_path, pg_url, pg_server):
@@ -363,3 +374,36 @@ def test_links_and_briefs(backend):
     assert [c["id"] for c in brief["uncovered"]] == [mid.id] and brief["uncovered_count"] == 1
     with pytest.raises(notewell.InvalidArgumentError):
         backend.links(top.id, depth=0)
+
+
+def test_an_edit_that_changes_the_model_header_moves_the_note_between_model_filters(backend):
+    note = backend.add_note("---\nmodel: m1\n---\nbody\n")
+    backend.edit_note(note.id, "---\nmodel: m2\n---\nbody\n")
+    assert [c.id for c in backend.list_notes(model="m2")] == [note.id]
+    assert backend.list_notes(model="m1") == []
+
+
+def test_many_servers_opening_a_new_database_at_once(pg_url):
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            notewell.open(pg_url, pool_size=1).close()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_the_database_password_is_never_shown(pg_url):
+    with_password = pg_url.replace("postgres@", "postgres:s3cret@", 1)  # the test server trusts 127.0.0.1
+    assert "s3cret" in with_password
+    with notewell.open(with_password) as store:
+        assert "s3cret" not in repr(store) and repr(store).startswith("<notewell.PgStore postgres@127.0.0.1:")
+    with pytest.raises(notewell.InvalidArgumentError, match="not watch"):
+        notewell.open(pg_url, watch=False)

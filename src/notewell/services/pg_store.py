@@ -84,7 +84,11 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
         self.close()
 
     def __repr__(self) -> str:
-        return f"<notewell.PgStore {self._db.pool.conninfo.split('password=')[0].strip()!r}>"
+        from psycopg.conninfo import conninfo_to_dict
+
+        info = conninfo_to_dict(self.url)  # never the password
+        where = f"{info.get('host', '')}:{info.get('port', '')}/{info.get('dbname', '')}"
+        return f"<notewell.PgStore {info.get('user', '')}@{where}>"
 
     # -- writes ---------------------------------------------------------------
 
@@ -171,7 +175,7 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
                 )
                 conn.execute(
                     "UPDATE notes SET text = %(text)s, title = %(title)s, body = %(body)s, kind = %(kind)s,"
-                    " tags = %(tags)s, builds_on = %(builds_on)s, summary = %(summary)s,"
+                    " tags = %(tags)s, builds_on = %(builds_on)s, summary = %(summary)s, model = %(model)s,"
                     " updated_at = %(updated)s, revision = %(revision)s WHERE id = %(id)s",
                     row,
                 )

@@ -1,5 +1,6 @@
 """Moving a store between a folder and PostgreSQL without loss: every note's text byte for
-byte, its id, path, author, model and times, every revision, and deleted notes' history.
+byte, its id, path, author, model and times, every revision, deleted notes' history, the
+attempts (and so which notes are frozen) and the project settings (and so which are private).
 
 The folder gets what the embedded store itself would have written: the notes, the journal
 (``.notewell-history/journal.jsonl``) and the superseded texts, so that opening it gives
@@ -39,6 +40,28 @@ def export_folder(db: PgDatabase, folder: str | os.PathLike[str]) -> dict[str, i
         gone = conn.execute(
             "SELECT id, path, deleted_at, revision, model, attempt_id, note_kind FROM gone ORDER BY deleted_at"
         ).fetchall()
+        attempts = conn.execute(
+            "SELECT id, project, campaign, author, model, started_at, ended_at, outcome, summary_note"
+            " FROM attempts ORDER BY started_at"
+        ).fetchall()
+        for aid, project, campaign, author, model, started, _ended, _outcome, _summary in attempts:
+            records.append(
+                {
+                    "op": "attempt",
+                    "id": aid,
+                    "project": project,
+                    "campaign": campaign,
+                    "author": author,
+                    "model": model,
+                    "at": started,
+                }
+            )
+        for name, private, owner, campaign in conn.execute(
+            "SELECT name, private, owner, campaign FROM projects ORDER BY name"
+        ):
+            record = {"op": "project", "id": name, "private": bool(private)}
+            record.update({k: v for k, v in (("owner", owner), ("campaign", campaign)) if v is not None})
+            records.append(record)
         for nid, path, text, current, model, attempt_id, note_kind in live:
             _revisions(conn, history, records, nid, path, model, attempt_id, note_kind, keep_below=current)
             try:
@@ -52,6 +75,12 @@ def export_folder(db: PgDatabase, folder: str | os.PathLike[str]) -> dict[str, i
             records.append({"op": "delete", "id": nid, "path": path, "at": deleted_at})
             counts["deleted"] += 1
             counts["revisions"] += last
+    for aid, _project, _campaign, _author, _model, _started, ended, outcome, summary in attempts:
+        if ended is not None:
+            record = {"op": "attempt_end", "id": aid, "outcome": outcome, "at": ended}
+            if summary:
+                record["summary"] = summary
+            records.append(record)
     history.append(records)
     return counts
 
@@ -106,8 +135,20 @@ def import_folder(db: PgDatabase, folder: str | os.PathLike[str], *, max_bytes: 
     counts = {"notes": 0, "revisions": 0, "deleted": 0}
     source = Store(root, watch=False, embedder=None, create=False, max_bytes=max_bytes)
     try:
-        live, gone = source.transfer_rows()
-        with db.transaction() as conn:
+        rows = source.transfer_rows()
+        live, gone = rows["live"], rows["gone"]
+        with db.transaction() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO attempts(id, project, campaign, author, model, started_at, ended_at, outcome,"
+                " summary_note) VALUES (%(id)s, %(project)s, %(campaign)s, %(author)s, %(model)s,"
+                " %(started_at)s, %(ended_at)s, %(outcome)s, %(summary_note)s)",
+                rows["attempts"],
+            )
+            cur.executemany(
+                "INSERT INTO projects(name, private, owner, campaign) VALUES"
+                " (%(name)s, %(private)s, %(owner)s, %(campaign)s)",
+                rows["projects"],
+            )
             for row in live:
                 nid = row["id"]
                 versions = _kept_versions(source, nid, row["revision"], row["text"])
@@ -128,9 +169,9 @@ def import_folder(db: PgDatabase, folder: str | os.PathLike[str], *, max_bytes: 
             for row in gone:
                 versions = _kept_versions(source, row["id"], row["revision"], None)
                 conn.execute(
-                    "INSERT INTO gone(id, path, deleted_at, revision, author, model, created_at, note_kind)"
-                    " VALUES (%(id)s, %(path)s, %(deleted_at)s, %(revision)s, %(author)s, %(model)s,"
-                    " %(created_at)s, %(note_kind)s)",
+                    "INSERT INTO gone(id, path, deleted_at, revision, author, model, created_at, attempt_id,"
+                    " note_kind) VALUES (%(id)s, %(path)s, %(deleted_at)s, %(revision)s, %(author)s, %(model)s,"
+                    " %(created_at)s, %(attempt_id)s, %(note_kind)s)",
                     row,
                 )
                 _insert_revisions(conn, row["id"], versions)

@@ -75,6 +75,17 @@ HYBRID_WEIGHTS = {"keyword": 1.0, "semantic": 1.0}
 HYBRID_PARTIAL = 0.0
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
+_TRANSFER_ATTEMPT = (
+    "id",
+    "project",
+    "campaign",
+    "author",
+    "model",
+    "started_at",
+    "ended_at",
+    "outcome",
+    "summary_note",
+)
 _MAX_DEFER = 2.0  # seconds a read may go on without the changes another writer's lock holds back
 
 
@@ -242,11 +253,14 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             changes = self._watcher.changes() if self._watcher is not None and self._scanned else None
             try:
                 report = self._apply_changes(changes, wait)
-            except LockHeld:
-                if changes is not None:
+            except BaseException as exc:
+                # Not applied: keep the changes for the next call (a failure must not drop them).
+                if changes is not None and self._watcher is not None:
                     self._watcher.hand_back(*changes)
                 else:
                     self._scanned = False  # the next read compares the whole folder again
+                if not isinstance(exc, LockHeld):
+                    raise
                 if self._deferred_since is None:
                     self._deferred_since = time.monotonic()
                 self.last_check = "deferred"
@@ -922,9 +936,10 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             return out
 
     @guarded
-    def transfer_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Every live note (its text byte for byte, as a string, with its metadata) and every
-        deleted one the journal remembers: what moving the store elsewhere needs."""
+    def transfer_rows(self) -> dict[str, list[dict[str, Any]]]:
+        """What moving the store elsewhere needs: every live note (its text byte for byte, as
+        a string, with its metadata), every deleted one the journal remembers, the attempts
+        and the project settings."""
         with self._lock:
             self.refresh()
             live = []
@@ -971,13 +986,22 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
                     "model": model,
                     "created_at": created or "",
                     "note_kind": note_kind or "note",
+                    "attempt_id": attempt_id,
                 }
-                for nid, author, model, created, updated, revision, note_kind in self._index.query(
-                    "SELECT id, author, model, created_at, updated_at, revision, note_kind FROM journal_meta"
+                for nid, author, model, created, updated, revision, note_kind, attempt_id in self._index.query(
+                    "SELECT id, author, model, created_at, updated_at, revision, note_kind, attempt FROM journal_meta"
                     " WHERE deleted = 1 ORDER BY updated_at"
                 )
             ]
-            return live, gone
+            attempts = [
+                dict(zip(_TRANSFER_ATTEMPT, row, strict=True))
+                for row in self._index.query(f"SELECT {', '.join(_TRANSFER_ATTEMPT)} FROM attempts ORDER BY started_at")
+            ]
+            projects = [
+                {"name": n, "private": bool(p), "owner": o, "campaign": c}
+                for n, p, o, c in self._index.query("SELECT name, private, owner, campaign FROM projects ORDER BY name")
+            ]
+            return {"live": live, "gone": gone, "attempts": attempts, "projects": projects}
 
     @guarded
     def kept_revision(self, note_id: str, revision: int) -> bytes | None:
@@ -1013,5 +1037,11 @@ def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> Store 
     if is_database_url(path):
         from .pg_store import PgStore
 
+        unknown = sorted(set(options) - {"max_bytes", "pool_size", "create"})
+        if unknown:
+            raise InvalidArgumentError(
+                f"a PostgreSQL store takes max_bytes, pool_size and create, not {', '.join(unknown)}"
+                " (this command works on a notes folder)"
+            )
         return PgStore(str(path), **options)
     return Store(path, **options)

@@ -61,7 +61,7 @@ def _fsync_dir(path: str) -> None:
 
 
 # ".<name>.<8 hex>.tmp" (a write in progress) and ".<name>.<8 hex>.undo" (an edit's way back).
-_LEFTOVER = re.compile(r"\..+\.[0-9a-f]{8}\.(?:tmp|undo)")
+_LEFTOVER = re.compile(r"\.[^/]+\.md\.[0-9a-f]{8}\.(?:tmp|undo)")
 LEFTOVER_AGE = 3600.0
 
 
@@ -224,7 +224,9 @@ class NoteFolder:
         for rel in getattr(self, "leftovers", []):
             path = os.path.join(self._root_str, rel)
             try:
-                if now - os.lstat(path).st_mtime > older_than:
+                # ctime, not mtime: an undo link is a hard link to the note, whose mtime can be
+                # old; making the link sets the ctime, so a live write's link never looks stale.
+                if now - os.lstat(path).st_ctime > older_than:
                     os.unlink(path)
                     gone += 1
             except OSError:

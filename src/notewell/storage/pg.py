@@ -127,6 +127,7 @@ class PgDatabase:
             )
             self.pool.wait(timeout)
         except psycopg_pool.PoolTimeout as exc:
+            self.pool.close()
             raise UnavailableError(f"cannot connect to the database: {_first_line(exc)}") from None
         except psycopg.Error as exc:
             raise UnavailableError(f"cannot connect to the database: {_first_line(exc)}") from None
@@ -145,6 +146,8 @@ class PgDatabase:
                 yield conn
         except psycopg.errors.SerializationFailure as exc:
             raise BusyError(f"another writer changed the same rows; try again ({_first_line(exc)})") from None
+        except psycopg.errors.DeadlockDetected as exc:
+            raise BusyError(f"two writers waited on each other; try again ({_first_line(exc)})") from None
         except psycopg.errors.LockNotAvailable as exc:
             raise BusyError(f"another writer holds the rows; try again ({_first_line(exc)})") from None
         except psycopg.OperationalError as exc:
@@ -157,7 +160,9 @@ class PgDatabase:
     def schema_version(self) -> int:
         """The version of the schema in the database (0: none yet)."""
         with self.transaction() as conn:
-            conn.execute("CREATE TABLE IF NOT EXISTS notewell_schema(version integer NOT NULL, applied_at text)")
+            # No DDL here: servers opening a new database together would race to create the table.
+            if conn.execute("SELECT to_regclass('notewell_schema')").fetchone()[0] is None:
+                return 0
             row = conn.execute("SELECT max(version) FROM notewell_schema").fetchone()
         return row[0] or 0
 
