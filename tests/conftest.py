@@ -48,14 +48,14 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def pg_server():
     """The URL of a PostgreSQL server's maintenance database (skips when none can be had)."""
-    url = os.environ.get("NOTEWELL_TEST_DATABASE")
-    if url:
-        yield url
-        return
     try:
         import psycopg  # noqa: F401
     except ImportError:
         pytest.skip("PostgreSQL tests need psycopg: pip install -e '.[test]'")
+    url = os.environ.get("NOTEWELL_TEST_DATABASE")
+    if url:
+        yield url
+        return
     script = _ROOT / "scripts" / "pg-server"
     # Not under pytest's private temp folder: the server may run as another user ('postgres').
     base = pathlib.Path(tempfile.mkdtemp(prefix="notewell-pg-"))
