@@ -6,11 +6,14 @@ import hashlib
 import re
 import secrets
 
+from ..errors import InvalidIdError
+
 __all__ = [
     "ATTEMPT_ID_RE",
     "ID_ALPHABET",
     "ID_RE",
     "NOTE_ID_RE",
+    "check_note_id",
     "derived_note_id",
     "is_attempt_id",
     "is_link_id",
@@ -66,3 +69,14 @@ def is_note_id(text: object) -> bool:
 def is_link_id(text: object) -> bool:
     """True when *text* is a note or attempt id (what builds_on may hold)."""
     return isinstance(text, str) and ID_RE.fullmatch(text) is not None
+
+
+def check_note_id(note_id: object) -> str:
+    """*note_id* stripped, or InvalidIdError when it is not a note id."""
+    if not isinstance(note_id, str):
+        raise InvalidIdError(f"a note id must be a string, not {type(note_id).__name__}")
+    note_id = note_id.strip()
+    if NOTE_ID_RE.fullmatch(note_id) is None:
+        shown = note_id if len(note_id) <= 60 else note_id[:57] + "..."
+        raise InvalidIdError(f"not a note id: {shown!r} (ids look like nte_0h3k9x2c7m)")
+    return note_id

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..errors import InvalidArgumentError, InvalidNoteError, NoteTooLargeError
-from .header import LIMITS, ParsedNote
+from .header import LIMITS, ParsedNote, parse_note
 
 __all__ = [
     "AUTHOR_MAX",
@@ -19,6 +19,7 @@ __all__ = [
     "check_label",
     "check_text",
     "derive_title",
+    "note_from_text",
 ]
 
 DEFAULT_MAX_BYTES = 1024 * 1024
@@ -152,3 +153,25 @@ class Note:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def note_from_text(text: str, *, path: str, model: str | None, **meta: Any) -> Note:
+    """A whole note from its text and what the store keeps beside it (*meta*: id, author,
+    created_at, updated_at, revision, revisions, backlinks, attempt_id, note_kind, attempt).
+    Title, kind, tags, links, summary and model come from the header as written."""
+    parsed = parse_note(text)
+    header = parsed.header or {}
+    return Note(
+        path=path,
+        title=derive_title(parsed, path),
+        kind=header.get("kind"),
+        tags=list(header.get("tags", [])),
+        builds_on=list(header.get("builds_on", [])),
+        model=header.get("model") or model,
+        summary=header.get("summary"),
+        text=text,
+        header=parsed.header,
+        extra=parsed.extra,
+        body=parsed.body,
+        **meta,
+    )

@@ -218,16 +218,7 @@ class Filters:
         if self.builds_on is not None:
             clauses.append(f"{alias}.builds_on @> %s")
             params.append([self.builds_on])
-        for name, column, op in (
-            ("created_after", "created_at", ">="),
-            ("created_before", "created_at", "<"),
-            ("updated_after", "updated_at", ">="),
-            ("updated_before", "updated_at", "<"),
-        ):
-            value = getattr(self, name)
-            if value is not None:
-                clauses.append(f"{alias}.{column} {op} %s")
-                params.append(parse_when(value, name=name))
+        self._dates(alias, clauses, params, mark="%s")
         return " AND ".join(clauses), params
 
     def _scope(self, name: str) -> str | None:
@@ -238,7 +229,7 @@ class Filters:
             return check_attempt_id(value)
         return check_project(value, name)
 
-    def _dates(self, alias: str, clauses: list[str], params: list[Any]) -> None:
+    def _dates(self, alias: str, clauses: list[str], params: list[Any], mark: str = "?") -> None:
         for name, column, op in (
             ("created_after", "created_at", ">="),
             ("created_before", "created_at", "<"),
@@ -247,5 +238,5 @@ class Filters:
         ):
             value = getattr(self, name)
             if value is not None:
-                clauses.append(f"{alias}.{column} {op} ?")
+                clauses.append(f"{alias}.{column} {op} {mark}")
                 params.append(parse_when(value, name=name))

@@ -32,6 +32,8 @@ _PREVIEW = 200
 
 
 def card_from_pg(row: tuple, snippet: str, score: float | None) -> Card:
+    """A card from a CARD_SQL row (card_from_row's columns without the rowid; tags and
+    builds_on arrive as arrays, not JSON text)."""
     nid, title, kind, tags, builds_on, model, author, created, updated = row[:9]
     attempt_id, project, campaign, note_kind, outcome, ended = row[9:15]
     return Card(

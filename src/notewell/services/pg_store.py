@@ -18,7 +18,7 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..model.attempt import check_attempt_id, check_project
 from ..model.header import parse_note
 from ..model.header_edit import with_summary, with_tags
-from ..model.ids import is_attempt_id, new_note_id
+from ..model.ids import check_note_id, is_attempt_id, new_note_id
 from ..model.note import (
     AUTHOR_MAX,
     DEFAULT_MAX_BYTES,
@@ -28,6 +28,7 @@ from ..model.note import (
     check_label,
     check_text,
     derive_title,
+    note_from_text,
 )
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
@@ -45,7 +46,6 @@ from .pg_attempts import (
     scoped,
 )
 from .pg_transfer import export_folder, import_folder
-from .store import _check_id
 
 __all__ = ["PgStore"]
 
@@ -137,13 +137,13 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
 
     def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
         """Replace a note's text; the previous text stays as an earlier revision."""
-        note_id = _check_id(note_id)
+        note_id = check_note_id(note_id)
         checked = check_text(text, max_bytes=self.max_bytes)
         return self._edit(note_id, lambda _current: checked, author)
 
     def add_tag(self, note_id: str, *tags: str, author: str | None = None) -> Note:
         """Add tags to a note's header (slugged; ones it has are skipped)."""
-        note_id = _check_id(note_id)
+        note_id = check_note_id(note_id)
         if not tags:
             raise InvalidArgumentError("give at least one tag")
         with_tags("x", list(tags))  # bad tags fail before anything is read
@@ -151,7 +151,7 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
 
     def set_summary(self, note_id: str, summary: str, *, author: str | None = None) -> Note:
         """Write ``summary:`` into a note's header (one line), changing nothing else."""
-        note_id = _check_id(note_id)
+        note_id = check_note_id(note_id)
         with_summary("# x", summary)
         return self._edit(note_id, lambda current: with_summary(current, summary), author)
 
@@ -193,7 +193,7 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
 
     def delete_note(self, note_id: str) -> dict[str, Any]:
         """Remove a note; its texts stay readable by revision number."""
-        note_id = _check_id(note_id)
+        note_id = check_note_id(note_id)
         with self._db.transaction() as conn:
             owner = conn.execute("SELECT attempt_id FROM notes WHERE id = %s FOR UPDATE", (note_id,)).fetchone()
             if owner is not None:
@@ -219,7 +219,7 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
     def get_note(self, note_id: str, *, revision: int | None = None, viewer: Viewer | None = None) -> Note:
         """The whole note (or one of its revisions by number), with the notes that build on it.
         A note in a private project the *viewer* may not see is not found."""
-        note_id = _check_id(note_id)
+        note_id = check_note_id(note_id)
         if revision is not None and (isinstance(revision, bool) or not isinstance(revision, int) or revision < 1):
             raise InvalidArgumentError(f"revision must be a whole number ≥ 1, got {revision!r}")
         with self._db.transaction() as conn:
@@ -255,26 +255,16 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
                     (note_id, hidden),
                 )
             ]
-        parsed = parse_note(text)
-        header = parsed.header or {}
-        return Note(
-            id=nid,
+        return note_from_text(
+            text,
             path=path,
-            title=derive_title(parsed, path),
-            kind=header.get("kind"),
-            tags=list(header.get("tags", [])),
-            builds_on=list(header.get("builds_on", [])),
-            model=header.get("model") or model,
-            summary=header.get("summary"),
+            model=model,
+            id=nid,
             author=author,
             created_at=created,
             updated_at=updated,
             revision=revision or current_rev,
             revisions=current_rev,
-            text=text,
-            header=parsed.header,
-            extra=parsed.extra,
-            body=parsed.body,
             backlinks=backlinks,
             attempt_id=attempt_id,
             note_kind=note_kind or "note",
@@ -383,7 +373,7 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
 
     def history(self, note_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every revision of a note, oldest first."""
-        note_id = _check_id(note_id)
+        note_id = check_note_id(note_id)
         with self._db.transaction() as conn:
             check_visible(conn, note_id, viewer)
             live = conn.execute("SELECT revision FROM notes WHERE id = %s", (note_id,)).fetchone()

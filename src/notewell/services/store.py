@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     InvalidArgumentError,
-    InvalidIdError,
     NotewellError,
     NotFoundError,
     StorageError,
@@ -31,7 +30,7 @@ from ..errors import (
 )
 from ..model.header import parse_note
 from ..model.header_edit import with_summary, with_tags
-from ..model.ids import NOTE_ID_RE, is_note_id, new_note_id
+from ..model.ids import check_note_id, is_note_id, new_note_id
 from ..model.note import (
     AUTHOR_MAX,
     DEFAULT_MAX_BYTES,
@@ -41,6 +40,7 @@ from ..model.note import (
     check_label,
     check_text,
     derive_title,
+    note_from_text,
 )
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
@@ -87,16 +87,6 @@ _TRANSFER_ATTEMPT = (
     "summary_note",
 )
 _MAX_DEFER = 2.0  # seconds a read may go on without the changes another writer's lock holds back
-
-
-def _check_id(note_id: object) -> str:
-    if not isinstance(note_id, str):
-        raise InvalidIdError(f"a note id must be a string, not {type(note_id).__name__}")
-    note_id = note_id.strip()
-    if NOTE_ID_RE.fullmatch(note_id) is None:
-        shown = note_id if len(note_id) <= 60 else note_id[:57] + "..."
-        raise InvalidIdError(f"not a note id: {shown!r} (ids look like nte_0h3k9x2c7m)")
-    return note_id
 
 
 class Store(AttemptsMixin, LinksMixin, WatchingMixin):
@@ -475,7 +465,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
     @guarded
     def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
         """Replace a note's text; the previous text stays as an earlier revision."""
-        note_id = _check_id(note_id)
+        note_id = check_note_id(note_id)
         checked = check_text(text, max_bytes=self.max_bytes)
         return self._edit(note_id, lambda _current: checked, author)
 
@@ -483,7 +473,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
     def add_tag(self, note_id: str, *tags: str, author: str | None = None) -> Note:
         """Add tags to a note's header (slugged; ones it has are skipped), creating a header
         when it has none. Every other line of the note stays byte for byte."""
-        note_id = _check_id(note_id)
+        note_id = check_note_id(note_id)
         if not tags:
             raise InvalidArgumentError("give at least one tag")
         with_tags("x", list(tags))  # bad tags fail before anything is read
@@ -492,7 +482,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
     @guarded
     def set_summary(self, note_id: str, summary: str, *, author: str | None = None) -> Note:
         """Write ``summary:`` into a note's header (one line), changing nothing else."""
-        note_id = _check_id(note_id)
+        note_id = check_note_id(note_id)
         with_summary("# x", summary)  # a bad summary fails before anything is read
         return self._edit(note_id, lambda current: with_summary(current, summary), author)
 
@@ -573,7 +563,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
     @guarded
     def delete_note(self, note_id: str) -> dict[str, Any]:
         """Remove a note's file; its last text stays in the history folder."""
-        note_id = _check_id(note_id)
+        note_id = check_note_id(note_id)
         with self._lock:
             self.refresh()
             with self._index.write():
@@ -606,7 +596,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         attempt it was written on. Passing *working_attempt_id* (a running attempt) records
         the read on that attempt. A note in a private project the *viewer* may not see is
         not found."""
-        note_id = _check_id(note_id)
+        note_id = check_note_id(note_id)
         if revision is not None and (isinstance(revision, bool) or not isinstance(revision, int) or revision < 1):
             raise InvalidArgumentError(f"revision must be a whole number ≥ 1, got {revision!r}")
         with self._lock:
@@ -675,9 +665,6 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             if info:
                 updated = info[0][0] or updated
                 author = info[0][1] if info[0][1] is not None else author
-        text = data.decode("utf-8", errors="replace")
-        parsed = parse_note(text)
-        header = parsed.header or {}
         backlinks = [
             {"id": b, "title": t, "kind": k, "updated_at": u}
             for b, t, k, u in self._index.query(
@@ -686,24 +673,16 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
                 (note_id,),
             )
         ]
-        return Note(
-            id=nid,
+        return note_from_text(
+            data.decode("utf-8", errors="replace"),
             path=path,
-            title=derive_title(parsed, path),
-            kind=header.get("kind"),
-            tags=list(header.get("tags", [])),
-            builds_on=list(header.get("builds_on", [])),
-            model=header.get("model") or row_model,
-            summary=header.get("summary"),
+            model=row_model,
+            id=nid,
             author=author,
             created_at=created,
             updated_at=updated,
             revision=rev,
             revisions=current_rev,
-            text=text,
-            header=parsed.header,
-            extra=parsed.extra,
-            body=parsed.body,
             backlinks=backlinks,
             attempt_id=attempt_id,
             note_kind=note_kind or "note",
@@ -906,7 +885,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
     @guarded
     def history(self, note_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every revision of a note, oldest first, and whether its text was kept."""
-        note_id = _check_id(note_id)
+        note_id = check_note_id(note_id)
         with self._lock:
             self.refresh(wait=False)
             self._check_visible(note_id, viewer)
@@ -1006,7 +985,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
     @guarded
     def kept_revision(self, note_id: str, revision: int) -> bytes | None:
         """The kept text of an earlier revision of a note (None when it was not kept)."""
-        return self._history.load_revision(_check_id(note_id), revision)
+        return self._history.load_revision(check_note_id(note_id), revision)
 
     @guarded
     def resolve(self, ref: str) -> str:
@@ -1024,7 +1003,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
                 if row is None:
                     raise NotFoundError(f"no note at {ref}")
                 return row[1]
-        return _check_id(ref)
+        return check_note_id(ref)
 
 
 def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> Store | PgStore:
