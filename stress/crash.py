@@ -572,14 +572,18 @@ def index_rows(db: Path, r: Round | None = None) -> dict[str, dict[str, Any]]:
     conn = sqlite3.connect(db, isolation_level=None)
     try:
         if r is not None:
-            r.checks += 2
+            r.checks += 3
             result = conn.execute("PRAGMA integrity_check").fetchall()
             if result != [("ok",)]:
                 r.problems.append(f"PRAGMA integrity_check: {result[:5]}")
-            try:
-                conn.execute("INSERT INTO notes_fts(notes_fts) VALUES('integrity-check')")
-            except sqlite3.DatabaseError as exc:
-                r.problems.append(f"FTS5 integrity-check: {exc}")
+            for table in ("notes_fts", "titles_fts"):
+                try:
+                    conn.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
+                except sqlite3.DatabaseError as exc:
+                    r.problems.append(f"FTS5 integrity-check of {table}: {exc}")
+            titled = {i for (i,) in conn.execute("SELECT id FROM titles_fts_docsize")}
+            if titled != {i for (i,) in conn.execute("SELECT rowid FROM note_index")}:
+                r.problems.append("titles_fts does not hold exactly the indexed notes")
         tags: dict[int, set[str]] = {}
         for tag, rowid in conn.execute("SELECT tag, note FROM note_tags"):
             tags.setdefault(rowid, set()).add(tag)

@@ -224,3 +224,47 @@ def test_a_live_undo_link_with_an_old_mtime_is_not_swept(tmp_path):
     with notewell.open(root) as s:
         s.list_notes()
     assert live.exists()
+
+
+def _titles_consistent(store) -> None:
+    """titles_fts holds exactly the notes, each findable by every word of its title."""
+    conn = store._index.conn
+    conn.execute("INSERT INTO titles_fts(titles_fts) VALUES('integrity-check')")
+    rows = dict(conn.execute("SELECT rowid, title FROM note_index"))
+    assert {r for (r,) in conn.execute("SELECT id FROM titles_fts_docsize")} == set(rows)
+    for rowid, title in rows.items():
+        for word in title.split():
+            found = {r for (r,) in conn.execute("SELECT rowid FROM titles_fts WHERE titles_fts MATCH ?", [f'"{word}"'])}
+            assert rowid in found, (title, word)
+            assert found <= {r for r, t in rows.items() if word.casefold() in t.casefold()}
+
+
+def test_the_title_index_follows_every_write(tmp_path):
+    import notewell
+
+    store = notewell.open(tmp_path / "s", watch=False)
+    a, b, c = store.add_notes(["# alpha beta\n\nbody", "# gamma 你好\n\nbody", "# delta\n\nbody"])
+    store.edit_note(a.id, "# alpha renamed\n\nnew body")
+    store.delete_note(c.id)
+    (store.root / b.path).write_text("# gamma moved outside\n\nbody\n", encoding="utf-8")
+    store.refresh()
+    _titles_consistent(store)
+    assert [n.id for n in store.search_notes("renamed")] == [a.id]
+    store.reindex()
+    _titles_consistent(store)
+    store.close()
+
+
+def test_an_index_from_before_the_title_index_gets_one_at_open(tmp_path):
+    import notewell
+
+    store = notewell.open(tmp_path / "s", watch=False)
+    notes = store.add_notes([f"# title{i} words\n\nbody {i}" for i in range(30)])
+    with store._index.write() as conn:
+        conn.execute("DROP TABLE titles_fts")
+    store.close()
+    store = notewell.open(tmp_path / "s", watch=False)
+    assert not store._index.rebuilt  # added in place: the index (and its vectors) kept
+    _titles_consistent(store)
+    assert [n.id for n in store.search_notes("title7")] == [notes[7].id]
+    store.close()

@@ -11,6 +11,7 @@ from ..errors import InvalidArgumentError, InvalidQueryError
 from ..model.cjk import unsegment
 from ..model.note import Card
 from ..storage.index import Index
+from .bm25 import bm25_ranks, document_frequency, weigh
 from .filters import Filters
 from .query import CompiledQuery, compile_query
 from .snippets import make_snippet, phrases_of
@@ -23,12 +24,17 @@ CARD_COLUMNS = (
 )
 # A campaign set on the project wins over the one its attempt was started with.
 CARD_FROM = "note_index n LEFT JOIN attempts a ON a.id = n.attempt_id LEFT JOIN projects p ON p.name = a.project"
+Where = tuple[str, list[Any]]  # an SQL condition and its parameters
 _PREVIEW = 16  # the column after CARD_COLUMNS
 _MAX_LIMIT = 1000
+# Up to this many notes holding the query's phrases (summed), FTS5 ranks (its bm25() walks
+# them all, about 0.1 µs each); above it bm25.bm25_ranks does, from the candidates' text.
+FTS5_WALK = 50_000
 RANK_WINDOW = 400
 TITLE_WINDOW = 200
-COMMON = 1000  # a loose-pass word in more notes than this waits until the rarer words are used up
-_RANGE_GAP = 3000  # rowids closer than this share one walk of the matches between them
+# A loose-pass word in more notes than this waits until the rarer words are used up
+# (counted exactly: bm25.PROBE is larger).
+COMMON = 1000
 
 
 def card_from_row(row: tuple | sqlite3.Row, snippet: str, score: float | None) -> Card:
@@ -77,16 +83,23 @@ def check_limit(limit: int) -> int:
 
 
 def _ranked(
-    index: Index, query: str, where: str, params: list[Any], limit: int, exclude: set[int], suffix: str = ""
+    index: Index,
+    query: str,
+    where: str,
+    params: list[Any],
+    limit: int,
+    exclude: set[int],
+    suffix: str = "",
+    title_filter: Where = ("", []),
 ) -> list[tuple[int, float]]:
     """Rowids and BM25 ranks of the best matches, the newest first among equals.
 
-    BM25 costs a few µs for every note it scores, plus one walk of each word's whole
-    list of notes per statement (for the word's weight). So a query matching many
-    notes ranks the RANK_WINDOW most recently written matches that pass the filters
-    (rowids grow with every write), together with
-    the newest TITLE_WINDOW older notes whose title matches, so that a note named after
-    the words is not cut off by the window. Both are ranked in one statement.
+    A query matching many notes ranks the RANK_WINDOW most recently written matches that
+    pass the filters (rowids grow with every write), together with the newest TITLE_WINDOW
+    older notes whose title matches, so that a note named after the words is not cut off
+    by the window. FTS5 ranks them when the query's words are in few notes; otherwise
+    bm25.bm25_ranks does, with FTS5's formula and without its walk of every note that
+    holds each word.
     """
     conn = index.conn
     # Filters that FTS5 can answer (*suffix*) are part of the match; the rest join note_index.
@@ -95,69 +108,90 @@ def _ranked(
     cond = " WHERE notes_fts MATCH ?" + (f" AND {where}" if where else "")
     want = limit + len(exclude)
     # The window counts notes that pass the filters, so it never needs widening.
-    boundary = conn.execute(
-        f"SELECT f.rowid FROM notes_fts f{join}{cond} ORDER BY f.rowid DESC LIMIT 1 OFFSET ?",
-        [expr, *params, max(RANK_WINDOW, want)],
-    ).fetchone()
-    if boundary is None:
-        # rank, then rowid: exact ties go to the most recently written note.
-        rows = conn.execute(
-            f"SELECT f.rowid, f.rank FROM notes_fts f{join}{cond} ORDER BY f.rank, f.rowid DESC LIMIT ?",
-            [expr, *params, want],
-        ).fetchall()
+    window = max(RANK_WINDOW, want)
+    candidates = [
+        r
+        for (r,) in conn.execute(
+            f"SELECT f.rowid FROM notes_fts f{join}{cond} ORDER BY f.rowid DESC LIMIT ?", [expr, *params, window + 1]
+        )
+    ]
+    if len(candidates) > window:
+        edge = candidates.pop()
+        candidates += _title_matches(conn, query, title_filter, edge)
+    weights = weigh(index, query)
+    if weights.total <= FTS5_WALK:
+        ranks = _fts5_ranks(conn, expr, join, cond, params, candidates)
     else:
-        edge = boundary[0]
-        titled = _title_matches(conn, query, suffix, join, where, params, edge)
-        low = min(titled, default=edge + 1)
-        marks = ",".join("?" * len(titled))
-        wanted = f"f.rowid > ? OR f.rowid IN ({marks})" if titled else "f.rowid > ?"
-        # The CASE asks for the rank (and so runs BM25) only for the rows wanted.
-        rows = conn.execute(
-            f"SELECT rowid, v FROM (SELECT f.rowid AS rowid, CASE WHEN {wanted} THEN f.rank END AS v"
-            f" FROM notes_fts f{join}{cond} AND f.rowid >= ?) WHERE v IS NOT NULL ORDER BY v, rowid DESC LIMIT ?",
-            [edge, *titled, expr, *params, low, want],
-        ).fetchall()
-    return [(r, s) for r, s in rows if r not in exclude][:limit]
+        ranks = bm25_ranks(index, weights, candidates)
+    # rank, then rowid: exact ties go to the most recently written note.
+    order = sorted(candidates, key=lambda r: (ranks.get(r, 0.0), -r))
+    return [(r, ranks.get(r, 0.0)) for r in order if r not in exclude][:limit]
 
 
-def _title_matches(
-    conn: sqlite3.Connection, query: str, suffix: str, join: str, where: str, params: list[Any], edge: int
-) -> list[int]:
-    """The newest notes at or below rowid *edge* whose title matches (no ranking: a walk)."""
+def _fts5_ranks(
+    conn: sqlite3.Connection, expr: str, join: str, cond: str, params: list[Any], candidates: list[int]
+) -> dict[int, float]:
+    """FTS5's own bm25() ranks of *candidates*, from one walk of the matches from the oldest."""
+    if not candidates:
+        return {}
+    marks = ",".join("?" * len(candidates))
+    # The CASE asks for the rank (and so runs BM25) only for the rows wanted.
+    return dict(
+        conn.execute(
+            f"SELECT rowid, v FROM (SELECT f.rowid AS rowid, CASE WHEN f.rowid IN ({marks}) THEN f.rank END AS v"
+            f" FROM notes_fts f{join}{cond} AND f.rowid >= ?) WHERE v IS NOT NULL",
+            [*candidates, expr, *params, min(candidates)],
+        )
+    )
+
+
+def _title_matches(conn: sqlite3.Connection, query: str, title_filter: Where, edge: int) -> list[int]:
+    """The newest notes at or below rowid *edge* whose title matches and that pass the
+    filters (*title_filter*: the full SQL form), from titles_fts (no ranking: a walk)."""
+    where, params = title_filter
+    join = " JOIN note_index n ON n.rowid = t.rowid" if where else ""
     try:
         return [
             r
             for (r,) in conn.execute(
-                f"SELECT f.rowid FROM notes_fts f{join} WHERE notes_fts MATCH ? AND f.rowid <= ?"
+                f"SELECT t.rowid FROM titles_fts t{join} WHERE titles_fts MATCH ? AND t.rowid <= ?"
                 + (f" AND {where}" if where else "")
-                + " ORDER BY f.rowid DESC LIMIT ?",
-                [f"(title : ({query})){suffix}", edge, *params, TITLE_WINDOW],
+                + " ORDER BY t.rowid DESC LIMIT ?",
+                [query, edge, *params, TITLE_WINDOW],
             )
         ]
     except sqlite3.OperationalError:
-        return []  # an expression FTS5 cannot put under a column filter
+        return []  # an expression naming notes_fts's other columns
 
 
 def _run(
-    index: Index, cq: CompiledQuery, where: str, params: list[Any], limit: int, suffix: str = ""
+    index: Index,
+    cq: CompiledQuery,
+    where: str,
+    params: list[Any],
+    limit: int,
+    suffix: str = "",
+    title_filter: Where = ("", []),
 ) -> list[tuple[int, float, str]]:
     hits: list[tuple[int, float, str]] = []
     expr = cq.strict
     try:
-        got = _ranked(index, expr, where, params, limit, set(), suffix)
+        got = _ranked(index, expr, where, params, limit, set(), suffix, title_filter)
     except sqlite3.OperationalError as exc:
         if cq.fallback is None:
             raise InvalidQueryError(f"query cannot be searched: {exc}") from None
         expr = cq.fallback
         try:
-            got = _ranked(index, expr, where, params, limit, set(), suffix)
+            got = _ranked(index, expr, where, params, limit, set(), suffix, title_filter)
         except sqlite3.OperationalError as exc2:
             raise InvalidQueryError(f"query cannot be searched: {exc2}") from None
     hits.extend((r, s, expr) for r, s in got)
     if len(hits) < limit and cq.loose:
         for loose in _loose_passes(index, cq):
             try:
-                more = _ranked(index, loose, where, params, limit - len(hits), {r for r, _, _ in hits}, suffix)
+                more = _ranked(
+                    index, loose, where, params, limit - len(hits), {r for r, _, _ in hits}, suffix, title_filter
+                )
             except sqlite3.OperationalError:
                 more = []
             hits.extend((r, s, loose) for r, s in more)
@@ -175,13 +209,7 @@ def _loose_passes(index: Index, cq: CompiledQuery) -> list[str]:
     common ones come in only to fill up the results (as in Lucene's CommonTermsQuery).
     """
     assert cq.loose is not None
-    rare: list[str] = []
-    for term in cq.loose_terms:
-        (count,) = index.conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)", [term, COMMON + 1]
-        ).fetchone()
-        if 0 < count <= COMMON:
-            rare.append(term)
+    rare = [term for term in cq.loose_terms if 0 < document_frequency(index, term) <= COMMON]
     if not rare or len(rare) == len(cq.loose_terms):
         return [cq.loose]
     return [" OR ".join(rare), cq.loose]
@@ -196,7 +224,7 @@ def keyword_search(
     cq = compile_query(query)
     filters = filters or Filters()
     where, params = filters.sql(dates_only=True)
-    hits = _run(index, cq, where, params, limit, filters.fts_suffix())
+    hits = _run(index, cq, where, params, limit, filters.fts_suffix(), filters.sql())
     if not hits:
         return []
     marks = ",".join("?" * len(hits))

@@ -10,6 +10,7 @@ character by character, as the index stores it.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -17,13 +18,14 @@ from dataclasses import dataclass
 
 from ..model.cjk import CJK_RE
 
-__all__ = ["Phrase", "densest", "make_snippet", "phrases_of"]
+__all__ = ["Phrase", "densest", "find_hits", "fold", "make_snippet", "phrase_finder", "phrases_of", "scan"]
 
 SNIPPET_CHARS = 180  # about 24 words
 _LEAD_CHARS = 30  # context shown before the first hit
 _EDGE_SLACK = 20
 _TOKEN = re.compile(f"{CJK_RE.pattern}|(?:(?!{CJK_RE.pattern})\\w)+")
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"(\*?)')
+_WORD_CHAR = re.compile(r"\w")
 _BARE = re.compile(r'[^\s"():^+*{},]+(\*?)')
 _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 _SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
@@ -36,6 +38,7 @@ def _fold(word: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
+@functools.lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -108,8 +111,14 @@ def _pattern(phrase: Phrase) -> str:
             parts.append(re.escape(word))
             continue
         # The stem is a prefix of every form _same accepts; candidates are checked with _same.
-        stem = _stem(word) if not (phrase.prefix and k == len(phrase.words) - 1) else word
-        parts.append(r"(?<!\w)" + re.escape(stem if len(stem) < 5 else stem[:5]) + r"\w*")
+        last_prefix = phrase.prefix and k == len(phrase.words) - 1
+        if len(word) == 1 and not last_prefix:
+            parts.append((r"(?<!\w)" if k else "") + re.escape(word) + r"(?!\w)")  # _same: only itself
+            continue
+        stem = _stem(word) if not last_prefix else word
+        # The first word's start is checked by find_hits: a pattern that opens with
+        # letters is searched for by the regex engine's fast literal scan.
+        parts.append((r"(?<!\w)" if k else "") + re.escape(stem if len(stem) < 5 else stem[:5]) + r"\w*")
     return r"\W*".join(parts)
 
 
@@ -123,18 +132,7 @@ def make_snippet(
         return None
     if "**" in body:
         body = body.replace("**", "")  # the note's own bold markers would pair with the highlights
-    folded = body if body.isascii() else body.translate(_FOLDING)
-    finder = re.compile("|".join(f"({_pattern(p)})" for p in phrases), re.IGNORECASE)
-    hits: list[tuple[int, int, int]] = []  # (start, end, phrase number)
-    for m in finder.finditer(folded):
-        number = m.lastindex - 1 if m.lastindex else 0
-        phrase = phrases[number]
-        found = [_fold(t) for t in _TOKEN.findall(m.group(0))]
-        if len(found) == len(phrase.words) and all(
-            _same(t, w, phrase.prefix and k == len(found) - 1)
-            for k, (t, w) in enumerate(zip(found, phrase.words, strict=True))
-        ):
-            hits.append((m.start(), m.end(), number))
+    hits = find_hits(body, phrases)
     if not hits:
         return None
     best = densest(hits, chars, lead)
@@ -153,6 +151,54 @@ def make_snippet(
     out.append(body[cursor:end])
     text = " ".join("".join(out).split())
     return ("…" if start > 0 else "") + text + ("…" if end < len(body.rstrip()) else "")
+
+
+def phrase_finder(phrases: Sequence[Phrase]) -> list[re.Pattern[str]]:
+    """The patterns find_hits uses, compiled once for many texts."""
+    return [re.compile(_pattern(p)) for p in phrases]
+
+
+def fold(text: str) -> str:
+    """*text* with case and accents folded, character for character (offsets stay)."""
+    return text.lower() if text.isascii() else text.translate(_FOLDING)
+
+
+def scan(folded: str, phrases: Sequence[Phrase], finder: list[re.Pattern[str]]) -> list[tuple[int, int, int]]:
+    """Every place in *folded* (see fold) where each phrase occurs: (start, end, phrase
+    number), phrase by phrase. Hits of different phrases may overlap."""
+    hits: list[tuple[int, int, int]] = []
+    for number, (phrase, pattern) in enumerate(zip(phrases, finder, strict=True)):
+        bounded = not CJK_RE.fullmatch(phrase.words[0])  # a CJK character is a word by itself
+        for m in pattern.finditer(folded):
+            start = m.start()
+            if bounded and start and _WORD_CHAR.match(folded, start - 1):
+                continue  # inside a word
+            found = [_fold(t) for t in _TOKEN.findall(m.group(0))]
+            if len(found) == len(phrase.words) and all(
+                _same(t, w, phrase.prefix and k == len(found) - 1)
+                for k, (t, w) in enumerate(zip(found, phrase.words, strict=True))
+            ):
+                hits.append((start, m.end(), number))
+    return hits
+
+
+def find_hits(
+    text: str, phrases: Sequence[Phrase], finder: list[re.Pattern[str]] | None = None
+) -> list[tuple[int, int, int]]:
+    """Where *phrases* occur in *text*: (start, end, phrase number), in text order and
+    without overlaps (at one place the earlier phrase wins). *finder* is
+    phrase_finder(phrases), if already made."""
+    if not phrases or not text:
+        return []
+    hits = scan(fold(text), phrases, finder or phrase_finder(phrases))
+    if len(phrases) > 1:
+        hits.sort()
+        kept: list[tuple[int, int, int]] = []
+        for hit in hits:
+            if not kept or hit[0] >= kept[-1][1]:
+                kept.append(hit)
+        hits = kept
+    return hits
 
 
 def densest(hits: Sequence[tuple[int, int, int]], chars: int, lead: int) -> int:

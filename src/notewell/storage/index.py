@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import BusyError, StorageError
 from ..model.cjk import segment
 from ..model.header import ParsedNote
-from .schema import GONE_INDEX, NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, configure, meta_token
+from .schema import GONE_INDEX, NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, TITLES_FTS, configure, meta_token
 
 __all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "LockHeld", "translated"]
 
@@ -204,7 +204,8 @@ class Index:
             epoch = conn.execute("SELECT 1 FROM state WHERE key = 'vectors_generation'").fetchone()
             logged = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vector_log'").fetchone()
             gone = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'journal_meta_gone'").fetchone()
-            if self._missing_indexes(conn) or epoch is None or logged is None or gone is None:
+            titles = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'titles_fts'").fetchone()
+            if self._missing_indexes(conn) or epoch is None or logged is None or gone is None or titles is None:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     for sql in (*NOTE_INDEXES, GONE_INDEX):
@@ -218,6 +219,8 @@ class Index:
                         "INSERT OR IGNORE INTO state(key, value) VALUES ('vectors_generation', ?)",
                         (secrets.token_hex(8),),
                     )
+                    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'titles_fts'").fetchone() is None:
+                        _add_titles(conn)
                     conn.execute("COMMIT")
                 except BaseException:
                     conn.execute("ROLLBACK")
@@ -229,8 +232,9 @@ class Index:
             if version != SCHEMA_VERSION:
                 if version != 0:
                     tables = conn.execute(
+                        # An FTS5 table's own tables go with it.
                         "SELECT name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE 'sqlite_%'"
-                        " AND name NOT LIKE 'notes_fts_%'"
+                        " AND name NOT GLOB 'notes_fts_*' AND name NOT GLOB 'titles_fts_*'"
                     ).fetchall()
                     for (name,) in tables:
                         conn.execute(f'DROP TABLE IF EXISTS "{name}"')
@@ -530,6 +534,7 @@ class Index:
         then read one segment instead of many)."""
         with self.write():
             self.conn.execute("INSERT INTO notes_fts(notes_fts) VALUES('optimize')")
+            self.conn.execute("INSERT INTO titles_fts(titles_fts) VALUES('optimize')")
 
     def note_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM note_index").fetchone()[0]
@@ -588,6 +593,7 @@ class Index:
             "INSERT INTO notes_fts(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
             (rowid, segment(row.title), segment(row.body), meta_tokens(row, self._project_of(row.attempt_id))),
         )
+        c.execute("INSERT INTO titles_fts(rowid, title) VALUES (?, ?)", (rowid, segment(row.title)))
         if not new:
             c.execute("DELETE FROM problems WHERE path = ?", (row.path,))
         # Embedding happens off the write path; the note waits in the queue, in this transaction.
@@ -634,6 +640,12 @@ class Index:
                 if c.execute("DELETE FROM note_vectors WHERE note_id = ?", gone).rowcount:
                     self.log_vectors([gone[0]])
                 c.execute("DELETE FROM embed_queue WHERE note_id = ?", gone)
+        titled = c.execute("SELECT title FROM note_index WHERE rowid = ?", (rowid,)).fetchone()
+        if titled is not None:
+            # A contentless table forgets a row given the very text it was indexed with.
+            c.execute(
+                "INSERT INTO titles_fts(titles_fts, rowid, title) VALUES ('delete', ?, ?)", (rowid, segment(titled[0]))
+            )
         c.execute("DELETE FROM note_index WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_text WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_tags WHERE note = ?", (rowid,))
@@ -656,3 +668,13 @@ class Index:
 
     def problems(self) -> list[dict[str, str]]:
         return [{"path": p, "error": e} for p, e in self.conn.execute("SELECT path, error FROM problems ORDER BY path")]
+
+
+def _add_titles(conn: sqlite3.Connection) -> None:
+    """Make titles_fts in an index from before it (inside the caller's transaction)."""
+    for statement in TITLES_FTS.split(";\n"):
+        if statement.strip():
+            conn.execute(statement)
+    rows = conn.execute("SELECT rowid, title FROM note_index")
+    while batch := rows.fetchmany(10_000):
+        conn.executemany("INSERT INTO titles_fts(rowid, title) VALUES (?, ?)", [(r, segment(t)) for r, t in batch])
