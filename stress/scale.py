@@ -22,6 +22,7 @@ import argparse
 import importlib.util
 import json
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -161,6 +162,14 @@ def measure_only(root: Path, args: argparse.Namespace) -> int:
     mem = got["memory"]
     print(f"server RSS {mem.get('VmRSS', 0) / 2**20:.0f} MB, peak {mem.get('VmHWM', 0) / 2**20:.0f} MB")
     print(f"disk: notes {notes_mb:,.0f} MB, index and vectors {index_mb:,.0f} MB")
+    if args.reindex:
+        # Last: a rebuild starts the index afresh, so the vectors are made again after it.
+        with notewell.open(root, watch=False, embedder=HashEmbedder()) as store:
+            t = time.perf_counter()
+            store.reindex()
+            took = time.perf_counter() - t
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"index rebuild (reindex) {took:.0f} s, {size / took:,.0f} notes/s; peak RSS {peak:.0f} MB")
     return 0
 
 
@@ -179,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
         help="no growing: measure the store already in --dir (its server, queries, memory and size)",
     )
     ap.add_argument("--no-semantic", action="store_true", help="with --measure-only: keyword search only")
+    ap.add_argument(
+        "--reindex", action="store_true", help="with --measure-only: then time an index rebuild (its vectors are lost)"
+    )
     args = ap.parse_args(argv)
     if args.measure_only:
         return measure_only(Path(args.dir) / "store", args)

@@ -25,7 +25,6 @@ _LEAD_CHARS = 30  # context shown before the first hit
 _EDGE_SLACK = 20
 _TOKEN = re.compile(f"{CJK_RE.pattern}|(?:(?!{CJK_RE.pattern})\\w)+")
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"(\*?)')
-_WORD_CHAR = re.compile(r"\w")
 _BARE = re.compile(r'[^\s"():^+*{},]+(\*?)')
 _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 _SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
@@ -169,15 +168,20 @@ def scan(folded: str, phrases: Sequence[Phrase], finder: list[re.Pattern[str]]) 
     hits: list[tuple[int, int, int]] = []
     for number, (phrase, pattern) in enumerate(zip(phrases, finder, strict=True)):
         bounded = not CJK_RE.fullmatch(phrase.words[0])  # a CJK character is a word by itself
+        verdicts: dict[str, bool] = {}  # the same few spellings come back again and again
         for m in pattern.finditer(folded):
             start = m.start()
-            if bounded and start and _WORD_CHAR.match(folded, start - 1):
+            if bounded and start and (folded[start - 1].isalnum() or folded[start - 1] == "_"):
                 continue  # inside a word
-            found = [_fold(t) for t in _TOKEN.findall(m.group(0))]
-            if len(found) == len(phrase.words) and all(
-                _same(t, w, phrase.prefix and k == len(found) - 1)
-                for k, (t, w) in enumerate(zip(found, phrase.words, strict=True))
-            ):
+            text = m.group(0)
+            ok = verdicts.get(text)
+            if ok is None:
+                found = [_fold(t) for t in _TOKEN.findall(text)]
+                ok = verdicts[text] = len(found) == len(phrase.words) and all(
+                    _same(t, w, phrase.prefix and k == len(found) - 1)
+                    for k, (t, w) in enumerate(zip(found, phrase.words, strict=True))
+                )
+            if ok:
                 hits.append((start, m.end(), number))
     return hits
 
