@@ -107,10 +107,10 @@ class ServerRun:
                 time.sleep(0.2)
         self.start_s = time.perf_counter() - t
 
-    def search(self, q: str, mode: str) -> tuple[float, int]:
+    def search(self, q: str, mode: str, timeout: float = 120) -> tuple[float, int]:
         url = f"{self.url}/api/notes/search?" + urllib.parse.urlencode({"q": q, "mode": mode, "limit": 10})
         t = time.perf_counter()
-        with urllib.request.urlopen(url, timeout=120) as r:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
             body = json.loads(r.read())
         return time.perf_counter() - t, len(body.get("results", body) if isinstance(body, dict) else body)
 
@@ -124,13 +124,14 @@ class ServerRun:
         return memory
 
 
-def serve_and_query(root: Path, queries: list[str], size: int, modes: tuple[str, ...]) -> dict:
-    """Start a server on *root*, time searches in *modes* over HTTP, read its memory."""
-    server = ServerRun(root, ann=size >= 500_000, embed="semantic" in modes)
+def serve_and_query(root: Path, queries: list[str], size: int, modes: tuple[str, ...], ann: bool | None = None) -> dict:
+    """Start a server on *root*, time searches in *modes* over HTTP, read its memory. The
+    approximate index is on from 500,000 notes unless *ann* says otherwise."""
+    server = ServerRun(root, ann=size >= 500_000 if ann is None else ann, embed="semantic" in modes)
     figures = {}
     for mode in modes:
         t = time.perf_counter()
-        server.search(queries[0], mode)  # the first query may load the vectors or build the graph
+        server.search(queries[0], mode, timeout=7200)  # the first query may load the vectors or build the graph
         first = time.perf_counter() - t
         times = [server.search(q, mode)[0] for q in queries]
         figures[mode] = (statistics.median(times) * 1000, pct(times, 95) * 1000, first)
@@ -150,11 +151,14 @@ def measure_only(root: Path, args: argparse.Namespace) -> int:
             while store.pending_embeddings():
                 store.embed_pending(limit=20_000)
             log(f"{size:,} notes; embedded the rest in {time.perf_counter() - t:.0f} s")
-    got = serve_and_query(root, queries, size, modes)
+    got = serve_and_query(root, queries, size, modes, ann={"on": True, "off": False}.get(args.ann))
     notes_mb = sum(p.stat().st_blocks * 512 for p in root.glob("*.md")) / 2**20
     index_mb = du(root / ".notewell") / 2**20
     kw, sem = got["figures"]["keyword"], got["figures"].get("semantic")
-    print(f"notewell scale, measured on an existing store of {size:,} notes ({args.queries} queries per mode)")
+    print(
+        f"notewell scale, measured on an existing store of {size:,} notes ({args.queries} queries per mode,"
+        f" approximate index {args.ann})"
+    )
     print(f"server start {got['server_start_s']:.1f} s")
     print(f"keyword  p50 {kw[0]:.1f} ms  p95 {kw[1]:.1f} ms  (first query {kw[2]:.1f} s)")
     if sem:
@@ -188,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
         help="no growing: measure the store already in --dir (its server, queries, memory and size)",
     )
     ap.add_argument("--no-semantic", action="store_true", help="with --measure-only: keyword search only")
+    ap.add_argument(
+        "--ann", choices=("auto", "on", "off"), default="auto", help="with --measure-only: the approximate index"
+    )
     ap.add_argument(
         "--reindex", action="store_true", help="with --measure-only: then time an index rebuild (its vectors are lost)"
     )

@@ -82,3 +82,22 @@ def test_search_ranks_title_and_term_counts(store):
     titled = store.add_note("# Quorum\n\nsome other words here, filler filler filler")
     ids = [c.id for c in store.search_notes("quorum")]
     assert ids == [titled.id, many.id, once.id]
+
+
+def test_search_gives_the_same_results_whichever_ranks(store, monkeypatch):
+    from notewell.search import keyword
+
+    _fill(store, 11, 120)
+    queries = ["raft", "leader vote", "quorum disk page", "what about the snapshot cache?", "commit OR lock", "sna*"]
+
+    def grouped(cards):  # notes with equal scores may come in either order
+        groups: dict[float, set[str]] = {}
+        for c in cards:
+            groups.setdefault(round(c.score, 6), set()).add(c.id)
+        return groups
+
+    fts5 = {q: grouped(store.search_notes(q, limit=15)) for q in queries}
+    monkeypatch.setattr(keyword, "FTS5_WALK", -1)  # every query through bm25_ranks
+    ours = {q: grouped(store.search_notes(q, limit=15)) for q in queries}
+    for q in queries:
+        assert fts5[q] and ours[q] == fts5[q], q
