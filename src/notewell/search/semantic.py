@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 import re
 import secrets
@@ -43,6 +44,7 @@ SIDECAR_MIN = 5000  # passages from which a full load leaves a file to map next 
 COMPACT_MIN = 1000  # dead rows (and at least a quarter of all) from which the matrix is compacted
 RELOAD_MIN = 2000  # changed notes (and at least a quarter of the live rows) from which a full load is cheaper
 _BATCH = 64
+_ANN_BATCH = 65_536  # rows added to the approximate index at a time
 _SNIPPET = 240
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
 
@@ -258,9 +260,13 @@ class VectorMatrix:
             assert self._data is not None
             rows = np.flatnonzero(np.fromiter((n is not None for n in self.notes), dtype=bool, count=len(self.notes)))
             ann = AnnIndex(embedder.dim)
-            ann.add(rows, self._data[rows])
+            # A slice of rows at a time: the matrix is not copied whole beside itself.
+            for at in range(0, len(rows), _ANN_BATCH):
+                part = rows[at : at + _ANN_BATCH]
+                ann.add(part, self._data[part])
             self._ann = ann
             self._save_sidecar(index, embedder)
+            _release(self._data)
         return self._ann
 
     def _refresh(self, index: Index, embedder: Embedder) -> None:
@@ -520,3 +526,12 @@ def semantic_search(
             snippet = "…" + snippet
         cards.append(replace(card_from_row(row, snippet, round(score, 6)), mode="semantic"))
     return cards
+
+
+def _release(data: np.ndarray | None) -> None:
+    """Let the kernel take back the pages of a mapped matrix that a full pass (building the
+    approximate index) brought in: searches then keep only the rows they rescore resident.
+    (A matrix in memory, or a platform without madvise, keeps them.)"""
+    mapping = getattr(data, "_mmap", None)
+    if mapping is not None and hasattr(mapping, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        mapping.madvise(mmap.MADV_DONTNEED)
