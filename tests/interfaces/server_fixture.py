@@ -65,19 +65,26 @@ class Server:
     def call(
         self, method: str, path: str, body: Any = None, *, token: str | None = None, raw: bytes | None = None
     ) -> Answer:
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        request = urllib.request.Request(self.url + path, data=data, method=method)
-        if data is not None:
-            request.add_header("Content-Type", "application/json")
-        if token:
-            request.add_header("Authorization", f"Bearer {self.tokens.get(token, token)}")
+        return http_call(self.url, method, path, body, token=self.tokens.get(token, token) if token else None, raw=raw)
+
+
+def http_call(
+    url: str, method: str, path: str, body: Any = None, *, token: str | None = None, raw: bytes | None = None
+) -> Answer:
+    """One request to a server at *url* (*token*: a bearer secret); the answer's JSON parsed."""
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    request = urllib.request.Request(url + path, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return Answer(response.status, json.loads(response.read() or b"null"), dict(response.headers))
+    except urllib.error.HTTPError as exc:
+        text = exc.read()
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return Answer(response.status, json.loads(response.read() or b"null"), dict(response.headers))
-        except urllib.error.HTTPError as exc:
-            text = exc.read()
-            try:
-                parsed = json.loads(text)
-            except ValueError:
-                parsed = text.decode(errors="replace")
-            return Answer(exc.code, parsed, dict(exc.headers))
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = text.decode(errors="replace")
+        return Answer(exc.code, parsed, dict(exc.headers))

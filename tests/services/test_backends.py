@@ -407,3 +407,188 @@ def test_the_database_password_is_never_shown(pg_url):
         assert "s3cret" not in repr(store) and repr(store).startswith("<notewell.PgStore postgres@127.0.0.1:")
     with pytest.raises(notewell.InvalidArgumentError, match="not watch"):
         notewell.open(pg_url, watch=False)
+
+
+def test_a_read_on_a_running_attempt_is_recorded(backend):
+    run = backend.start_attempt("reading", author="agent")
+    public = backend.add_note("# background\n\nwhat others found\n")
+    doomed = backend.add_note("# soon gone\n")
+    assert backend.get_note(public.id, working_attempt_id=run.id).id == public.id
+    backend.get_note(doomed.id, working_attempt_id=run.id)
+    backend.delete_note(doomed.id)
+    reads = backend.attempt_reads(run.id)
+    assert [(r["note_id"], r["title"]) for r in reads] == [(public.id, "background"), (doomed.id, None)]
+    assert reads[0]["at"] <= reads[1]["at"]
+    with pytest.raises(notewell.NotFoundError):
+        backend.get_note(public.id, working_attempt_id="att_0000000000")
+    with pytest.raises(notewell.InvalidIdError):
+        backend.get_note(public.id, working_attempt_id="not an attempt")
+    backend.end_attempt(run.id, outcome="succeeded")
+    assert backend.get_note(public.id, working_attempt_id=run.id).id == public.id  # served, not recorded
+    assert len(backend.attempt_reads(run.id)) == 2
+
+
+def test_reads_follow_what_the_viewer_may_see(backend):
+    vault = backend.start_attempt("vault", author="owner-1")
+    backend.set_project("vault", private=True, owner="owner-1")
+    secret = backend.add_note("# classified\n", attempt=vault.id)
+    open_run = backend.start_attempt("open", author="owner-1")
+    backend.get_note(secret.id, working_attempt_id=open_run.id)
+    public = backend.add_note("# public\n")
+    stranger, owner = Viewer(handle="someone"), Viewer(handle="owner-1")
+    backend.get_note(public.id, working_attempt_id=open_run.id, viewer=stranger)
+    with pytest.raises(notewell.NotFoundError):  # an attempt the viewer may not see takes no record
+        backend.get_note(public.id, working_attempt_id=vault.id, viewer=stranger)
+    with pytest.raises(notewell.NotFoundError):
+        backend.attempt_reads(vault.id, viewer=stranger)
+    assert backend.attempt_reads(vault.id, viewer=owner) == []
+    assert [r["note_id"] for r in backend.attempt_reads(open_run.id, viewer=stranger)] == [public.id]
+    assert [r["note_id"] for r in backend.attempt_reads(open_run.id, viewer=owner)] == [secret.id, public.id]
+
+
+def test_a_note_carries_the_attempt_it_was_written_on(backend):
+    run = backend.start_attempt("carry", author="agent-7", model="m9")
+    note = backend.add_note("# on the run\n", attempt=run.id)
+    assert note.attempt["author"] == "agent-7" and note.attempt["id"] == run.id and note.attempt["running"]
+    assert backend.get_note(note.id).attempt == backend.get_attempt(run.id).to_dict()
+    assert backend.add_tag(note.id, "x").attempt["project"] == "carry"
+    assert backend.edit_note(note.id, "# on the run\n\nmore\n").attempt["notes"] == 1
+    assert backend.add_note("# loose\n").attempt is None
+    backend.end_attempt(run.id, outcome="failed")
+    ended = backend.get_note(note.id).attempt
+    assert ended["outcome"] == "failed" and not ended["running"]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_an_attempt_summary_obeys_the_store_size_limit(kind, request, tmp_path):
+    where = tmp_path / "notes" if kind == "sqlite" else request.getfixturevalue("pg_url")
+    with notewell.open(where, max_bytes=1000) as store:
+        run = store.start_attempt("small", author="a")
+        with pytest.raises(notewell.NoteTooLargeError):
+            store.end_attempt(run.id, outcome="done", summary="x" * 1500)
+        assert store.get_attempt(run.id).running
+        assert store.end_attempt(run.id, outcome="done", summary="x" * 900).outcome == "done"
+
+
+def test_postgresql_search_says_semantic_is_not_there_yet(pg_url):
+    with notewell.open(pg_url) as store:
+        note = store.add_note("# heron\n\nnest by the weir\n")
+        assert [c.id for c in store.search_notes("heron", wait=True)] == [note.id]
+        for mode in ("semantic", "both", "hybrid"):
+            with pytest.raises(notewell.UnavailableError, match="not available yet"):
+                store.search_notes("heron", mode=mode)
+        with pytest.raises(notewell.InvalidArgumentError, match="mode must be one of"):
+            store.search_notes("heron", mode="fuzzy")
+
+
+def test_reads_move_with_the_store_both_ways(tmp_path, pg_url):
+    with notewell.open(tmp_path / "notes") as folder:
+        run = folder.start_attempt("moving", author="a")
+        note = folder.add_note("# read me\n")
+        folder.get_note(note.id, working_attempt_id=run.id)
+        before = folder.attempt_reads(run.id)
+    with notewell.open(pg_url) as db:
+        db.import_folder(tmp_path / "notes")
+        assert db.attempt_reads(run.id) == before
+        db.export_folder(tmp_path / "back")
+    with notewell.open(tmp_path / "back") as again:
+        assert again.attempt_reads(run.id) == before
+
+
+def test_a_version_1_database_gains_reads_and_tokens_by_upgrade(pg_url, monkeypatch):
+    from notewell.storage import pg
+
+    db = PgDatabase(pg_url)
+    try:
+        monkeypatch.setattr(pg, "MIGRATIONS", MIGRATIONS[:1])  # the schema as the first release made it
+        assert db.upgrade() == [1]
+        monkeypatch.undo()
+        with pytest.raises(notewell.StorageError, match="notewell db upgrade"):
+            notewell.open(pg_url)
+        assert db.upgrade() == list(range(2, len(MIGRATIONS) + 1))
+    finally:
+        db.close()
+    with notewell.open(pg_url) as store:
+        run = store.start_attempt("after", author="a")
+        note = store.add_note("# x\n")
+        store.get_note(note.id, working_attempt_id=run.id)
+        assert [r["note_id"] for r in store.attempt_reads(run.id)] == [note.id]
+        assert store.token_book().create("eve")[0].name == "eve"
+
+
+# -- keyword search reads a query alike on both stores --------------------------------------------
+
+SEARCH_NOTES = {
+    "stampede": "---\ntitle: Cache stampede\n---\nEvery worker refills the cache at once.\n",
+    "redis": "---\ntitle: Redis caching\n---\nthe redis layer caches sessions; a stampede happened twice\n",
+    "phrase": "---\ntitle: Fox\n---\nthe quick brown fox jumps over the lazy dog\n",
+    "cpp": "---\ntitle: C++ tips\n---\nwhat? templates in C++ are hard\n",
+    "zh": "---\ntitle: 缓存\n---\n缓存击穿导致数据库过载 redis\n",
+    "zh_only": "---\ntitle: 数据库\n---\n数据库过载\n",
+}
+
+
+def _search_names(store, query, **kwargs):
+    """The SEARCH_NOTES names *query* finds, best first (the notes are added on first use)."""
+    if not store.list_notes(limit=1):
+        for text in SEARCH_NOTES.values():
+            store.add_note(text)
+    by_title = {text.split("\n")[1].removeprefix("title: "): name for name, text in SEARCH_NOTES.items()}
+    return [by_title[c.title] for c in store.search_notes(query, **kwargs)]
+
+
+def test_plain_words_must_all_appear_then_any_fills_up(backend):
+    assert _search_names(backend, "cache redis", limit=1) == ["redis"]  # the one note with both
+    assert _search_names(backend, "cache redis") == ["redis", "stampede", "zh"]  # then either word
+    assert _search_names(backend, "what is the stampede") == ["stampede", "redis"]  # stop words not required
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("cache AND redis", {"redis"}),
+        ("stampede OR templates", {"stampede", "redis", "cpp"}),
+        ("stampede NOT redis", {"stampede"}),
+        ('"quick brown"', {"phrase"}),
+        ('"brown quick"', set()),
+        ("templ*", {"cpp"}),
+        ("(worker OR templates) AND hard", {"cpp"}),
+        ("cache AND OR stampede", {"stampede", "redis"}),  # FTS5 refuses it: its plain words
+        ("C++", {"cpp"}),
+        ("what?", {"cpp"}),  # a stop word, alone, is looked for
+        ("数据库 AND redis", {"zh"}),
+        ("数据库 NOT redis", {"zh_only"}),
+    ],
+)
+def test_fts5_syntax_finds_the_same_notes(backend, query, found):
+    assert set(_search_names(backend, query, limit=20)) == found
+
+
+def test_cjk_and_latin_words_are_both_required(backend):
+    assert _search_names(backend, "数据库 redis", limit=1) == ["zh"]
+    assert _search_names(backend, "数据库 redis") == ["zh", "zh_only", "redis"]  # then either
+    assert _search_names(backend, "库过") == ["zh_only", "zh"]  # a substring of a word
+
+
+def test_a_nul_in_a_filter_value_matches_nothing(backend):
+    backend.add_note("---\nkind: finding\ntags: [a]\nmodel: m1\n---\nshared word\n", author="ada")
+    for name in ("author", "model", "kind", "tags", "project", "campaign"):
+        assert backend.search_notes("shared", **{name: "ada\x00"}) == []
+        assert backend.list_notes(**{name: "m1\x00"}) == []
+    assert len(backend.list_notes(author="ada")) == 1
+
+
+def test_an_offset_past_a_64_bit_integer_is_an_invalid_argument(backend):
+    backend.add_note("# one\n")
+    assert backend.list_notes(offset=2**63 - 1) == []
+    with pytest.raises(notewell.InvalidArgumentError, match="offset"):
+        backend.list_notes(offset=2**63)
+
+
+def test_a_lone_surrogate_is_a_typed_error(backend):
+    backend.add_note("# café\n\nbody")
+    with pytest.raises(notewell.InvalidQueryError, match="surrogate"):
+        backend.search_notes("caf\udce9")
+    for name in ("author", "model"):
+        with pytest.raises(notewell.InvalidArgumentError, match="surrogate"):
+            backend.list_notes(**{name: "x\udce9"})

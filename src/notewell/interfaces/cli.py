@@ -22,7 +22,7 @@ from .notebook_cli import add_notebook_arguments, cmd_notebook
 from .progress import ProgressBar
 from .server_cli import add_server_arguments, add_server_commands
 
-__all__ = ["EXIT_CODES", "main"]
+__all__ = ["EXIT_CODES", "main", "max_bytes_from_environment"]
 
 # One place maps error codes to exit codes; anything else that escapes is a bug (exit 70).
 EXIT_CODES = {
@@ -153,21 +153,25 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
 # -- commands -----------------------------------------------------------------
 
 
+def max_bytes_from_environment() -> int:
+    """The note size limit: $NOTEWELL_MAX_BYTES, else the default."""
+    env_max = os.environ.get("NOTEWELL_MAX_BYTES")
+    if not env_max:
+        return DEFAULT_MAX_BYTES
+    try:
+        return int(env_max)
+    except ValueError:
+        raise InvalidArgumentError(f"NOTEWELL_MAX_BYTES must be a whole number, got {env_max!r}") from None
+
+
 def _store(args: argparse.Namespace, *, create: bool = True, watch: bool = False) -> Store:
     path = args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE
-    max_bytes = DEFAULT_MAX_BYTES
-    env_max = os.environ.get("NOTEWELL_MAX_BYTES")
-    if env_max:
-        try:
-            max_bytes = int(env_max)
-        except ValueError:
-            raise InvalidArgumentError(f"NOTEWELL_MAX_BYTES must be a whole number, got {env_max!r}") from None
     # A one-shot command reads once, so an inotify watcher of its own would only cost time.
     from .embedder_choice import ann_from_environment, embedder_from_environment
 
     store = open_store(
         path,
-        max_bytes=max_bytes,
+        max_bytes=max_bytes_from_environment(),
         watch=watch,
         create=create,
         embedder=embedder_from_environment(),
@@ -565,6 +569,8 @@ def maybe_start_watcher(store: Store, threshold: int = AUTOWATCH_MIN_FILES) -> b
     large folder itself, so the next commands ask it instead (git's fsmonitor daemon, on
     demand). It stops after AUTOWATCH_IDLE seconds without a question; NOTEWELL_AUTOWATCH
     turns this off (``off``) or sets the folder size that warrants it."""
+    if not isinstance(store, Store):
+        return False  # a store in a database has no folder to watch
     if store.last_check != "scan" or store.last_scan_size < threshold:
         return False
     if not sys.platform.startswith("linux"):

@@ -10,7 +10,15 @@ import os
 from ..errors import InvalidArgumentError
 from ..storage.pg import MIGRATIONS, PgDatabase, is_database_url
 
-__all__ = ["add_db_arguments", "add_transfer_arguments", "cmd_db", "cmd_export", "cmd_import", "database_url"]
+__all__ = [
+    "add_db_arguments",
+    "add_transfer_arguments",
+    "chosen_database",
+    "cmd_db",
+    "cmd_export",
+    "cmd_import",
+    "database_url",
+]
 
 
 def database_url(args: argparse.Namespace) -> str:
@@ -21,6 +29,28 @@ def database_url(args: argparse.Namespace) -> str:
     if not is_database_url(url):
         raise InvalidArgumentError("--database must be a postgresql:// URL")
     return url
+
+
+def chosen_database(args: argparse.Namespace) -> str | None:
+    """For a command that serves either kind of store: the database to open, or None for a
+    notes folder. --database (or a postgresql:// --store) wins; without either option,
+    $NOTEWELL_DATABASE does (or a postgresql:// $NOTEWELL_STORE). Naming both a folder and a
+    database, by options or by environment, is an error rather than a silent choice."""
+    store, database = getattr(args, "store", None), getattr(args, "database", None)
+    if store and database:
+        raise InvalidArgumentError("give --store (a notes folder) or --database (a postgresql:// URL), not both")
+    if database:
+        return database_url(args)
+    if store:
+        return store if is_database_url(store) else None
+    env_store = os.environ.get("NOTEWELL_STORE")
+    if os.environ.get("NOTEWELL_DATABASE"):
+        if env_store:
+            raise InvalidArgumentError(
+                "NOTEWELL_STORE and NOTEWELL_DATABASE are both set: give --store or --database to choose"
+            )
+        return database_url(args)
+    return env_store if is_database_url(env_store) else None
 
 
 def add_db_arguments(p: argparse.ArgumentParser) -> None:

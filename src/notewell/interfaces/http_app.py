@@ -27,7 +27,7 @@ from starlette.routing import BaseRoute, Route
 from ..errors import InvalidArgumentError, NoteTooLargeError, NotewellError
 from ..search.filters import FILTER_NAMES
 from ..services.agent_api import AgentAPI, Caller, caller_from_header
-from ..services.tokens import TokenBook
+from ..services.tokens import Tokens
 from .openapi import openapi_document
 
 __all__ = ["LOOPBACK", "STATUS", "body_limit", "make_app"]
@@ -74,7 +74,7 @@ def _from_exception(exc: NotewellError) -> JSONResponse:
 class _Handlers:
     """The endpoints; each resolves its caller, reads its input, and calls the API off the event loop."""
 
-    def __init__(self, api: AgentAPI, tokens: TokenBook) -> None:
+    def __init__(self, api: AgentAPI, tokens: Tokens) -> None:
         self.api = api
         self.tokens = tokens
         self.limit = body_limit(api)
@@ -176,7 +176,7 @@ class _LoopbackOnly:
 
 def make_app(
     api: AgentAPI,
-    tokens: TokenBook,
+    tokens: Tokens,
     *,
     extra_routes: list[BaseRoute] | None = None,
     lifespan: Any = None,

@@ -21,7 +21,7 @@ from pydantic import Field
 from .. import __version__
 from ..errors import NotewellError, UnauthorizedError
 from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller, caller_from_header
-from ..services.tokens import TokenBook
+from ..services.tokens import Tokens
 
 __all__ = ["INSTRUCTIONS", "http_routes", "make_mcp", "run_stdio"]
 
@@ -61,7 +61,7 @@ def _failure(exc: NotewellError) -> CallToolResult:
     )
 
 
-def make_mcp(api: AgentAPI, tokens: TokenBook | None, *, local: bool) -> MCPServer:
+def make_mcp(api: AgentAPI, tokens: Tokens | None, *, local: bool) -> MCPServer:
     """The MCP server over *api*. *local*: every caller is the store's owner (stdio)."""
     mcp = MCPServer("notewell", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
@@ -313,7 +313,7 @@ class _Gate:
     """In front of the MCP endpoint: a presented token must be valid, and a private server wants
     one, before a session is made (sessions cost memory and are capped)."""
 
-    def __init__(self, app: Any, tokens: TokenBook, private: bool) -> None:
+    def __init__(self, app: Any, tokens: Tokens, private: bool) -> None:
         self.app, self.tokens, self.private = app, tokens, private
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -338,7 +338,7 @@ class _Gate:
 
 
 def http_routes(
-    api: AgentAPI, tokens: TokenBook, *, host: str = "127.0.0.1", private: bool = False
+    api: AgentAPI, tokens: Tokens, *, host: str = "127.0.0.1", private: bool = False
 ) -> tuple[list[Any], Any]:
     """The routes serving MCP at /mcp over streamable HTTP, and the lifespan they need."""
     from starlette.routing import Route

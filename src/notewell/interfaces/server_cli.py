@@ -1,30 +1,54 @@
-"""The server commands of the CLI: ``serve`` (HTTP API, and MCP at /mcp), ``mcp`` (stdio) and ``token``."""
+"""The server commands of the CLI: ``serve`` (HTTP API, and MCP at /mcp), ``mcp`` (stdio) and ``token``.
+
+Each works on a notes folder (``--store``) or on a PostgreSQL database (``--database URL``),
+where several servers share one store and one book of tokens.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, UnavailableError
+from ..services.store import Store, open_store
+
+if TYPE_CHECKING:
+    from ..services.pg_store import PgStore
 
 __all__ = ["add_server_arguments", "add_server_commands", "build_server"]
 
 _SERVER_EXTRA = "the server needs the 'server' extra: pip install 'notewell[server]'"
 
 
-def _open(args: argparse.Namespace, *, watch: bool) -> Any:
-    from .cli import _store  # the CLI's one way to open the store (environment, embedder, ...)
+def _open(args: argparse.Namespace, *, watch: bool, pool_size: int = 8) -> Store | PgStore:
+    """The folder store (opened the CLI's one way: environment, embedder, watcher) or the
+    database store the arguments name."""
+    from .cli import _store, max_bytes_from_environment
+    from .db_cli import chosen_database
 
-    return _store(args, create=True, watch=watch)
+    url = chosen_database(args)
+    if url is None:
+        return _store(args, create=True, watch=watch)
+    # A database has no folder to watch and keeps no vectors yet: only the options it takes.
+    return open_store(url, max_bytes=max_bytes_from_environment(), pool_size=pool_size, create=True)
+
+
+def _start_embedding(store: Store | PgStore, *, quiet: bool) -> None:
+    """New notes become findable by meaning as they come (a folder store; a database keeps no vectors yet)."""
+    if not isinstance(store, Store):
+        return
+    try:
+        store.start_embedding()
+    except UnavailableError as exc:
+        if not quiet:
+            print(f"notewell serve: semantic search off: {exc.message}", file=sys.stderr)
 
 
 def cmd_token(args: argparse.Namespace) -> None:
-    from ..services.tokens import TokenBook
-
-    with _open(args, watch=False) as store:
-        book = TokenBook(store.root / ".notewell")
+    with _open(args, watch=False, pool_size=1) as store:
+        book = store.token_book()
         if args.action == "create":
             if not args.name:
                 raise InvalidArgumentError("name the token: notewell token create NAME")
@@ -58,10 +82,9 @@ def build_server(
     except ImportError:
         raise UnavailableError(_SERVER_EXTRA) from None
     from ..services.agent_api import AgentAPI, WriteLimiter
-    from ..services.tokens import TokenBook
 
     api = AgentAPI(store, private=private, limiter=WriteLimiter(rate=write_rate, burst=max(1, int(write_rate * 3))))
-    tokens = TokenBook(store.root / ".notewell")
+    tokens = store.token_book()  # a folder's file, or the database's table shared by its servers
     routes: list[Any] = []
     lifespan = None
     if mcp:
@@ -80,14 +103,12 @@ def cmd_serve(args: argparse.Namespace) -> None:
     except ImportError:
         raise UnavailableError(_SERVER_EXTRA) from None
     with _open(args, watch=True) as store:
-        try:
-            if not args.no_embed:
-                store.start_embedding()  # new notes become findable by meaning as they come
-        except UnavailableError as exc:
-            print(f"notewell serve: semantic search off: {exc.message}", file=sys.stderr)
+        if not args.no_embed:
+            _start_embedding(store, quiet=False)
         app = build_server(store, private=args.private, mcp=not args.no_mcp, write_rate=args.write_rate, host=args.host)
         where = f"http://{args.host}:{args.port}"
-        print(f"notewell serving {store.root} at {where} (API /api, MCP /mcp, OpenAPI /openapi.json)", flush=True)
+        what = store.root if isinstance(store, Store) else store.address  # never the database's password
+        print(f"notewell serving {what} at {where} (API /api, MCP /mcp, OpenAPI /openapi.json)", flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 
 
@@ -96,11 +117,8 @@ def cmd_mcp(args: argparse.Namespace) -> None:
         from .mcp_server import run_stdio
     except ImportError:
         raise UnavailableError("the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]'") from None
-    with _open(args, watch=True) as store:
-        try:
-            store.start_embedding()
-        except UnavailableError:
-            pass  # keyword search works; semantic answers 'unavailable' naming the extra
+    with _open(args, watch=True, pool_size=2) as store:
+        _start_embedding(store, quiet=True)  # keyword search works; semantic answers 'unavailable'
         run_stdio(store)
 
 
@@ -112,6 +130,12 @@ def add_server_commands(commands: dict[str, Any]) -> None:
 
 
 def add_server_arguments(ps: dict[str, argparse.ArgumentParser]) -> None:
+    for name in ("serve", "mcp", "token"):
+        ps[name].add_argument(
+            "--database",
+            metavar="URL",
+            help="a store in PostgreSQL, postgresql://… (default: $NOTEWELL_DATABASE; not with --store)",
+        )
     p = ps["serve"]
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
     p.add_argument("--port", type=int, default=8765)

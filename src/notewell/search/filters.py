@@ -14,7 +14,7 @@ from ..model.slug import slugify
 from ..model.timestamps import parse_when
 from ..storage.schema import meta_token
 
-__all__ = ["FILTER_NAMES", "Filters"]
+__all__ = ["FILTER_NAMES", "MAX_OFFSET", "Filters", "check_filter_text", "check_offset"]
 
 FILTER_NAMES = (
     "project",
@@ -33,6 +33,29 @@ FILTER_NAMES = (
 )
 
 When = str | datetime | None
+# Both SQLite and PostgreSQL keep a row offset in a signed 64-bit integer.
+MAX_OFFSET = 2**63 - 1
+
+
+def check_offset(offset: int) -> int:
+    """*offset* if it is a whole number a database can skip to; InvalidArgumentError if not."""
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise InvalidArgumentError(f"offset must be a whole number, got {offset!r}")
+    if not 0 <= offset <= MAX_OFFSET:
+        # The value is left out: Python refuses to print an int of more than 4,300 digits.
+        raise InvalidArgumentError(f"offset must be a whole number from 0 to {MAX_OFFSET} (2**63 - 1)")
+    return offset
+
+
+def check_filter_text(name: str, value: object) -> str:
+    """*value* of the author or model filter, if it is text a database can be asked about."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{name}: expected a string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgumentError(f"{name}: not valid Unicode text (it holds a lone surrogate)") from None
+    return value
 
 
 def _as_list(value: str | list[str] | tuple[str, ...] | None, name: str) -> list[str]:
@@ -165,10 +188,8 @@ class Filters:
         for name in ("author", "model"):
             value = getattr(self, name)
             if value is not None:
-                if not isinstance(value, str):
-                    raise InvalidArgumentError(f"{name}: expected a string")
                 clauses.append(f"{alias}.{name} = ?")
-                params.append(value)
+                params.append(check_filter_text(name, value))
         if self.builds_on is not None:
             if not is_link_id(self.builds_on):
                 raise InvalidArgumentError(
@@ -212,7 +233,13 @@ class Filters:
             params.append(sorted(set(tags)))
         for name in ("author", "model"):
             value = getattr(self, name)
-            if value is not None:
+            if value is None:
+                continue
+            if "\x00" in check_filter_text(name, value):
+                # PostgreSQL text cannot hold NUL, so no note has this value: it matches
+                # nothing, as on SQLite, instead of failing in the driver.
+                clauses.append("false")
+            else:
                 clauses.append(f"{alias}.{name} = %s")
                 params.append(value)
         if self.builds_on is not None:

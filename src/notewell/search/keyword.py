@@ -12,7 +12,7 @@ from ..model.cjk import unsegment
 from ..model.note import Card
 from ..storage.index import Index
 from .bm25 import bm25_ranks, document_frequency, weigh
-from .filters import Filters
+from .filters import Filters, check_offset
 from .query import CompiledQuery, compile_query
 from .snippets import make_snippet, phrases_of
 
@@ -247,8 +247,7 @@ def keyword_search(
 def list_cards(index: Index, *, limit: int = 20, offset: int = 0, filters: Filters | None = None) -> list[Card]:
     """Notes newest-updated first, as cards whose snippet is the opening of the body."""
     check_limit(limit)
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise InvalidArgumentError(f"offset must be a whole number ≥ 0, got {offset!r}")
+    check_offset(offset)
     where, params = (filters or Filters()).sql()
     sql = f"SELECT {CARD_COLUMNS} FROM {CARD_FROM}" + (f" WHERE {where}" if where else "")
     sql += " ORDER BY n.updated_at DESC, n.rowid DESC LIMIT ? OFFSET ?"

@@ -8,6 +8,8 @@
   natural-language question still finds notes that use only some of its words.
 - Queries written in FTS5 syntax (AND/OR/NOT, "phrases", prefix*, NEAR(),
   parentheses) run as written; if FTS5 rejects them they run as plain words.
+- For a backend without FTS5, :func:`plain_terms` gives the plain words unquoted and
+  :func:`parse_fts5` reads FTS5 syntax into a tree (refusing what FTS5 refuses).
 """
 
 from __future__ import annotations
@@ -19,7 +21,21 @@ from dataclasses import dataclass
 from ..errors import InvalidQueryError
 from ..model.cjk import CJK_RE, segment
 
-__all__ = ["MAX_QUERY_CHARS", "CompiledQuery", "compile_query", "quote_terms"]
+__all__ = [
+    "FTS5_COLUMNS",
+    "MAX_QUERY_CHARS",
+    "BoolOp",
+    "CompiledQuery",
+    "Near",
+    "Node",
+    "Phrase",
+    "PlainTerms",
+    "QuerySyntaxError",
+    "compile_query",
+    "parse_fts5",
+    "plain_terms",
+    "quote_terms",
+]
 
 MAX_QUERY_CHARS = 2000
 _SYNTAX = re.compile(r'["*()^]|\b(?:AND|OR|NOT)\b|\bNEAR\(')
@@ -59,13 +75,13 @@ def _is_stop(term: str) -> bool:
     return term.casefold().strip(".,;:!?'\"()") in _STOP
 
 
-def _loose_terms(terms: list[str]) -> list[str]:
+def _loose_terms(terms: list[str], gram: int = 2) -> list[str]:
     out: list[str] = []
     for term in terms:
         if CJK_RE.search(term):
             # A CJK run has no spaces: overlapping character pairs stand in for its words.
             for run in re.findall(CJK_RE.pattern + "+", term):
-                pairs = [run[i : i + 2] for i in range(max(1, len(run) - 1))]
+                pairs = [run[i : i + gram] for i in range(max(1, len(run) - gram + 1))]
                 out.extend(pairs)
             rest = CJK_RE.sub(" ", term).split()
             out.extend(r for r in rest if _has_word_chars(r) and r.casefold() not in _STOP)
@@ -101,22 +117,331 @@ def compile_query(query: str) -> CompiledQuery:
         raise InvalidQueryError(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
     if "\x00" in query:
         raise InvalidQueryError("query contains a NUL character")
-    terms = [t for t in query.split() if _has_word_chars(t)]
-    if not terms:
+    if not query.isascii():
+        try:
+            query.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidQueryError("query is not valid Unicode text (it holds a lone surrogate)") from None
+    words = plain_terms(query)
+    if not words.strict:
         raise InvalidQueryError(
             "query has no words to search for" if query.strip() else "query is empty: give search words"
         )
-    # Stop words are in nearly every note: requiring them narrows nothing and makes
-    # FTS5 walk a posting list as long as the store. They count only on their own.
-    content = [t for t in terms if not _is_stop(t)]
-    quoted = quote_terms(content or terms)
-    loose_terms = _loose_terms(terms)
+    quoted = quote_terms(list(words.strict))
+    loose_terms = list(words.loose)
     # The loose pass runs when it can find more than the strict one: any of several words,
     # or the one meaningful word of a question.
-    has_loose = len(loose_terms) > 1 or (loose_terms and loose_terms != content)
+    has_loose = len(loose_terms) > 1 or (loose_terms and loose_terms != list(words.strict))
     if _SYNTAX.search(query) and _balanced(query):
         return CompiledQuery(strict=segment(query), loose=None, raw=True, fallback=quoted)
     if not has_loose:
         return CompiledQuery(strict=quoted, loose=None, raw=False)
     quoted_loose = tuple(_quote(t) for t in loose_terms)
     return CompiledQuery(strict=quoted, loose=" OR ".join(quoted_loose), raw=False, loose_terms=quoted_loose)
+
+
+@dataclass(frozen=True, slots=True)
+class PlainTerms:
+    """A query read as plain words, unquoted: what :func:`compile_query` quotes."""
+
+    strict: tuple[str, ...]  # must all appear (stop words dropped unless there is nothing else)
+    loose: tuple[str, ...]  # any of them fills up (CJK runs as overlapping character pairs)
+
+
+def plain_terms(query: str, cjk_gram: int = 2) -> PlainTerms:
+    """The words of *query* (split on whitespace) for the strict and the loose pass; in the
+    loose one a CJK run becomes its overlapping *cjk_gram*-character pieces (a shorter run
+    stays whole)."""
+    terms = [t for t in query.split() if _has_word_chars(t)]
+    # Stop words are in nearly every note: requiring them narrows nothing and makes
+    # FTS5 walk a posting list as long as the store. They count only on their own.
+    content = [t for t in terms if not _is_stop(t)]
+    return PlainTerms(strict=tuple(content or terms), loose=tuple(_loose_terms(terms, cjk_gram)))
+
+
+# -- FTS5 syntax, parsed -----------------------------------------------------------------------
+# compile_query hands a query in FTS5 syntax to FTS5 as written. A backend without FTS5
+# (PostgreSQL) needs its structure instead: parse_fts5 reads it by FTS5's own grammar
+# (sqlite/ext/fts5/fts5parse.y and fts5ExprGetToken), so that it rejects what FTS5 rejects
+# and the same query falls back to plain words on both.
+
+FTS5_COLUMNS = ("title", "body", "meta")  # notes_fts's columns, in order
+
+
+class QuerySyntaxError(ValueError):
+    """A query FTS5 would refuse; the caller falls back to its plain words."""
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """Strings that must appear in a row (``a + "b c"``); a part flagged True ends in ``*``."""
+
+    parts: tuple[tuple[str, bool], ...]
+    columns: frozenset[str] | None = None  # None: any column; empty: none (matches nothing)
+    initial: bool = False  # ``^``: at the start of a column
+
+
+@dataclass(frozen=True, slots=True)
+class Near:
+    """``NEAR(p1 p2 …, distance)``: the phrases within *distance* tokens of each other."""
+
+    phrases: tuple[Phrase, ...]
+    distance: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp:
+    """``left AND right``, ``left OR right`` or ``left NOT right`` (left and not right)."""
+
+    op: str
+    left: Node
+    right: Node
+
+
+Node = Phrase | Near | BoolOp
+
+_FTS5_SPACE = " \t\n\r"
+_FTS5_PUNCT = {"(": "LP", ")": "RP", "{": "LCP", "}": "RCP", ":": "COLON", ",": "COMMA"}
+_FTS5_PUNCT |= {"+": "PLUS", "*": "STAR", "-": "MINUS", "^": "CARET"}
+_FTS5_KEYWORDS = {"AND": "AND", "OR": "OR", "NOT": "NOT"}
+_FTS5_STACK = 100  # YYSTACKDEPTH of FTS5's Lemon parser
+
+
+def _fts5_bareword(ch: str) -> bool:
+    # FTS5 reads bytes: any byte of a multi-byte UTF-8 character is a bareword byte.
+    return not ch.isascii() or ch.isalnum() or ch in "_\x1a"
+
+
+def _fts5_tokens(query: str) -> list[tuple[str, str]]:
+    """(kind, text) pairs; a STRING's text is unquoted, a bareword's is marked by kind WORD."""
+    out: list[tuple[str, str]] = []
+    i, n = 0, len(query)
+    while True:
+        while i < n and query[i] in _FTS5_SPACE:
+            i += 1
+        if i == n:
+            return out
+        ch = query[i]
+        if ch in _FTS5_PUNCT:
+            out.append((_FTS5_PUNCT[ch], ch))
+            i += 1
+        elif ch == '"':
+            text: list[str] = []
+            i += 1
+            while True:
+                if i == n:
+                    raise QuerySyntaxError("unterminated string")
+                if query[i] == '"':
+                    if query[i + 1 : i + 2] != '"':
+                        break
+                    i += 1
+                text.append(query[i])
+                i += 1
+            out.append(("STRING", "".join(text)))
+            i += 1
+        elif _fts5_bareword(ch):
+            start = i
+            while i < n and _fts5_bareword(query[i]):
+                i += 1
+            word = query[start:i]
+            out.append((_FTS5_KEYWORDS.get(word, "WORD"), word))
+        else:
+            raise QuerySyntaxError(f"syntax error near {ch!r}")
+
+
+class _Fts5Parser:
+    """Recursive descent over fts5parse.y: OR < AND < NOT, all left-associative; plain
+    phrases side by side are ANDed, tighter than any operator.
+
+    FTS5's parser (Lemon) holds at most _FTS5_STACK symbols and refuses a query that needs
+    more: one nested too deeply. ``stack`` counts the symbols it would hold where this
+    parser is, and :meth:`need` checks a construct's peak against the limit, so that the
+    same queries are refused (and Python's own stack is never at risk).
+    """
+
+    def __init__(self, tokens: list[tuple[str, str]], columns: tuple[str, ...]) -> None:
+        self.tokens = tokens
+        self.at = 0
+        self.columns = columns
+        self.stack = 1  # Lemon's first entry
+
+    def need(self, symbols: int) -> None:
+        if self.stack + symbols > _FTS5_STACK:
+            raise QuerySyntaxError("parser stack overflow: the query is nested too deeply")
+
+    def peek(self, ahead: int = 0) -> str:
+        at = self.at + ahead
+        return self.tokens[at][0] if at < len(self.tokens) else "EOF"
+
+    def take(self, *kinds: str) -> str:
+        kind, text = self.tokens[self.at] if self.at < len(self.tokens) else ("EOF", "")
+        if kind not in kinds:
+            raise QuerySyntaxError(f"syntax error near {text or 'the end'!r}")
+        self.at += 1
+        return text
+
+    def parse(self) -> Node:
+        node = self.binary(0)
+        if self.at < len(self.tokens):
+            raise QuerySyntaxError(f"syntax error near {self.tokens[self.at][1]!r}")
+        return node
+
+    _LEVELS = ("OR", "AND", "NOT")
+
+    def binary(self, level: int) -> Node:
+        if level == len(self._LEVELS):
+            return self.unit()
+        node = self.binary(level + 1)
+        while self.peek() == self._LEVELS[level]:
+            self.at += 1
+            self.need(2)  # the left operand and the operator wait for the right one
+            self.stack += 2
+            node = BoolOp(self._LEVELS[level], node, self.binary(level + 1))
+            self.stack -= 2
+        return node
+
+    def group(self, held: int) -> Node:
+        """``( expr )`` after *held* symbols (the parenthesis and any column set before it)."""
+        self.need(held)
+        self.stack += held
+        node = self.binary(0)
+        self.need(2)  # the expression and the closing parenthesis
+        self.take("RP")
+        self.stack -= held
+        return node
+
+    def unit(self) -> Node:
+        if self.peek() == "LP":
+            self.at += 1
+            return self.group(1)
+        if self.colset_ahead() and self.peek(self.colset_length()) == "COLON" and self.after_colon() == "LP":
+            columns = self.colset(0)
+            self.take("COLON")
+            self.take("LP")
+            return _restrict(self.group(3), columns)
+        node = self.cnearset(0)
+        while self.peek() in ("WORD", "STRING", "MINUS", "LCP", "CARET"):
+            node = BoolOp("AND", node, self.cnearset(1))  # the phrases so far wait below it
+        return node
+
+    def after_colon(self) -> str:
+        return self.peek(self.colset_length() + 1)
+
+    def colset_ahead(self) -> bool:
+        first = self.peek(1) if self.peek() == "MINUS" else self.peek()
+        return first in ("WORD", "STRING", "LCP")
+
+    def colset_length(self) -> int:
+        """How many tokens the column set starting here spans (0 if it cannot be one)."""
+        i = 1 if self.peek() == "MINUS" else 0
+        if self.peek(i) in ("WORD", "STRING"):
+            return i + 1
+        if self.peek(i) != "LCP":
+            return 0
+        i += 1
+        while self.peek(i) in ("WORD", "STRING"):
+            i += 1
+        return i + 1 if self.peek(i) == "RCP" and self.peek(i - 1) != "LCP" else 0
+
+    def colset(self, base: int) -> frozenset[str]:
+        """A column set, parsed *base* symbols above ``stack``."""
+        negate = self.peek() == "MINUS"
+        if negate:
+            self.at += 1
+        names: list[str] = []
+        if self.peek() == "LCP":
+            self.at += 1
+            names.append(self.take("WORD", "STRING"))
+            self.need(base + negate + 2)  # [-] { first-name
+            while self.peek() != "RCP":
+                names.append(self.take("WORD", "STRING"))
+                self.need(base + negate + 3)  # [-] { names next-name
+            self.at += 1
+            self.need(base + negate + 3)  # [-] { names }
+        else:
+            names.append(self.take("WORD", "STRING"))
+            self.need(base + negate + 1)
+        chosen: set[str] = set()
+        for name in names:
+            match = [c for c in self.columns if c.casefold() == name.casefold()]
+            if not match:
+                raise QuerySyntaxError(f"no such column: {name}")
+            chosen.add(match[0])
+        self.need(base + 2)  # the column set and the colon after it
+        return frozenset(set(self.columns) - chosen if negate else chosen)
+
+    def cnearset(self, base: int) -> Node:
+        """A phrase or NEAR group, maybe after a column set, parsed *base* symbols above ``stack``."""
+        columns: frozenset[str] | None = None
+        if self.colset_ahead() and self.peek(self.colset_length()) == "COLON":
+            columns = self.colset(base)
+            self.take("COLON")
+            base += 2
+        node: Node
+        if self.peek() == "WORD" and self.peek(1) == "LP":
+            node = self.near(base)
+        else:
+            initial = self.peek() == "CARET"
+            if initial:
+                self.at += 1
+            phrase = self.phrase(base + initial)
+            node = Phrase(phrase.parts, initial=initial)
+        return node if columns is None else _restrict(node, columns)
+
+    def near(self, base: int) -> Near:
+        if self.take("WORD") != "NEAR":
+            raise QuerySyntaxError("syntax error: only NEAR takes parentheses after a word")
+        self.take("LP")
+        phrases = [self.phrase(base + 2)]  # NEAR (
+        while self.peek() in ("WORD", "STRING"):
+            phrases.append(self.phrase(base + 3))  # NEAR ( phrases
+        distance = 10
+        if self.peek() == "COMMA":
+            self.at += 1
+            kind, text = self.tokens[self.at] if self.at < len(self.tokens) else ("EOF", "")
+            if kind != "WORD" or not (text.isascii() and text.isdigit()):
+                raise QuerySyntaxError(f"expected an integer after NEAR's comma, got {text!r}")
+            self.at += 1
+            distance = int(text)
+        self.need(base + 5)  # NEAR ( phrases distance )
+        self.take("RP")
+        return Near(tuple(phrases), distance)
+
+    def phrase(self, base: int) -> Phrase:
+        parts = [self.string()]
+        self.need(base + 2)  # the string and its (maybe empty) star
+        while self.peek() == "PLUS":
+            self.at += 1
+            parts.append(self.string())
+            self.need(base + 4)  # phrase + string star
+        return Phrase(tuple(parts))
+
+    def string(self) -> tuple[str, bool]:
+        text = self.take("WORD", "STRING")
+        star = self.peek() == "STAR"
+        if star:
+            self.at += 1
+        return text, star
+
+
+def _restrict(node: Node, columns: frozenset[str]) -> Node:
+    """*node* with every phrase limited to *columns* as well (FTS5 intersects column sets)."""
+    if isinstance(node, Phrase):
+        return _restrict_phrase(node, columns)
+    if isinstance(node, Near):
+        return Near(tuple(_restrict_phrase(p, columns) for p in node.phrases), node.distance)
+    return BoolOp(node.op, _restrict(node.left, columns), _restrict(node.right, columns))
+
+
+def _restrict_phrase(phrase: Phrase, columns: frozenset[str]) -> Phrase:
+    inner = columns if phrase.columns is None else phrase.columns & columns
+    return Phrase(phrase.parts, inner, phrase.initial)
+
+
+def parse_fts5(query: str, columns: tuple[str, ...] = FTS5_COLUMNS) -> Node:
+    """*query* read as FTS5 reads a match expression over *columns*; raises
+    QuerySyntaxError where FTS5 would raise an error."""
+    tokens = _fts5_tokens(query)
+    if not tokens:
+        raise QuerySyntaxError("empty query")
+    return _Fts5Parser(tokens, columns).parse()

@@ -34,7 +34,7 @@ from ..model.note import Note
 from ..model.visibility import Viewer
 from ..search.filters import FILTER_NAMES
 from .store import Store
-from .tokens import Token, TokenBook
+from .tokens import Token, Tokens
 
 __all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "WriteLimiter", "caller_from_header"]
 
@@ -67,7 +67,7 @@ class Caller:
         return self.local or bool(self.token and self.token.owner)
 
 
-def caller_from_header(tokens: TokenBook | None, header: str | None) -> Caller:
+def caller_from_header(tokens: Tokens | None, header: str | None) -> Caller:
     """The caller an ``Authorization`` header names: none (anonymous), or a valid bearer token.
     A token that is not valid is refused, never read as anonymous."""
     if header is None:

@@ -1,10 +1,12 @@
 """Attempts and projects on PostgreSQL: start, end (which freezes their notes), show and
-list attempts; project settings, and which private projects a viewer may not see.
+list attempts, the notes read while working on one; project settings, and which private
+projects a viewer may not see.
 
 Freezing is atomic across servers: writing a note on an attempt takes a share lock on the
 attempt's row and checks that it runs; ending it takes the row's update lock, so a note
 either lands before the end (and is frozen with the rest) or is refused as frozen.
-An edit or delete of a note locks the note's row and its attempt's row the same way.
+An edit or delete of a note locks the note's row and its attempt's row the same way, and
+so does recording a read (it lands before the end, or the ended attempt takes no record).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ __all__ = [
     "check_unfrozen",
     "check_visible",
     "hidden_projects",
+    "load_attempt",
+    "record_read",
     "scoped",
 ]
 
@@ -63,10 +67,35 @@ def check_unfrozen(conn: Any, note_id: str, attempt_id: str | None) -> None:
         raise FrozenError(f"{note_id} is frozen: its attempt {attempt_id} ended ({row[1]}) at {row[0]}")
 
 
+def load_attempt(conn: Any, attempt_id: str) -> Attempt | None:
+    """The attempt with its count of notes, or None when there is none by that id."""
+    row = conn.execute(
+        f"SELECT {_COLUMNS}, (SELECT count(*) FROM notes WHERE attempt_id = %s) FROM attempts WHERE id = %s",
+        (attempt_id, attempt_id),
+    ).fetchone()
+    return Attempt(*row[:9], notes=row[9]) if row else None
+
+
+def record_read(conn: Any, attempt_id: str, note_id: str, viewer: Viewer | None) -> None:
+    """Note, inside the caller's transaction, that *note_id* was read while working on a
+    running attempt. NotFoundError when *viewer* may not see the attempt; an attempt that
+    has ended takes no more records (the read is served, not recorded), as on a folder."""
+    row = conn.execute("SELECT project, ended_at FROM attempts WHERE id = %s FOR SHARE", (attempt_id,)).fetchone()
+    if row is None or row[0] in hidden_projects(conn, viewer):
+        raise NotFoundError(f"no attempt {attempt_id}")
+    if row[1] is not None:
+        return
+    conn.execute(
+        "INSERT INTO attempt_reads(attempt, note, at) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+        (attempt_id, note_id, now_iso()),
+    )
+
+
 class PgAttemptsMixin:
     """Attempts, for :class:`PgStore`."""
 
     _db: PgDatabase
+    max_bytes: int
 
     if TYPE_CHECKING:
 
@@ -102,7 +131,7 @@ class PgAttemptsMixin:
         summary) in the same transaction. Its notes are frozen from then on."""
         attempt_id = check_attempt_id(attempt_id)
         outcome = check_outcome(outcome)
-        text = check_text(summary)[0] if summary is not None else None
+        text = check_text(summary, max_bytes=self.max_bytes)[0] if summary is not None else None
         with self._db.transaction() as conn:
             row = conn.execute(
                 "SELECT project, author, model, ended_at, outcome FROM attempts WHERE id = %s FOR UPDATE",
@@ -128,11 +157,10 @@ class PgAttemptsMixin:
         """An attempt: who ran it on what, when, how it ended, how many notes it wrote."""
         attempt_id = check_attempt_id(attempt_id)
         with self._db.transaction() as conn:
-            row = conn.execute(f"SELECT {_COLUMNS} FROM attempts WHERE id = %s", (attempt_id,)).fetchone()
-            if row is None or row[1] in hidden_projects(conn, viewer):
+            attempt = load_attempt(conn, attempt_id)
+            if attempt is None or attempt.project in hidden_projects(conn, viewer):
                 raise NotFoundError(f"no attempt {attempt_id}")
-            (count,) = conn.execute("SELECT count(*) FROM notes WHERE attempt_id = %s", (attempt_id,)).fetchone()
-        return Attempt(*row, notes=count)
+        return attempt
 
     def list_attempts(
         self,
@@ -164,6 +192,25 @@ class PgAttemptsMixin:
                 [*params, limit],
             ).fetchall()
         return [Attempt(*r[:9], notes=r[9]) for r in rows]
+
+    def attempt_reads(self, attempt_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        """The notes read while working on an attempt (get_note with working_attempt_id), oldest
+        first: ``note_id``, ``title`` (None once the note is deleted) and ``at``. Notes in
+        projects *viewer* may not see are left out."""
+        attempt_id = check_attempt_id(attempt_id)
+        with self._db.transaction() as conn:
+            attempt = load_attempt(conn, attempt_id)
+            hidden = list(hidden_projects(conn, viewer))
+            if attempt is None or attempt.project in hidden:
+                raise NotFoundError(f"no attempt {attempt_id}")
+            rows = conn.execute(
+                "SELECT r.note, n.title, r.at FROM attempt_reads r LEFT JOIN notes n ON n.id = r.note"
+                " WHERE r.attempt = %s AND NOT EXISTS (SELECT 1 FROM (SELECT attempt_id FROM notes WHERE id = r.note"
+                " UNION ALL SELECT attempt_id FROM gone WHERE id = r.note) x JOIN attempts a ON a.id = x.attempt_id"
+                " WHERE a.project = ANY(%s)) ORDER BY r.at, r.note",
+                (attempt_id, hidden),
+            ).fetchall()
+        return [{"note_id": n, "title": t, "at": a} for n, t, a in rows]
 
 
 class PgProjectsMixin:

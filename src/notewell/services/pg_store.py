@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..errors import InvalidArgumentError, NotFoundError
+from ..errors import InvalidArgumentError, NotFoundError, UnavailableError
 from ..model.attempt import check_attempt_id, check_project
 from ..model.header import parse_note
 from ..model.header_edit import with_summary, with_tags
@@ -43,9 +43,13 @@ from .pg_attempts import (
     check_unfrozen,
     check_visible,
     hidden_projects,
+    load_attempt,
+    record_read,
     scoped,
 )
+from .pg_tokens import PgTokenBook
 from .pg_transfer import export_folder, import_folder
+from .store import SEARCH_MODES
 
 __all__ = ["PgStore"]
 
@@ -83,12 +87,20 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __repr__(self) -> str:
+    @property
+    def address(self) -> str:
+        """Where the database is, ``user@host:port/dbname``: never the password."""
         from psycopg.conninfo import conninfo_to_dict
 
-        info = conninfo_to_dict(self.url)  # never the password
-        where = f"{info.get('host', '')}:{info.get('port', '')}/{info.get('dbname', '')}"
-        return f"<notewell.PgStore {info.get('user', '')}@{where}>"
+        info = conninfo_to_dict(self.url)
+        return f"{info.get('user', '')}@{info.get('host', '')}:{info.get('port', '')}/{info.get('dbname', '')}"
+
+    def __repr__(self) -> str:
+        return f"<notewell.PgStore {self.address}>"
+
+    def token_book(self) -> PgTokenBook:
+        """The servers' bearer tokens, in this database (shared by every server of it)."""
+        return PgTokenBook(self._db)
 
     # -- writes ---------------------------------------------------------------
 
@@ -216,12 +228,22 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
 
     # -- reads ----------------------------------------------------------------
 
-    def get_note(self, note_id: str, *, revision: int | None = None, viewer: Viewer | None = None) -> Note:
-        """The whole note (or one of its revisions by number), with the notes that build on it.
-        A note in a private project the *viewer* may not see is not found."""
+    def get_note(
+        self,
+        note_id: str,
+        *,
+        revision: int | None = None,
+        viewer: Viewer | None = None,
+        working_attempt_id: str | None = None,
+    ) -> Note:
+        """The whole note (or one of its revisions by number), with the notes that build on it
+        and the attempt it was written on. Passing *working_attempt_id* (a running attempt)
+        records the read on that attempt. A note in a private project the *viewer* may not
+        see is not found."""
         note_id = check_note_id(note_id)
         if revision is not None and (isinstance(revision, bool) or not isinstance(revision, int) or revision < 1):
             raise InvalidArgumentError(f"revision must be a whole number ≥ 1, got {revision!r}")
+        reading_for = check_attempt_id(working_attempt_id) if working_attempt_id is not None else None
         with self._db.transaction() as conn:
             check_visible(conn, note_id, viewer)
             row = conn.execute(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id = %s", (note_id,)).fetchone()
@@ -255,6 +277,9 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
                     (note_id, hidden),
                 )
             ]
+            attempt = load_attempt(conn, attempt_id) if attempt_id else None
+            if reading_for is not None:
+                record_read(conn, reading_for, note_id, viewer)
         return note_from_text(
             text,
             path=path,
@@ -268,14 +293,28 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
             backlinks=backlinks,
             attempt_id=attempt_id,
             note_kind=note_kind or "note",
+            attempt=attempt.to_dict() if attempt else None,
         )
 
     def search_notes(
-        self, query: str, *, limit: int = 10, mode: str = "keyword", viewer: Viewer | None = None, **filters: Any
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        mode: str = "keyword",
+        wait: bool = False,
+        viewer: Viewer | None = None,
+        **filters: Any,
     ) -> list[Card]:
-        """Keyword search: the best *limit* notes as cards (filters as for :meth:`list_notes`)."""
+        """Keyword search: the best *limit* notes as cards (filters as for :meth:`list_notes`).
+        The other modes answer UnavailableError for now; *wait* (embed the backlog first)
+        has nothing to wait for, since a PostgreSQL store keeps no vectors yet."""
+        if mode not in SEARCH_MODES:
+            raise InvalidArgumentError(f"mode must be one of {', '.join(SEARCH_MODES)}, got {mode!r}")
         if mode != "keyword":
-            raise InvalidArgumentError(f"mode {mode!r}: a PostgreSQL store searches by keyword (mode='keyword')")
+            raise UnavailableError(
+                f"semantic search on PostgreSQL is not available yet (mode {mode!r}); search with mode='keyword'"
+            )
         f = Filters.from_kwargs(filters)
         with self._db.transaction() as conn:
             f = scoped(conn, f, viewer)

@@ -1,6 +1,8 @@
 """Moving a store between a folder and PostgreSQL without loss: every note's text byte for
 byte, its id, path, author, model and times, every revision, deleted notes' history, the
-attempts (and so which notes are frozen) and the project settings (and so which are private).
+attempts (and so which notes are frozen), the reads recorded on them, and the project
+settings (and so which are private). The servers' tokens do not move: a folder keeps them
+beside its index, a database in its own table; make them again where the store now lives.
 
 The folder gets what the embedded store itself would have written: the notes, the journal
 (``.notewell-history/journal.jsonl``) and the superseded texts, so that opening it gives
@@ -75,6 +77,10 @@ def export_folder(db: PgDatabase, folder: str | os.PathLike[str]) -> dict[str, i
             records.append({"op": "delete", "id": nid, "path": path, "at": deleted_at})
             counts["deleted"] += 1
             counts["revisions"] += last
+        for attempt_id, note_id, at in conn.execute(
+            "SELECT attempt, note, at FROM attempt_reads ORDER BY at, attempt, note"
+        ):
+            records.append({"op": "read", "id": note_id, "attempt": attempt_id, "at": at})
     for aid, _project, _campaign, _author, _model, _started, ended, outcome, summary in attempts:
         if ended is not None:
             record = {"op": "attempt_end", "id": aid, "outcome": outcome, "at": ended}
@@ -148,6 +154,9 @@ def import_folder(db: PgDatabase, folder: str | os.PathLike[str], *, max_bytes: 
                 "INSERT INTO projects(name, private, owner, campaign) VALUES"
                 " (%(name)s, %(private)s, %(owner)s, %(campaign)s)",
                 rows["projects"],
+            )
+            cur.executemany(
+                "INSERT INTO attempt_reads(attempt, note, at) VALUES (%(attempt)s, %(note)s, %(at)s)", rows["reads"]
             )
             for row in live:
                 nid = row["id"]

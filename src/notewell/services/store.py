@@ -58,14 +58,15 @@ from ..storage.watch import Watcher
 from .attempts import AttemptsMixin
 from .guard import guarded
 from .links import LinksMixin
+from .tokens import TokenBook
 from .watching import WatchingMixin
 
 if TYPE_CHECKING:
     from .pg_store import PgStore
 
-__all__ = ["Store", "open_store"]
+__all__ = ["SEARCH_MODES", "Store", "open_store"]
 
-_MODES = ("keyword", "semantic", "both", "hybrid")
+SEARCH_MODES = ("keyword", "semantic", "both", "hybrid")
 # Hybrid: weighted reciprocal-rank fusion of the two lists, weights measured on benchmarks/eval
 # (see the README); each engine contributes weight / (HYBRID_K + rank).
 HYBRID_K = 60
@@ -214,6 +215,10 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
 
     def __repr__(self) -> str:
         return f"<notewell.Store {str(self.root)!r}>"
+
+    def token_book(self) -> TokenBook:
+        """The servers' bearer tokens: ``.notewell/tokens.json`` beside the index, never among the notes."""
+        return TokenBook(self.root / ".notewell")
 
     # -- keeping up with the folder ----------------------------------------
 
@@ -735,8 +740,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         the broader scopes ask for a query. Filters (every mode): kind, tags (+ tag_mode
         "any"/"all"), author, model, builds_on, created_after/created_before/updated_after/updated_before.
         """
-        if mode not in _MODES:
-            raise InvalidArgumentError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
+        if mode not in SEARCH_MODES:
+            raise InvalidArgumentError(f"mode must be one of {', '.join(SEARCH_MODES)}, got {mode!r}")
         check_limit(limit)
         f = Filters.from_kwargs(filters)
         with self._lock:
@@ -917,8 +922,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
     @guarded
     def transfer_rows(self) -> dict[str, list[dict[str, Any]]]:
         """What moving the store elsewhere needs: every live note (its text byte for byte, as
-        a string, with its metadata), every deleted one the journal remembers, the attempts
-        and the project settings."""
+        a string, with its metadata), every deleted one the journal remembers, the attempts,
+        the project settings and the reads recorded on attempts."""
         with self._lock:
             self.refresh()
             live = []
@@ -980,7 +985,13 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
                 {"name": n, "private": bool(p), "owner": o, "campaign": c}
                 for n, p, o, c in self._index.query("SELECT name, private, owner, campaign FROM projects ORDER BY name")
             ]
-            return {"live": live, "gone": gone, "attempts": attempts, "projects": projects}
+            reads = [
+                {"attempt": a, "note": n, "at": at}
+                for a, n, at in self._index.query(
+                    "SELECT attempt, note, at FROM attempt_reads ORDER BY at, attempt, note"
+                )
+            ]
+            return {"live": live, "gone": gone, "attempts": attempts, "projects": projects, "reads": reads}
 
     @guarded
     def kept_revision(self, note_id: str, revision: int) -> bytes | None:

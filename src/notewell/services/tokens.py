@@ -2,9 +2,11 @@
 
 ``notewell token create NAME [--read-only] [--owner]`` makes one and prints its secret once;
 the store keeps only the secret's SHA-256 in ``.notewell/tokens.json`` (beside the index,
-never in the notes folder, so it is not committed with the notes). A token's name is the
-caller's handle: the author of what it writes and the owner it is matched against for
-private projects. An owner token administers the store (sees and edits everything).
+never in the notes folder, so it is not committed with the notes); a store in PostgreSQL
+keeps them in its ``tokens`` table (:mod:`notewell.services.pg_tokens`), shared by all its
+servers. A token's name is the caller's handle: the author of what it writes and the owner
+it is matched against for private projects. An owner token administers the store (sees and
+edits everything). The rules for names, secrets and expiry are here, once, for both books.
 """
 
 from __future__ import annotations
@@ -20,13 +22,24 @@ import threading
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeGuard
 
 from ..errors import InvalidArgumentError, NotFoundError, StorageError
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 
-__all__ = ["TOKEN_PREFIX", "Token", "TokenBook", "expiry"]
+__all__ = [
+    "TOKEN_PREFIX",
+    "Token",
+    "TokenBook",
+    "Tokens",
+    "digest_of",
+    "expiry",
+    "name_taken_error",
+    "new_token",
+    "unknown_token_error",
+    "well_formed",
+]
 
 TOKEN_PREFIX = "nwt_"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
@@ -87,6 +100,57 @@ def expiry(value: str, now: datetime | None = None) -> str:
 
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def well_formed(secret: object) -> TypeGuard[str]:
+    """Whether *secret* has the shape of a token's secret (anything else is never looked up)."""
+    return isinstance(secret, str) and secret.startswith(TOKEN_PREFIX) and len(secret) <= 200
+
+
+def digest_of(secret: str | None) -> str | None:
+    """What a book keeps of *secret* and looks it up by (its SHA-256, so a guess is never
+    compared with a real secret character by character); None when it is not well formed."""
+    return _digest(secret) if well_formed(secret) else None
+
+
+def new_token(
+    name: str, *, read_only: bool = False, owner: bool = False, expires: str | None = None
+) -> tuple[Token, str, str]:
+    """A checked new token: the token, its secret (to show once) and the secret's digest (to keep).
+    *expires*: a lifetime (``30d``, ``12h``, ``90m``) or an ISO date or time (UTC)."""
+    expires_at = expiry(expires) if expires else ""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InvalidArgumentError(
+            f"a token name is 1-64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit; got {name!r}"
+        )
+    if read_only and owner:
+        raise InvalidArgumentError("an owner token cannot be read-only")
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    return Token(name, bool(read_only), bool(owner), now_iso(), expires_at), secret, _digest(secret)
+
+
+def name_taken_error(name: str) -> InvalidArgumentError:
+    """The error for creating a token under a name one has already (both books say it alike)."""
+    return InvalidArgumentError(f"a token named {name!r} exists (revoke it first)")
+
+
+def unknown_token_error(name: str) -> NotFoundError:
+    """The error for revoking a token no book has."""
+    return NotFoundError(f"no token named {name!r}")
+
+
+class Tokens(Protocol):
+    """What the servers need of a token book (:class:`TokenBook`, or a database's)."""
+
+    def create(
+        self, name: str, *, read_only: bool = False, owner: bool = False, expires: str | None = None
+    ) -> tuple[Token, str]: ...
+
+    def verify(self, secret: str | None) -> Token | None: ...
+
+    def list(self) -> list[Token]: ...
+
+    def revoke(self, name: str) -> Token: ...
 
 
 class TokenBook:
@@ -159,26 +223,17 @@ class TokenBook:
     ) -> tuple[Token, str]:
         """A new token named *name*; returns it with its secret (shown once, stored hashed).
         *expires*: a lifetime (``30d``, ``12h``, ``90m``) or an ISO date or time (UTC)."""
-        expires_at = expiry(expires) if expires else ""
-        if not isinstance(name, str) or not _NAME.fullmatch(name):
-            raise InvalidArgumentError(
-                "a token name is 1-64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit;"
-                f" got {name!r}"
-            )
-        if read_only and owner:
-            raise InvalidArgumentError("an owner token cannot be read-only")
+        token, secret, digest = new_token(name, read_only=read_only, owner=owner, expires=expires)
         with self._exclusive():
             if any(e["name"] == name for e in self._raw):
-                raise InvalidArgumentError(f"a token named {name!r} exists (revoke it first)")
-            secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-            token = Token(name, read_only, owner, now_iso(), expires_at)
-            self._raw.append({"sha256": _digest(secret), **token.to_dict()})
+                raise name_taken_error(name)
+            self._raw.append({"sha256": digest, **token.to_dict()})
             self._save()
             return token, secret
 
     def verify(self, secret: str | None) -> Token | None:
         """The token whose secret this is, or None."""
-        if not secret or not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
+        if not well_formed(secret):
             return None
         with self._lock:
             self._load()
@@ -193,7 +248,7 @@ class TokenBook:
         with self._exclusive():
             kept = [e for e in self._raw if e["name"] != name]
             if len(kept) == len(self._raw):
-                raise NotFoundError(f"no token named {name!r}")
+                raise unknown_token_error(name)
             gone = next(t for t in self._by_digest.values() if t.name == name)
             self._raw = kept
             self._save()

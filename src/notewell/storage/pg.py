@@ -87,6 +87,23 @@ MIGRATIONS: list[tuple[str, str]] = [
           author text, model text, created_at text NOT NULL, attempt_id text, note_kind text NOT NULL);
         """,
     ),
+    (
+        "reads recorded on attempts, and the servers' bearer tokens",
+        """
+        -- A note read while working on an attempt (get_note with working_attempt_id).
+        CREATE TABLE attempt_reads(attempt text NOT NULL, note text NOT NULL, at text NOT NULL,
+          PRIMARY KEY(attempt, at, note));
+        -- Tokens shared by every server of the database: only the secret's SHA-256 is kept.
+        CREATE TABLE tokens(
+          name text PRIMARY KEY,
+          sha256 text NOT NULL UNIQUE,
+          read_only boolean NOT NULL DEFAULT false,
+          owner boolean NOT NULL DEFAULT false,
+          created_at text NOT NULL,
+          expires_at text NOT NULL DEFAULT ''
+        );
+        """,
+    ),
 ]
 
 _URL_SCHEMES = ("postgresql://", "postgres://")
