@@ -79,9 +79,10 @@ def pending_count(index: Index, model_id: str) -> int:
     """Notes waiting to be embedded, plus notes with vectors of another model."""
     (queued,) = index.conn.execute("SELECT count(*) FROM embed_queue").fetchone()
     (other,) = index.conn.execute(
-        "SELECT count(DISTINCT note_id) FROM note_vectors WHERE model != ? AND note_id NOT IN"
+        # Two ranges (not !=) so that the model index is searched, not scanned.
+        "SELECT count(DISTINCT note_id) FROM note_vectors WHERE (model < ? OR model > ?) AND note_id NOT IN"
         " (SELECT note_id FROM embed_queue)",
-        (model_id,),
+        (model_id, model_id),
     ).fetchone()
     return queued + other
 
@@ -104,8 +105,8 @@ def embed_pending(
         # Vectors of another model are never mixed with this one's: their notes are queued again.
         index.conn.execute(
             "INSERT OR IGNORE INTO embed_queue(note_id, queued_at)"
-            " SELECT DISTINCT note_id, '' FROM note_vectors WHERE model != ?",
-            (embedder.model_id,),
+            " SELECT DISTINCT note_id, '' FROM note_vectors WHERE model < ? OR model > ?",
+            (embedder.model_id, embedder.model_id),
         )
     queued = dict(index.conn.execute("SELECT note_id, queued_at FROM embed_queue ORDER BY queued_at, note_id"))
     todo = list(queued)
@@ -443,6 +444,8 @@ class VectorMatrix:
                 self._ann = AnnIndex.load(index.dir / str(meta["ann"]), embedder.dim)
             except (OSError, ValueError, RuntimeError):
                 self._ann = None  # built again when a search needs it
+            else:
+                _advise(matrix, "MADV_RANDOM")
         return seq
 
     def _save_sidecar(self, index: Index, embedder: Embedder) -> None:
@@ -530,8 +533,15 @@ def semantic_search(
 
 def _release(data: np.ndarray | None) -> None:
     """Let the kernel take back the pages of a mapped matrix that a full pass (building the
-    approximate index) brought in: searches then keep only the rows they rescore resident.
-    (A matrix in memory, or a platform without madvise, keeps them.)"""
+    approximate index) brought in, and read only the rows asked for from then on: searches
+    keep just the rows they rescore resident. (A matrix in memory keeps them all.)"""
+    _advise(data, "MADV_DONTNEED")
+    _advise(data, "MADV_RANDOM")
+
+
+def _advise(data: np.ndarray | None, advice: str) -> None:
+    """madvise() on a mapped matrix (nothing for one in memory, or where the platform lacks it).
+    MADV_RANDOM: a rescored row costs one page read, not the read-ahead around it."""
     mapping = getattr(data, "_mmap", None)
-    if mapping is not None and hasattr(mapping, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-        mapping.madvise(mmap.MADV_DONTNEED)
+    if mapping is not None and hasattr(mapping, "madvise") and hasattr(mmap, advice):
+        mapping.madvise(getattr(mmap, advice))

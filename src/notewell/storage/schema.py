@@ -162,6 +162,8 @@ NOTE_INDEXES = (
     "CREATE INDEX IF NOT EXISTS note_index_attempt ON note_index(attempt_id, updated_at)",
     "CREATE INDEX IF NOT EXISTS note_tags_note ON note_tags(note)",
     "CREATE INDEX IF NOT EXISTS note_links_note ON note_links(note)",
+    # Counting notes embedded by another model reads two ranges of this, not every vector.
+    "CREATE INDEX IF NOT EXISTS note_vectors_model ON note_vectors(model, note_id)",
 )
 
 
