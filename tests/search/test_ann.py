@@ -109,6 +109,22 @@ def test_the_index_is_saved_beside_the_sidecar_and_mapped_back(astore, monkeypat
     assert plain._ann is None  # a process without ann ignores the file
 
 
+def test_a_mapped_matrix_is_rescored_from_the_file(astore, monkeypatch):
+    monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
+    _fill(astore, 300)
+    want = astore.search_notes("apple orchard", mode="semantic", limit=5)
+    later = semantic.VectorMatrix(ann_min=50).current(astore._index, astore._embedder_now())
+    assert isinstance(later._data, np.memmap) and later._ann is not None
+    reads = []
+    preadv = semantic.os.preadv
+    monkeypatch.setattr(semantic.os, "preadv", lambda *a: reads.append(a[2]) or preadv(*a))
+    rows = np.array([5, 0, 299, 17, 5])
+    assert np.array_equal(later._read_rows(rows), np.asarray(later._data)[rows])
+    assert len(reads) == 5  # read with pread, not through the mapping
+    got = semantic.semantic_search(astore._index, astore._embedder_now(), later, "apple orchard", limit=5)
+    assert [c.score for c in got] == [c.score for c in want]
+
+
 def test_ann_options_are_checked(store_dir, monkeypatch):
     with pytest.raises(InvalidArgumentError):
         notewell.open(store_dir, ann=0)

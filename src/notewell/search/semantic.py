@@ -218,7 +218,7 @@ class VectorMatrix:
             if ann is not None:
                 # Candidates from the graph, scored exactly: the scores are exact, recall may not be.
                 pool = ann.candidates(wanted, want)
-                pool_scores = matrix[pool] @ wanted
+                pool_scores = self._read_rows(pool) @ wanted
                 scores = None
             else:
                 scores = matrix @ wanted
@@ -249,6 +249,27 @@ class VectorMatrix:
                 if len(best) >= limit:
                     return best
         return best
+
+    def _read_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The matrix's *rows*. From a mapped sidecar they are read with pread: a mapped page
+        stays in the process's resident memory (the kernel maps up to 2 MB around each row read)
+        while the rows the approximate index asks for differ with every query."""
+        np = numpy()
+        data = self._data
+        assert data is not None
+        path = getattr(data, "filename", None)
+        if not isinstance(data, np.memmap) or path is None:
+            return data[rows]
+        try:
+            with open(path, "rb", buffering=0) as fh:  # ~10 µs: cheaper than keeping a descriptor's lifetime
+                out = np.empty((len(rows), data.shape[1]), dtype=np.float32)
+                width = out.shape[1] * 4
+                for k, row in enumerate(rows.tolist()):
+                    if os.preadv(fh.fileno(), [out[k]], row * width) != width:
+                        return data[rows]
+                return out
+        except OSError:
+            return data[rows]  # the file was replaced by a newer sidecar: the mapping still reads it
 
     def _approximate(self, index: Index, embedder: Embedder) -> AnnIndex | None:
         """The approximate index, once enabled and the matrix is large enough (built here the
