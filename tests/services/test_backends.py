@@ -470,13 +470,10 @@ def test_an_attempt_summary_obeys_the_store_size_limit(kind, request, tmp_path):
         assert store.end_attempt(run.id, outcome="done", summary="x" * 900).outcome == "done"
 
 
-def test_postgresql_search_says_semantic_is_not_there_yet(pg_url):
+def test_postgresql_search_refuses_an_unknown_mode(pg_url):
     with notewell.open(pg_url) as store:
         note = store.add_note("# heron\n\nnest by the weir\n")
         assert [c.id for c in store.search_notes("heron", wait=True)] == [note.id]
-        for mode in ("semantic", "both", "hybrid"):
-            with pytest.raises(notewell.UnavailableError, match="not available yet"):
-                store.search_notes("heron", mode=mode)
         with pytest.raises(notewell.InvalidArgumentError, match="mode must be one of"):
             store.search_notes("heron", mode="fuzzy")
 
@@ -592,3 +589,115 @@ def test_a_lone_surrogate_is_a_typed_error(backend):
     for name in ("author", "model"):
         with pytest.raises(notewell.InvalidArgumentError, match="surrogate"):
             backend.list_notes(**{name: "x\udce9"})
+
+
+# -- semantic search behaves alike on both stores (the deterministic hash embedder) ----------------
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def sbackend(request, tmp_path):
+    pytest.importorskip("numpy")
+    from notewell.search.embedders import HashEmbedder
+
+    where = tmp_path / "notes" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    s = notewell.open(where, embedder=HashEmbedder())
+    yield s
+    s.close()
+
+
+def test_semantic_search_finds_the_nearest_note_with_its_passage(sbackend):
+    from tests.conftest import CARD_KEYS
+
+    near = sbackend.add_note(NOTE)
+    far = sbackend.add_note("# Restart policy\n\nLuby restarts beat geometric ones on the medium fixtures.")
+    assert sbackend.pending_embeddings() == 2
+    assert sbackend.search_notes("worker refills cache", mode="semantic") == []  # not embedded yet
+    assert sbackend.embed_pending() == {"embedded": 2, "pending": 0}
+    cards = sbackend.search_notes("worker refills cache", mode="semantic")
+    assert [c.id for c in cards] == [near.id, far.id]
+    assert cards[0].mode == "semantic" and 0 < cards[0].score <= 1 and cards[0].score > cards[1].score
+    assert cards[0].snippet == "Every worker refills the cache at once." and cards[0].tags == ["cache", "redis"]
+    assert set(cards[0].to_dict()) == CARD_KEYS
+
+
+def test_semantic_search_obeys_filters_and_private_projects(sbackend):
+    run = sbackend.start_attempt("alpha", author="owner-1")
+    inside = sbackend.add_note("---\nkind: blocker\n---\nkiwi orchard frost damage", attempt=run.id)
+    outside = sbackend.add_note("---\nkind: finding\n---\nkiwi orchard frost report")
+    sbackend.embed_pending()
+    assert [c.id for c in sbackend.search_notes("kiwi frost", mode="semantic", kind="blocker")] == [inside.id]
+    assert [c.id for c in sbackend.search_notes("kiwi frost", mode="semantic", project="alpha")] == [inside.id]
+    sbackend.set_project("alpha", private=True, owner="owner-1")
+    for mode in ("semantic", "hybrid"):
+        hidden = sbackend.search_notes("kiwi frost", mode=mode, viewer=Viewer(handle="someone"))
+        assert [c.id for c in hidden] == [outside.id]
+        seen = sbackend.search_notes("kiwi frost", mode=mode, viewer=Viewer(handle="owner-1"))
+        assert {c.id for c in seen} == {inside.id, outside.id}
+    both = sbackend.search_notes("kiwi frost", mode="both", limit=5)
+    assert [c.mode for c in both] == ["keyword", "keyword", "semantic", "semantic"]
+
+
+def test_an_edited_note_is_embedded_again_and_its_old_vectors_are_gone(sbackend):
+    edited = sbackend.add_note("# plan\n\nzeppelin mooring mast")
+    other = sbackend.add_note("# hangar\n\nzeppelin hangar doors")
+    sbackend.embed_pending()
+    assert sbackend.search_notes("zeppelin mooring mast", mode="semantic")[0].id == edited.id
+    sbackend.edit_note(edited.id, "# plan\n\nsubmarine dive depth")
+    assert sbackend.pending_embeddings() == 1
+    assert sbackend.search_notes("zeppelin mooring mast", mode="semantic")[0].id == edited.id  # old vectors, still
+    sbackend.embed_pending()
+    cards = {c.id: c.score for c in sbackend.search_notes("zeppelin mooring mast", mode="semantic")}
+    assert max(cards, key=cards.get) == other.id and cards[edited.id] < 0.2
+    assert sbackend.search_notes("submarine dive depth", mode="semantic")[0].id == edited.id
+
+
+def test_a_deleted_note_leaves_semantic_search(sbackend):
+    gone = sbackend.add_note("# mango\n\nmango chutney")
+    kept = sbackend.add_note("# mango too\n\nmango lassi")
+    sbackend.embed_pending()
+    assert {c.id for c in sbackend.search_notes("mango", mode="semantic")} == {gone.id, kept.id}
+    sbackend.delete_note(gone.id)
+    assert [c.id for c in sbackend.search_notes("mango", mode="semantic")] == [kept.id]
+    assert sbackend.pending_embeddings() == 0
+
+
+def test_hybrid_fuses_the_keyword_and_semantic_lists(sbackend):
+    both = sbackend.add_note("# walnut harvest\n\nwalnut harvest in october")
+    words = sbackend.add_note("# walnut\n\nthe walnut shell is hard")
+    other = sbackend.add_note("# chestnut roast\n\nharvest festival in october")
+    sbackend.embed_pending()
+    cards = sbackend.search_notes("walnut harvest october", mode="hybrid", limit=3)
+    assert [c.mode for c in cards] == ["hybrid"] * len(cards)
+    assert cards[0].id == both.id and {c.id for c in cards} <= {both.id, words.id, other.id}
+    assert cards[0].score == round(2 / 61, 6)  # first in both lists, each weighing 1 / (60 + 1)
+    assert cards[0].score > cards[-1].score > 0
+    assert "**" in cards[0].snippet  # the keyword card (with its highlights) when both found it
+    assert sbackend.search_notes("walnut harvest", mode="hybrid", kind="nothing") == []
+    # No note has both words: the loose keyword pass does not count, the semantic list decides.
+    assert sbackend.search_notes("walnut gamma", mode="hybrid")[0].id == words.id
+
+
+def test_the_pending_count_falls_to_zero_and_wait_embeds_first(sbackend):
+    notes = [sbackend.add_note(f"# n{i}\n\nplum {i}") for i in range(5)]
+    assert sbackend.pending_embeddings() == 5
+    assert sbackend.embed_pending(limit=2) == {"embedded": 2, "pending": 3}
+    assert sbackend.embed_pending() == {"embedded": 3, "pending": 0}
+    sbackend.add_note("# n5\n\nplum 5 quince")
+    assert sbackend.search_notes("plum 5 quince", mode="semantic", wait=True)[0].title == "n5"
+    assert sbackend.pending_embeddings() == 0 and len(notes) == 5
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def kind_and_where(request, tmp_path):
+    return tmp_path / "notes" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+
+
+def test_semantic_modes_without_an_embedder_are_unavailable_on_both_stores(kind_and_where):
+    with notewell.open(kind_and_where, embedder=None) as store:
+        store.add_note("# heron\n\nnest by the weir\n")
+        assert [c.mode for c in store.search_notes("heron", wait=True)] == ["keyword"]
+        for mode in ("semantic", "both", "hybrid"):
+            with pytest.raises(notewell.UnavailableError, match="without an embedder"):
+                store.search_notes("heron", mode=mode)
+        with pytest.raises(notewell.InvalidArgumentError, match="mode must be one of"):
+            store.search_notes("heron", mode="fuzzy")

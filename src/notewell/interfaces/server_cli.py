@@ -27,18 +27,24 @@ def _open(args: argparse.Namespace, *, watch: bool, pool_size: int = 8) -> Store
     database store the arguments name."""
     from .cli import _store, max_bytes_from_environment
     from .db_cli import chosen_database
+    from .embedder_choice import embedder_from_environment
 
     url = chosen_database(args)
     if url is None:
         return _store(args, create=True, watch=watch)
-    # A database has no folder to watch and keeps no vectors yet: only the options it takes.
-    return open_store(url, max_bytes=max_bytes_from_environment(), pool_size=pool_size, create=True)
+    # A database has no folder to watch and no approximate index: only the options it takes.
+    return open_store(
+        url,
+        max_bytes=max_bytes_from_environment(),
+        pool_size=pool_size,
+        create=True,
+        embedder=embedder_from_environment(),
+    )
 
 
 def _start_embedding(store: Store | PgStore, *, quiet: bool) -> None:
-    """New notes become findable by meaning as they come (a folder store; a database keeps no vectors yet)."""
-    if not isinstance(store, Store):
-        return
+    """New notes become findable by meaning as they come (on a database, every server embeds
+    its share of the queue)."""
     try:
         store.start_embedding()
     except UnavailableError as exc:

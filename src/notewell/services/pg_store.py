@@ -4,7 +4,9 @@ notewell servers sharing one database.
 The database is canonical (each note's text exactly as written, its metadata and its
 earlier revisions). Every write is one transaction; an edit locks the note's row
 (``SELECT … FOR UPDATE``) and builds on the text it finds there, so two servers editing
-one note at once both land, one after the other, and neither edit is lost.
+one note at once both land, one after the other, and neither edit is lost. Every write
+that changes a note's text queues it for embedding in that transaction (triggers of
+schema version 3); semantic search is :class:`.pg_semantic.PgSemanticMixin`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..errors import InvalidArgumentError, NotFoundError, UnavailableError
+from ..errors import InvalidArgumentError, NotFoundError
 from ..model.attempt import check_attempt_id, check_project
 from ..model.header import parse_note
 from ..model.header_edit import with_summary, with_tags
@@ -33,6 +35,7 @@ from ..model.note import (
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 from ..search.filters import Filters
+from ..search.keyword import check_limit
 from ..search.pg_search import pg_keyword_search, pg_list_cards
 from ..storage.pg import PgDatabase
 from .links import check_link_args, link_tree, make_brief
@@ -47,6 +50,7 @@ from .pg_attempts import (
     record_read,
     scoped,
 )
+from .pg_semantic import EmbedderSpec, PgSemanticMixin, check_embedder_spec
 from .pg_tokens import PgTokenBook
 from .pg_transfer import export_folder, import_folder
 from .store import SEARCH_MODES
@@ -56,7 +60,7 @@ __all__ = ["PgStore"]
 _NOTE_COLUMNS = "id, path, text, author, created_at, updated_at, revision, model, attempt_id, note_kind"
 
 
-class PgStore(PgAttemptsMixin, PgProjectsMixin):
+class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
     """Notes in a PostgreSQL database (``notewell.open("postgresql://…")``)."""
 
     def __init__(
@@ -66,9 +70,12 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
         max_bytes: int = DEFAULT_MAX_BYTES,
         pool_size: int = 8,
         create: bool = True,
+        embedder: EmbedderSpec = "default",
     ) -> None:
+        check_embedder_spec(embedder)
         self.url = url
         self.max_bytes = max_bytes
+        self._init_semantic(embedder)
         self._db = PgDatabase(url, max_size=pool_size)
         try:
             if create and self._db.schema_version() == 0:
@@ -79,6 +86,8 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
             raise
 
     def close(self) -> None:
+        """Stop the embedding thread, then close the connections."""
+        self.stop_embedding()
         self._db.close()
 
     def __enter__(self) -> PgStore:
@@ -306,21 +315,26 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin):
         viewer: Viewer | None = None,
         **filters: Any,
     ) -> list[Card]:
-        """Keyword search: the best *limit* notes as cards (filters as for :meth:`list_notes`).
-        The other modes answer UnavailableError for now; *wait* (embed the backlog first)
-        has nothing to wait for, since a PostgreSQL store keeps no vectors yet."""
+        """Search: the best *limit* notes as cards, each carrying the ``mode`` that found it
+        (filters as for :meth:`list_notes`, in every mode).
+
+        Modes, as on the embedded store: ``keyword`` (tsvector, title 3x; exact),
+        ``semantic`` (nearest in meaning, the best passage as snippet, cosine as score),
+        ``both`` (the keyword list, then the semantic list, unfused) and ``hybrid`` (one
+        fused ranking). With *wait*, the notes waiting to be embedded that no other server
+        holds are embedded first."""
         if mode not in SEARCH_MODES:
             raise InvalidArgumentError(f"mode must be one of {', '.join(SEARCH_MODES)}, got {mode!r}")
-        if mode != "keyword":
-            raise UnavailableError(
-                f"semantic search on PostgreSQL is not available yet (mode {mode!r}); search with mode='keyword'"
-            )
+        check_limit(limit)
         f = Filters.from_kwargs(filters)
         with self._db.transaction() as conn:
             f = scoped(conn, f, viewer)
             if isinstance(query, str) and not query.strip() and (f.project or f.attempt_id):
                 return pg_list_cards(conn, limit=limit, filters=f)
-            return pg_keyword_search(conn, query, limit=limit, filters=f)
+            if mode == "keyword":
+                return pg_keyword_search(conn, query, limit=limit, filters=f)
+        # Outside that transaction: each engine takes a connection of its own from the pool.
+        return self._search_by_meaning(query, mode, limit, f, wait)
 
     def list_notes(
         self, *, limit: int = 20, offset: int = 0, viewer: Viewer | None = None, **filters: Any

@@ -64,7 +64,7 @@ from .watching import WatchingMixin
 if TYPE_CHECKING:
     from .pg_store import PgStore
 
-__all__ = ["SEARCH_MODES", "Store", "open_store"]
+__all__ = ["SEARCH_MODES", "Store", "fuse_hybrid", "hybrid_pool", "open_store"]
 
 SEARCH_MODES = ("keyword", "semantic", "both", "hybrid")
 # Hybrid: weighted reciprocal-rank fusion of the two lists, weights measured on benchmarks/eval
@@ -762,8 +762,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             return cards
 
     def _hybrid(self, query: str, limit: int, f: Filters, wait: bool) -> list[Card]:
-        """One fused ranking: each engine's list counts weight / (HYBRID_K + rank)."""
-        pool = min(1000, max(3 * limit, 30))
+        """One fused ranking of the keyword and semantic lists (:func:`fuse_hybrid`)."""
+        pool = hybrid_pool(limit)
         embedder = self._embedder_now()
         if wait:
             self._embed(None, None)
@@ -772,16 +772,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             "keyword": keyword_search(self._index, query, limit=pool, filters=f, partial=partial),
             "semantic": semantic_search(self._index, embedder, self._vectors, query, limit=pool, filters=f),
         }
-        fused: dict[str, float] = {}
-        first: dict[str, Card] = {}
-        for engine, cards in lists.items():
-            for rank, card in enumerate(cards, 1):
-                loose = engine == "keyword" and card.id in partial
-                weight = HYBRID_WEIGHTS[engine] * (HYBRID_PARTIAL if loose else 1.0)
-                fused[card.id] = fused.get(card.id, 0.0) + weight / (HYBRID_K + rank)
-                first.setdefault(card.id, card)  # the keyword card (with its highlights) when both found it
-        best = sorted(fused, key=lambda nid: -fused[nid])[:limit]
-        return [replace(first[nid], mode="hybrid", score=round(fused[nid], 6)) for nid in best]
+        return fuse_hybrid(lists, partial, limit)
 
     @guarded
     def embed_pending(self, *, limit: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
@@ -1017,20 +1008,42 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         return check_note_id(ref)
 
 
+def hybrid_pool(limit: int) -> int:
+    """How many cards each engine gives a hybrid ranking of *limit* cards."""
+    return min(1000, max(3 * limit, 30))
+
+
+def fuse_hybrid(lists: dict[str, list[Card]], partial: set[str], limit: int) -> list[Card]:
+    """One fused ranking of each engine's cards (best first): each counts weight /
+    (HYBRID_K + rank), a keyword hit in *partial* (found without every word) HYBRID_PARTIAL
+    of its weight. A note both found keeps the first engine's card (the keyword one, with
+    its highlights). Both stores fuse here."""
+    fused: dict[str, float] = {}
+    first: dict[str, Card] = {}
+    for engine, cards in lists.items():
+        for rank, card in enumerate(cards, 1):
+            loose = engine == "keyword" and card.id in partial
+            weight = HYBRID_WEIGHTS[engine] * (HYBRID_PARTIAL if loose else 1.0)
+            fused[card.id] = fused.get(card.id, 0.0) + weight / (HYBRID_K + rank)
+            first.setdefault(card.id, card)
+    best = sorted(fused, key=lambda nid: -fused[nid])[:limit]
+    return [replace(first[nid], mode="hybrid", score=round(fused[nid], 6)) for nid in best]
+
+
 def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> Store | PgStore:
     """Open (or create) the store in *path*. Options: max_bytes, watch, busy_timeout, create,
     embedder ('default', None, an embedder or a function making one), ann (True, or the number
     of passages from which semantic search uses an approximate index; needs the 'ann' extra).
 
     A ``postgresql://`` URL opens the store in that database instead (a :class:`PgStore`;
-    needs the 'postgres' extra; options: max_bytes, pool_size, create)."""
+    needs the 'postgres' extra; options: max_bytes, pool_size, create, embedder)."""
     if is_database_url(path):
         from .pg_store import PgStore
 
-        unknown = sorted(set(options) - {"max_bytes", "pool_size", "create"})
+        unknown = sorted(set(options) - {"max_bytes", "pool_size", "create", "embedder"})
         if unknown:
             raise InvalidArgumentError(
-                f"a PostgreSQL store takes max_bytes, pool_size and create, not {', '.join(unknown)}"
+                f"a PostgreSQL store takes max_bytes, pool_size, create and embedder, not {', '.join(unknown)}"
                 " (this command works on a notes folder)"
             )
         return PgStore(str(path), **options)

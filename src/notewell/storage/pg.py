@@ -104,6 +104,85 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "semantic search: the embedding queue, passage vectors and their change log",
+        """
+        -- Notes waiting to be embedded. Triggers on notes fill it in the writing transaction
+        -- itself, so no write path (add, edit, tags, summary, import, an attempt's summary) can
+        -- forget to. ticket changes each time a note is queued again, so an embedder removes
+        -- only the entry it read; claimed_by / claimed_until are a server's lease on the note
+        -- while its model runs (no transaction stays open meanwhile, so writers never wait).
+        CREATE SEQUENCE embed_ticket;
+        CREATE TABLE embed_queue(
+          note_id text PRIMARY KEY,
+          ticket bigint NOT NULL DEFAULT nextval('embed_ticket'),
+          queued_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+          claimed_by text,
+          claimed_until timestamptz
+        );
+        CREATE INDEX embed_queue_ticket ON embed_queue(ticket);
+        -- Each passage's vector (float32, little-endian, as bytea), with the model that made it,
+        -- the sha256 of the title and body it was made from and that note revision. Not pgvector
+        -- (no CREATE EXTENSION vector here): see notewell.search.pg_semantic for why.
+        CREATE TABLE note_vectors(
+          note_id text NOT NULL,
+          chunk integer NOT NULL,
+          model text NOT NULL,
+          dim integer NOT NULL,
+          sha256 text NOT NULL,
+          revision integer NOT NULL,
+          start integer NOT NULL,
+          stop integer NOT NULL,
+          vector bytea NOT NULL,
+          PRIMARY KEY(note_id, chunk)
+        );
+        -- Finding notes embedded by another model reads two ranges of this, not every vector.
+        CREATE INDEX note_vectors_model ON note_vectors(model, note_id);
+        -- Whose vectors changed, in order: each server's in-memory matrix applies the entries
+        -- after the last it saw. Written only through notewell_log_vectors.
+        CREATE TABLE vector_log(seq bigserial PRIMARY KEY, note_id text NOT NULL);
+        CREATE FUNCTION notewell_log_vectors(ids text[]) RETURNS void LANGUAGE plpgsql AS $fn$
+        DECLARE
+          lo bigint;
+          hi bigint;
+        BEGIN
+          -- One log writer at a time until its commit: entries then become visible in seq
+          -- order, so a reader that has seen seq N never meets an older entry committed later.
+          PERFORM pg_advisory_xact_lock(7362520);
+          INSERT INTO vector_log(note_id) SELECT unnest(ids);
+          SELECT min(seq), max(seq) INTO lo, hi FROM vector_log;
+          IF hi - lo > 51000 THEN  -- keep the newest 50,000 (a reader further behind reloads)
+            DELETE FROM vector_log WHERE seq <= hi - 50000;
+          END IF;
+        END
+        $fn$;
+        CREATE FUNCTION notewell_queue_embedding() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        BEGIN
+          INSERT INTO embed_queue(note_id) VALUES (NEW.id)
+            ON CONFLICT (note_id) DO UPDATE SET ticket = nextval('embed_ticket'), queued_at = clock_timestamp();
+          RETURN NULL;
+        END
+        $fn$;
+        CREATE FUNCTION notewell_forget_vectors() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        BEGIN
+          DELETE FROM embed_queue WHERE note_id = OLD.id;
+          DELETE FROM note_vectors WHERE note_id = OLD.id;
+          IF FOUND THEN
+            PERFORM notewell_log_vectors(ARRAY[OLD.id]);
+          END IF;
+          RETURN NULL;
+        END
+        $fn$;
+        CREATE TRIGGER notes_queue_new AFTER INSERT ON notes
+          FOR EACH ROW EXECUTE FUNCTION notewell_queue_embedding();
+        CREATE TRIGGER notes_queue_changed AFTER UPDATE OF text ON notes
+          FOR EACH ROW WHEN (OLD.text IS DISTINCT FROM NEW.text) EXECUTE FUNCTION notewell_queue_embedding();
+        CREATE TRIGGER notes_forget_vectors AFTER DELETE ON notes
+          FOR EACH ROW EXECUTE FUNCTION notewell_forget_vectors();
+        -- A database upgraded from version 2 already holds notes: every one waits to be embedded.
+        INSERT INTO embed_queue(note_id) SELECT id FROM notes ORDER BY seq;
+        """,
+    ),
 ]
 
 _URL_SCHEMES = ("postgresql://", "postgres://")

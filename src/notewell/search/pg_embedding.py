@@ -1,0 +1,199 @@
+"""Embedding a PostgreSQL store's queue, safely with several servers embedding one database.
+
+The passages are :func:`.semantic.passages` of each note's title and body, as on the
+embedded store. A server claims a batch of queued notes in a short transaction (``FOR
+UPDATE SKIP LOCKED``, then a lease in ``claimed_by`` / ``claimed_until``), so two servers
+never embed one note at once and no transaction stays open while the model runs (writers
+never wait for it). Each batch's vectors are written in one transaction that holds the
+notes' rows (``FOR SHARE``, so an edit waits for that write, not for the model) and writes
+a note's vectors only if its revision is still the one embedded: a vector made from an
+older text never replaces a newer one. An edit meanwhile queued the note again (a new
+ticket); its entry stays and its lease is released, so it is embedded anew. A server
+that dies leaves its lease to run out (LEASE seconds); then another takes the notes.
+
+pgvector is not used (why, and what it would change: :mod:`.pg_semantic`); the vectors
+are float32 bytea rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import NotewellError
+from ..storage.pg import PgDatabase
+from .embedders import Embedder, numpy
+from .semantic import passages
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["LEASE", "pg_embed_pending", "pg_pending_count", "text_sha"]
+
+LEASE = 300  # seconds a claim holds before another server may take the note
+_BATCH = 64  # notes claimed, embedded and written together
+_RELEASE = "UPDATE embed_queue SET claimed_by = NULL, claimed_until = NULL WHERE note_id = ANY(%s) AND claimed_by = %s"
+
+
+def text_sha(title: str, body: str) -> str:
+    """The sha256 of what a note's passages are made from (its title and body, not its header)."""
+    return hashlib.sha256(f"{title}\n{body}".encode()).hexdigest()
+
+
+@dataclass(slots=True)
+class _Claimed:
+    note_id: str
+    ticket: int
+    revision: int | None = None  # None: the note is gone
+    sha: str = ""
+    parts: list[tuple[int, int, str]] = field(default_factory=list)  # empty: nothing to embed
+
+
+def pg_pending_count(conn: Any, model_id: str) -> int:
+    """Notes waiting to be embedded, plus notes with vectors of another model."""
+    row = conn.execute(
+        # Two ranges (not <>) so that the model index is searched, not every vector read.
+        "SELECT (SELECT count(*) FROM embed_queue) + (SELECT count(DISTINCT v.note_id) FROM note_vectors v"
+        " WHERE (v.model < %s OR v.model > %s)"
+        " AND NOT EXISTS (SELECT 1 FROM embed_queue q WHERE q.note_id = v.note_id))",
+        (model_id, model_id),
+    ).fetchone()
+    return int(row[0])
+
+
+def pg_embed_pending(
+    db: PgDatabase,
+    embedder: Embedder,
+    *,
+    worker: str,
+    limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Embed the queued notes no other server holds (and notes embedded by another model),
+    at most *limit*; returns how many queue entries were dealt with. *worker* names this
+    embedder in its claims (unique per store object)."""
+    numpy()  # without the extra: 'unavailable', naming it, before any claim
+    with db.transaction() as conn:
+        # Vectors of another model are never mixed with this one's: their notes are queued again.
+        conn.execute(
+            "INSERT INTO embed_queue(note_id) SELECT DISTINCT note_id FROM note_vectors"
+            " WHERE model < %s OR model > %s ON CONFLICT DO NOTHING",
+            (embedder.model_id, embedder.model_id),
+        )
+        (waiting,) = conn.execute(
+            "SELECT count(*) FROM embed_queue WHERE claimed_until IS NULL OR claimed_until < now()"
+        ).fetchone()
+    total = waiting if limit is None else min(waiting, limit)
+    done = 0
+    while done < total:  # what waited when the call began: writers adding more do not keep it going
+        claimed = _claim(db, worker, min(_BATCH, total - done))
+        if not claimed:
+            break  # taken by other servers meanwhile
+        try:
+            _read(db, embedder, claimed)
+            vectors = _embed(embedder, claimed)
+            _write(db, embedder, worker, claimed, vectors)
+        except BaseException:
+            # Others may try at once; if even this fails, the lease runs out.
+            with contextlib.suppress(NotewellError):
+                _release(db, worker, [c.note_id for c in claimed])
+            raise
+        done += len(claimed)
+        if progress is not None:
+            progress(done, total)
+    return done
+
+
+def _claim(db: PgDatabase, worker: str, count: int) -> list[_Claimed]:
+    """Lease up to *count* unclaimed (or abandoned) queue entries, oldest first."""
+    with db.transaction() as conn:
+        rows = conn.execute(
+            "UPDATE embed_queue q SET claimed_by = %s, claimed_until = now() + make_interval(secs => %s)"
+            " FROM (SELECT note_id FROM embed_queue WHERE claimed_until IS NULL OR claimed_until < now()"
+            " ORDER BY ticket LIMIT %s FOR UPDATE SKIP LOCKED) pick"
+            " WHERE q.note_id = pick.note_id RETURNING q.note_id, q.ticket",
+            (worker, LEASE, count),
+        ).fetchall()
+    return [_Claimed(nid, ticket) for nid, ticket in sorted(rows, key=lambda r: r[1])]
+
+
+def _read(db: PgDatabase, embedder: Embedder, claimed: list[_Claimed]) -> None:
+    """Fill in each claimed note's revision and passages (none when it is gone, or already
+    embedded by this model from this very title and body)."""
+    ids = [c.note_id for c in claimed]
+    with db.transaction() as conn:
+        notes = {
+            nid: (revision, title, body)
+            for nid, revision, title, body in conn.execute(
+                "SELECT id, revision, title, body FROM notes WHERE id = ANY(%s)", (ids,)
+            )
+        }
+        have = {
+            nid: (sha, model)
+            for nid, sha, model in conn.execute(
+                "SELECT note_id, sha256, model FROM note_vectors WHERE note_id = ANY(%s) AND chunk = 0", (ids,)
+            )
+        }
+    for c in claimed:
+        found = notes.get(c.note_id)
+        if found is None:
+            continue
+        c.revision, title, body = found
+        c.sha = text_sha(title, body)
+        if have.get(c.note_id) != (c.sha, embedder.model_id):
+            c.parts = passages(title, body)
+
+
+def _embed(embedder: Embedder, claimed: list[_Claimed]) -> np.ndarray:
+    np = numpy()
+    texts = [text for c in claimed for _a, _b, text in c.parts]
+    if not texts:
+        return np.zeros((0, embedder.dim), np.float32)
+    return embedder.embed_documents(texts)
+
+
+def _write(db: PgDatabase, embedder: Embedder, worker: str, claimed: list[_Claimed], vectors: np.ndarray) -> None:
+    """Each note's vectors in place of its old ones, if its revision is still the one
+    embedded; then the queue entries that were read are removed, the rest released."""
+    np = numpy()
+    ids = [c.note_id for c in claimed]
+    written: list[str] = []
+    with db.transaction() as conn:
+        # In id order: two writers locking overlapping notes take them in the same order.
+        current = dict(
+            conn.execute("SELECT id, revision FROM notes WHERE id = ANY(%s) ORDER BY id FOR SHARE", (ids,)).fetchall()
+        )
+        rows: list[tuple[Any, ...]] = []
+        position = 0
+        for c in claimed:
+            start, position = position, position + len(c.parts)
+            if not c.parts or current.get(c.note_id) != c.revision:
+                continue  # nothing to write, or gone or changed while embedding (queued again)
+            conn.execute("DELETE FROM note_vectors WHERE note_id = %s", (c.note_id,))
+            rows += [
+                (c.note_id, k, embedder.model_id, embedder.dim, c.sha, c.revision, a, b)
+                + (np.asarray(vectors[start + k], dtype="<f4").tobytes(),)
+                for k, (a, b, _text) in enumerate(c.parts)
+            ]
+            written.append(c.note_id)
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, revision, start, stop, vector)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                rows,
+            )
+            # Only the entry that was read: an edit meanwhile gave the note a new ticket.
+            cur.executemany(
+                "DELETE FROM embed_queue WHERE note_id = %s AND ticket = %s", [(c.note_id, c.ticket) for c in claimed]
+            )
+        conn.execute(_RELEASE, (ids, worker))
+        if written:
+            conn.execute("SELECT notewell_log_vectors(%s)", (written,))  # last: it serialises log writers
+
+
+def _release(db: PgDatabase, worker: str, ids: list[str]) -> None:
+    with db.transaction() as conn:
+        conn.execute(_RELEASE, (ids, worker))

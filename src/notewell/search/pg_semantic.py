@@ -1,0 +1,252 @@
+"""Semantic search on PostgreSQL: each server holds the passage vectors in one in-memory
+float32 matrix, follows the database's vector log to keep it current, and ranks exactly
+with numpy, as the embedded store does (:class:`.semantic.VectorMatrix`).
+
+A matrix is loaded whole once per model; after that each search reads the log entries
+after the last one it applied and replaces only those notes' rows (the old rows zeroed
+and skipped, the new ones appended; compacted when a quarter are dead). Several servers
+each keep their own matrix current from the same log. No approximate index and no file
+beside it: a PostgreSQL store has no folder, and exact search is the measured default.
+
+pgvector is not used, and ``CREATE EXTENSION IF NOT EXISTS vector`` is never attempted:
+the extension is not installed on the servers this was built and tested on (Debian 12
+here offers no postgresql-15-pgvector package), and a path that could not be run against
+a real server is not shipped. A pgvector path would change: the schema (the extension,
+which needs the server package and the right to create it; a ``vector(dim)`` column, one
+dimension per column, so per model; an HNSW index with ``vector_cosine_ops``, partial per
+model); and search, which would ask the server for the nearest passages (``ORDER BY
+vector <=> query LIMIT k``, filters and hidden projects in its WHERE clause, then the best
+passage per note) instead of scanning this matrix: approximate (HNSW recall), but with no
+matrix held in each server's memory and no log to follow. Queueing, claiming and writing
+vectors (:mod:`.pg_embedding`) would stay as they are.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidQueryError
+from ..model.cjk import unsegment
+from ..model.note import Card
+from ..storage.pg import PgDatabase
+from .embedders import Embedder, numpy
+from .filters import Filters
+from .keyword import check_limit
+from .pg_search import CARD_SQL, card_from_pg
+from .semantic import COMPACT_MIN, RELOAD_MIN
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["PgVectorMatrix", "pg_semantic_search"]
+
+_SNIPPET = 240  # characters of the best passage shown, as on the embedded store
+_LOAD_ROWS = 2000  # rows fetched at a time by a full load
+_CARDS = (
+    f"SELECT {CARD_SQL}, n.body FROM notes n LEFT JOIN attempts a ON a.id = n.attempt_id"
+    " LEFT JOIN projects p ON p.name = a.project WHERE n.id = ANY(%s)"
+)
+
+
+class PgVectorMatrix:
+    """Every passage vector of one model in one matrix, kept current from ``vector_log``."""
+
+    def __init__(self) -> None:
+        self.seq = 0  # the last vector_log entry applied
+        self.key: tuple[str, int] | None = None  # the model and dimension loaded
+        self.notes: list[str | None] = []  # None: a dead row
+        self.spans: list[tuple[int, int]] = []
+        self.full_loads = 0
+        self._data: np.ndarray | None = None
+        self._rows: dict[str, list[int]] = {}
+        self._dead = 0
+        self._lock = threading.Lock()
+
+    @property
+    def live(self) -> int:
+        return len(self.notes) - self._dead
+
+    def refresh(self, db: PgDatabase, embedder: Embedder) -> None:
+        """Apply what the log says changed since this matrix last looked (or load it whole)."""
+        with self._lock, db.transaction() as conn:
+            # One snapshot: the log's position and the vectors it describes go together.
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            first, last = conn.execute("SELECT min(seq), max(seq) FROM vector_log").fetchone()
+            first, last = first or 0, last or 0
+            key = (embedder.model_id, embedder.dim)
+            if key != self.key or last < self.seq:  # another model, or a log that went back (a new database)
+                self._load(conn, key, last)
+            elif first > self.seq + 1:
+                self._load(conn, key, last)  # the log was trimmed past this matrix
+            elif last > self.seq:
+                changed = [
+                    nid
+                    for (nid,) in conn.execute(
+                        "SELECT DISTINCT note_id FROM vector_log WHERE seq > %s AND seq <= %s", (self.seq, last)
+                    )
+                ]
+                if len(changed) > max(RELOAD_MIN, self.live // 4):
+                    self._load(conn, key, last)
+                else:
+                    self._apply(conn, key, changed)
+                    self.seq = last
+
+    def nearest(
+        self, wanted: np.ndarray, limit: int, allowed: set[str] | None
+    ) -> list[tuple[str, float, tuple[int, int]]]:
+        """The *limit* best notes (among *allowed*): (id, best passage's cosine, its span)."""
+        np = numpy()
+        with self._lock:
+            if self._data is None or not self.live:
+                return []
+            matrix = self._data[: len(self.notes)]
+            scores = matrix @ wanted
+            want = max(256, 32 * limit)
+            # The best few hundred passages usually hold the best notes.
+            pool = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else np.arange(len(scores))
+            ranked = pool[np.argsort(-scores[pool])]
+            best = self._best(ranked, scores[ranked], limit, allowed)
+            if len(best) < limit and len(pool) < len(scores):
+                # Filters (or many passages per note) left too few: rank every passage.
+                order = np.argsort(-scores)
+                best = self._best(order, scores[order], limit, allowed)
+            return [(nid, score, self.spans[i]) for nid, (score, i) in best.items()]
+
+    def _best(
+        self, rows: np.ndarray, scores: np.ndarray, limit: int, allowed: set[str] | None
+    ) -> dict[str, tuple[float, int]]:
+        """The first *limit* notes (allowed, live) of *rows*, best first, each with its best passage."""
+        best: dict[str, tuple[float, int]] = {}
+        for at in range(0, len(rows), 4096):  # a slice at a time: the rest is rarely needed
+            for i, score in zip(rows[at : at + 4096].tolist(), scores[at : at + 4096].tolist(), strict=True):
+                nid = self.notes[i]
+                if nid is None or nid in best or (allowed is not None and nid not in allowed):
+                    continue
+                best[nid] = (score, i)
+                if len(best) >= limit:
+                    return best
+        return best
+
+    def _load(self, conn: Any, key: tuple[str, int], last: int) -> None:
+        np = numpy()
+        self.full_loads += 1
+        (count,) = conn.execute("SELECT count(*) FROM note_vectors WHERE model = %s AND dim = %s", key).fetchone()
+        data = np.empty((count, key[1]), dtype=np.float32)
+        notes: list[str | None] = []
+        spans: list[tuple[int, int]] = []
+        # A server-side cursor in binary: the vectors arrive as bytes a slice at a time,
+        # never all held at once beside the matrix.
+        with conn.cursor(name="notewell_vectors", binary=True) as cur:
+            cur.itersize = _LOAD_ROWS
+            cur.execute(
+                "SELECT note_id, start, stop, vector FROM note_vectors WHERE model = %s AND dim = %s"
+                " ORDER BY note_id, chunk",
+                key,
+            )
+            for i, (nid, start, stop, blob) in enumerate(cur):
+                data[i] = np.frombuffer(blob, dtype="<f4")
+                notes.append(nid)
+                spans.append((start, stop))
+        self.key, self.seq = key, last
+        self.notes, self.spans, self._data = notes, spans, data
+        self._index_rows()
+
+    def _index_rows(self) -> None:
+        rows: dict[str, list[int]] = {}
+        for i, nid in enumerate(self.notes):
+            if nid is not None:
+                rows.setdefault(nid, []).append(i)
+        self._rows = rows
+        self._dead = len(self.notes) - sum(map(len, rows.values()))
+
+    def _apply(self, conn: Any, key: tuple[str, int], changed: list[str]) -> None:
+        """Replace the rows of the *changed* notes with what the table holds now."""
+        np = numpy()
+        fresh = conn.execute(
+            "SELECT note_id, start, stop, vector FROM note_vectors WHERE note_id = ANY(%s) AND model = %s"
+            " AND dim = %s ORDER BY note_id, chunk",
+            (changed, *key),
+            binary=True,
+        ).fetchall()
+        data = self._writable(len(fresh), key[1])
+        for nid in changed:
+            for i in self._rows.pop(nid, ()):
+                data[i] = 0.0  # a dead row scores 0 and is skipped
+                self.notes[i] = None
+                self._dead += 1
+        for nid, start, stop, blob in fresh:
+            i = len(self.notes)
+            data[i] = np.frombuffer(blob, dtype="<f4")
+            self.notes.append(nid)
+            self.spans.append((start, stop))
+            self._rows.setdefault(nid, []).append(i)
+        if self._dead > max(COMPACT_MIN, len(self.notes) // 4):
+            self._compact()
+
+    def _writable(self, extra: int, dim: int) -> np.ndarray:
+        """The data array with room for *extra* more rows."""
+        np = numpy()
+        used = len(self.notes)
+        data = self._data
+        if data is None or used + extra > len(data):
+            # Room for more without keeping much spare: memory stays near the vectors' own size.
+            grown = np.empty((used + extra + max(64, min(used // 16, 8192)), dim), dtype=np.float32)
+            if used and data is not None:
+                grown[:used] = data[:used]
+            self._data = data = grown
+        return data
+
+    def _compact(self) -> None:
+        np = numpy()
+        assert self._data is not None
+        keep = [i for i, nid in enumerate(self.notes) if nid is not None]
+        self._data = np.ascontiguousarray(self._data[keep])
+        self.notes = [self.notes[i] for i in keep]
+        self.spans = [self.spans[i] for i in keep]
+        self._index_rows()
+
+
+def _allowed(conn: Any, filters: Filters) -> set[str] | None:
+    """The notes the filters and scope let through (None: every note)."""
+    where, params = filters.pg_sql()
+    if not where:
+        return None
+    return {nid for (nid,) in conn.execute(f"SELECT n.id FROM notes n WHERE {where}", params)}
+
+
+def pg_semantic_search(
+    db: PgDatabase,
+    embedder: Embedder,
+    vectors: PgVectorMatrix,
+    query: str,
+    *,
+    limit: int = 10,
+    filters: Filters | None = None,
+) -> list[Card]:
+    """The *limit* notes whose passages are nearest *query* in meaning, as cards whose
+    snippet is the best passage and whose score is its cosine similarity."""
+    check_limit(limit)
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidQueryError("query is empty: give search words")
+    numpy()  # without the extra: 'unavailable', naming it, before any work
+    wanted = embedder.embed_query(query)  # first: a remote model tells its dimension with its first answer
+    vectors.refresh(db, embedder)
+    with db.transaction() as conn:
+        best = vectors.nearest(wanted, limit, _allowed(conn, filters or Filters()))
+        if not best:
+            return []
+        rows = {r[0]: r for r in conn.execute(_CARDS, ([nid for nid, _score, _span in best],))}
+    cards = []
+    for nid, score, (start, stop) in best:
+        row = rows.get(nid)
+        if row is None:
+            continue  # deleted since the matrix was read
+        body = row[15].strip("\n")
+        passage = " ".join(unsegment(body[start:stop]).split())
+        snippet = passage[:_SNIPPET] + ("…" if len(passage) > _SNIPPET else "")
+        if start > 0:
+            snippet = "…" + snippet
+        cards.append(replace(card_from_pg(row[:15], snippet, round(score, 6)), mode="semantic"))
+    return cards

@@ -1,0 +1,147 @@
+"""Semantic search for :class:`~.pg_store.PgStore`: its embedder, the embedding queue and
+the background thread, and the semantic, both and hybrid search modes, which behave as the
+embedded store's (the same passages, cards, filters and fusion).
+
+Several servers may embed one database at once: each store object claims queued notes
+under a name of its own (:mod:`..search.pg_embedding`), and keeps its own in-memory matrix
+current from the database's vector log (:mod:`..search.pg_semantic`).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import InvalidArgumentError, NotewellError, UnavailableError
+from ..model.note import Card
+from ..search.embedders import Embedder, numpy
+from ..search.filters import Filters
+from ..search.pg_embedding import pg_embed_pending, pg_pending_count
+from ..search.pg_search import pg_keyword_search
+from ..search.pg_semantic import PgVectorMatrix, pg_semantic_search
+from ..storage.pg import PgDatabase
+from .store import fuse_hybrid, hybrid_pool
+
+__all__ = ["EmbedderSpec", "PgSemanticMixin", "check_embedder_spec"]
+
+EmbedderSpec = Embedder | Callable[[], Embedder] | str | None
+_EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
+
+
+def check_embedder_spec(spec: object) -> None:
+    """InvalidArgumentError unless *spec* is what ``embedder=`` takes."""
+    if spec is None or (isinstance(spec, str) and spec == "default"):
+        return
+    if isinstance(spec, str) or not (hasattr(spec, "model_id") and hasattr(spec, "embed_query") or callable(spec)):
+        raise InvalidArgumentError(
+            "embedder must be 'default', None, an object with model_id, dim and embed_*, or a function making one"
+        )
+
+
+class PgSemanticMixin:
+    """Embedding and search by meaning, for :class:`~.pg_store.PgStore`."""
+
+    _db: PgDatabase
+
+    def _init_semantic(self, embedder: EmbedderSpec) -> None:
+        self._embedder_spec = embedder
+        self._embedder: Embedder | None = None
+        self._embedder_lock = threading.Lock()
+        self._vectors = PgVectorMatrix()
+        # This store's name in its claims on the queue: unique per store object, so two
+        # stores in one process embed side by side like two servers.
+        self._worker = f"{os.getpid()}-{secrets.token_hex(6)}"
+        self._embedding: threading.Thread | None = None
+        self._embedding_stop = threading.Event()
+
+    def embed_pending(
+        self, *, limit: int | None = None, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, Any]:
+        """Embed the notes waiting for it (new, changed, or embedded by another model) that no
+        other server is embedding. Returns how many were embedded and how many still wait."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise InvalidArgumentError(f"limit must be a positive whole number, got {limit!r}")
+        embedder = self._embedder_now()
+        done = pg_embed_pending(self._db, embedder, worker=self._worker, limit=limit, progress=progress)
+        with self._db.transaction() as conn:
+            return {"embedded": done, "pending": pg_pending_count(conn, embedder.model_id)}
+
+    def pending_embeddings(self) -> int:
+        """How many notes semantic search does not know yet (or knows from another model)."""
+        embedder = self._embedder_now()
+        with self._db.transaction() as conn:
+            return pg_pending_count(conn, embedder.model_id)
+
+    def start_embedding(self, *, idle: float = 2.0) -> bool:
+        """Embed queued notes on a background thread (for servers), so that reads and writes
+        never wait for the model. Returns False when one runs already."""
+        if self._embedding is not None and self._embedding.is_alive():
+            return False
+        embedder = self._embedder_now()  # fails here, not on the thread, without a model
+        numpy()
+        stop = threading.Event()
+
+        def work() -> None:
+            while not stop.is_set():
+                try:
+                    done = pg_embed_pending(self._db, embedder, worker=self._worker, limit=_EMBED_STEP)
+                except NotewellError:
+                    done = 0  # the database busy or unreachable: try again after a pause
+                if not done:
+                    stop.wait(idle)
+
+        self._embedding_stop = stop
+        self._embedding = threading.Thread(target=work, name="notewell-pg-embed", daemon=True)
+        self._embedding.start()
+        return True
+
+    def stop_embedding(self) -> None:
+        """Stop the background embedding thread (it finishes the batch in hand)."""
+        if self._embedding is not None:
+            self._embedding_stop.set()
+            self._embedding.join(timeout=60)
+            if not self._embedding.is_alive():
+                self._embedding = None
+
+    def _embedder_now(self) -> Embedder:
+        """The store's embedder, made on first use (the model loads only when needed, once)."""
+        with self._embedder_lock:
+            if self._embedder is None:
+                spec = self._embedder_spec
+                if spec is None:
+                    raise UnavailableError("this store was opened without an embedder (embedder=None)")
+                if isinstance(spec, str):
+                    from ..search.embedders import default_embedder
+
+                    self._embedder = default_embedder()
+                elif not hasattr(spec, "embed_query"):
+                    self._embedder = spec()  # a factory
+                else:
+                    self._embedder = spec
+            return self._embedder
+
+    def _search_by_meaning(self, query: str, mode: str, limit: int, f: Filters, wait: bool) -> list[Card]:
+        """The semantic, both (keyword list, then semantic list) or hybrid search, with *f*
+        already scoped to what the viewer may see."""
+        if mode == "hybrid":
+            pool = hybrid_pool(limit)
+            embedder = self._embedder_now()
+            if wait:
+                pg_embed_pending(self._db, embedder, worker=self._worker)
+            partial: set[str] = set()
+            with self._db.transaction() as conn:
+                keyword = pg_keyword_search(conn, query, limit=pool, filters=f, partial=partial)
+            semantic = pg_semantic_search(self._db, embedder, self._vectors, query, limit=pool, filters=f)
+            return fuse_hybrid({"keyword": keyword, "semantic": semantic}, partial, limit)
+        cards: list[Card] = []
+        if mode == "both":
+            with self._db.transaction() as conn:
+                cards += pg_keyword_search(conn, query, limit=limit, filters=f)
+        embedder = self._embedder_now()
+        if wait:
+            pg_embed_pending(self._db, embedder, worker=self._worker)
+        cards += pg_semantic_search(self._db, embedder, self._vectors, query, limit=limit, filters=f)
+        return cards

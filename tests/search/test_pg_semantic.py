@@ -1,0 +1,306 @@
+"""Semantic search on PostgreSQL, with the deterministic HashEmbedder and a real server (the
+``pg_url`` fixture): every write queues its note, servers claim work without embedding a
+note twice at once, a vector of an older text never replaces a newer one, and each
+server's matrix follows the vector log."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import pytest
+
+import notewell
+from notewell import InvalidArgumentError, UnavailableError
+from notewell.interfaces import server_cli
+from notewell.search import pg_embedding
+from notewell.search.embedders import HashEmbedder
+from notewell.search.semantic import passages
+from notewell.storage.pg import MIGRATIONS, PgDatabase
+
+pytest.importorskip("numpy")
+
+
+class CountingEmbedder(HashEmbedder):
+    """The hash embedder, remembering every text it embedded (a little slowly, so that
+    two servers embedding at once interleave)."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+        self.delay = delay
+        self._lock = threading.Lock()
+
+    def embed_documents(self, texts):
+        with self._lock:
+            self.texts += texts
+        time.sleep(self.delay)
+        return super().embed_documents(texts)
+
+
+@pytest.fixture
+def pstore(pg_url):
+    s = notewell.open(pg_url, embedder=HashEmbedder())
+    yield s
+    s.close()
+
+
+def _sql(store, query, params=()):
+    with store._db.transaction() as conn:
+        cur = conn.execute(query, params)
+        return cur.fetchall() if cur.description else []
+
+
+def _queued(store) -> set[str]:
+    return {nid for (nid,) in _sql(store, "SELECT note_id FROM embed_queue")}
+
+
+def test_every_write_that_changes_a_note_queues_it_and_a_delete_forgets_it(pstore):
+    note = pstore.add_note("# alpha\n\nfirst words")
+    assert _queued(pstore) == {note.id}
+    pstore.embed_pending()
+    assert _queued(pstore) == set()
+    for change in (
+        lambda: pstore.edit_note(note.id, "# alpha\n\nsecond words"),
+        lambda: pstore.add_tag(note.id, "greek"),
+        lambda: pstore.set_summary(note.id, "a letter"),
+    ):
+        change()
+        assert _queued(pstore) == {note.id}
+        assert pstore.embed_pending()["pending"] == 0
+    pstore.add_tag(note.id, "greek")  # changes nothing: nothing to embed
+    assert _queued(pstore) == set()
+    run = pstore.start_attempt("letters", author="a")
+    ended = pstore.end_attempt(run.id, outcome="done", summary="alpha was first")
+    assert _queued(pstore) == {ended.summary_note_id}
+    pstore.delete_note(note.id)
+    assert _sql(pstore, "SELECT count(*) FROM note_vectors WHERE note_id = %s", (note.id,)) == [(0,)]
+    assert pstore.pending_embeddings() == 1  # the attempt's summary only
+
+
+def test_a_header_change_is_dealt_with_without_running_the_model(pg_url):
+    embedder = CountingEmbedder()
+    with notewell.open(pg_url, embedder=embedder) as store:
+        note = store.add_note("# alpha\n\nfirst words")
+        store.embed_pending()
+        store.add_tag(note.id, "greek")  # the header changes; the title and body do not
+        assert store.embed_pending() == {"embedded": 1, "pending": 0}
+        assert embedder.texts == ["alpha\n# alpha\n\nfirst words"]
+        store.edit_note(note.id, "# alpha\n\nother words")
+        store.embed_pending()
+        assert len(embedder.texts) == 2
+
+
+def test_imported_notes_wait_to_be_embedded(tmp_path, pg_url):
+    with notewell.open(tmp_path / "notes", embedder=None) as folder:
+        kept = folder.add_note("# otters\n\nthey hold hands while sleeping")
+    with notewell.open(pg_url, embedder=HashEmbedder()) as db:
+        db.import_folder(tmp_path / "notes")
+        assert db.pending_embeddings() == 1
+        assert [c.id for c in db.search_notes("otters sleeping", mode="semantic", wait=True)] == [kept.id]
+
+
+def test_a_vector_of_an_older_text_never_replaces_a_newer_one(pg_url, monkeypatch):
+    store = notewell.open(pg_url, embedder=HashEmbedder())
+    other = notewell.open(pg_url, embedder=None)  # another server, editing
+    try:
+        note = store.add_note("# heron\n\nold words about herons")
+        store.embed_pending()
+        store.edit_note(note.id, "# heron\n\nmiddle words about egrets")
+        original = HashEmbedder.embed_documents
+
+        def edit_meanwhile(self, texts):
+            monkeypatch.setattr(HashEmbedder, "embed_documents", original)
+            other.edit_note(note.id, "# heron\n\nnew words about kingfishers")
+            return original(self, texts)
+
+        monkeypatch.setattr(HashEmbedder, "embed_documents", edit_meanwhile)
+        assert store.embed_pending() == {"embedded": 1, "pending": 1}
+        # The middle text's vectors were not written; the note waits, unclaimed, for its newest.
+        assert _sql(store, "SELECT DISTINCT revision FROM note_vectors") == [(1,)]
+        assert _sql(store, "SELECT claimed_by FROM embed_queue") == [(None,)]
+        assert store.embed_pending() == {"embedded": 1, "pending": 0}
+        assert _sql(store, "SELECT DISTINCT revision FROM note_vectors") == [(3,)]
+        card = store.search_notes("kingfishers", mode="semantic")[0]
+        assert card.id == note.id and "kingfishers" in card.snippet
+    finally:
+        store.close()
+        other.close()
+
+
+def test_a_note_claimed_by_another_server_waits_for_its_lease_to_run_out(pstore):
+    pstore.add_note("# claimed\n\nby someone else")
+    _sql(pstore, "UPDATE embed_queue SET claimed_by = 'elsewhere', claimed_until = now() + interval '1 hour'")
+    assert pstore.embed_pending() == {"embedded": 0, "pending": 1}
+    _sql(pstore, "UPDATE embed_queue SET claimed_until = now() - interval '1 second'")  # that server died
+    assert pstore.embed_pending() == {"embedded": 1, "pending": 0}
+
+
+def test_a_model_failure_releases_the_claims(pg_url):
+    class Broken(HashEmbedder):
+        def embed_documents(self, texts):
+            raise RuntimeError("the model is down")
+
+    with notewell.open(pg_url, embedder=Broken()) as store:
+        store.add_note("# one\n\nplum")
+        with pytest.raises(RuntimeError):
+            store.embed_pending()
+        assert _sql(store, "SELECT claimed_by, claimed_until FROM embed_queue") == [(None, None)]
+        assert store.pending_embeddings() == 1
+
+
+def test_vectors_of_another_model_are_embedded_again_never_mixed(pg_url):
+    with notewell.open(pg_url, embedder=HashEmbedder(64)) as first:
+        first.add_note("# one\n\napple pie")
+        first.embed_pending()
+    with notewell.open(pg_url, embedder=HashEmbedder(128)) as second:
+        assert second.pending_embeddings() == 1
+        assert second.search_notes("apple", mode="semantic") == []
+        assert second.embed_pending() == {"embedded": 1, "pending": 0}
+        assert [c.title for c in second.search_notes("apple", mode="semantic")] == ["one"]
+        assert _sql(second, "SELECT DISTINCT model, dim FROM note_vectors") == [("hash-128", 128)]
+
+
+def test_each_server_keeps_its_matrix_current_from_the_log(pg_url):
+    reader = notewell.open(pg_url, embedder=HashEmbedder())
+    writer = notewell.open(pg_url, embedder=HashEmbedder())
+    try:
+        first = writer.add_note("# walnut\n\nwalnut shells")
+        writer.embed_pending()
+        assert [c.id for c in reader.search_notes("walnut", mode="semantic")] == [first.id]
+        second = writer.add_note("# chestnut\n\nchestnut roast")
+        writer.embed_pending()
+        assert reader.search_notes("chestnut roast", mode="semantic")[0].id == second.id
+        writer.delete_note(first.id)
+        assert [c.id for c in reader.search_notes("walnut", mode="semantic")] == [second.id]
+        assert reader._vectors.full_loads == 1  # the changes were applied, not reloaded
+        assert reader._vectors.live == 1
+        third = writer.add_note("# hazel\n\nhazel nuts")
+        writer.embed_pending()
+        _sql(writer, "DELETE FROM vector_log")  # trimmed past the reader: it never saw the hazel's entry
+        writer.add_note("# pecan\n\npecan pie")
+        writer.embed_pending()
+        assert reader.search_notes("hazel nuts", mode="semantic")[0].id == third.id
+        assert reader._vectors.full_loads == 2 and reader._vectors.live == 3
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_two_servers_embedding_one_database_embed_each_note_once(pg_url, monkeypatch):
+    monkeypatch.setattr(pg_embedding, "_BATCH", 8)  # many claims each, so that they interleave
+    models = [CountingEmbedder(delay=0.01), CountingEmbedder(delay=0.01)]
+    servers = [notewell.open(pg_url, embedder=m) for m in models]
+    try:
+        notes = servers[0].add_notes([f"# note {i}\n\nword{i} in a shared pool" for i in range(200)])
+        start = threading.Barrier(2)
+        errors: list[BaseException] = []
+
+        def embed(store) -> None:
+            try:
+                start.wait()
+                store.embed_pending()
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=embed, args=(s,)) for s in servers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        embedded = models[0].texts + models[1].texts
+        assert sorted(embedded) == sorted(p[2] for n in notes for p in passages(n.title, n.body))
+        assert models[0].texts and models[1].texts  # both took a share
+        for store in servers:
+            assert store.pending_embeddings() == 0
+            for i in (0, 117, 199):
+                assert store.search_notes(notes[i].body, mode="semantic", limit=1)[0].id == notes[i].id
+    finally:
+        for s in servers:
+            s.close()
+
+
+def test_background_threads_of_two_servers_embed_what_comes(pg_url):
+    models = [CountingEmbedder(), CountingEmbedder()]
+    servers = [notewell.open(pg_url, embedder=m) for m in models]
+    try:
+        for s in servers:
+            assert s.start_embedding(idle=0.05)
+            assert not s.start_embedding()  # one thread per store
+        notes = [servers[i % 2].add_note(f"# n{i}\n\nfig{i} tree") for i in range(40)]
+        deadline = time.monotonic() + 30
+        while servers[0].pending_embeddings() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert servers[0].pending_embeddings() == 0
+        assert len(models[0].texts) + len(models[1].texts) == 40  # none embedded twice
+        assert servers[1].search_notes("fig7 tree", mode="semantic", limit=1)[0].id == notes[7].id
+    finally:
+        for s in servers:
+            s.close()  # stops the thread
+    assert all(s._embedding is None for s in servers)
+
+
+def test_without_an_embedder_or_numpy_semantic_search_says_what_is_missing(pg_url, monkeypatch):
+    with notewell.open(pg_url, embedder=None) as store:
+        store.add_note("# lark\n\nsings at dawn")
+        for mode in ("semantic", "both", "hybrid"):
+            with pytest.raises(UnavailableError, match="without an embedder"):
+                store.search_notes("lark", mode=mode)
+        with pytest.raises(UnavailableError):
+            store.start_embedding()
+        assert store.search_notes("lark")[0].mode == "keyword"
+    with notewell.open(pg_url, embedder=HashEmbedder()) as store:
+        monkeypatch.setitem(sys.modules, "numpy", None)
+        for call in (
+            lambda: store.search_notes("lark", mode="semantic"),
+            lambda: store.search_notes("lark", mode="hybrid"),
+            store.embed_pending,
+            store.start_embedding,
+        ):
+            with pytest.raises(UnavailableError, match="'semantic' extra"):
+                call()
+        assert store.pending_embeddings() == 1  # counting needs no numpy
+
+
+def test_the_options_a_database_takes(pg_url):
+    with pytest.raises(InvalidArgumentError, match="embedder must be"):
+        notewell.open(pg_url, embedder="some-hub-id")
+    for option in ({"watch": False}, {"ann": True}):
+        with pytest.raises(InvalidArgumentError, match="not "):
+            notewell.open(pg_url, **option)
+    with notewell.open(pg_url, embedder=lambda: HashEmbedder(32)) as store:  # a factory, called on first use
+        assert store._embedder is None
+        store.add_note("# x\n\ny")
+        assert store.embed_pending()["embedded"] == 1 and store._embedder.dim == 32
+    with notewell.open(pg_url, embedder=None) as store, pytest.raises(InvalidArgumentError, match="limit"):
+        store.embed_pending(limit=0)
+
+
+def test_a_version_2_database_queues_its_notes_when_upgraded(pg_url, monkeypatch):
+    from notewell.storage import pg
+
+    db = PgDatabase(pg_url)
+    try:
+        monkeypatch.setattr(pg, "MIGRATIONS", MIGRATIONS[:2])
+        assert db.upgrade() == [1, 2]
+        with notewell.open(pg_url, embedder=None) as old:
+            note = old.add_note("# before\n\nvectors existed")
+        monkeypatch.undo()
+        assert db.upgrade() == [3]
+    finally:
+        db.close()
+    with notewell.open(pg_url, embedder=HashEmbedder()) as store:
+        assert store.pending_embeddings() == 1
+        assert [c.id for c in store.search_notes("vectors existed", mode="semantic", wait=True)] == [note.id]
+
+
+def test_serve_starts_embedding_on_a_database_and_says_when_it_cannot(pg_url, capsys):
+    with notewell.open(pg_url, embedder=HashEmbedder()) as store:
+        server_cli._start_embedding(store, quiet=False)
+        assert store._embedding is not None and store._embedding.is_alive()
+    with notewell.open(pg_url, embedder=None) as store:
+        server_cli._start_embedding(store, quiet=False)
+        assert store._embedding is None
+    assert "semantic search off" in capsys.readouterr().err
