@@ -101,3 +101,27 @@ def test_search_gives_the_same_results_whichever_ranks(store, monkeypatch):
     ours = {q: grouped(store.search_notes(q, limit=15)) for q in queries}
     for q in queries:
         assert fts5[q] and ours[q] == fts5[q], q
+
+
+def test_a_title_match_must_match_the_whole_query(store, monkeypatch):
+    from notewell.search import keyword
+
+    monkeypatch.setattr(keyword, "FTS5_WALK", 0)  # through bm25_ranks
+    monkeypatch.setattr(keyword, "RANK_WINDOW", 20)
+    excluded = store.add_note("# foo report\n\nthis one is about bar")
+    store.add_notes([f"# note {i}\n\nfoo number {i}" for i in range(40)])
+    found = [c.id for c in store.search_notes("foo NOT bar", limit=10)]
+    assert found and excluded.id not in found
+
+
+def test_forms_the_stemmer_joins_still_count(store, monkeypatch):
+    from notewell.search import keyword
+
+    monkeypatch.setattr(keyword, "FTS5_WALK", -1)
+    joined = store.add_note("# campus\n\nthe universal library")  # porter: univers, as for university
+    store.add_notes([f"# other {i}\n\nunrelated words {i}" for i in range(5)])
+    (card,) = store.search_notes("university")
+    assert card.id == joined.id and card.score > 0
+    want = _fts5_ranks(store, '"university"')
+    got = bm25_ranks(store._index, weigh(store._index, '"university"'), list(want))
+    assert got[next(iter(want))] < 0  # counted once: not the 0 of a note without the word

@@ -103,3 +103,9 @@ def test_a_body_repeating_the_word_a_hundred_thousand_times_gets_its_snippet():
     body = "stress " * 100_000 + "the end"
     snippet = make_snippet(body, phrases_of('"stress"'))
     assert snippet is not None and snippet.startswith("**stress** **stress**")
+
+
+def test_a_false_start_inside_a_word_does_not_hide_a_phrase():
+    from notewell.search.snippets import find_hits, phrases_of
+
+    assert find_hits("atest test test", phrases_of('"test test"')) == [(6, 15, 0)]

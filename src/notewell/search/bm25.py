@@ -32,6 +32,7 @@ TITLE_WEIGHT = 3.0
 PROBE = 2000  # matches counted exactly; beyond this a phrase's count is estimated
 _DRIFT = 20  # an estimate is redone once the store's size moved by 1/_DRIFT
 _CACHE_MAX = 20_000
+_ONE_MATCH = "SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? AND rowid = ?"
 _SCAN_CHARS = 256 * 1024  # term counts in a huge note come from its first 256 KiB
 
 
@@ -174,8 +175,25 @@ def bm25_ranks(index: Index, weights: Weights, rowids: Sequence[int]) -> dict[in
                 continue  # a phrase running on into the next text
             rowid, weight = owners[piece]
             freq[rowid][n] += weight
+    if phrases:
+        _fill_folds(conn, phrases, freq)
     ranks: dict[int, float] = {}
     for rowid, f in freq.items():
         norm = K1 * (1 - B + B * lengths[rowid] / weights.mean_length)
         ranks[rowid] = -sum(w * x * (K1 + 1) / (x + norm) for w, x in zip(idf, f, strict=True))
     return ranks
+
+
+def _fill_folds(conn: sqlite3.Connection, phrases: Sequence[Phrase], freq: dict[int, list[float]]) -> None:
+    """A note FTS5 matched in which no phrase was counted: the Porter stemmer joined forms
+    the text matching does not (``university`` and ``universal``). FTS5 says which phrases
+    it holds (rare: one look-up per phrase for such a note); each counts once, in the body."""
+    for rowid, f in freq.items():
+        if any(f):
+            continue
+        for n, phrase in enumerate(phrases):
+            try:
+                if conn.execute(_ONE_MATCH, [phrase_expression(phrase), rowid]).fetchone():
+                    f[n] = 1.0
+            except sqlite3.OperationalError:
+                pass  # a phrase FTS5 will not take on its own

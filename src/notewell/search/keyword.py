@@ -4,6 +4,7 @@ and cards with highlighted snippets."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from typing import Any
 
@@ -25,6 +26,8 @@ CARD_COLUMNS = (
 # A campaign set on the project wins over the one its attempt was started with.
 CARD_FROM = "note_index n LEFT JOIN attempts a ON a.id = n.attempt_id LEFT JOIN projects p ON p.name = a.project"
 Where = tuple[str, list[Any]]  # an SQL condition and its parameters
+_NOT = re.compile(r"\bNOT\b")
+_ONE_MATCH = "SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? AND rowid = ?"
 _PREVIEW = 16  # the column after CARD_COLUMNS
 _MAX_LIMIT = 1000
 # Up to this many notes holding the query's phrases (summed), FTS5 ranks (its bm25() walks
@@ -117,7 +120,11 @@ def _ranked(
     ]
     if len(candidates) > window:
         edge = candidates.pop()
-        candidates += _title_matches(conn, query, title_filter, edge)
+        titled = _title_matches(conn, query, title_filter, edge)
+        if _NOT.search(query):
+            # A title can match "a NOT b" while the body holds b: keep only whole matches.
+            titled = [r for r in titled if conn.execute(_ONE_MATCH, [expr, r]).fetchone()]
+        candidates += titled
     weights = weigh(index, query)
     if weights.total <= FTS5_WALK:
         ranks = _fts5_ranks(conn, expr, join, cond, params, candidates)

@@ -169,8 +169,10 @@ def scan(folded: str, phrases: Sequence[Phrase], finder: list[re.Pattern[str]]) 
     for number, (phrase, pattern) in enumerate(zip(phrases, finder, strict=True)):
         bounded = not CJK_RE.fullmatch(phrase.words[0])  # a CJK character is a word by itself
         verdicts: dict[str, bool] = {}  # the same few spellings come back again and again
-        for m in pattern.finditer(folded):
+        at = 0
+        while (m := pattern.search(folded, at)) is not None:
             start = m.start()
+            at = start + 1  # a false start must not hide a real match overlapping it
             if bounded and start and (folded[start - 1].isalnum() or folded[start - 1] == "_"):
                 continue  # inside a word
             text = m.group(0)
@@ -183,6 +185,7 @@ def scan(folded: str, phrases: Sequence[Phrase], finder: list[re.Pattern[str]]) 
                 )
             if ok:
                 hits.append((start, m.end(), number))
+                at = max(at, m.end())
     return hits
 
 

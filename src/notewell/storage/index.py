@@ -204,7 +204,9 @@ class Index:
             epoch = conn.execute("SELECT 1 FROM state WHERE key = 'vectors_generation'").fetchone()
             logged = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vector_log'").fetchone()
             gone = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'journal_meta_gone'").fetchone()
-            titles = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'titles_fts'").fetchone()
+            titles = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'titles_fts' AND sql NOT LIKE '%content%'"
+            ).fetchone()
             if self._missing_indexes(conn) or epoch is None or logged is None or gone is None or titles is None:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -219,7 +221,7 @@ class Index:
                         "INSERT OR IGNORE INTO state(key, value) VALUES ('vectors_generation', ?)",
                         (secrets.token_hex(8),),
                     )
-                    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'titles_fts'").fetchone() is None:
+                    if titles is None:
                         _add_titles(conn)
                     conn.execute("COMMIT")
                 except BaseException:
@@ -593,7 +595,8 @@ class Index:
             "INSERT INTO notes_fts(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
             (rowid, segment(row.title), segment(row.body), meta_tokens(row, self._project_of(row.attempt_id))),
         )
-        c.execute("INSERT INTO titles_fts(rowid, title) VALUES (?, ?)", (rowid, segment(row.title)))
+        # OR REPLACE: a row an older notewell (one without this table) left under a reused rowid.
+        c.execute("INSERT OR REPLACE INTO titles_fts(rowid, title) VALUES (?, ?)", (rowid, segment(row.title)))
         if not new:
             c.execute("DELETE FROM problems WHERE path = ?", (row.path,))
         # Embedding happens off the write path; the note waits in the queue, in this transaction.
@@ -640,12 +643,7 @@ class Index:
                 if c.execute("DELETE FROM note_vectors WHERE note_id = ?", gone).rowcount:
                     self.log_vectors([gone[0]])
                 c.execute("DELETE FROM embed_queue WHERE note_id = ?", gone)
-        titled = c.execute("SELECT title FROM note_index WHERE rowid = ?", (rowid,)).fetchone()
-        if titled is not None:
-            # A contentless table forgets a row given the very text it was indexed with.
-            c.execute(
-                "INSERT INTO titles_fts(titles_fts, rowid, title) VALUES ('delete', ?, ?)", (rowid, segment(titled[0]))
-            )
+        c.execute("DELETE FROM titles_fts WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_index WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_text WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_tags WHERE note = ?", (rowid,))
@@ -671,7 +669,9 @@ class Index:
 
 
 def _add_titles(conn: sqlite3.Connection) -> None:
-    """Make titles_fts in an index from before it (inside the caller's transaction)."""
+    """Make titles_fts in an index from before it, or again from a development build's
+    contentless one (inside the caller's transaction)."""
+    conn.execute("DROP TABLE IF EXISTS titles_fts")
     for statement in TITLES_FTS.split(";\n"):
         if statement.strip():
             conn.execute(statement)

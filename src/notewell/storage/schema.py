@@ -25,10 +25,10 @@ FTS_HASH_BYTES = 64 * 1024 * 1024
 
 # The titles alone, so that finding the notes named after a query's words reads short
 # lists (a column filter on notes_fts walks every note holding the words anywhere).
-# Contentless: a row is removed with the 'delete' command and the text it was indexed
-# with, segment(note_index.title); segment() must not change without a new version.
+# Contentful (the titles are small): a row is removed by its rowid alone, so no text
+# given at deletion can disagree with what was indexed.
 TITLES_FTS = f"""CREATE VIRTUAL TABLE titles_fts USING fts5(
-  title, content = '', tokenize = 'porter unicode61 remove_diacritics 2'
+  title, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT INTO titles_fts(titles_fts, rank) VALUES('hashsize', {FTS_HASH_BYTES});
 """
