@@ -44,28 +44,28 @@ def test_notes_on_a_running_attempt_change_and_freeze_when_it_ends(store):
     store.edit_note(outside.id, "# Still editable")  # no attempt: never frozen
 
 
-def test_cards_carry_the_attempt_and_scope_the_search(store):
-    a = store.start_attempt("alpha", author="ann", campaign="c1")
-    b = store.start_attempt("beta", author="bob")
-    na = store.add_note("kiwi on alpha", attempt=a.id)
-    nb = store.add_note("kiwi on beta", attempt=b.id)
-    free = store.add_note("kiwi nowhere")
-    store.end_attempt(b.id, outcome="abandoned")
-    cards = {c.id: c for c in store.search_notes("kiwi")}
+def test_cards_carry_the_attempt_and_scope_the_search(backend):
+    a = backend.start_attempt("alpha", author="ann", campaign="c1")
+    b = backend.start_attempt("beta", author="bob")
+    na = backend.add_note("kiwi on alpha", attempt=a.id)
+    nb = backend.add_note("kiwi on beta", attempt=b.id)
+    free = backend.add_note("kiwi nowhere")
+    backend.end_attempt(b.id, outcome="abandoned")
+    cards = {c.id: c for c in backend.search_notes("kiwi")}
     assert set(cards) == {na.id, nb.id, free.id}
     assert (cards[na.id].project, cards[na.id].campaign, cards[na.id].attempt_outcome) == ("alpha", "c1", None)
     assert (cards[nb.id].attempt_outcome, cards[nb.id].attempt_ended_at is not None) == ("abandoned", True)
     assert cards[free.id].project is None and cards[free.id].note_kind == "note"
-    assert [c.id for c in store.search_notes("kiwi", project="Alpha")] == [na.id]
-    assert [c.id for c in store.search_notes("kiwi", campaign="c1")] == [na.id]
-    assert [c.id for c in store.search_notes("kiwi", attempt_id=b.id)] == [nb.id]
-    assert [c.id for c in store.list_notes(project="beta")] == [nb.id]
-    assert [c.id for c in store.list_notes(attempt_id=a.id)] == [na.id]
-    assert store.search_notes("kiwi", project="nobody") == []
+    assert [c.id for c in backend.search_notes("kiwi", project="Alpha")] == [na.id]
+    assert [c.id for c in backend.search_notes("kiwi", campaign="c1")] == [na.id]
+    assert [c.id for c in backend.search_notes("kiwi", attempt_id=b.id)] == [nb.id]
+    assert [c.id for c in backend.list_notes(project="beta")] == [nb.id]
+    assert [c.id for c in backend.list_notes(attempt_id=a.id)] == [na.id]
+    assert backend.search_notes("kiwi", project="nobody") == []
     with pytest.raises(InvalidIdError):
-        store.search_notes("kiwi", attempt_id="att_bad")
+        backend.search_notes("kiwi", attempt_id="att_bad")
     with pytest.raises(InvalidArgumentError):
-        store.list_notes(project="!!!")
+        backend.list_notes(project="!!!")
 
 
 def test_attempts_survive_a_rebuild_from_the_folder(store_dir):
@@ -88,39 +88,39 @@ def test_attempts_survive_a_rebuild_from_the_folder(store_dir):
     s.close()
 
 
-def test_listing_and_bad_input(store):
-    a = store.start_attempt("p1", author="x")
-    b = store.start_attempt("p2", author="y")
-    store.end_attempt(a.id, outcome="succeeded")
-    assert [x.id for x in store.list_attempts()] == [b.id, a.id]
-    assert [x.id for x in store.list_attempts(project="p1")] == [a.id]
-    assert [x.id for x in store.list_attempts(running=True)] == [b.id]
-    assert [x.id for x in store.list_attempts(running=False)] == [a.id]
+def test_listing_and_bad_input(backend):
+    a = backend.start_attempt("p1", author="x")
+    b = backend.start_attempt("p2", author="y")
+    backend.end_attempt(a.id, outcome="succeeded")
+    assert [x.id for x in backend.list_attempts()] == [b.id, a.id]
+    assert [x.id for x in backend.list_attempts(project="p1")] == [a.id]
+    assert [x.id for x in backend.list_attempts(running=True)] == [b.id]
+    assert [x.id for x in backend.list_attempts(running=False)] == [a.id]
     with pytest.raises(NotFoundError):
-        store.get_attempt("att_0000000000")
+        backend.get_attempt("att_0000000000")
     with pytest.raises(NotFoundError):
-        store.add_note("x", attempt="att_0000000000")
+        backend.add_note("x", attempt="att_0000000000")
     for bad in ("../x", "att_", "nte_0000000000", 3):
         with pytest.raises(InvalidIdError):
-            store.get_attempt(bad)
+            backend.get_attempt(bad)
     with pytest.raises(InvalidArgumentError):
-        store.start_attempt("p", author="  ")
+        backend.start_attempt("p", author="  ")
     with pytest.raises(InvalidArgumentError):
-        store.start_attempt("???", author="a")
+        backend.start_attempt("???", author="a")
     with pytest.raises(InvalidArgumentError):
-        store.end_attempt(b.id, outcome="two words")
-    assert store.get_attempt(b.id).running
+        backend.end_attempt(b.id, outcome="two words")
+    assert backend.get_attempt(b.id).running
 
 
-def test_private_projects_are_seen_by_their_owner_only(store):
+def test_private_projects_are_seen_by_their_owner_only(backend):
     from notewell import Viewer
 
-    pub = store.start_attempt("open-work", author="ann")
-    sec = store.start_attempt("secret-work", author="bob")
-    n_pub = store.add_note("# plum public", attempt=pub.id)
-    n_sec = store.add_note("# plum secret", attempt=sec.id)
-    n_free = store.add_note("# plum loose")
-    got = store.set_project("Secret Work", private=True, owner="bob")
+    pub = backend.start_attempt("open-work", author="ann")
+    sec = backend.start_attempt("secret-work", author="bob")
+    n_pub = backend.add_note("# plum public", attempt=pub.id)
+    n_sec = backend.add_note("# plum secret", attempt=sec.id)
+    n_free = backend.add_note("# plum loose")
+    got = backend.set_project("Secret Work", private=True, owner="bob")
     assert got == {
         "name": "secret-work",
         "private": True,
@@ -133,24 +133,24 @@ def test_private_projects_are_seen_by_their_owner_only(store):
     ann, bob, admin = Viewer("ann"), Viewer("bob"), Viewer("root", admin=True)
 
     def ids(**kw):
-        return {c.id for c in store.search_notes("plum", **kw)}
+        return {c.id for c in backend.search_notes("plum", **kw)}
 
-    assert ids() == everyone  # no identity: the store's owner sees everything
+    assert ids() == everyone  # no identity: the backend's owner sees everything
     assert ids(viewer=ann) == {n_pub.id, n_free.id}
     assert ids(viewer=Viewer()) == {n_pub.id, n_free.id}
     assert ids(viewer=bob) == everyone and ids(viewer=admin) == everyone
     assert ids(viewer=bob, project="secret-work") == {n_sec.id}
     assert ids(viewer=ann, project="secret-work") == set()
-    assert {c.id for c in store.list_notes(viewer=ann)} == {n_pub.id, n_free.id}
-    assert store.get_note(n_sec.id, viewer=bob).id == n_sec.id
+    assert {c.id for c in backend.list_notes(viewer=ann)} == {n_pub.id, n_free.id}
+    assert backend.get_note(n_sec.id, viewer=bob).id == n_sec.id
     with pytest.raises(NotFoundError):
-        store.get_note(n_sec.id, viewer=ann)
+        backend.get_note(n_sec.id, viewer=ann)
     with pytest.raises(NotFoundError):
-        store.get_attempt(sec.id, viewer=ann)
+        backend.get_attempt(sec.id, viewer=ann)
     with pytest.raises(NotFoundError):
-        store.get_project("secret-work", viewer=ann)
-    assert [a.id for a in store.list_attempts(viewer=ann)] == [pub.id]
-    store.set_project("secret-work", private=False)
+        backend.get_project("secret-work", viewer=ann)
+    assert [a.id for a in backend.list_attempts(viewer=ann)] == [pub.id]
+    backend.set_project("secret-work", private=False)
     assert ids(viewer=ann) == everyone
 
 
@@ -185,41 +185,41 @@ def test_reads_on_an_attempt_and_scoped_recent_notes(store_dir):
     s.close()
 
 
-def test_summaries_tags_and_history_hide_private_work_too(store):
+def test_summaries_tags_and_history_hide_private_work_too(backend):
     from notewell import Viewer
 
-    sec = store.start_attempt("vault", author="owner")
-    hidden = store.add_note("---\ntitle: hidden\nkind: secret\ntags: [classified]\n---\nx", attempt=sec.id)
-    shown = store.add_note("---\ntitle: shown\ntags: [open]\n---\ny")
-    store.set_project("vault", private=True, owner="owner")
+    sec = backend.start_attempt("vault", author="owner")
+    hidden = backend.add_note("---\ntitle: hidden\nkind: secret\ntags: [classified]\n---\nx", attempt=sec.id)
+    shown = backend.add_note("---\ntitle: shown\ntags: [open]\n---\ny")
+    backend.set_project("vault", private=True, owner="owner")
     guest = Viewer("guest")
-    got = store.summary(viewer=guest)
+    got = backend.summary(viewer=guest)
     assert got["total_notes"] == 1 and [c["id"] for c in got["recent_notes"]] == [shown.id]
     assert [k["kind"] for k in got["by_kind"]] == [None]
-    assert store.summary()["total_notes"] == 2
-    assert store.list_tags(viewer=guest) == [{"tag": "open", "count": 1}]
-    assert {t["tag"] for t in store.list_tags()} == {"open", "classified"}
-    assert [n["id"] for n in store.note_tags(viewer=guest)] == [shown.id]
+    assert backend.summary()["total_notes"] == 2
+    assert backend.list_tags(viewer=guest) == [{"tag": "open", "count": 1}]
+    assert {t["tag"] for t in backend.list_tags()} == {"open", "classified"}
+    assert [n["id"] for n in backend.note_tags(viewer=guest)] == [shown.id]
     with pytest.raises(NotFoundError):
-        store.history(hidden.id, viewer=guest)
-    assert store.history(hidden.id, viewer=Viewer("owner"))
-    store.set_project("vault", private=False)
-    store.delete_note(hidden.id)
-    store.set_project("vault", private=True)
+        backend.history(hidden.id, viewer=guest)
+    assert backend.history(hidden.id, viewer=Viewer("owner"))
+    backend.set_project("vault", private=False)
+    backend.delete_note(hidden.id)
+    backend.set_project("vault", private=True)
     with pytest.raises(NotFoundError):
-        store.get_note(hidden.id, revision=1, viewer=guest)  # a deleted note's kept revisions too
-    assert store.get_note(hidden.id, revision=1).title == "hidden"
+        backend.get_note(hidden.id, revision=1, viewer=guest)  # a deleted note's kept revisions too
+    assert backend.get_note(hidden.id, revision=1).title == "hidden"
 
 
-def test_a_query_cannot_escape_its_filters(store):
+def test_a_query_cannot_escape_its_filters(backend):
     from notewell import Viewer
 
-    sec = store.start_attempt("secret", author="alice")
-    pub = store.start_attempt("pub", author="bob")
-    hidden = store.add_note("# zebra secret", attempt=sec.id)
-    shown = store.add_note("---\ntitle: giraffe public\nkind: x\n---\ngiraffe", attempt=pub.id)
-    other = store.add_note("---\ntitle: giraffe other\nkind: y\n---\ngiraffe")
-    store.set_project("secret", private=True, owner="alice")
+    sec = backend.start_attempt("secret", author="alice")
+    pub = backend.start_attempt("pub", author="bob")
+    hidden = backend.add_note("# zebra secret", attempt=sec.id)
+    shown = backend.add_note("---\ntitle: giraffe public\nkind: x\n---\ngiraffe", attempt=pub.id)
+    other = backend.add_note("---\ntitle: giraffe other\nkind: y\n---\ngiraffe")
+    backend.set_project("secret", private=True, owner="alice")
     bob = Viewer("bob")
     # Unpaired parentheses run as plain words; the third pairs up (its ") OR (" is a quoted
     # phrase to FTS5), so it is searched as written and matches nothing.
@@ -229,33 +229,33 @@ def test_a_query_cannot_escape_its_filters(store):
         ('zebra") OR ("giraffe', set()),
         ("(zebra OR giraffe", {shown.id}),
     ):
-        assert hidden.id not in {c.id for c in store.search_notes(query, viewer=bob)}, query
-        assert {c.id for c in store.search_notes(query, kind="x")} == kind_x, query
-    assert {c.id for c in store.search_notes("(zebra OR giraffe)", viewer=bob)} == {shown.id, other.id}
+        assert hidden.id not in {c.id for c in backend.search_notes(query, viewer=bob)}, query
+        assert {c.id for c in backend.search_notes(query, kind="x")} == kind_x, query
+    assert {c.id for c in backend.search_notes("(zebra OR giraffe)", viewer=bob)} == {shown.id, other.id}
 
 
-def test_campaign_of_a_project_and_private_backlinks_and_reads(store):
+def test_campaign_of_a_project_and_private_backlinks_and_reads(backend):
     from notewell import Viewer
 
-    pub = store.start_attempt("proj", author="bob")
-    base = store.add_note("# kangaroo base", attempt=pub.id)
-    store.set_project("proj", campaign="Big Camp")
-    assert [c.id for c in store.search_notes("kangaroo", campaign="big-camp")] == [base.id]
-    assert [c.id for c in store.list_notes(campaign="big-camp")] == [base.id]
-    assert store.search_notes("kangaroo")[0].campaign == "big-camp"
-    assert store.search_notes("kangaroo", campaign="other") == []
-    sec = store.start_attempt("vault", author="alice")
-    secret = store.add_note(f"---\ntitle: secret child\nbuilds_on: [{base.id}]\n---\nx", attempt=sec.id)
-    store.get_note(secret.id, working_attempt_id=pub.id)  # alice's note read on bob's public attempt
-    store.set_project("vault", private=True, owner="alice")
-    assert [b["id"] for b in store.get_note(base.id).backlinks] == [secret.id]
-    assert store.get_note(base.id, viewer=Viewer("bob")).backlinks == []
-    assert store.attempt_reads(pub.id, viewer=Viewer("bob")) == []
-    assert [r["note_id"] for r in store.attempt_reads(pub.id)] == [secret.id]
+    pub = backend.start_attempt("proj", author="bob")
+    base = backend.add_note("# kangaroo base", attempt=pub.id)
+    backend.set_project("proj", campaign="Big Camp")
+    assert [c.id for c in backend.search_notes("kangaroo", campaign="big-camp")] == [base.id]
+    assert [c.id for c in backend.list_notes(campaign="big-camp")] == [base.id]
+    assert backend.search_notes("kangaroo")[0].campaign == "big-camp"
+    assert backend.search_notes("kangaroo", campaign="other") == []
+    sec = backend.start_attempt("vault", author="alice")
+    secret = backend.add_note(f"---\ntitle: secret child\nbuilds_on: [{base.id}]\n---\nx", attempt=sec.id)
+    backend.get_note(secret.id, working_attempt_id=pub.id)  # alice's note read on bob's public attempt
+    backend.set_project("vault", private=True, owner="alice")
+    assert [b["id"] for b in backend.get_note(base.id).backlinks] == [secret.id]
+    assert backend.get_note(base.id, viewer=Viewer("bob")).backlinks == []
+    assert backend.attempt_reads(pub.id, viewer=Viewer("bob")) == []
+    assert [r["note_id"] for r in backend.attempt_reads(pub.id)] == [secret.id]
     with pytest.raises(NotFoundError):
-        store.get_note(base.id, viewer=Viewer("bob"), working_attempt_id=sec.id)
+        backend.get_note(base.id, viewer=Viewer("bob"), working_attempt_id=sec.id)
     with pytest.raises(InvalidArgumentError):
-        store.search_notes("kangaroo", viewer="bob")
+        backend.search_notes("kangaroo", viewer="bob")
     with pytest.raises(notewell.InvalidNoteError):
-        store.end_attempt(pub.id, outcome="failed", summary=b"\xff")
-    assert store.get_attempt(pub.id).running
+        backend.end_attempt(pub.id, outcome="failed", summary=b"\xff")
+    assert backend.get_attempt(pub.id).running

@@ -14,17 +14,6 @@ import notewell
 from notewell.model.visibility import Viewer
 from notewell.storage.pg import MIGRATIONS, PgDatabase
 
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request, tmp_path):
-    if request.param == "sqlite":
-        s = notewell.open(tmp_path / "notes")
-    else:
-        s = notewell.open(request.getfixturevalue("pg_url"))
-    yield s
-    s.close()
-
-
 NOTE = (
     "---\ntitle: Cache stampede\nkind: blocker\ntags: [cache, redis]\n---\nEvery worker refills the cache at once.\r\n"
 )

@@ -1,4 +1,4 @@
-"""The builds_on graph and project briefs."""
+"""The builds_on graph and project briefs, on both stores."""
 
 from __future__ import annotations
 
@@ -16,18 +16,18 @@ def _note(store, title, *, builds_on=(), kind=None, attempt=None):
     return store.add_note("---\n" + "\n".join(head) + "\n---\nbody of " + title, attempt=attempt)
 
 
-def test_links_both_ways_to_a_depth_without_loops(store):
-    att = store.start_attempt("graph", author="g")
-    a = _note(store, "A")
-    b = _note(store, "B", builds_on=[a.id, att.id, "nte_0000000000"])
-    c = _note(store, "C", builds_on=[b.id])
+def test_links_both_ways_to_a_depth_without_loops(backend):
+    att = backend.start_attempt("graph", author="g")
+    a = _note(backend, "A")
+    b = _note(backend, "B", builds_on=[a.id, att.id, "nte_0000000000"])
+    c = _note(backend, "C", builds_on=[b.id])
     # A loop made by hand: A now builds on C.
-    store.edit_note(a.id, f"---\ntitle: A\nbuilds_on: [{c.id}]\n---\nbody")
-    one = store.links(b.id)
+    backend.edit_note(a.id, f"---\ntitle: A\nbuilds_on: [{c.id}]\n---\nbody")
+    one = backend.links(b.id)
     assert [n["id"] for n in one["builds_on"]] == [a.id, att.id, "nte_0000000000"]
     assert one["builds_on"][1]["kind"] == "attempt" and one["builds_on"][2]["missing"] is True
     assert [n["id"] for n in one["built_on_by"]] == [c.id] and "built_on_by" not in one["built_on_by"][0]
-    deep = store.links(b.id, depth=5)
+    deep = backend.links(b.id, depth=5)
     up = deep["builds_on"][0]  # A -> C -> B (again)
     assert up["builds_on"][0]["id"] == c.id
     assert up["builds_on"][0]["builds_on"][0] == {"id": b.id, "title": "B", "kind": None, "again": True}
@@ -35,43 +35,43 @@ def test_links_both_ways_to_a_depth_without_loops(store):
     assert down["id"] == c.id and down["built_on_by"][0]["id"] == a.id
     assert down["built_on_by"][0]["built_on_by"][0]["again"] is True
     with pytest.raises(NotFoundError):
-        store.links("nte_0000000000")
+        backend.links("nte_0000000000")
     with pytest.raises(InvalidIdError):
-        store.links("../etc")
+        backend.links("../etc")
     with pytest.raises(InvalidArgumentError):
-        store.links(b.id, depth=0)
+        backend.links(b.id, depth=0)
 
 
-def test_brief_puts_the_newest_digest_first_and_lists_what_it_misses(store):
-    att = store.start_attempt("Big Project", author="p")
-    old = [_note(store, f"finding {i}", attempt=att.id) for i in range(3)]
-    digest = _note(store, "Where we are", kind="digest", builds_on=[n.id for n in old[:2]], attempt=att.id)
-    late = _note(store, "late finding", attempt=att.id)
-    _note(store, "elsewhere")
-    brief = store.brief("big-project", recent=3)
+def test_brief_puts_the_newest_digest_first_and_lists_what_it_misses(backend):
+    att = backend.start_attempt("Big Project", author="p")
+    old = [_note(backend, f"finding {i}", attempt=att.id) for i in range(3)]
+    digest = _note(backend, "Where we are", kind="digest", builds_on=[n.id for n in old[:2]], attempt=att.id)
+    late = _note(backend, "late finding", attempt=att.id)
+    _note(backend, "elsewhere")
+    brief = backend.brief("big-project", recent=3)
     assert brief["project"]["name"] == "big-project" and brief["project"]["notes"] == 5
     assert brief["digest"]["id"] == digest.id
     assert [c["id"] for c in brief["recent"]] == [late.id, old[2].id, old[1].id]
     assert {c["id"] for c in brief["uncovered"]} == {late.id, old[2].id} and brief["uncovered_count"] == 2
-    store.set_project("big-project", private=True, owner="p")
+    backend.set_project("big-project", private=True, owner="p")
     with pytest.raises(NotFoundError):
-        store.brief("big-project", viewer=Viewer("someone"))
-    assert store.brief("big-project", viewer=Viewer("p"))["digest"]["id"] == digest.id
+        backend.brief("big-project", viewer=Viewer("someone"))
+    assert backend.brief("big-project", viewer=Viewer("p"))["digest"]["id"] == digest.id
     with pytest.raises(NotFoundError):
-        store.brief("no-such-project")
-    empty = store.start_attempt("quiet", author="q")
-    got = store.brief("quiet")
+        backend.brief("no-such-project")
+    empty = backend.start_attempt("quiet", author="q")
+    got = backend.brief("quiet")
     assert got["digest"] is None and got["recent"] == [] and got["uncovered"] == [] and empty.id
 
 
-def test_shared_ancestors_are_expanded_once(store):
+def test_shared_ancestors_are_expanded_once(backend):
     import time
 
     notes = []
     for i in range(24):
-        notes.append(_note(store, f"N{i}", builds_on=[n.id for n in notes]))
+        notes.append(_note(backend, f"N{i}", builds_on=[n.id for n in notes]))
     started = time.monotonic()
-    graph = store.links(notes[-1].id, depth=10)
+    graph = backend.links(notes[-1].id, depth=10)
     assert time.monotonic() - started < 5
 
     def count(nodes):

@@ -1,0 +1,19 @@
+"""Fixtures for the service tests that run on both stores."""
+
+from __future__ import annotations
+
+import pytest
+
+import notewell
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request, tmp_path):
+    """A store on a folder with its SQLite index, then one on a fresh PostgreSQL database
+    (skipped, saying why, when no PostgreSQL server can be started)."""
+    if request.param == "sqlite":
+        s = notewell.open(tmp_path / "notes")
+    else:
+        s = notewell.open(request.getfixturevalue("pg_url"))
+    yield s
+    s.close()
