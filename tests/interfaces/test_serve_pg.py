@@ -45,10 +45,11 @@ def cli(*args: str, env: dict[str, str] | None = None, check: bool = True) -> su
 class Served:
     """A `notewell serve --database URL` process on a free port of 127.0.0.1."""
 
-    def __init__(self, url: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, url: str, env: dict[str, str] | None = None, extra: tuple[str, ...] = ()) -> None:
         self.base = f"http://127.0.0.1:{free_port()}"
         port = self.base.rsplit(":", 1)[1]
         cmd = [sys.executable, "-m", "notewell", "serve", "--database", url, "--port", port, "--write-rate", "500"]
+        cmd += extra
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(env))
         deadline = time.monotonic() + 30
         while True:

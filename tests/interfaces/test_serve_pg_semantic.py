@@ -3,50 +3,26 @@ every server finds them by meaning: real server processes, the hash embedder, on
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
-import urllib.request
 from typing import Any
 
 import pytest
 
-from tests.interfaces.server_fixture import Answer, free_port, http_call
-from tests.interfaces.test_serve_pg import _env, cli
+from tests.interfaces.server_fixture import Answer, http_call
+from tests.interfaces.test_serve_pg import Served, cli
 
 pytest.importorskip("uvicorn")
 pytest.importorskip("numpy")
 
 
-class _Server:
-    """A `notewell serve --database URL` process (with the hash embedder) on a free port."""
+class _Server(Served):
+    """A `notewell serve --database URL` process with the hash embedder."""
 
     def __init__(self, url: str, *extra: str) -> None:
-        self.base = f"http://127.0.0.1:{free_port()}"
-        cmd = [sys.executable, "-m", "notewell", "serve", "--database", url, "--port", self.base.rsplit(":", 1)[1]]
-        env = _env({"NOTEWELL_EMBEDDER": "hash"})
-        self.proc = subprocess.Popen([*cmd, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(self.base + "/healthz", timeout=2).read()
-                return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.close()
-                    raise AssertionError(f"the server did not start: {self.proc.stderr.read()}") from None
-                time.sleep(0.1)
+        super().__init__(url, {"NOTEWELL_EMBEDDER": "hash"}, extra)
 
     def search(self, query: str) -> Answer:
         return http_call(self.base, "GET", f"/api/notes/search?q={query}&mode=semantic")
-
-    def call(self, method: str, path: str, body: Any = None, *, token: str | None = None) -> Answer:
-        return http_call(self.base, method, path, body, token=token)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        self.proc.communicate(timeout=20)
 
 
 def _until_embedded(server: _Server, query: str, timeout: float = 30.0) -> dict[str, Any]:

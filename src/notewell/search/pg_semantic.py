@@ -27,22 +27,18 @@ import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidQueryError
-from ..model.cjk import unsegment
 from ..model.note import Card
 from ..storage.pg import PgDatabase
 from .embedders import Embedder, numpy
 from .filters import Filters
-from .keyword import check_limit
 from .pg_search import CARD_SQL, card_from_pg
-from .semantic import COMPACT_MIN, RELOAD_MIN
+from .semantic import COMPACT_MIN, RELOAD_MIN, best_notes, passage_snippet, query_vector
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["PgVectorMatrix", "pg_semantic_search"]
 
-_SNIPPET = 240  # characters of the best passage shown, as on the embedded store
 _LOAD_ROWS = 2000  # rows fetched at a time by a full load
 _CARDS = (
     f"SELECT {CARD_SQL}, n.body FROM notes n LEFT JOIN attempts a ON a.id = n.attempt_id"
@@ -107,27 +103,12 @@ class PgVectorMatrix:
             # The best few hundred passages usually hold the best notes.
             pool = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else np.arange(len(scores))
             ranked = pool[np.argsort(-scores[pool])]
-            best = self._best(ranked, scores[ranked], limit, allowed)
+            best = best_notes(self.notes, ranked, scores[ranked], limit, allowed)
             if len(best) < limit and len(pool) < len(scores):
                 # Filters (or many passages per note) left too few: rank every passage.
                 order = np.argsort(-scores)
-                best = self._best(order, scores[order], limit, allowed)
+                best = best_notes(self.notes, order, scores[order], limit, allowed)
             return [(nid, score, self.spans[i]) for nid, (score, i) in best.items()]
-
-    def _best(
-        self, rows: np.ndarray, scores: np.ndarray, limit: int, allowed: set[str] | None
-    ) -> dict[str, tuple[float, int]]:
-        """The first *limit* notes (allowed, live) of *rows*, best first, each with its best passage."""
-        best: dict[str, tuple[float, int]] = {}
-        for at in range(0, len(rows), 4096):  # a slice at a time: the rest is rarely needed
-            for i, score in zip(rows[at : at + 4096].tolist(), scores[at : at + 4096].tolist(), strict=True):
-                nid = self.notes[i]
-                if nid is None or nid in best or (allowed is not None and nid not in allowed):
-                    continue
-                best[nid] = (score, i)
-                if len(best) >= limit:
-                    return best
-        return best
 
     def _load(self, conn: Any, key: tuple[str, int], last: int) -> None:
         np = numpy()
@@ -227,11 +208,7 @@ def pg_semantic_search(
 ) -> list[Card]:
     """The *limit* notes whose passages are nearest *query* in meaning, as cards whose
     snippet is the best passage and whose score is its cosine similarity."""
-    check_limit(limit)
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidQueryError("query is empty: give search words")
-    numpy()  # without the extra: 'unavailable', naming it, before any work
-    wanted = embedder.embed_query(query)  # first: a remote model tells its dimension with its first answer
+    wanted = query_vector(embedder, query, limit)
     vectors.refresh(db, embedder)
     with db.transaction() as conn:
         best = vectors.nearest(wanted, limit, _allowed(conn, filters or Filters()))
@@ -243,10 +220,6 @@ def pg_semantic_search(
         row = rows.get(nid)
         if row is None:
             continue  # deleted since the matrix was read
-        body = row[15].strip("\n")
-        passage = " ".join(unsegment(body[start:stop]).split())
-        snippet = passage[:_SNIPPET] + ("…" if len(passage) > _SNIPPET else "")
-        if start > 0:
-            snippet = "…" + snippet
+        snippet = passage_snippet(row[15], start, stop)
         cards.append(replace(card_from_pg(row[:15], snippet, round(score, 6)), mode="semantic"))
     return cards

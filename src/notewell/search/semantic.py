@@ -34,7 +34,16 @@ from .keyword import card_from_row, card_rows, check_limit
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["VectorMatrix", "embed_pending", "passages", "pending_count", "semantic_search"]
+__all__ = [
+    "VectorMatrix",
+    "best_notes",
+    "embed_pending",
+    "passage_snippet",
+    "passages",
+    "pending_count",
+    "query_vector",
+    "semantic_search",
+]
 
 OPENING = 1500  # characters of the body embedded with the title
 PASSAGE = 1000  # characters in each further passage of a long note
@@ -231,29 +240,14 @@ class VectorMatrix:
                 pool = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else np.arange(len(scores))
                 pool_scores = scores[pool]
             ranked = np.argsort(-pool_scores)
-            best = self._best(pool[ranked], pool_scores[ranked], limit, allowed)
+            best = best_notes(self.notes, pool[ranked], pool_scores[ranked], limit, allowed)
             if len(best) < limit and len(pool) < len(matrix):
                 # Filters (or many passages per note) left too few: rank every passage.
                 if scores is None:
                     scores = matrix @ wanted
                 order = np.argsort(-scores)
-                best = self._best(order, scores[order], limit, allowed)
+                best = best_notes(self.notes, order, scores[order], limit, allowed)
             return [(nid, score, self.spans[i]) for nid, (score, i) in best.items()]
-
-    def _best(
-        self, rows: np.ndarray, scores: np.ndarray, limit: int, allowed: set[str] | None
-    ) -> dict[str, tuple[float, int]]:
-        """The first *limit* notes (allowed, live) of *rows*, best first, each with its best passage."""
-        best: dict[str, tuple[float, int]] = {}
-        for at in range(0, len(rows), 4096):
-            for i, score in zip(rows[at : at + 4096].tolist(), scores[at : at + 4096].tolist(), strict=True):
-                nid = self.notes[i]
-                if nid is None or nid in best or (allowed is not None and nid not in allowed):
-                    continue
-                best[nid] = (score, i)
-                if len(best) >= limit:
-                    return best
-        return best
 
     def _read_rows(self, rows: np.ndarray) -> np.ndarray:
         """The matrix's *rows*. From a mapped sidecar they are read with pread: a mapped page
@@ -514,6 +508,39 @@ class VectorMatrix:
             pass  # a cache: without it the next process reads SQLite again
 
 
+def query_vector(embedder: Embedder, query: str, limit: int) -> np.ndarray:
+    """The checked *query*'s vector (InvalidQueryError, or 'unavailable' without numpy)."""
+    check_limit(limit)
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidQueryError("query is empty: give search words")
+    numpy()  # without the extra: 'unavailable', naming it, before any work
+    return embedder.embed_query(query)  # first: a remote model tells its dimension with its first answer
+
+
+def passage_snippet(body: str, start: int, stop: int) -> str:
+    """A semantic card's snippet: the best passage of *body*, cut to _SNIPPET characters."""
+    passage = " ".join(unsegment(body.strip("\n")[start:stop]).split())
+    snippet = passage[:_SNIPPET] + ("…" if len(passage) > _SNIPPET else "")
+    return "…" + snippet if start > 0 else snippet
+
+
+def best_notes(
+    notes: list[str | None], rows: np.ndarray, scores: np.ndarray, limit: int, allowed: set[str] | None
+) -> dict[str, tuple[float, int]]:
+    """The first *limit* notes (allowed, live: *notes* holds each row's note id, None when
+    dead) of *rows*, best first, each with its best passage's score and row."""
+    best: dict[str, tuple[float, int]] = {}
+    for at in range(0, len(rows), 4096):  # a slice at a time: the rest is rarely needed
+        for i, score in zip(rows[at : at + 4096].tolist(), scores[at : at + 4096].tolist(), strict=True):
+            nid = notes[i]
+            if nid is None or nid in best or (allowed is not None and nid not in allowed):
+                continue
+            best[nid] = (score, i)
+            if len(best) >= limit:
+                return best
+    return best
+
+
 def _allowed(index: Index, filters: Filters) -> set[str] | None:
     """The notes the filters and scope let through (None: every note)."""
     where, params = filters.sql()
@@ -533,11 +560,7 @@ def semantic_search(
 ) -> list[Card]:
     """The *limit* notes whose passages are nearest *query* in meaning, as cards whose
     snippet is the best passage and whose score is its cosine similarity."""
-    check_limit(limit)
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidQueryError("query is empty: give search words")
-    numpy()  # without the extra: 'unavailable', naming it, before any work
-    wanted = embedder.embed_query(query)  # first: a remote model tells its dimension with its first answer
+    wanted = query_vector(embedder, query, limit)
     best = vectors.nearest(index, embedder, wanted, limit, _allowed(index, filters or Filters()))
     if not best:
         return []
@@ -548,11 +571,7 @@ def semantic_search(
         row = rows.get(nid)
         if row is None:
             continue
-        body = parse_note(row[16]).body.strip("\n")
-        passage = " ".join(unsegment(body[start:stop]).split())
-        snippet = passage[:_SNIPPET] + ("…" if len(passage) > _SNIPPET else "")
-        if start > 0:
-            snippet = "…" + snippet
+        snippet = passage_snippet(parse_note(row[16]).body, start, stop)
         cards.append(replace(card_from_row(row, snippet, round(score, 6)), mode="semantic"))
     return cards
 
