@@ -10,7 +10,8 @@ import notewell
 from notewell import FrozenError, InvalidArgumentError, InvalidIdError, NotFoundError
 
 
-def test_notes_on_a_running_attempt_change_and_freeze_when_it_ends(store):
+def test_notes_on_a_running_attempt_change_and_freeze_when_it_ends(backend):
+    store = backend
     att = store.start_attempt("SAT Solver", author="agent-7", model="m1", campaign="Hard Problems")
     assert att.id.startswith("att_") and len(att.id) == 14
     assert (att.project, att.campaign, att.running, att.notes) == ("sat-solver", "hard-problems", True, 0)
@@ -29,7 +30,7 @@ def test_notes_on_a_running_attempt_change_and_freeze_when_it_ends(store):
     assert summary.title == "Summary: sat-solver, succeeded"
     assert summary.body.strip() == "Phase saving is the win; restarts did not matter."
 
-    before = (store.root / f"{note.id}.md").read_bytes()
+    before = store.get_note(note.id).text
     with pytest.raises(FrozenError) as err:
         store.edit_note(note.id, "changed after the end")
     assert err.value.code == "frozen" and att.id in err.value.message
@@ -39,7 +40,7 @@ def test_notes_on_a_running_attempt_change_and_freeze_when_it_ends(store):
         store.add_note("late", attempt=att.id)
     with pytest.raises(FrozenError):
         store.end_attempt(att.id, outcome="failed")
-    assert (store.root / f"{note.id}.md").read_bytes() == before
+    assert store.get_note(note.id).text == before
     assert store.get_note(note.id).revision == 2
     store.edit_note(outside.id, "# Still editable")  # no attempt: never frozen
 
@@ -154,8 +155,8 @@ def test_private_projects_are_seen_by_their_owner_only(backend):
     assert ids(viewer=ann) == everyone
 
 
-def test_reads_on_an_attempt_and_scoped_recent_notes(store_dir):
-    s = notewell.open(store_dir)
+def test_reads_on_an_attempt_and_scoped_recent_notes(backend):
+    s = backend
     worker = s.start_attempt("delta", author="dee")
     other = s.start_attempt("delta", author="eve")
     first = s.add_note("# first on delta", attempt=other.id)
@@ -172,6 +173,16 @@ def test_reads_on_an_attempt_and_scoped_recent_notes(store_dir):
     s.end_attempt(worker.id, outcome="succeeded")
     assert s.get_note(first.id, working_attempt_id=worker.id).id == first.id  # served, not recorded
     assert len(s.attempt_reads(worker.id)) == 2
+
+
+def test_reads_and_privacy_survive_a_rebuild_from_the_folder(store_dir):
+    s = notewell.open(store_dir)
+    worker = s.start_attempt("delta", author="dee")
+    other = s.start_attempt("delta", author="eve")
+    first = s.add_note("# first on delta", attempt=other.id)
+    second = s.add_note("# second on delta", attempt=other.id)
+    s.get_note(first.id, working_attempt_id=worker.id)
+    s.get_note(second.id, working_attempt_id=worker.id)
     s.close()
     shutil.rmtree(store_dir / ".notewell")
     s = notewell.open(store_dir)

@@ -11,6 +11,12 @@ from notewell.model.token_count import estimate_tokens, exact_counter
 from notewell.services.context import ContextBuilder, ContextConfig, ContextPacket, history_packets
 
 
+@pytest.fixture
+def store(backend):
+    """Every test here runs on both stores."""
+    return backend
+
+
 def note(store, title, kind, body, tags=()):
     header = f"---\ntitle: {title}\nkind: {kind}\n" + (f"tags: [{', '.join(tags)}]\n" if tags else "") + "---\n"
     return store.add_note(header + "\n" + body + "\n")

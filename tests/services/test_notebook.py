@@ -122,9 +122,7 @@ def test_status_diff_and_history(book):
     assert [h["revision"] for h in book.history()] == [1, 2]
 
 
-def test_promote_turns_accepted_items_into_durable_notes(book, tmp_path):
-    import notewell
-
+def test_promote_turns_accepted_items_into_durable_notes(book, backend):
     book.log(b"ERROR: upstream timed out after 30 s\n", "deploy log")
     edit(book, "## Facts\n", "## Facts\n- [F001] timeout = 30 s: the upstream's | source: E0001 | verified\n")
     edit(
@@ -132,21 +130,21 @@ def test_promote_turns_accepted_items_into_durable_notes(book, tmp_path):
     )
     edit(book, "## Tracker\n", "## Tracker\n- [T001] [done] reproduce\n")
     assert book.accept().accepted
-    with notewell.open(tmp_path / "store", watch=False) as store:
-        made = book.promote(store, ["F001", "R001"], author="agent-1")
-        assert [m["new"] for m in made] == [True, True]
-        fact = store.get_note(made[0]["note_id"])
-        assert fact.kind == "conclusion" and fact.title == "timeout = 30 s: the upstream's"
-        assert "Source: E0001 (verified)" in fact.body and "deploy log" in fact.body
-        assert fact.tags == ["notebook", "fix-timeout"] and fact.author == "agent-1"
-        dead = store.get_note(made[1]["note_id"])
-        assert dead.kind == "dead_end" and "still fails" in dead.body
-        assert book.promote(store, ["F001"])[0] == {"id": "F001", "note_id": made[0]["note_id"], "new": False}
-        assert [c.id for c in store.search_notes("upstream timeout", kind="conclusion")] == [made[0]["note_id"]]
-        with pytest.raises(NotFoundError, match="T001"):
-            book.promote(store, ["T001"])
-        with pytest.raises(NotFoundError, match="F009"):
-            book.promote(store, ["F009"])
+    store = backend
+    made = book.promote(store, ["F001", "R001"], author="agent-1")
+    assert [m["new"] for m in made] == [True, True]
+    fact = store.get_note(made[0]["note_id"])
+    assert fact.kind == "conclusion" and fact.title == "timeout = 30 s: the upstream's"
+    assert "Source: E0001 (verified)" in fact.body and "deploy log" in fact.body
+    assert fact.tags == ["notebook", "fix-timeout"] and fact.author == "agent-1"
+    dead = store.get_note(made[1]["note_id"])
+    assert dead.kind == "dead_end" and "still fails" in dead.body
+    assert book.promote(store, ["F001"])[0] == {"id": "F001", "note_id": made[0]["note_id"], "new": False}
+    assert [c.id for c in store.search_notes("upstream timeout", kind="conclusion")] == [made[0]["note_id"]]
+    with pytest.raises(NotFoundError, match="T001"):
+        book.promote(store, ["T001"])
+    with pytest.raises(NotFoundError, match="F009"):
+        book.promote(store, ["F009"])
 
 
 def test_review_fixes_goal_bom_status_case_and_a_broken_raw_index(book, tmp_path):

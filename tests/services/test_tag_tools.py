@@ -7,13 +7,18 @@ import pytest
 from notewell import FrozenError, InvalidArgumentError, NotFoundError
 
 
-def test_add_tag_and_summary_edit_the_file_carefully(store):
+@pytest.fixture
+def store(backend):
+    """Every test here runs on both stores."""
+    return backend
+
+
+def test_add_tag_and_summary_edit_the_header_carefully(store):
     text = "---\ntitle: Go tips  # mine\ntags: [go]\nsource: book\n---\n\nErrors are values.\n"
     note = store.add_note(text)
     tagged = store.add_tag(note.id, "Backend", "go", "backend")
     assert tagged.tags == ["go", "backend"] and tagged.revision == 2
-    raw = (store.root / f"{note.id}.md").read_text()
-    assert raw == text.replace("tags: [go]", "tags: [go, backend]")
+    assert tagged.text == store.get_note(note.id).text == text.replace("tags: [go]", "tags: [go, backend]")
     assert store.add_tag(note.id, "GO").revision == 2  # nothing new: no new revision
     summed = store.set_summary(note.id, "Go returns errors\nas values.")
     assert summed.summary == "Go returns errors as values." and summed.revision == 3
