@@ -21,7 +21,8 @@ def run(args, store=None, input=None, env_extra=None, check=True):
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
     if env_extra:
         env.update(env_extra)
-    cmd = [sys.executable, "-m", "notewell"] + (["--store", str(store)] if store else []) + list(args)
+    where = ["--database" if str(store).startswith("postgresql://") else "--store", str(store)] if store else []
+    cmd = [sys.executable, "-m", "notewell", *where, *args]
     p = subprocess.run(cmd, input=input, capture_output=True, env=env, timeout=60)
     if check:
         assert p.returncode == 0, p.stderr.decode()
@@ -32,9 +33,16 @@ def js(p):
     return json.loads(p.stdout)
 
 
-def test_full_cycle(tmp_path):
-    store = tmp_path / "s"
-    assert "store ready" in run(["init", str(store)]).stdout.decode()
+@pytest.fixture(params=["folder", "database"])
+def place(request, tmp_path):
+    """Where a command's store is: a notes folder, then a fresh PostgreSQL database."""
+    return tmp_path / "s" if request.param == "folder" else request.getfixturevalue("pg_url")
+
+
+def test_full_cycle(tmp_path, place):
+    store = place
+    folder = not str(store).startswith("postgresql://")
+    assert "store ready" in (run(["init", str(store)]) if folder else run(["init"], store)).stdout.decode()
     src = tmp_path / "n.md"
     src.write_bytes(b"---\r\ntitle: From a file\r\ntags: [cli]\r\n---\r\nbody text\r\n")
     nid = run(["add", str(src), "--author", "me"], store).stdout.decode().strip()
@@ -82,14 +90,17 @@ def test_full_cycle(tmp_path):
     assert [h["revision"] for h in hist] == [1, 2, 3]
     assert js(run(["get", nid3, "--revision", "1", "--json"], store))["text"] == "from stdin about otters"
     assert "r3" in run(["history", nid3], store).stdout.decode()
-    rep = js(run(["reindex", "--json"], store))
-    assert rep["total_notes"] == 3
+    if folder:
+        assert js(run(["reindex", "--json"], store))["total_notes"] == 3
+    else:
+        refused = run(["reindex"], store, check=False)
+        assert refused.returncode == 2 and "works on a notes folder" in refused.stderr.decode()
     assert js(run(["rm", nid3, "--json"], store))["deleted"] is True
     assert js(run(["list", "--json"], store)).__len__() == 2
 
 
-def test_editor(tmp_path):
-    store = tmp_path / "s"
+def test_editor(tmp_path, place):
+    store = place
     nid = run(["add", "--text", "old words"], store).stdout.decode().strip()
     editor = tmp_path / "ed.py"
     editor.write_text("import sys\np=sys.argv[1]\nt=open(p).read()\nopen(p,'w').write(t.replace('old','new'))\n")
@@ -129,15 +140,16 @@ def test_header_command(tmp_path):
         (["add", "/no/such/file.md"], None, None, 2, "cannot read"),
     ],
 )
-def test_errors_are_one_line(tmp_path, args, stdin, env, code, needle):
-    store = tmp_path / "s"
+def test_errors_are_one_line(place, args, stdin, env, code, needle):
+    store = place
     run(["init"], store)
     p = run(args, store, input=stdin, env_extra=env, check=False)
     err = p.stderr.decode()
     assert p.returncode == code, err
     assert needle in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
-    assert [f for f in os.listdir(store) if f.endswith(".md")] == []
+    with notewell.open(store) as s:
+        assert s.summary()["total_notes"] == 0
 
 
 def test_missing_store_is_an_error(tmp_path):
@@ -159,8 +171,8 @@ def test_demo(tmp_path):
     assert "Clause learning stalls" in out and "缓存" in out
 
 
-def test_attempt_commands(tmp_path):
-    store = tmp_path / "s"
+def test_attempt_commands(place):
+    store = place
     started = js(run(["attempt", "start", "SAT solver", "--author", "agent-1", "--campaign", "hard", "--json"], store))
     att = started["id"]
     assert started["project"] == "sat-solver" and started["running"] is True
@@ -192,8 +204,8 @@ def test_attempt_commands(tmp_path):
     assert none.returncode == 2 and b"start|end|show|list" in none.stderr
 
 
-def test_project_and_read_commands(tmp_path):
-    store = tmp_path / "s"
+def test_project_and_read_commands(place):
+    store = place
     worker = run(["attempt", "start", "omega", "--author", "w"], store).stdout.decode().strip()
     writer = run(["attempt", "start", "omega", "--author", "v"], store).stdout.decode().strip()
     nid = run(["add", "--text", "# plum", "--attempt", writer], store).stdout.decode().strip()
@@ -209,8 +221,8 @@ def test_project_and_read_commands(tmp_path):
     assert gone.returncode == 2 and b"Traceback" not in gone.stderr
 
 
-def test_tag_and_summary_commands(tmp_path):
-    store = tmp_path / "s"
+def test_tag_and_summary_commands(place):
+    store = place
     nid = run(["add", "--text", "# Go tips\n\nErrors are values."], store).stdout.decode().strip()
     assert "#go #backend" in run(["tag", nid, "go", "Backend"], store).stdout.decode()
     assert "Errors as values" in run(["set-summary", nid, "--text", "Errors as values"], store).stdout.decode()
@@ -221,8 +233,8 @@ def test_tag_and_summary_commands(tmp_path):
     assert bad.returncode == 2 and bad.stderr.decode().startswith("notewell: invalid_argument:")
 
 
-def test_links_and_brief_commands(tmp_path):
-    store = tmp_path / "s"
+def test_links_and_brief_commands(place):
+    store = place
     att = run(["attempt", "start", "proj", "--author", "a"], store).stdout.decode().strip()
     env = {"NOTEWELL_ATTEMPT": att}
     a = run(["add", "--text", "first finding", "--title", "A"], store, env_extra=env).stdout.decode().strip()
@@ -283,3 +295,23 @@ def test_export_and_import_through_the_command_line(tmp_path, pg_url):
     assert (out / f"{nid}.md").read_bytes() == (store / f"{nid}.md").read_bytes()
     again = run(["import", str(store), "--database", pg_url], check=False)
     assert again.returncode != 0 and "already holds notes" in again.stderr.decode()
+
+
+def test_one_shot_commands_on_a_database(tmp_path, pg_url):
+    env = {"NOTEWELL_DATABASE": pg_url}
+    nid = run(["add", "--text", "# Quince\n\nfound by path", "--author", "me"], env_extra=env).stdout.decode().strip()
+    assert run(["get", f"{nid}.md", "--raw"], env_extra=env).stdout == b"# Quince\n\nfound by path"
+    assert run(["get", f"./{nid}.md", "--json"], pg_url).stdout == run(["get", nid, "--json"], pg_url).stdout
+    for ref, code in ((f"/abs/{nid}.md", 3), ("nowhere.md", 3), ("nte_../x", 2)):
+        p = run(["get", ref], pg_url, check=False)
+        assert p.returncode == code and len(p.stderr.decode().strip().splitlines()) == 1, p.stderr
+    shown = run(["summary"], pg_url).stdout.decode()
+    assert "1 note" in shown
+    dbname = pg_url.rsplit("/", 1)[1]
+    assert run(["init"], pg_url).stdout.decode().strip().endswith(f"/{dbname} (1 notes)")
+    for args in (["watch"], ["reindex"]):
+        p = run(args, pg_url, check=False)
+        assert p.returncode == 2 and "works on a notes folder, not a database" in p.stderr.decode()
+    both = run(["list", "--store", str(tmp_path / "s")], pg_url, check=False)
+    assert both.returncode == 2 and "not both" in both.stderr.decode()
+    assert not (tmp_path / "s").exists()

@@ -87,7 +87,7 @@ def cmd_assistant(args: argparse.Namespace) -> None:
         assistant = ProjectAssistant(
             store,
             chat,
-            project=args.project or store.root.name,
+            project=args.project or store.name,
             context=config,
             memory=memory,
             author=args.author,

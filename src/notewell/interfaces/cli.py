@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, InvalidNoteError, NotewellError
 from ..model.attempt import Attempt
@@ -17,10 +17,13 @@ from ..model.note import DEFAULT_MAX_BYTES, Card, Note
 from ..search.filters import FILTER_NAMES
 from ..services.store import Store, open_store
 from .assistant_cli import add_assistant_arguments, cmd_assistant
-from .db_cli import add_db_arguments, add_transfer_arguments, cmd_db, cmd_export, cmd_import
+from .db_cli import add_db_arguments, add_transfer_arguments, chosen_database, cmd_db, cmd_export, cmd_import
 from .notebook_cli import add_notebook_arguments, cmd_notebook
 from .progress import ProgressBar
 from .server_cli import add_server_arguments, add_server_commands
+
+if TYPE_CHECKING:
+    from ..services.pg_store import PgStore
 
 __all__ = ["EXIT_CODES", "main", "max_bytes_from_environment"]
 
@@ -164,20 +167,44 @@ def max_bytes_from_environment() -> int:
         raise InvalidArgumentError(f"NOTEWELL_MAX_BYTES must be a whole number, got {env_max!r}") from None
 
 
-def _store(args: argparse.Namespace, *, create: bool = True, watch: bool = False) -> Store:
-    path = args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE
-    # A one-shot command reads once, so an inotify watcher of its own would only cost time.
+def _store(
+    args: argparse.Namespace, *, create: bool = True, watch: bool = False, pool_size: int = 1
+) -> Store | PgStore:
+    """The store a command works on: the PostgreSQL database it names (--database, or
+    $NOTEWELL_DATABASE), else the notes folder (--store, $NOTEWELL_STORE, ./notes)."""
     from .embedder_choice import ann_from_environment, embedder_from_environment
 
-    store = open_store(
-        path,
-        max_bytes=max_bytes_from_environment(),
-        watch=watch,
-        create=create,
-        embedder=embedder_from_environment(),
-        ann=ann_from_environment(),
-    )
+    url = chosen_database(args)
+    store: Store | PgStore
+    if url is not None:
+        # A database has no folder to watch and no approximate index: only the options it takes.
+        store = open_store(
+            url,
+            max_bytes=max_bytes_from_environment(),
+            pool_size=pool_size,
+            create=create,
+            embedder=embedder_from_environment(),
+        )
+    else:
+        # A one-shot command reads once, so an inotify watcher of its own would only cost time.
+        store = open_store(
+            args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE,
+            max_bytes=max_bytes_from_environment(),
+            watch=watch,
+            create=create,
+            embedder=embedder_from_environment(),
+            ann=ann_from_environment(),
+        )
     args.opened = store
+    return store
+
+
+def _folder_store(args: argparse.Namespace, *, create: bool = True, watch: bool = False) -> Store:
+    """The notes folder a folder-only command (reindex, watch) works on; a database is refused."""
+    if chosen_database(args) is not None:
+        raise InvalidArgumentError(f"notewell {args.command} works on a notes folder, not a database")
+    store = _store(args, create=create, watch=watch)
+    assert isinstance(store, Store)
     return store
 
 
@@ -187,9 +214,9 @@ def cmd_init(args: argparse.Namespace) -> None:
     with _store(args) as store:
         count = store.summary()["total_notes"]
         if args.json:
-            _emit_json({"store": str(store.root), "total_notes": count})
+            _emit_json({"store": store.location, "total_notes": count})
         else:
-            print(f"store ready at {store.root} ({count} notes)")
+            print(f"store ready at {store.location} ({count} notes)")
 
 
 def cmd_add(args: argparse.Namespace) -> None:
@@ -373,7 +400,7 @@ def cmd_history(args: argparse.Namespace) -> None:
 
 def cmd_reindex(args: argparse.Namespace) -> None:
     bar = ProgressBar("indexing", force=args.progress)
-    with _store(args, create=False) as store:
+    with _folder_store(args, create=False) as store:
         report = store.reindex(progress=bar)
         total = store.summary()["total_notes"]
     bar.close()
@@ -534,7 +561,7 @@ def cmd_watch(args: argparse.Namespace) -> None:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    with _store(args, create=False, watch=True) as store:
+    with _folder_store(args, create=False, watch=True) as store:
         if args.idle_exit is not None and (other := store.watcher_pid()) is not None:
             print(f"{store.root} is already watched (pid {other})", flush=True)
             return
@@ -613,7 +640,7 @@ _DEMO_NOTES = [
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
-    if not args.store and not os.environ.get("NOTEWELL_STORE"):
+    if not args.store and not os.environ.get("NOTEWELL_STORE") and not chosen_database(args):
         args.store = "notewell-demo"
     with _store(args) as store:
         if not store.list_notes(limit=1):
@@ -624,7 +651,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
                 "Restarts help on medium fixtures; clause learning stalls above 40k variables.\n",
                 author="demo",
             )
-        print(f"store: {store.root}\n")
+        print(f"store: {store.location}\n")
         for query in ("clause learning", "缓存", "why is the solver slow on large fixtures?"):
             cards = store.search_notes(query, limit=3)
             if args.json:
@@ -657,6 +684,12 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--store", default=argparse.SUPPRESS, help="the notes folder (default: $NOTEWELL_STORE or ./notes)"
+    )
+    common.add_argument(
+        "--database",
+        default=argparse.SUPPRESS,
+        metavar="URL",
+        help="a store in PostgreSQL, postgresql://… (default: $NOTEWELL_DATABASE; not with --store)",
     )
     common.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON (the same shapes as the Python API)"
@@ -819,6 +852,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     args.store = getattr(args, "store", None)
+    args.database = getattr(args, "database", None)
     args.json = getattr(args, "json", False)
     try:
         threshold = _autowatch_threshold()

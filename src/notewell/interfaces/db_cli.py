@@ -55,7 +55,6 @@ def chosen_database(args: argparse.Namespace) -> str | None:
 
 def add_db_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("upgrade", "status"), help="upgrade: apply missing migrations; status: versions")
-    p.add_argument("--database", metavar="URL", help="postgresql://user@host:port/db (default: $NOTEWELL_DATABASE)")
 
 
 def cmd_db(args: argparse.Namespace) -> None:
@@ -84,8 +83,6 @@ def cmd_db(args: argparse.Namespace) -> None:
 def add_transfer_arguments(export: argparse.ArgumentParser, load: argparse.ArgumentParser) -> None:
     export.add_argument("folder", metavar="DIR", help="a new or empty folder")
     load.add_argument("folder", metavar="DIR", help="a notes folder (an embedded store)")
-    for p in (export, load):
-        p.add_argument("--database", metavar="URL", help="postgresql://… (default: $NOTEWELL_DATABASE)")
 
 
 def cmd_export(args: argparse.Namespace) -> None:

@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, UnavailableError
-from ..services.store import Store, open_store
+from ..services.store import Store
 
 if TYPE_CHECKING:
     from ..services.pg_store import PgStore
@@ -23,23 +23,10 @@ _SERVER_EXTRA = "the server needs the 'server' extra: pip install 'notewell[serv
 
 
 def _open(args: argparse.Namespace, *, watch: bool, pool_size: int = 8) -> Store | PgStore:
-    """The folder store (opened the CLI's one way: environment, embedder, watcher) or the
-    database store the arguments name."""
-    from .cli import _store, max_bytes_from_environment
-    from .db_cli import chosen_database
-    from .embedder_choice import embedder_from_environment
+    """The store the arguments name, opened the CLI's one way (a server's database gets a pool)."""
+    from .cli import _store
 
-    url = chosen_database(args)
-    if url is None:
-        return _store(args, create=True, watch=watch)
-    # A database has no folder to watch and no approximate index: only the options it takes.
-    return open_store(
-        url,
-        max_bytes=max_bytes_from_environment(),
-        pool_size=pool_size,
-        create=True,
-        embedder=embedder_from_environment(),
-    )
+    return _store(args, create=True, watch=watch, pool_size=pool_size)
 
 
 def _start_embedding(store: Store | PgStore, *, quiet: bool) -> None:
@@ -112,9 +99,8 @@ def cmd_serve(args: argparse.Namespace) -> None:
         if not args.no_embed:
             _start_embedding(store, quiet=False)
         app = build_server(store, private=args.private, mcp=not args.no_mcp, write_rate=args.write_rate, host=args.host)
-        where = f"http://{args.host}:{args.port}"
-        what = store.root if isinstance(store, Store) else store.address  # never the database's password
-        print(f"notewell serving {what} at {where} (API /api, MCP /mcp, OpenAPI /openapi.json)", flush=True)
+        url = f"http://{args.host}:{args.port}"
+        print(f"notewell serving {store.location} at {url} (API /api, MCP /mcp, OpenAPI /openapi.json)", flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 
 
@@ -136,12 +122,6 @@ def add_server_commands(commands: dict[str, Any]) -> None:
 
 
 def add_server_arguments(ps: dict[str, argparse.ArgumentParser]) -> None:
-    for name in ("serve", "mcp", "token"):
-        ps[name].add_argument(
-            "--database",
-            metavar="URL",
-            help="a store in PostgreSQL, postgresql://… (default: $NOTEWELL_DATABASE; not with --store)",
-        )
     p = ps["serve"]
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
     p.add_argument("--port", type=int, default=8765)

@@ -20,7 +20,7 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..model.attempt import check_attempt_id, check_project
 from ..model.header import parse_note
 from ..model.header_edit import with_summary, with_tags
-from ..model.ids import check_note_id, is_attempt_id, new_note_id
+from ..model.ids import check_note_id, is_attempt_id, is_note_id, new_note_id
 from ..model.note import (
     AUTHOR_MAX,
     DEFAULT_MAX_BYTES,
@@ -103,6 +103,18 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
 
         info = conninfo_to_dict(self.url)
         return f"{info.get('user', '')}@{info.get('host', '')}:{info.get('port', '')}/{info.get('dbname', '')}"
+
+    @property
+    def location(self) -> str:
+        """Where the store lives, to show a person: the database's address (never its password)."""
+        return self.address
+
+    @property
+    def name(self) -> str:
+        """A short name for the store: its database's."""
+        from psycopg.conninfo import conninfo_to_dict
+
+        return str(conninfo_to_dict(self.url).get("dbname") or "notewell")
 
     def __repr__(self) -> str:
         return f"<notewell.PgStore {self.address}>"
@@ -236,6 +248,22 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
         return {"id": note_id, "title": title, "path": path, "deleted": True, "revision": revision}
 
     # -- reads ----------------------------------------------------------------
+
+    def resolve(self, ref: str) -> str:
+        """A note id from an id or from the path the note has in the store's folder form
+        (``notes/x.md``, as ``notewell export`` writes it and ``import`` read it)."""
+        if isinstance(ref, str) and ref.endswith(".md") and not is_note_id(ref):
+            if os.path.isabs(ref):
+                raise NotFoundError(f"{ref}: a store in a database has no folder; give a note id or its relative path")
+            rel = ref.replace(os.sep, "/").removeprefix("./")
+            if "\x00" in rel or rel.encode("utf-8", "replace").decode("utf-8") != rel:
+                raise NotFoundError(f"no note at {ref!r}")  # no stored path holds a NUL or a lone surrogate
+            with self._db.transaction() as conn:
+                row = conn.execute("SELECT id FROM notes WHERE path = %s", (rel,)).fetchone()
+            if row is None:
+                raise NotFoundError(f"no note at {ref}")
+            return str(row[0])
+        return check_note_id(ref)
 
     def get_note(
         self,

@@ -150,6 +150,16 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         if self._index.rebuilt:
             self.last_sync = self._full_sync()  # a new or repaired index: fill it now
 
+    @property
+    def location(self) -> str:
+        """Where the store lives, to show a person: its folder."""
+        return str(self.root)
+
+    @property
+    def name(self) -> str:
+        """A short name for the store: its folder's."""
+        return self.root.name
+
     # -- lifecycle ----------------------------------------------------------
 
     def close(self) -> None:
