@@ -10,6 +10,7 @@ Usage:
     python benchmarks/eval_search.py                       # keyword, semantic (default model), notetool
     python benchmarks/eval_search.py --embedder hash       # the deterministic test embedder instead
     python benchmarks/eval_search.py --embedder fastembed:/path/to/model-dir
+    python benchmarks/eval_search.py --database postgresql://…   # the same on PostgreSQL (an empty database)
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ def main() -> int:
         help="hybrid weights keyword,semantic[,partial] to try (default: the store's); partial scales"
         " the keyword weight of notes found without every word",
     )
+    ap.add_argument("--database", metavar="URL", help="evaluate a PostgreSQL store in this empty database instead")
     args = ap.parse_args()
     if args.weights:
         from notewell.services import store as store_module
@@ -81,7 +83,14 @@ def main() -> int:
     notes, queries = load()
     with tempfile.TemporaryDirectory(prefix="nw-eval-") as tmp:
         embedder = HashEmbedder() if args.embedder == "hash" else choose_embedder(args.embedder)
-        store = notewell.open(Path(tmp) / "s", watch=False, embedder=embedder)
+        if args.database:
+            store = notewell.open(args.database, embedder=embedder)
+            if store.summary()["total_notes"]:
+                store.close()
+                print(f"eval_search: {args.database.rsplit('/', 1)[-1]} is not empty", file=sys.stderr)
+                return 2
+        else:
+            store = notewell.open(Path(tmp) / "s", watch=False, embedder=embedder)
         attempts = {}
         by_id: dict[str, str] = {}
         texts: dict[str, str] = {}
@@ -116,7 +125,8 @@ def main() -> int:
         store.close()
     kinds = sorted({k for _m, k in scores} - {"ALL"}) + ["ALL"]
     print(
-        f"evaluation set: {len(notes)} notes, {len(queries)} queries; embedder {args.embedder}; "
+        f"evaluation set: {len(notes)} notes, {len(queries)} queries; {'PostgreSQL' if args.database else 'SQLite'};"
+        f" embedder {args.embedder}; "
         f"embedding took {embed_s:.1f} s"
     )
     shown = (*MODES, "notetool")
