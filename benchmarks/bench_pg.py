@@ -14,6 +14,7 @@ The PostgreSQL server is NOTEWELL_TEST_DATABASE's, or one that scripts/pg-server
 
     python benchmarks/bench_pg.py                  # 100,000 notes
     python benchmarks/bench_pg.py --notes 2000     # a smoke run
+    python benchmarks/bench_pg.py --slowest 20     # and each store's 20 slowest searches
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ def measure(store, texts: list[str], queries: list[str], adds: int, extra: str) 
         "search_p95": pct(times, 95) * 1000,
         "add_p50": statistics.median(add_times) * 1000,
         "add_p95": pct(add_times, 95) * 1000,
+        "slowest": sorted(zip(times, queries, strict=True), reverse=True),
     }
 
 
@@ -187,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--adds", type=int, default=200)
     ap.add_argument("--writer-ops", type=int, default=1000, help="operations per writer process")
     ap.add_argument("--seed", type=int, default=20240611)
+    ap.add_argument("--slowest", type=int, default=10, help="list this many slowest searches of each store")
     args = ap.parse_args(argv)
     bench = _bench_store()
     corpus = bench.Corpus(args.seed)
@@ -220,6 +223,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:<10} | {fig['import_rate']:>14,.0f} | {fig['search_p50']:>8.1f} / {fig['search_p95']:<8.1f}"
             f" | {fig['add_p50']:>10.1f} / {fig['add_p95']:<10.1f} | {disk / 2**20:,.0f}"
         )
+    for name, fig in (("sqlite", sqlite_fig), ("postgres", pg_fig)):
+        if args.slowest > 0:
+            print(
+                f"slowest searches on {name}: "
+                + ", ".join(f"{q!r} {t * 1000:.1f} ms" for t, q in fig["slowest"][: args.slowest])
+            )
     print(
         f"two writer processes on one database: {writers['ops']:,} ops, {writers['ops_per_s']:,.0f} ops/s,"
         f" p50 {writers['p50']:.1f} ms, p95 {writers['p95']:.1f} ms;"

@@ -529,6 +529,20 @@ def test_plain_words_must_all_appear_then_any_fills_up(backend):
     assert _search_names(backend, "what is the stampede") == ["stampede", "redis"]  # stop words not required
 
 
+def test_a_rare_word_outweighs_common_ones_in_a_loose_query(backend):
+    # No note holds every word of the question: the note that shares its rare words must
+    # lead, not those that share more of its common ones (BM25's idf on both stores).
+    backend.add_notes(
+        [
+            f"# Release {i}\n\nThe nightly build did fail after upgrading the runner, build {i} fail again"
+            for i in range(30)
+        ]
+    )
+    target = backend.add_note("# Signing\n\nThe iOS archive broke with Xcode 16: provisioning profile expired.")
+    cards = backend.search_notes("why does the iOS CI build fail after upgrading Xcode?", limit=5)
+    assert cards[0].id == target.id
+
+
 @pytest.mark.parametrize(
     ("query", "found"),
     [

@@ -1,5 +1,6 @@
 """Keyword search on PostgreSQL: a weighted tsvector (title A, body B) under a GIN index,
-a tsquery built from the query as the embedded store reads it, and pg_trgm for CJK text.
+a tsquery built from the query as the embedded store reads it, and for CJK text each
+note's CJK characters and pairs under another.
 
 A query means what it means on SQLite (:mod:`.query`):
 
@@ -21,15 +22,18 @@ A query means what it means on SQLite (:mod:`.query`):
   Stop words inside a longer phrase hold their place but match any word, and at its
   edges they are not required (``"the cache"`` finds *cache*).
 - CJK has no spaces for a text-search parser to split on: a CJK run matches as a
-  substring of the title or body (ILIKE, helped by the trigram indexes), combined with
-  the other terms by the same AND/OR/NOT (next to a Latin word in one phrase, it is
-  required but not checked to be adjacent). The loose pass splits a CJK run into
-  overlapping pieces of three characters, not SQLite's two, because a trigram index can
-  find those: a two-character piece would mean reading every body.
+  substring of the title or body (ILIKE), combined with the other terms by the same
+  AND/OR/NOT (next to a Latin word in one phrase, it is required but not checked to be
+  adjacent). The notes that can hold it are looked up first in the cjk_grams column
+  (each note's CJK characters and adjacent pairs, schema version 4) by the run's pairs,
+  or its one character. The loose pass splits a CJK run into overlapping pieces of
+  three characters, not SQLite's two (as this store always has).
 
-Ranking is ``ts_rank`` with the title weighted 3x the body and the score divided by
-1 + log(length), in the spirit of the embedded store's BM25 (title 3x, long notes damped);
-terms found by reading the text add a fixed amount each. Ties go to the most recently
+Ranking is in the spirit of the embedded store's BM25: each positive term's ``ts_rank``
+(the title weighted 3x the body, divided by 1 + log(length) so long notes are damped)
+times the term's idf (:mod:`.pg_rank`), so a rare word outweighs common ones. A CJK word
+found by reading the text adds a fixed amount (weighed like a word in one note in a
+hundred), a stop word almost nothing. Ties go to the most recently
 updated note. A strict pass of CJK runs or stop words alone is not ranked: its notes come
 newest first, as the updated_at index gives them without reading every match.
 """
@@ -37,6 +41,7 @@ newest first, as the updated_at index gives them without reading every match.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +49,7 @@ from ..model.cjk import CJK_RE
 from ..model.note import Card
 from .filters import Filters, check_offset
 from .keyword import RANK_WINDOW, TITLE_WINDOW, check_limit
+from .pg_rank import TermRarity, scan_idf, split_terms
 from .query import Near, Node, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
 from .snippets import make_snippet, phrases_of
 
@@ -131,12 +137,15 @@ class _Seq:
 @dataclass(frozen=True, slots=True)
 class _Scan:
     """Text found by reading the title and/or body: ``ILIKE`` a CJK substring, or ``~*``
-    a word the text-search configuration drops (a stop word such as *what* or *once*)."""
+    a word the text-search configuration drops (a stop word such as *what* or *once*).
+    *grams*: CJK characters or pairs every matching note holds in its cjk_grams column
+    (looked up in that column's index first, so only those notes are read)."""
 
     op: str
     pattern: str
     title: bool
     body: bool
+    grams: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +177,7 @@ def _phrase(parts: tuple[tuple[str, bool], ...], columns: frozenset[str] | None)
     lexes: list[_Lex] = []
     subs: list[_Tree] = []
     for text, prefix in parts:
-        subs.extend(_Scan("ILIKE", _like(run), title, body) for run in _CJK_RUN.findall(text))
+        subs.extend(_Scan("ILIKE", _like(run), title, body, _grams(run)) for run in _CJK_RUN.findall(text))
         words = _CJK_RUN.sub(" ", text).split()
         if not any(ch.isalnum() for w in words for ch in w):
             continue
@@ -295,7 +304,17 @@ def _where(tree: _Tree, title_only: bool = False) -> tuple[str, list[Any]]:
         cols = [c for c, on in (("n.title", tree.title), ("n.body", tree.body and not title_only)) if on]
         if not cols:
             return "false", []
-        return "(" + " OR ".join(f"{c} {tree.op} %s" for c in cols) + ")", [tree.pattern] * len(cols)
+        if "n.body" in cols:
+            # Through storage.pg's notewell_reads, whose estimates suit words found by reading
+            # (see there): inline, the planner took one for a word in almost no note and read
+            # every note (or every match of another word) to sort the few it expected.
+            sql = "notewell_reads(n.title, n.body, %s, %s, %s)"
+            params: list[Any] = [tree.pattern, tree.title, tree.op]
+        else:
+            sql, params = f"n.title {tree.op} %s", [tree.pattern]
+        if tree.grams:
+            sql, params = f"(n.cjk_grams @> %s::text[] AND {sql})", [list(tree.grams), *params]
+        return sql, params
     assert isinstance(tree, _Op)
     parts = [_where(item, title_only) for item in tree.items]
     params = [p for _, ps in parts for p in ps]
@@ -315,23 +334,34 @@ def _leaves(tree: _Tree, *, positive: bool = False) -> list[_Ts | _Scan]:
     return []
 
 
-def _score(tree: _Tree) -> tuple[str, list[Any], bool]:
-    """A rank for the notes *tree* finds, its parameters, and whether it ranks by tsquery."""
+def _score(tree: _Tree, weigh: Callable[[list[str]], list[float]], scan_weight: float) -> tuple[str, list[Any]]:
+    """A rank for the notes *tree* finds and its parameters: each positive term's ts_rank
+    times its idf (*weigh*), so that rare words lead as in BM25."""
     leaves = _leaves(tree, positive=True)
-    texts = [leaf.text for leaf in leaves if isinstance(leaf, _Ts)]
+    ranked = [term for leaf in leaves if isinstance(leaf, _Ts) for term in split_terms(leaf.text)]
     terms: list[str] = []
     params: list[Any] = []
-    if texts:
-        # A tsquery alone is ranked as written; mixed with scans, by any of its parts.
-        terms.append(f"ts_rank({_WEIGHTS}, n.tsv, %s::tsquery, 1)")
-        params.append(tree.text if isinstance(tree, _Ts) else " | ".join(f"( {t} )" for t in texts))
+    for term, weight in zip(ranked, weigh(ranked), strict=True):
+        terms.append(f"{weight:.6g} * ts_rank({_WEIGHTS}, n.tsv, %s::tsquery, 1)")
+        params.append(term)
     for leaf in leaves:
         if isinstance(leaf, _Scan):
-            title = f"WHEN n.title {leaf.op} %s THEN {_SCAN_TITLE} " if leaf.title else ""
-            body = f"WHEN n.body {leaf.op} %s THEN {_SCAN_BODY} " if leaf.body else ""
+            # A stop word is in most notes, where FTS5's idf gives a term almost nothing; a CJK
+            # word has no lexeme to count and weighs like a word in one note in a hundred.
+            weight = scan_weight if leaf.op == "ILIKE" else 1e-6
+            title = f"WHEN n.title {leaf.op} %s THEN {_SCAN_TITLE * weight:.6g} " if leaf.title else ""
+            body = f"WHEN n.body {leaf.op} %s THEN {_SCAN_BODY * weight:.6g} " if leaf.body else ""
             terms.append(f"(CASE {title}{body}ELSE 0 END)")
             params.extend([leaf.pattern] * (bool(title) + bool(body)))
-    return " + ".join(terms) or "1.0", params, bool(texts)
+    return " + ".join(terms) or "1.0", params
+
+
+def _grams(run: str) -> tuple[str, ...]:
+    """What storage.pg's notewell_cjk_grams holds for any text containing the CJK *run*:
+    its adjacent pairs, or the character itself when it is one."""
+    if len(run) == 1:
+        return (run,)
+    return tuple(sorted({run[i : i + 2] for i in range(len(run) - 1)}))
 
 
 def _like(text: str) -> str:
@@ -349,22 +379,25 @@ def _strict_tree(query: str, raw: bool, strict_words: tuple[str, ...]) -> tuple[
 
 
 def pg_keyword_search(
-    conn: Any, query: str, *, limit: int = 10, filters: Filters | None = None, partial: set[str] | None = None
+    conn: Any,
+    query: str,
+    *,
+    limit: int = 10,
+    filters: Filters | None = None,
+    partial: set[str] | None = None,
+    rarity: TermRarity | None = None,
 ) -> list[Card]:
     """The best *limit* notes for *query* as cards with highlighted snippets. Ids found only
-    by the loose pass (not every word) are added to *partial* if given."""
+    by the loose pass (not every word) are added to *partial* if given. *rarity*: the
+    store's cache of how many notes hold each term (without one, they are counted anew)."""
     check_limit(limit)
     cq = compile_query(query)  # the same checks and errors as the embedded store
+    counts = rarity or TermRarity()
     where, params = (filters or Filters()).pg_sql()
     extra = f" AND {where}" if where else ""
-    words = plain_terms(query, cjk_gram=3)
+    words = plain_terms(query)  # a CJK run's loose pieces: pairs, as on SQLite (cjk_grams finds them)
     strict, as_written = _strict_tree(query, cq.raw, words.strict)
-    loose = None
-    if cq.loose is not None:
-        # CJK pieces of three characters, not SQLite's two: a trigram index finds those,
-        # while a two-character one would be looked for by reading every body.
-        terms = tuple(t for t in words.loose if not (_CJK_RUN.fullmatch(t) and len(t) < 3))
-        loose = _words(terms, "|") if terms else None
+    loose = _words(words.loose, "|") if cq.loose is not None and words.loose else None
     norm = _normalise(conn, [strict] if loose is None else [strict, loose])
     hits: list[tuple[tuple, float, str, str]] = []  # (card row, score, body, FTS5-style expression)
     seen: set[str] = set()
@@ -373,8 +406,12 @@ def pg_keyword_search(
         tree = _resolve(tree, norm)
         if tree == _FALSE:
             return  # a phrase with no words, or only the meta column: no note to find
-        sql, args = _match_sql(tree, extra, params, want, ranked_anyway=fill)
-        for row in conn.execute(sql, args):
+        sql, args = _match_sql(tree, extra, params, want, ranked_anyway=fill, rarity=counts, conn=conn)
+        # Never a prepared statement: after five runs psycopg would prepare it and the server
+        # could settle on one generic plan for every word, when how many notes hold the word
+        # decides between reading the newest notes and looking the word up (measured: a CJK
+        # word went from 15 to 200 ms on 10,000 notes).
+        for row in conn.execute(sql, args, prepare=False):
             if row[0] not in seen and len(hits) < limit:
                 seen.add(row[0])
                 hits.append((row[:15], float(row[15]), row[16], expr))
@@ -393,11 +430,18 @@ def pg_keyword_search(
 
 
 def _match_sql(
-    tree: _Tree, extra: str, extra_params: list[Any], want: int, *, ranked_anyway: bool
+    tree: _Tree,
+    extra: str,
+    extra_params: list[Any],
+    want: int,
+    *,
+    ranked_anyway: bool,
+    rarity: TermRarity,
+    conn: Any,
 ) -> tuple[str, list[Any]]:
     """The statement finding the best *want* notes for *tree* (resolved) that pass the filters."""
     cond, cond_params = _where(tree)
-    score, score_params, by_words = _score(tree)
+    by_words = any(isinstance(leaf, _Ts) and split_terms(leaf.text) for leaf in _leaves(tree, positive=True))
     if not (by_words or ranked_anyway):
         # Only text to read for (CJK, stop words), nothing to rank by: the newest matches
         # straight from the updated_at index, stopping at the *want*-th, not reading them all.
@@ -411,6 +455,9 @@ def _match_sql(
     # (RANK_WINDOW, or as many as wanted) and, when those fill the window, the TITLE_WINDOW
     # newest whose title matches (both walks of an index).
     window = max(RANK_WINDOW, want)
+    score, score_params = _score(
+        tree, lambda terms: rarity.weights(conn, terms) if terms else [], scan_idf(rarity.rows(conn))
+    )
     # The title's own tsvector has no weights: a query limited to some (title:, body:) skips it.
     weighted = any(isinstance(t, _Ts) and _WEIGHTED.search(t.text) for t in _leaves(tree))
     title = None if weighted else _where(tree, title_only=True)

@@ -36,6 +36,7 @@ from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 from ..search.filters import Filters
 from ..search.keyword import check_limit
+from ..search.pg_rank import TermRarity
 from ..search.pg_search import pg_keyword_search, pg_list_cards
 from ..storage.pg import PgDatabase
 from .links import check_link_args, link_tree, make_brief
@@ -76,6 +77,7 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
         self.url = url
         self.max_bytes = max_bytes
         self._init_semantic(embedder)
+        self._rarity = TermRarity()  # how many notes hold each searched term, for ranking
         self._db = PgDatabase(url, max_size=pool_size)
         try:
             if create and self._db.schema_version() == 0:
@@ -159,7 +161,8 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
                     rows[-1]["attempt_id"] = attempt
                 _insert_rows(conn, rows)
             ids += [r["id"] for r in rows]
-        return [self.get_note(nid) for nid in ids]
+        with self._db.transaction() as conn:
+            return _added_notes(conn, ids, attempt)
 
     def _insert_summary(self, conn: Any, text: str, attempt_id: str, author: str | None, model: str | None) -> str:
         nid, at = new_note_id(), now_iso()
@@ -360,7 +363,7 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
             if isinstance(query, str) and not query.strip() and (f.project or f.attempt_id):
                 return pg_list_cards(conn, limit=limit, filters=f)
             if mode == "keyword":
-                return pg_keyword_search(conn, query, limit=limit, filters=f)
+                return pg_keyword_search(conn, query, limit=limit, filters=f, rarity=self._rarity)
         # Outside that transaction: each engine takes a connection of its own from the pool.
         return self._search_by_meaning(query, mode, limit, f, wait)
 
@@ -511,24 +514,80 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
         return import_folder(self._db, folder, max_bytes=self.max_bytes)
 
 
+_ROW_COLUMNS = (
+    ("id", "id"),
+    ("path", "path"),
+    ("text", "text"),
+    ("title", "title"),
+    ("body", "body"),
+    ("kind", "kind"),
+    ("tags", "tags"),
+    ("builds_on", "builds_on"),
+    ("model", "model"),
+    ("summary", "summary"),
+    ("author", "author"),
+    ("created_at", "created"),
+    ("updated_at", "updated"),
+    ("revision", "revision"),
+    ("attempt_id", "attempt_id"),
+    ("note_kind", "note_kind"),
+)
+
+
 def _insert_rows(conn: Any, rows: list[dict[str, Any]]) -> None:
     """Insert new notes with their links and first revisions (inside the caller's transaction)."""
     with conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO notes(id, path, text, title, body, kind, tags, builds_on, model, summary, author,"
-            " created_at, updated_at, revision, attempt_id, note_kind) VALUES (%(id)s, %(path)s, %(text)s,"
-            " %(title)s, %(body)s, %(kind)s, %(tags)s, %(builds_on)s, %(model)s, %(summary)s, %(author)s,"
-            " %(created)s, %(updated)s, %(revision)s, %(attempt_id)s, %(note_kind)s)",
-            rows,
-        )
+        # COPY, not one INSERT per note: the rows stream in one statement (measured: a batch
+        # of 2,000 notes went in about 30% faster). Row triggers (the embedding queue),
+        # constraints and generated columns apply to COPY as to INSERT.
+        with cur.copy(f"COPY notes({', '.join(c for c, _ in _ROW_COLUMNS)}) FROM STDIN") as copy:
+            for r in rows:
+                copy.write_row([r[k] for _, k in _ROW_COLUMNS])
         cur.executemany(
             "INSERT INTO note_links(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING",
             [(t, r["id"]) for r in rows for t in r["builds_on"]],
         )
-        cur.executemany(
-            "INSERT INTO revisions(id, revision, text, at, author, op) VALUES (%s, %s, %s, %s, %s, 'add')",
-            [(r["id"], r["revision"], r["text"], r["updated"], r["author"]) for r in rows],
+        with cur.copy("COPY revisions(id, revision, text, at, author, op) FROM STDIN") as copy:
+            for r in rows:
+                copy.write_row((r["id"], r["revision"], r["text"], r["updated"], r["author"], "add"))
+
+
+def _added_notes(conn: Any, ids: list[str], attempt: str | None) -> list[Note]:
+    """The notes just added, as get_note gives them to a caller who may see everything, read
+    together (one get_note per note was a third of a bulk add)."""
+    found = {row[0]: row for row in conn.execute(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id = ANY(%s)", (ids,))}
+    backlinks: dict[str, list[dict[str, Any]]] = {}
+    for target, b, t, k, u in conn.execute(
+        "SELECT l.target, n.id, n.title, n.kind, n.updated_at FROM note_links l JOIN notes n ON n.id = l.source"
+        " WHERE l.target = ANY(%s) ORDER BY n.updated_at DESC",
+        (ids,),
+    ):
+        backlinks.setdefault(target, []).append({"id": b, "title": t, "kind": k, "updated_at": u})
+    loaded = load_attempt(conn, attempt) if attempt is not None else None
+    on_attempt = loaded.to_dict() if loaded else None
+    notes = []
+    for nid in ids:
+        if nid not in found:
+            raise NotFoundError(f"no note {nid}")  # deleted by another writer since its commit
+        _, path, text, author, created, updated, revision, model, attempt_id, note_kind = found[nid]
+        notes.append(
+            note_from_text(
+                text,
+                path=path,
+                model=model,
+                id=nid,
+                author=author,
+                created_at=created,
+                updated_at=updated,
+                revision=revision,
+                revisions=revision,
+                backlinks=backlinks.get(nid, []),
+                attempt_id=attempt_id,
+                note_kind=note_kind or "note",
+                attempt=on_attempt if attempt_id == attempt else None,
+            )
         )
+    return notes
 
 
 def _row(

@@ -1,0 +1,154 @@
+"""How rare each searched term is on PostgreSQL: BM25's idf, to weigh ``ts_rank``.
+
+``ts_rank`` weighs every word of a query alike, so in a loose query (``why does the iOS
+build fail after upgrading Xcode``) the common words outvote the rare ones that name the
+subject, where the embedded store's BM25 lets the rare ones lead. Each positive term's
+rank is multiplied by its idf, FTS5's ``log((N - n + 0.5) / (n + 0.5))`` (1e-6 for a term
+in more than half the notes), N the notes in the store and n those holding the term.
+
+n comes from the statistics ANALYZE keeps of the tsvector column (its most common lexemes
+and their frequencies) when the term is one of those, else from counting its matches
+through the GIN index, exactly up to PROBE (a term past that is counted as PROBE: common,
+but not known to ANALYZE yet). Counts are kept while the store's size moves by less than a
+twentieth; the size itself is counted again after SIZE_TTL seconds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["PROBE", "SIZE_TTL", "TermRarity", "idf", "scan_idf", "split_terms"]
+
+PROBE = 2000  # matches counted exactly
+SIZE_TTL = 10.0  # seconds a count of the store's notes is used
+_DRIFT = 20  # counts are redone once the store's size moved by 1/_DRIFT
+_CACHE_MAX = 20_000
+_LEXEME = re.compile(r"'((?:[^']|'')*)'")  # one bare lexeme, as the server writes it
+
+
+def idf(rows: int, hits: int) -> float:
+    """FTS5's idf: a term in more than half of *rows* notes weighs almost nothing."""
+    value = math.log((rows - hits + 0.5) / (hits + 0.5)) if rows > 0 else 0.0
+    return max(value, 1e-6)
+
+
+def scan_idf(rows: int) -> float:
+    """The weight of a term found by reading the text (CJK, stop words), which has no
+    lexeme to count: that of a word in one note in a hundred."""
+    return idf(rows, rows // 100)
+
+
+def split_terms(tsquery: str) -> list[str]:
+    """The parts of a tsquery (as the server writes it) that are ANDed or ORed at its top,
+    each to be weighed on its own; a negated part finds nothing to rank and is dropped, and
+    a part in parentheses is split in turn. A phrase (``<->``) stays one part."""
+    parts: list[str] = []
+    depth, quoted, start = 0, False, 0
+    text = tsquery.strip()
+    for i, ch in enumerate(text):
+        if quoted:
+            quoted = ch != "'"  # a doubled quote closes and reopens: the same state after both
+        elif ch == "'":
+            quoted = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0 and ch in "&|":
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    if len(parts) == 1:
+        whole = parts[0]
+        if whole.startswith("(") and whole.endswith(")") and _closes_at_end(whole):
+            return split_terms(whole[1:-1])
+        return [] if whole.startswith("!") or not whole else [whole]
+    return [term for part in parts for term in split_terms(part)]
+
+
+def _closes_at_end(text: str) -> bool:
+    """Whether the parenthesis opening *text* is the one closing it."""
+    depth, quoted = 0, False
+    for i, ch in enumerate(text):
+        if quoted:
+            quoted = ch != "'"
+        elif ch == "'":
+            quoted = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i == len(text) - 1
+    return False
+
+
+class TermRarity:
+    """Document counts of tsquery terms in one database, shared by a store's threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rows = -1  # the store's size when the counts below were made
+        self._sized_at = -math.inf
+        self._size = 0
+        self._common: dict[str, float] = {}
+        self._counts: dict[str, int] = {}
+
+    def rows(self, conn: Any) -> int:
+        """Notes in the store (counted at most every SIZE_TTL seconds)."""
+        now = time.monotonic()
+        with self._lock:
+            if now - self._sized_at < SIZE_TTL:
+                return self._size
+        (size,) = conn.execute("SELECT count(*) FROM notes").fetchone()
+        with self._lock:
+            self._size, self._sized_at = int(size), now
+            if self._rows < 0 or abs(size - self._rows) * _DRIFT > max(self._rows, 1):
+                self._rows = int(size)
+                self._counts.clear()
+                self._common = _common_lexemes(conn)
+            return self._size
+
+    def weights(self, conn: Any, terms: Sequence[str]) -> list[float]:
+        """The idf of each tsquery in *terms* (normalised, as ``_resolve`` leaves them)."""
+        rows = self.rows(conn)
+        out = []
+        for term in terms:
+            out.append(idf(rows, self._hits(conn, term, rows)))
+        return out
+
+    def _hits(self, conn: Any, term: str, rows: int) -> int:
+        with self._lock:
+            known = self._counts.get(term)
+            lexeme = _LEXEME.fullmatch(term.strip())
+            freq = self._common.get(lexeme.group(1).replace("''", "'")) if lexeme else None
+        if known is not None:
+            return known
+        if freq is not None:
+            hits = round(freq * rows)
+        else:
+            (hits,) = conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM notes WHERE tsv @@ %s::tsquery LIMIT %s) s", (term, PROBE)
+            ).fetchone()
+        with self._lock:
+            if len(self._counts) >= _CACHE_MAX:
+                self._counts.clear()
+            self._counts[term] = int(hits)
+        return int(hits)
+
+
+def _common_lexemes(conn: Any) -> dict[str, float]:
+    """The tsvector column's most common lexemes and the share of notes holding each, as
+    the last ANALYZE saw them (none before the first)."""
+    row = conn.execute(
+        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
+        " WHERE schemaname = current_schema() AND tablename = 'notes' AND attname = 'tsv'"
+    ).fetchone()
+    if row is None or row[0] is None:
+        return {}
+    return dict(zip(row[0], row[1], strict=False))

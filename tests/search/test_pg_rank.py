@@ -1,0 +1,99 @@
+"""How rare a term is on PostgreSQL (search/pg_rank.py), on a real server (the ``pg_url``
+fixture; skipped, saying why, when none can be started)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import notewell
+from notewell.search import pg_rank
+from notewell.search.pg_rank import TermRarity, idf, split_terms
+
+
+def test_idf_is_fts5s_and_a_term_in_most_notes_weighs_almost_nothing():
+    assert idf(100, 1) == pytest.approx(math.log(99.5 / 1.5))
+    assert idf(100, 0) > idf(100, 1) > idf(100, 10) > idf(100, 49) > 0
+    assert idf(100, 51) == idf(100, 100) == 1e-6
+    assert idf(0, 0) == 1e-6
+
+
+def _quoted(word: str) -> str:
+    return "'" + word.replace("'", "''") + "'"
+
+
+@pytest.mark.parametrize(
+    ("tsquery", "terms"),
+    [
+        ("'a'", ["'a'"]),
+        ("'a' | 'b' & 'c'", ["'a'", "'b'", "'c'"]),
+        ("( 'a' | 'b' ) & !'c'", ["'a'", "'b'"]),
+        ("'quick' <-> 'brown' & 'x':*", ["'quick' <-> 'brown'", "'x':*"]),
+        ("( 'a' <-> 'b' ) | ( 'c' & 'd':A )", ["'a' <-> 'b'", "'c'", "'d':A"]),
+        ("( 'a' | 'b' ) <-> 'c'", ["( 'a' | 'b' ) <-> 'c'"]),
+        ("!( 'a' | 'b' )", []),
+        ("", []),
+    ],
+)
+def test_a_tsquery_splits_into_the_terms_weighed_apart(tsquery, terms):
+    assert split_terms(tsquery) == terms
+
+
+@given(
+    st.lists(st.text(alphabet="ab'|&()! <->:*", min_size=1, max_size=6), min_size=1, max_size=6),
+    st.lists(st.sampled_from([" & ", " | "]), min_size=6, max_size=6),
+    st.booleans(),
+)
+def test_any_lexemes_joined_by_and_or_come_back_apart(words, ops, wrap):
+    quoted = [_quoted(w) for w in words]
+    text = quoted[0] + "".join(op + q for op, q in zip(ops, quoted[1:], strict=False))
+    assert split_terms(f"( {text} )" if wrap else text) == quoted
+
+
+@pytest.fixture
+def conn_and_store(pg_url):
+    import psycopg
+
+    store = notewell.open(pg_url, embedder=None)
+    conn = psycopg.connect(pg_url, autocommit=True)
+    yield conn, store
+    conn.close()
+    store.close()
+
+
+def _tsquery(conn, word: str) -> str:
+    return conn.execute("SELECT plainto_tsquery('english', %s)::text", (word,)).fetchone()[0]
+
+
+def test_rare_terms_weigh_more_and_counts_are_kept_until_the_store_grows(conn_and_store, monkeypatch):
+    conn, store = conn_and_store
+    monkeypatch.setattr(pg_rank, "SIZE_TTL", 0.0)
+    store.add_notes([f"# Build {i}\n\nthe build failed again, common words {i}" for i in range(40)])
+    store.add_note("# Xcode\n\nthe iOS build failed after upgrading Xcode")
+    rarity = TermRarity()
+    common, rare = _tsquery(conn, "build"), _tsquery(conn, "xcode")
+    w_common, w_rare = rarity.weights(conn, [common, rare])
+    assert w_rare == pytest.approx(idf(41, 1)) and w_common == 1e-6  # in all 41 notes
+    # A few more notes (under a twentieth of the store) keep the counts; many more redo them.
+    store.add_note("# Another Xcode note")
+    assert rarity.weights(conn, [rare]) == [pytest.approx(idf(42, 1))]
+    store.add_notes([f"# Xcode {i}\n\nmore about xcode" for i in range(10)])
+    assert rarity.weights(conn, [rare]) == [pytest.approx(idf(52, 12))]
+
+
+def test_past_probe_a_count_comes_from_analyze(conn_and_store, monkeypatch):
+    conn, store = conn_and_store
+    monkeypatch.setattr(pg_rank, "SIZE_TTL", 0.0)
+    monkeypatch.setattr(pg_rank, "PROBE", 5)
+    store.add_notes([f"# Note {i}\n\nkiwi {'mango' if i % 4 == 0 else 'pear'}" for i in range(80)])
+    kiwi, mango = _tsquery(conn, "kiwi"), _tsquery(conn, "mango")
+    before = TermRarity()
+    assert before.weights(conn, [kiwi, mango]) == [pytest.approx(idf(80, 5))] * 2  # counted only up to PROBE
+    conn.execute("ANALYZE notes")
+    after = TermRarity()
+    w_kiwi, w_mango = after.weights(conn, [kiwi, mango])
+    assert w_kiwi == 1e-6  # in every note, as ANALYZE saw
+    assert w_mango == pytest.approx(idf(80, 20), rel=0.05)
