@@ -19,6 +19,7 @@ def test_idf_is_fts5s_and_a_term_in_most_notes_weighs_almost_nothing():
     assert idf(100, 0) > idf(100, 1) > idf(100, 10) > idf(100, 49) > 0
     assert idf(100, 51) == idf(100, 100) == 1e-6
     assert idf(0, 0) == 1e-6
+    assert idf(10, 50) == 1e-6  # counted after the store's size was: more hits than notes
 
 
 def _quoted(word: str) -> str:

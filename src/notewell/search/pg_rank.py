@@ -33,6 +33,8 @@ _LEXEME = re.compile(r"'((?:[^']|'')*)'")  # one bare lexeme, as the server writ
 
 def idf(rows: int, hits: int) -> float:
     """FTS5's idf: a term in more than half of *rows* notes weighs almost nothing."""
+    # A count made after the store's size was (the size is kept SIZE_TTL seconds) may exceed it.
+    hits = min(max(hits, 0), rows)
     value = math.log((rows - hits + 0.5) / (hits + 0.5)) if rows > 0 else 0.0
     return max(value, 1e-6)
 
