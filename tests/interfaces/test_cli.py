@@ -265,11 +265,23 @@ def test_db_upgrade_and_status_on_a_real_database(pg_url):
         "version": 0,
         "latest": latest,
         "up_to_date": False,
+        "pgvector": False,
     }
     first = run(["db", "upgrade", "--database", pg_url]).stdout.decode()
-    assert first.startswith("applied 1 (") and first.rstrip().endswith(f"the schema is at version {latest}")
-    assert js(run(["db", "upgrade", "--json"], env_extra={"NOTEWELL_DATABASE": pg_url}))["applied"] == []
+    assert first.startswith("applied 1 (") and f"the schema is at version {latest}; " in first
+    assert first.rstrip().endswith("no pgvector on this server")  # Debian 12's PostgreSQL has none
+    again = js(run(["db", "upgrade", "--json"], env_extra={"NOTEWELL_DATABASE": pg_url}))
+    assert again["applied"] == [] and again["pgvector"] is False
     assert js(run(["db", "status", "--json", "--database", pg_url]))["up_to_date"] is True
+
+
+def test_db_upgrade_enables_pgvector_where_the_server_has_it(pgvector_url):
+    assert js(run(["db", "status", "--json", "--database", pgvector_url]))["pgvector"] is False
+    assert "(notewell db upgrade enables it)" in run(["db", "status", "--database", pgvector_url]).stdout.decode()
+    out = run(["db", "upgrade", "--database", pgvector_url]).stdout.decode()
+    assert out.rstrip().endswith("semantic search uses pgvector")
+    assert js(run(["db", "upgrade", "--json", "--database", pgvector_url]))["pgvector"] is True
+    assert js(run(["db", "status", "--json", "--database", pgvector_url]))["pgvector"] is True
 
 
 @pytest.mark.parametrize(

@@ -304,3 +304,21 @@ def test_serve_starts_embedding_on_a_database_and_says_when_it_cannot(pg_url, ca
         server_cli._start_embedding(store, quiet=False)
         assert store._embedding is None
     assert "semantic search off" in capsys.readouterr().err
+
+
+def test_a_server_without_pgvector_keeps_the_matrix_and_its_schema(pstore):
+    from notewell.search.pg_vector import enable_pgvector, pgvector_available, vector_ready
+
+    with pstore._db.transaction() as conn:
+        if pgvector_available(conn):
+            pytest.skip("this server has pgvector: tests/search/test_pgvector.py covers it")
+    note = pstore.add_note("# sloe\n\nsloe gin")
+    pstore.embed_pending()
+    assert [c.id for c in pstore.search_notes("sloe gin", mode="semantic")] == [note.id]
+    assert pstore._vector_index is None and pstore._vectors.full_loads == 1  # the fallback
+    with pstore._db.transaction() as conn:
+        assert enable_pgvector(conn) is False  # nothing to enable: nothing changed
+        assert not vector_ready(conn)
+    assert _sql(
+        pstore, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'note_vectors'::regclass AND attname = 'embedding'"
+    ) == [(0,)]

@@ -7,7 +7,7 @@ import argparse
 import json
 import os
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, StorageError
 from ..storage.pg import MIGRATIONS, PgDatabase, is_database_url
 
 __all__ = [
@@ -58,6 +58,8 @@ def add_db_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_db(args: argparse.Namespace) -> None:
+    from ..search.pg_vector import enable_pgvector, pgvector_available, vector_ready
+
     db = PgDatabase(database_url(args), max_size=2)
     try:
         if args.action == "upgrade":
@@ -69,12 +71,29 @@ def cmd_db(args: argparse.Namespace) -> None:
                 if applied
                 else f"the schema is up to date (version {out['version']})"
             )
+            # Here rather than at a server's first semantic search: on a large database, filling
+            # the vector column and building the index holds note_vectors for minutes.
+            try:
+                with db.transaction() as conn:
+                    out["pgvector"] = enable_pgvector(conn)
+            except StorageError as exc:
+                out["pgvector"] = False
+                text += f"; pgvector not enabled: {exc.message}"
+            else:
+                text += "; semantic search uses pgvector" if out["pgvector"] else "; no pgvector on this server"
         else:
             have = db.schema_version()
-            out = {"version": have, "latest": len(MIGRATIONS), "up_to_date": have == len(MIGRATIONS)}
+            with db.transaction() as conn:
+                ready = have >= 3 and vector_ready(conn)
+                available = pgvector_available(conn)
+            out = {"version": have, "latest": len(MIGRATIONS), "up_to_date": have == len(MIGRATIONS), "pgvector": ready}
             text = f"schema version {have}; this notewell's is {len(MIGRATIONS)}" + (
                 "" if have == len(MIGRATIONS) else " (run: notewell db upgrade)"
             )
+            if ready:
+                text += "; semantic search uses pgvector"
+            elif available:
+                text += "; the server has pgvector (notewell db upgrade enables it)"
     finally:
         db.close()
     print(json.dumps(out) if getattr(args, "json", False) else text)

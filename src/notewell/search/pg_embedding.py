@@ -11,8 +11,9 @@ older text never replaces a newer one. An edit meanwhile queued the note again (
 ticket); its entry stays and its lease is released, so it is embedded anew. A server
 that dies leaves its lease to run out (LEASE seconds); then another takes the notes.
 
-pgvector is not used (why, and what it would change: :mod:`.pg_semantic`); the vectors
-are float32 bytea rows.
+The vectors are float32 bytea rows; when the database has pgvector (:mod:`.pg_vector`)
+each is also written to the ``embedding`` column in pgvector's binary form (a trigger
+fills it from the bytes for a writer that does not).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import NotewellError
 from ..storage.pg import PgDatabase
 from .embedders import Embedder, numpy
+from .pg_vector import vector_param, vector_ready, write_cursor
 from .semantic import passages
 
 if TYPE_CHECKING:
@@ -35,6 +37,14 @@ __all__ = ["LEASE", "pg_embed_pending", "pg_pending_count", "text_sha"]
 
 LEASE = 300  # seconds a claim holds before another server may take the note
 _BATCH = 64  # notes claimed, embedded and written together
+_INSERT = (
+    "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, revision, start, stop, vector)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+_INSERT_PGVECTOR = (
+    "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, revision, start, stop, vector, embedding)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector)"
+)
 _RELEASE = "UPDATE embed_queue SET claimed_by = NULL, claimed_until = NULL WHERE note_id = ANY(%s) AND claimed_by = %s"
 
 
@@ -166,6 +176,9 @@ def _write(db: PgDatabase, embedder: Embedder, worker: str, claimed: list[_Claim
         current = dict(
             conn.execute("SELECT id, revision FROM notes WHERE id = ANY(%s) ORDER BY id FOR SHARE", (ids,)).fetchall()
         )
+        # Looked at in this transaction: a database made ready meanwhile is still filled (by
+        # the trigger enable_pgvector makes with the column) if this says no.
+        ready = vector_ready(conn)
         rows: list[tuple[Any, ...]] = []
         position = 0
         for c in claimed:
@@ -173,18 +186,13 @@ def _write(db: PgDatabase, embedder: Embedder, worker: str, claimed: list[_Claim
             if not c.parts or current.get(c.note_id) != c.revision:
                 continue  # nothing to write, or gone or changed while embedding (queued again)
             conn.execute("DELETE FROM note_vectors WHERE note_id = %s", (c.note_id,))
-            rows += [
-                (c.note_id, k, embedder.model_id, embedder.dim, c.sha, c.revision, a, b)
-                + (np.asarray(vectors[start + k], dtype="<f4").tobytes(),)
-                for k, (a, b, _text) in enumerate(c.parts)
-            ]
+            for k, (a, b, _text) in enumerate(c.parts):
+                vector = np.asarray(vectors[start + k], dtype="<f4")
+                row = (c.note_id, k, embedder.model_id, embedder.dim, c.sha, c.revision, a, b, vector.tobytes())
+                rows.append(row + (vector_param(vector),) if ready else row)
             written.append(c.note_id)
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, revision, start, stop, vector)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                rows,
-            )
+        with write_cursor(conn) if ready else conn.cursor() as cur:
+            cur.executemany(_INSERT_PGVECTOR if ready else _INSERT, rows)
             # Only the entry that was read: an edit meanwhile gave the note a new ticket.
             cur.executemany(
                 "DELETE FROM embed_queue WHERE note_id = %s AND ticket = %s", [(c.note_id, c.ticket) for c in claimed]

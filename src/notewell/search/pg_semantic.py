@@ -8,17 +8,12 @@ and skipped, the new ones appended; compacted when a quarter are dead). Several 
 each keep their own matrix current from the same log. No approximate index and no file
 beside it: a PostgreSQL store has no folder, and exact search is the measured default.
 
-pgvector is not used, and ``CREATE EXTENSION IF NOT EXISTS vector`` is never attempted:
-the extension is not installed on the servers this was built and tested on (Debian 12
-here offers no postgresql-15-pgvector package), and a path that could not be run against
-a real server is not shipped. A pgvector path would change: the schema (the extension,
-which needs the server package and the right to create it; a ``vector(dim)`` column, one
-dimension per column, so per model; an HNSW index with ``vector_cosine_ops``, partial per
-model); and search, which would ask the server for the nearest passages (``ORDER BY
-vector <=> query LIMIT k``, filters and hidden projects in its WHERE clause, then the best
-passage per note) instead of scanning this matrix: approximate (HNSW recall), but with no
-matrix held in each server's memory and no log to follow. Queueing, claiming and writing
-vectors (:mod:`.pg_embedding`) would stay as they are.
+When the database has pgvector (:mod:`.pg_vector`), the store asks the database instead:
+:func:`pg_semantic_search` is given a :class:`.pg_vector.PgVectorIndex` in place of this
+matrix, and no matrix is loaded. The nearest passages then come from an HNSW index
+(approximate: HNSW recall) with the filters and hidden projects in the query, and turn
+into notes, scores and snippets exactly as here. This matrix stays the path on a server
+without the extension (Debian 12 offers no postgresql-15-pgvector package).
 """
 
 from __future__ import annotations
@@ -32,6 +27,7 @@ from ..storage.pg import PgDatabase
 from .embedders import Embedder, numpy
 from .filters import Filters
 from .pg_search import CARD_SQL, card_from_pg
+from .pg_vector import PgVectorIndex
 from .semantic import COMPACT_MIN, RELOAD_MIN, best_notes, passage_snippet, query_vector
 
 if TYPE_CHECKING:
@@ -200,18 +196,24 @@ def _allowed(conn: Any, filters: Filters) -> set[str] | None:
 def pg_semantic_search(
     db: PgDatabase,
     embedder: Embedder,
-    vectors: PgVectorMatrix,
+    vectors: PgVectorMatrix | PgVectorIndex,
     query: str,
     *,
     limit: int = 10,
     filters: Filters | None = None,
 ) -> list[Card]:
     """The *limit* notes whose passages are nearest *query* in meaning, as cards whose
-    snippet is the best passage and whose score is its cosine similarity."""
+    snippet is the best passage and whose score is its cosine similarity. *vectors* is this
+    server's matrix, or the database's pgvector index when it has one."""
     wanted = query_vector(embedder, query, limit)
-    vectors.refresh(db, embedder)
+    f = filters or Filters()
+    if isinstance(vectors, PgVectorMatrix):
+        vectors.refresh(db, embedder)
     with db.transaction() as conn:
-        best = vectors.nearest(wanted, limit, _allowed(conn, filters or Filters()))
+        if isinstance(vectors, PgVectorIndex):
+            best = vectors.nearest(conn, embedder.model_id, wanted, limit, f)
+        else:
+            best = vectors.nearest(wanted, limit, _allowed(conn, f))
         if not best:
             return []
         rows = {r[0]: r for r in conn.execute(_CARDS, ([nid for nid, _score, _span in best],))}

@@ -3,8 +3,13 @@ the background thread, and the semantic, both and hybrid search modes, which beh
 embedded store's (the same passages, cards, filters and fusion).
 
 Several servers may embed one database at once: each store object claims queued notes
-under a name of its own (:mod:`..search.pg_embedding`), and keeps its own in-memory matrix
-current from the database's vector log (:mod:`..search.pg_semantic`).
+under a name of its own (:mod:`..search.pg_embedding`). Searches go to the database's
+pgvector HNSW index when it has the extension (:mod:`..search.pg_vector`); otherwise each
+store keeps its own in-memory matrix current from the database's vector log
+(:mod:`..search.pg_semantic`). The path is chosen once per store, at its first semantic
+search: a database whose server offers pgvector is made ready then
+(:func:`..search.pg_vector.enable_pgvector`: idempotent, under an advisory lock, so
+servers opening it together do it once), unless this role may not create the extension.
 """
 
 from __future__ import annotations
@@ -15,13 +20,15 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import InvalidArgumentError, NotewellError, UnavailableError
+from ..errors import InvalidArgumentError, NotewellError, StorageError, UnavailableError
 from ..model.note import Card
 from ..search.embedders import Embedder, numpy
 from ..search.filters import Filters
 from ..search.pg_embedding import pg_embed_pending, pg_pending_count
+from ..search.pg_rank import TermRarity
 from ..search.pg_search import pg_keyword_search
 from ..search.pg_semantic import PgVectorMatrix, pg_semantic_search
+from ..search.pg_vector import PgVectorIndex, enable_pgvector, vector_ready
 from ..storage.pg import PgDatabase
 from .store import fuse_hybrid, hybrid_pool
 
@@ -45,12 +52,16 @@ class PgSemanticMixin:
     """Embedding and search by meaning, for :class:`~.pg_store.PgStore`."""
 
     _db: PgDatabase
+    _rarity: TermRarity  # the store's, shared with keyword search
 
     def _init_semantic(self, embedder: EmbedderSpec) -> None:
         self._embedder_spec = embedder
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
-        self._vectors = PgVectorMatrix()
+        self._vectors = PgVectorMatrix()  # loaded only if the database has no pgvector
+        self._vector_index: PgVectorIndex | None = None
+        self._vector_path_chosen = False
+        self._vector_path_lock = threading.Lock()
         # This store's name in its claims on the queue: unique per store object, so two
         # stores in one process embed side by side like two servers.
         self._worker = f"{os.getpid()}-{secrets.token_hex(6)}"
@@ -123,6 +134,24 @@ class PgSemanticMixin:
                     self._embedder = spec
             return self._embedder
 
+    def _searcher(self) -> PgVectorMatrix | PgVectorIndex:
+        """What semantic search asks: the database's pgvector index, or this store's matrix.
+        Chosen at the first search (making the database ready for pgvector when its server
+        has the extension) and kept for the store's life."""
+        with self._vector_path_lock:
+            if not self._vector_path_chosen:
+                with self._db.transaction() as conn:
+                    ready = vector_ready(conn)
+                if not ready:
+                    try:
+                        with self._db.transaction() as conn:
+                            ready = enable_pgvector(conn)
+                    except StorageError:
+                        ready = False  # the extension is there but this role may not create it: the matrix
+                self._vector_index = PgVectorIndex() if ready else None
+                self._vector_path_chosen = True
+            return self._vector_index if self._vector_index is not None else self._vectors
+
     def _search_by_meaning(self, query: str, mode: str, limit: int, f: Filters, wait: bool) -> list[Card]:
         """The semantic, both (keyword list, then semantic list) or hybrid search, with *f*
         already scoped to what the viewer may see."""
@@ -133,15 +162,15 @@ class PgSemanticMixin:
                 pg_embed_pending(self._db, embedder, worker=self._worker)
             partial: set[str] = set()
             with self._db.transaction() as conn:
-                keyword = pg_keyword_search(conn, query, limit=pool, filters=f, partial=partial)
-            semantic = pg_semantic_search(self._db, embedder, self._vectors, query, limit=pool, filters=f)
+                keyword = pg_keyword_search(conn, query, limit=pool, filters=f, partial=partial, rarity=self._rarity)
+            semantic = pg_semantic_search(self._db, embedder, self._searcher(), query, limit=pool, filters=f)
             return fuse_hybrid({"keyword": keyword, "semantic": semantic}, partial, limit)
         cards: list[Card] = []
         if mode == "both":
             with self._db.transaction() as conn:
-                cards += pg_keyword_search(conn, query, limit=limit, filters=f)
+                cards += pg_keyword_search(conn, query, limit=limit, filters=f, rarity=self._rarity)
         embedder = self._embedder_now()
         if wait:
             pg_embed_pending(self._db, embedder, worker=self._worker)
-        cards += pg_semantic_search(self._db, embedder, self._vectors, query, limit=limit, filters=f)
+        cards += pg_semantic_search(self._db, embedder, self._searcher(), query, limit=limit, filters=f)
         return cards
