@@ -41,7 +41,7 @@ from pathlib import Path
 
 import notewell
 from notewell.search.embedders import HashEmbedder
-from notewell.search.pg_vector import enable_pgvector, ensure_hnsw_index, hnsw_index_name
+from notewell.storage.pg_vector_schema import enable_pgvector, ensure_hnsw_index, hnsw_index_name
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE.parent / "scripts" / "pg-server"

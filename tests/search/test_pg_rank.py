@@ -98,3 +98,17 @@ def test_past_probe_a_count_comes_from_analyze(conn_and_store, monkeypatch):
     w_kiwi, w_mango = after.weights(conn, [kiwi, mango])
     assert w_kiwi == 1e-6  # in every note, as ANALYZE saw
     assert w_mango == pytest.approx(idf(80, 20), rel=0.05)
+
+
+def test_counts_are_redone_in_time_when_the_store_size_holds_still(conn_and_store, monkeypatch):
+    conn, store = conn_and_store
+    monkeypatch.setattr(pg_rank, "SIZE_TTL", 0.0)
+    notes = store.add_notes([f"# Note {i}\n\nplain words {i}" for i in range(20)])
+    rarity = TermRarity()
+    quince = _tsquery(conn, "quince")
+    assert rarity.weights(conn, [quince]) == [pytest.approx(idf(20, 0))]
+    for note in notes[:15]:  # edits: the same number of notes, a term now in most of them
+        store.edit_note(note.id, note.text + "\nquince\n")
+    assert rarity.weights(conn, [quince]) == [pytest.approx(idf(20, 0))]  # kept: the size did not move
+    monkeypatch.setattr(pg_rank, "COUNTS_TTL", 0.0)
+    assert rarity.weights(conn, [quince]) == [1e-6]  # in 15 of 20 notes

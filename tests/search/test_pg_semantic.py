@@ -307,7 +307,7 @@ def test_serve_starts_embedding_on_a_database_and_says_when_it_cannot(pg_url, ca
 
 
 def test_a_server_without_pgvector_keeps_the_matrix_and_its_schema(pstore):
-    from notewell.search.pg_vector import enable_pgvector, pgvector_available, vector_ready
+    from notewell.storage.pg_vector_schema import enable_pgvector, pgvector_available, vector_ready
 
     with pstore._db.transaction() as conn:
         if pgvector_available(conn):

@@ -58,7 +58,7 @@ def add_db_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_db(args: argparse.Namespace) -> None:
-    from ..search.pg_vector import enable_pgvector, pgvector_available, vector_ready
+    from ..storage.pg_vector_schema import enable_pgvector, pgvector_available, vector_ready
 
     db = PgDatabase(database_url(args), max_size=2)
     try:

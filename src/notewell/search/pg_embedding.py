@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import NotewellError
 from ..storage.pg import PgDatabase
+from ..storage.pg_vector_schema import vector_ready
 from .embedders import Embedder, numpy
-from .pg_vector import vector_param, vector_ready, write_cursor
+from .pg_vector import vector_param, write_cursor
 from .semantic import passages
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ n comes from the statistics ANALYZE keeps of the tsvector column (its most commo
 and their frequencies) when the term is one of those, else from counting its matches
 through the GIN index, exactly up to PROBE (a term past that is counted as PROBE: common,
 but not known to ANALYZE yet). Counts are kept while the store's size moves by less than a
-twentieth; the size itself is counted again after SIZE_TTL seconds.
+twentieth, and at most COUNTS_TTL seconds (edits change counts without changing the size,
+and ANALYZE may have run since); the size itself is counted again after SIZE_TTL seconds.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["PROBE", "SIZE_TTL", "TermRarity", "idf", "scan_idf", "split_terms"]
+__all__ = ["COUNTS_TTL", "PROBE", "SIZE_TTL", "TermRarity", "idf", "scan_idf", "split_terms"]
 
 PROBE = 2000  # matches counted exactly
 SIZE_TTL = 10.0  # seconds a count of the store's notes is used
+COUNTS_TTL = 600.0  # seconds term counts are kept even if the store's size holds still (edits, ANALYZE)
 _DRIFT = 20  # counts are redone once the store's size moved by 1/_DRIFT
 _CACHE_MAX = 20_000
 _LEXEME = re.compile(r"'((?:[^']|'')*)'")  # one bare lexeme, as the server writes it
@@ -97,6 +99,7 @@ class TermRarity:
         self._lock = threading.Lock()
         self._rows = -1  # the store's size when the counts below were made
         self._sized_at = -math.inf
+        self._counted_at = -math.inf
         self._size = 0
         self._common: dict[str, float] = {}
         self._counts: dict[str, int] = {}
@@ -107,13 +110,17 @@ class TermRarity:
         with self._lock:
             if now - self._sized_at < SIZE_TTL:
                 return self._size
+            stale = self._rows < 0 or now - self._counted_at > COUNTS_TTL
         (size,) = conn.execute("SELECT count(*) FROM notes").fetchone()
+        size = int(size)
+        stale = stale or abs(size - self._rows) * _DRIFT > max(self._rows, 1)
+        common = _common_lexemes(conn) if stale else None  # read outside the lock: searches go on
         with self._lock:
-            self._size, self._sized_at = int(size), now
-            if self._rows < 0 or abs(size - self._rows) * _DRIFT > max(self._rows, 1):
-                self._rows = int(size)
+            self._size, self._sized_at = size, now
+            if common is not None:
+                self._rows, self._counted_at = size, now
                 self._counts.clear()
-                self._common = _common_lexemes(conn)
+                self._common = common
             return self._size
 
     def weights(self, conn: Any, terms: Sequence[str]) -> list[float]:

@@ -26,8 +26,8 @@ A query means what it means on SQLite (:mod:`.query`):
   AND/OR/NOT (next to a Latin word in one phrase, it is required but not checked to be
   adjacent). The notes that can hold it are looked up first in the cjk_grams column
   (each note's CJK characters and adjacent pairs, schema version 4) by the run's pairs,
-  or its one character. The loose pass splits a CJK run into overlapping pieces of
-  three characters, not SQLite's two (as this store always has).
+  or its one character. The loose pass splits a CJK run into overlapping pairs, as the
+  embedded store does.
 
 Ranking is in the spirit of the embedded store's BM25: each positive term's ``ts_rank``
 (the title weighted 3x the body, divided by 1 + log(length) so long notes are damped)

@@ -7,9 +7,9 @@ under a name of its own (:mod:`..search.pg_embedding`). Searches go to the datab
 pgvector HNSW index when it has the extension (:mod:`..search.pg_vector`); otherwise each
 store keeps its own in-memory matrix current from the database's vector log
 (:mod:`..search.pg_semantic`). The path is chosen once per store, at its first semantic
-search: a database whose server offers pgvector is made ready then
-(:func:`..search.pg_vector.enable_pgvector`: idempotent, under an advisory lock, so
-servers opening it together do it once), unless this role may not create the extension.
+search. A database is made ready for pgvector when a store creates it (empty, so at once)
+or by ``notewell db upgrade`` (:func:`..search.pg_vector.enable_pgvector`: idempotent,
+under an advisory lock, so servers doing it together do it once).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import InvalidArgumentError, NotewellError, StorageError, UnavailableError
+from ..errors import InvalidArgumentError, NotewellError, UnavailableError
 from ..model.note import Card
 from ..search.embedders import Embedder, numpy
 from ..search.filters import Filters
@@ -28,8 +28,9 @@ from ..search.pg_embedding import pg_embed_pending, pg_pending_count
 from ..search.pg_rank import TermRarity
 from ..search.pg_search import pg_keyword_search
 from ..search.pg_semantic import PgVectorMatrix, pg_semantic_search
-from ..search.pg_vector import PgVectorIndex, enable_pgvector, vector_ready
+from ..search.pg_vector import PgVectorIndex
 from ..storage.pg import PgDatabase
+from ..storage.pg_vector_schema import vector_ready
 from .store import fuse_hybrid, hybrid_pool
 
 __all__ = ["EmbedderSpec", "PgSemanticMixin", "check_embedder_spec"]
@@ -135,19 +136,14 @@ class PgSemanticMixin:
             return self._embedder
 
     def _searcher(self) -> PgVectorMatrix | PgVectorIndex:
-        """What semantic search asks: the database's pgvector index, or this store's matrix.
-        Chosen at the first search (making the database ready for pgvector when its server
-        has the extension) and kept for the store's life."""
+        """What semantic search asks: the database's pgvector index when the database is ready
+        for it, else this store's matrix. Chosen at the first search, kept for the store's life."""
         with self._vector_path_lock:
             if not self._vector_path_chosen:
+                # Never made ready here: on a large database filling the column and building
+                # the index holds note_vectors for minutes (notewell db upgrade does it).
                 with self._db.transaction() as conn:
                     ready = vector_ready(conn)
-                if not ready:
-                    try:
-                        with self._db.transaction() as conn:
-                            ready = enable_pgvector(conn)
-                    except StorageError:
-                        ready = False  # the extension is there but this role may not create it: the matrix
                 self._vector_index = PgVectorIndex() if ready else None
                 self._vector_path_chosen = True
             return self._vector_index if self._vector_index is not None else self._vectors

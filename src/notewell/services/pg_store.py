@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..errors import InvalidArgumentError, NotFoundError
+from ..errors import InvalidArgumentError, NotFoundError, StorageError
 from ..model.attempt import check_attempt_id, check_project
 from ..model.header import parse_note
 from ..model.header_edit import with_summary, with_tags
@@ -39,6 +39,7 @@ from ..search.keyword import check_limit
 from ..search.pg_rank import TermRarity
 from ..search.pg_search import pg_keyword_search, pg_list_cards
 from ..storage.pg import PgDatabase
+from ..storage.pg_vector_schema import enable_pgvector
 from .links import check_link_args, link_tree, make_brief
 from .pg_attempts import (
     PgAttemptsMixin,
@@ -82,6 +83,7 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
         try:
             if create and self._db.schema_version() == 0:
                 self._db.upgrade()  # a new, empty database: make the schema
+                _enable_pgvector_if_possible(self._db)
             self._db.check_schema()
         except BaseException:
             self._db.close()
@@ -532,6 +534,16 @@ _ROW_COLUMNS = (
     ("attempt_id", "attempt_id"),
     ("note_kind", "note_kind"),
 )
+
+
+def _enable_pgvector_if_possible(db: PgDatabase) -> None:
+    """Search a new database with pgvector where its server has it: while the database is
+    empty this costs nothing (on a full one it is ``notewell db upgrade``'s long job)."""
+    try:
+        with db.transaction() as conn:
+            enable_pgvector(conn)
+    except StorageError:
+        pass  # the extension is there but this role may not create it: each server's matrix
 
 
 def _insert_rows(conn: Any, rows: list[dict[str, Any]]) -> None:
