@@ -61,16 +61,18 @@ def free_port() -> int:
 
 
 class Server:
-    """A PostgreSQL server for the run: the one in NOTEWELL_TEST_DATABASE, or our own."""
+    """A PostgreSQL server for the run: the one in the environment variable *given* (by
+    default NOTEWELL_TEST_DATABASE), or our own, started by ``scripts/pg-server VERB``
+    (``start-vector``: one with pgvector)."""
 
-    def __init__(self) -> None:
+    def __init__(self, given: str = "NOTEWELL_TEST_DATABASE", verb: str = "start") -> None:
         self.base: Path | None = None
-        url = os.environ.get("NOTEWELL_TEST_DATABASE")
+        url = os.environ.get(given)
         if not url:
             self.base = Path(tempfile.mkdtemp(prefix="notewell-pgbench-"))
-            self.base.chmod(0o755)
+            self.base.chmod(0o755)  # the server may run as 'postgres'
             out = subprocess.run(
-                [str(HERE.parent / "scripts" / "pg-server"), "start", str(self.base / "data"), str(free_port())],
+                [str(HERE.parent / "scripts" / "pg-server"), verb, str(self.base / "data"), str(free_port())],
                 capture_output=True,
                 text=True,
             )

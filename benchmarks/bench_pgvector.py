@@ -28,77 +28,28 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
-import shutil
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from pathlib import Path
+from types import ModuleType
 
 import notewell
 from notewell.search.embedders import HashEmbedder
 from notewell.storage.pg_vector_schema import enable_pgvector, ensure_hnsw_index, hnsw_index_name
 
 HERE = Path(__file__).resolve().parent
-SCRIPT = HERE.parent / "scripts" / "pg-server"
 
 
-def _bench_store():
-    spec = importlib.util.spec_from_file_location("bench_store", HERE / "bench_store.py")
+def _bench_pg() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_pg", HERE / "bench_pg.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """NOTEWELL_TEST_PGVECTOR_DATABASE's server, or a throwaway one with pgvector."""
-
-    def __init__(self) -> None:
-        self.base: Path | None = None
-        self.url = os.environ.get("NOTEWELL_TEST_PGVECTOR_DATABASE", "")
-        if not self.url:
-            self.base = Path(tempfile.mkdtemp(prefix="notewell-bench-pgvector-"))
-            self.base.chmod(0o755)  # the server may run as 'postgres'
-            done = subprocess.run(
-                [str(SCRIPT), "start-vector", str(self.base / "data"), str(free_port())],
-                capture_output=True,
-                text=True,
-            )
-            if done.returncode != 0:
-                raise SystemExit(f"no server with pgvector: {done.stderr.strip()}")
-            self.url = done.stdout.strip()
-
-    def database(self) -> str:
-        import psycopg
-
-        name = "nwbench_" + uuid.uuid4().hex[:10]
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
-        return self.url.rpartition("/")[0] + "/" + name
-
-    def close(self) -> None:
-        if self.base is not None:
-            subprocess.run([str(SCRIPT), "stop", str(self.base / "data")], capture_output=True)
-            shutil.rmtree(self.base, ignore_errors=True)
+bench_pg = _bench_pg()
+log, pct = bench_pg.log, bench_pg.pct
 
 
 class CachedQueries:
@@ -163,14 +114,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=20240611)
     args = ap.parse_args(argv)
 
-    bench = _bench_store()
+    bench = bench_pg._bench_store()
     corpus = bench.Corpus(args.seed)
     log(f"generating {args.notes:,} notes")
     texts = [corpus.note(i) for i in range(args.notes)]
     all_queries = corpus.queries(args.queries, args.seed + 1)
     plain = [(q, {}) for _, q, f in all_queries if not f]
     filtered = [(q, f) for _, q, f in all_queries if f]
-    server = Server()
+    server = bench_pg.Server("NOTEWELL_TEST_PGVECTOR_DATABASE", "start-vector")
     out: dict = {"notes": args.notes, "queries": len(plain), "filtered_queries": len(filtered)}
     try:
         url = server.database()

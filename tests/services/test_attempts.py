@@ -155,14 +155,20 @@ def test_private_projects_are_seen_by_their_owner_only(backend):
     assert ids(viewer=ann) == everyone
 
 
-def test_reads_on_an_attempt_and_scoped_recent_notes(backend):
-    s = backend
+def _two_notes_read_on_delta(s):
+    """Two attempts on project delta: eve's writes two notes, dee's reads them."""
     worker = s.start_attempt("delta", author="dee")
     other = s.start_attempt("delta", author="eve")
     first = s.add_note("# first on delta", attempt=other.id)
     second = s.add_note("# second on delta", attempt=other.id)
     s.get_note(first.id, working_attempt_id=worker.id)
     s.get_note(second.id, working_attempt_id=worker.id)
+    return worker, other, first, second
+
+
+def test_reads_on_an_attempt_and_scoped_recent_notes(backend):
+    s = backend
+    worker, other, first, second = _two_notes_read_on_delta(s)
     assert [r["note_id"] for r in s.attempt_reads(worker.id)] == [first.id, second.id]
     assert s.attempt_reads(other.id) == []
     # Without search words: a project's (or an attempt's) recent notes; broader scopes need words.
@@ -177,12 +183,7 @@ def test_reads_on_an_attempt_and_scoped_recent_notes(backend):
 
 def test_reads_and_privacy_survive_a_rebuild_from_the_folder(store_dir):
     s = notewell.open(store_dir)
-    worker = s.start_attempt("delta", author="dee")
-    other = s.start_attempt("delta", author="eve")
-    first = s.add_note("# first on delta", attempt=other.id)
-    second = s.add_note("# second on delta", attempt=other.id)
-    s.get_note(first.id, working_attempt_id=worker.id)
-    s.get_note(second.id, working_attempt_id=worker.id)
+    worker, other, first, second = _two_notes_read_on_delta(s)
     s.close()
     shutil.rmtree(store_dir / ".notewell")
     s = notewell.open(store_dir)

@@ -20,7 +20,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 __all__ = ["COUNTS_TTL", "PROBE", "SIZE_TTL", "TermRarity", "idf", "scan_idf", "split_terms"]
@@ -51,45 +51,30 @@ def split_terms(tsquery: str) -> list[str]:
     """The parts of a tsquery (as the server writes it) that are ANDed or ORed at its top,
     each to be weighed on its own; a negated part finds nothing to rank and is dropped, and
     a part in parentheses is split in turn. A phrase (``<->``) stays one part."""
-    parts: list[str] = []
-    depth, quoted, start = 0, False, 0
     text = tsquery.strip()
-    for i, ch in enumerate(text):
-        if quoted:
-            quoted = ch != "'"  # a doubled quote closes and reopens: the same state after both
-        elif ch == "'":
-            quoted = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif depth == 0 and ch in "&|":
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    if len(parts) == 1:
-        whole = parts[0]
-        if whole.startswith("(") and whole.endswith(")") and _closes_at_end(whole):
-            return split_terms(whole[1:-1])
-        return [] if whole.startswith("!") or not whole else [whole]
-    return [term for part in parts for term in split_terms(part)]
+    cuts = [i for i, ch, depth in _unquoted(text) if depth == 0 and ch in "&|"]
+    if not cuts:
+        closing = next((i for i, ch, depth in _unquoted(text) if ch == ")" and depth == 0), None)
+        if text.startswith("(") and closing == len(text) - 1:
+            return split_terms(text[1:-1])  # wholly in parentheses
+        return [] if text.startswith("!") or not text else [text]
+    bounds = [-1, *cuts, len(text)]
+    return [term for a, b in zip(bounds, bounds[1:], strict=False) for term in split_terms(text[a + 1 : b])]
 
 
-def _closes_at_end(text: str) -> bool:
-    """Whether the parenthesis opening *text* is the one closing it."""
+def _unquoted(text: str) -> Iterator[tuple[int, str, int]]:
+    """Each character of *text* outside quoted lexemes, with its position and the depth of
+    parentheses after it (so a closing one is at the depth it returns to)."""
     depth, quoted = 0, False
     for i, ch in enumerate(text):
         if quoted:
-            quoted = ch != "'"
-        elif ch == "'":
+            quoted = ch != "'"  # a doubled quote closes and reopens: the same state after both
+            continue
+        if ch == "'":
             quoted = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i == len(text) - 1
-    return False
+            continue
+        depth += (ch == "(") - (ch == ")")
+        yield i, ch, depth
 
 
 class TermRarity:

@@ -322,21 +322,8 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
             attempt = load_attempt(conn, attempt_id) if attempt_id else None
             if reading_for is not None:
                 record_read(conn, reading_for, note_id, viewer)
-        return note_from_text(
-            text,
-            path=path,
-            model=model,
-            id=nid,
-            author=author,
-            created_at=created,
-            updated_at=updated,
-            revision=revision or current_rev,
-            revisions=current_rev,
-            backlinks=backlinks,
-            attempt_id=attempt_id,
-            note_kind=note_kind or "note",
-            attempt=attempt.to_dict() if attempt else None,
-        )
+        shown = (nid, path, text, author, created, updated, current_rev, model, attempt_id, note_kind)
+        return _note_of(shown, backlinks, attempt.to_dict() if attempt else None, revision)
 
     def search_notes(
         self,
@@ -581,25 +568,31 @@ def _added_notes(conn: Any, ids: list[str], attempt: str | None) -> list[Note]:
     for nid in ids:
         if nid not in found:
             raise NotFoundError(f"no note {nid}")  # deleted by another writer since its commit
-        _, path, text, author, created, updated, revision, model, attempt_id, note_kind = found[nid]
-        notes.append(
-            note_from_text(
-                text,
-                path=path,
-                model=model,
-                id=nid,
-                author=author,
-                created_at=created,
-                updated_at=updated,
-                revision=revision,
-                revisions=revision,
-                backlinks=backlinks.get(nid, []),
-                attempt_id=attempt_id,
-                note_kind=note_kind or "note",
-                attempt=on_attempt if attempt_id == attempt else None,
-            )
-        )
+        row = found[nid]
+        notes.append(_note_of(row, backlinks.get(nid, []), on_attempt if row[8] == attempt else None))
     return notes
+
+
+def _note_of(
+    row: tuple, backlinks: list[dict[str, Any]], attempt: dict[str, Any] | None, revision: int | None = None
+) -> Note:
+    """A note from its _NOTE_COLUMNS *row* (its text that of *revision*, when given)."""
+    nid, path, text, author, created, updated, current, model, attempt_id, note_kind = row
+    return note_from_text(
+        text,
+        path=path,
+        model=model,
+        id=nid,
+        author=author,
+        created_at=created,
+        updated_at=updated,
+        revision=revision or current,
+        revisions=current,
+        backlinks=backlinks,
+        attempt_id=attempt_id,
+        note_kind=note_kind or "note",
+        attempt=attempt,
+    )
 
 
 def _row(
