@@ -17,7 +17,9 @@ __all__ = [
     "Card",
     "Note",
     "check_label",
+    "check_revision",
     "check_text",
+    "check_unicode",
     "derive_title",
     "note_from_text",
 ]
@@ -56,6 +58,23 @@ def check_text(text: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> tupl
     return text, data
 
 
+def check_unicode(value: str, name: str) -> str:
+    """*value* unchanged if it is text a file or a database can hold (no lone surrogate, as
+    a non-UTF-8 command-line argument arrives); else InvalidArgumentError."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgumentError(f"{name}: not valid Unicode text (it holds a lone surrogate)") from None
+    return value
+
+
+def check_revision(revision: object) -> int | None:
+    """A revision number asked for (None: the current one); else InvalidArgumentError."""
+    if revision is not None and (isinstance(revision, bool) or not isinstance(revision, int) or revision < 1):
+        raise InvalidArgumentError(f"revision must be a whole number ≥ 1, got {revision!r}")
+    return revision
+
+
 def check_label(value: str | None, name: str, limit: int) -> str | None:
     """A one-line label (author, model) stripped, or None when empty; else InvalidArgumentError."""
     if value is None:
@@ -69,11 +88,7 @@ def check_label(value: str | None, name: str, limit: int) -> str | None:
         raise InvalidArgumentError(f"{name} must be one line")
     if len(value) > limit:
         raise InvalidArgumentError(f"{name} is {len(value)} characters; the limit is {limit}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidArgumentError(f"{name} is not valid text (a lone surrogate)") from None
-    return value
+    return check_unicode(value, name)
 
 
 def derive_title(parsed: ParsedNote, filename: str) -> str:

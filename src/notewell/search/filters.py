@@ -10,6 +10,7 @@ from typing import Any
 from ..errors import InvalidArgumentError
 from ..model.attempt import check_attempt_id, check_project
 from ..model.ids import is_link_id
+from ..model.note import check_unicode
 from ..model.slug import slugify
 from ..model.timestamps import parse_when
 from ..storage.schema import meta_token
@@ -51,11 +52,7 @@ def check_filter_text(name: str, value: object) -> str:
     """*value* of the author or model filter, if it is text a database can be asked about."""
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{name}: expected a string")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidArgumentError(f"{name}: not valid Unicode text (it holds a lone surrogate)") from None
-    return value
+    return check_unicode(value, name)
 
 
 def _as_list(value: str | list[str] | tuple[str, ...] | None, name: str) -> list[str]:

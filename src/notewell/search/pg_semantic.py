@@ -28,7 +28,7 @@ from .embedders import Embedder, numpy
 from .filters import Filters
 from .pg_search import CARD_SQL, card_from_pg
 from .pg_vector import PgVectorIndex
-from .semantic import COMPACT_MIN, RELOAD_MIN, best_notes, passage_snippet, query_vector
+from .semantic import COMPACT_MIN, RELOAD_MIN, best_notes, passage_snippet, query_vector, rows_by_note
 
 if TYPE_CHECKING:
     import numpy as np
@@ -131,12 +131,7 @@ class PgVectorMatrix:
         self._index_rows()
 
     def _index_rows(self) -> None:
-        rows: dict[str, list[int]] = {}
-        for i, nid in enumerate(self.notes):
-            if nid is not None:
-                rows.setdefault(nid, []).append(i)
-        self._rows = rows
-        self._dead = len(self.notes) - sum(map(len, rows.values()))
+        self._rows, self._dead = rows_by_note(self.notes)
 
     def _apply(self, conn: Any, key: tuple[str, int], changed: list[str]) -> None:
         """Replace the rows of the *changed* notes with what the table holds now."""

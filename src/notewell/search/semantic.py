@@ -42,6 +42,7 @@ __all__ = [
     "passages",
     "pending_count",
     "query_vector",
+    "rows_by_note",
     "semantic_search",
 ]
 
@@ -175,6 +176,16 @@ def embed_pending(
         if progress is not None:
             progress(done, len(todo))
     return done
+
+
+def rows_by_note(notes: list[str | None]) -> tuple[dict[str, list[int]], int]:
+    """Each note's rows in a matrix whose row i holds a passage of *notes[i]* (None: a dead
+    row, left by an edit or a delete until the matrix is compacted), and the dead rows' count."""
+    rows: dict[str, list[int]] = {}
+    for i, nid in enumerate(notes):
+        if nid is not None:
+            rows.setdefault(nid, []).append(i)
+    return rows, len(notes) - sum(map(len, rows.values()))
 
 
 class VectorMatrix:
@@ -360,12 +371,7 @@ class VectorMatrix:
             self._save_sidecar(index, embedder)
 
     def _index_rows(self) -> None:
-        rows: dict[str, list[int]] = {}
-        for i, nid in enumerate(self.notes):
-            if nid is not None:
-                rows.setdefault(nid, []).append(i)
-        self._rows = rows
-        self._dead = len(self.notes) - sum(map(len, rows.values()))
+        self._rows, self._dead = rows_by_note(self.notes)
 
     def _apply(self, index: Index, embedder: Embedder, changed: list[str]) -> None:
         """Replace the rows of the *changed* notes with what the table holds now."""

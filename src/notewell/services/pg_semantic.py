@@ -31,6 +31,7 @@ from ..search.pg_semantic import PgVectorMatrix, pg_semantic_search
 from ..search.pg_vector import PgVectorIndex
 from ..storage.pg import PgDatabase
 from ..storage.pg_vector_schema import vector_ready
+from .background import BackgroundEmbedding
 from .store import fuse_hybrid, hybrid_pool
 
 __all__ = ["EmbedderSpec", "PgSemanticMixin", "check_embedder_spec"]
@@ -49,7 +50,7 @@ def check_embedder_spec(spec: object) -> None:
         )
 
 
-class PgSemanticMixin:
+class PgSemanticMixin(BackgroundEmbedding):
     """Embedding and search by meaning, for :class:`~.pg_store.PgStore`."""
 
     _db: PgDatabase
@@ -94,9 +95,8 @@ class PgSemanticMixin:
             return False
         embedder = self._embedder_now()  # fails here, not on the thread, without a model
         numpy()
-        stop = threading.Event()
 
-        def work() -> None:
+        def work(stop: threading.Event) -> None:
             while not stop.is_set():
                 try:
                     done = pg_embed_pending(self._db, embedder, worker=self._worker, limit=_EMBED_STEP)
@@ -105,18 +105,7 @@ class PgSemanticMixin:
                 if not done:
                     stop.wait(idle)
 
-        self._embedding_stop = stop
-        self._embedding = threading.Thread(target=work, name="notewell-pg-embed", daemon=True)
-        self._embedding.start()
-        return True
-
-    def stop_embedding(self) -> None:
-        """Stop the background embedding thread (it finishes the batch in hand)."""
-        if self._embedding is not None:
-            self._embedding_stop.set()
-            self._embedding.join(timeout=60)
-            if not self._embedding.is_alive():
-                self._embedding = None
+        return self._launch_embedding(work, "notewell-pg-embed")
 
     def _embedder_now(self) -> Embedder:
         """The store's embedder, made on first use (the model loads only when needed, once)."""

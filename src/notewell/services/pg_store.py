@@ -28,6 +28,7 @@ from ..model.note import (
     Card,
     Note,
     check_label,
+    check_revision,
     check_text,
     derive_title,
     note_from_text,
@@ -283,8 +284,7 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
         records the read on that attempt. A note in a private project the *viewer* may not
         see is not found."""
         note_id = check_note_id(note_id)
-        if revision is not None and (isinstance(revision, bool) or not isinstance(revision, int) or revision < 1):
-            raise InvalidArgumentError(f"revision must be a whole number ≥ 1, got {revision!r}")
+        check_revision(revision)
         reading_for = check_attempt_id(working_attempt_id) if working_attempt_id is not None else None
         with self._db.transaction() as conn:
             check_visible(conn, note_id, viewer)

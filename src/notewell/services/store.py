@@ -38,6 +38,7 @@ from ..model.note import (
     Card,
     Note,
     check_label,
+    check_revision,
     check_text,
     derive_title,
     note_from_text,
@@ -56,6 +57,7 @@ from ..storage.pg import is_database_url
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
 from ..storage.watch import Watcher
 from .attempts import AttemptsMixin
+from .background import BackgroundEmbedding
 from .guard import guarded
 from .links import LinksMixin
 from .tokens import TokenBook
@@ -90,7 +92,7 @@ _TRANSFER_ATTEMPT = (
 _MAX_DEFER = 2.0  # seconds a read may go on without the changes another writer's lock holds back
 
 
-class Store(AttemptsMixin, LinksMixin, WatchingMixin):
+class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     """A notes folder and its index. Use :func:`notewell.open` to get one."""
 
     def __init__(
@@ -177,9 +179,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         if self._embedding is not None and self._embedding.is_alive():
             return False
         embedder = self._embedder_now()  # fails here, not on the thread, without the extra
-        stop = threading.Event()
 
-        def work() -> None:
+        def work(stop: threading.Event) -> None:
             index = Index(self.root, busy_timeout=self._busy_timeout)
             try:
 
@@ -204,18 +205,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
             finally:
                 index.close()
 
-        self._embedding_stop = stop
-        self._embedding = threading.Thread(target=work, name="notewell-embed", daemon=True)
-        self._embedding.start()
-        return True
-
-    def stop_embedding(self) -> None:
-        """Stop the background embedding thread (it finishes the batch in hand)."""
-        if self._embedding is not None:
-            self._embedding_stop.set()
-            self._embedding.join(timeout=60)
-            if not self._embedding.is_alive():
-                self._embedding = None
+        return self._launch_embedding(work, "notewell-embed")
 
     def __enter__(self) -> Store:
         return self
@@ -612,8 +602,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin):
         the read on that attempt. A note in a private project the *viewer* may not see is
         not found."""
         note_id = check_note_id(note_id)
-        if revision is not None and (isinstance(revision, bool) or not isinstance(revision, int) or revision < 1):
-            raise InvalidArgumentError(f"revision must be a whole number ≥ 1, got {revision!r}")
+        check_revision(revision)
         with self._lock:
             self.refresh(wait=False)
             self._check_visible(note_id, viewer)
