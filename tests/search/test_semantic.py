@@ -87,9 +87,9 @@ def test_another_model_reembeds_and_outside_notes_are_queued(store_dir):
 
 
 def test_a_failure_mid_embedding_leaves_whole_notes(store_dir, monkeypatch):
-    from notewell.search import semantic
+    from notewell.search import embedding
 
-    monkeypatch.setattr(semantic, "_BATCH", 2)
+    monkeypatch.setattr(embedding, "_BATCH", 2)
 
     class Failing(HashEmbedder):
         calls = 0

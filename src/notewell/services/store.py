@@ -47,9 +47,10 @@ from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 from ..search.ann import ANN_MIN
 from ..search.embedders import Embedder
+from ..search.embedding import embed_pending, pending_count
 from ..search.filters import Filters
 from ..search.keyword import check_limit, keyword_search, list_cards
-from ..search.semantic import VectorMatrix, embed_pending, pending_count, semantic_search
+from ..search.semantic import VectorMatrix, semantic_search
 from ..storage.files import NoteFolder, printable_name
 from ..storage.history import History
 from ..storage.index import Index, IndexRow, LockHeld, translated
