@@ -74,7 +74,7 @@ def main() -> int:
     ap.add_argument("--database", metavar="URL", help="evaluate a PostgreSQL store in this empty database instead")
     args = ap.parse_args()
     if args.weights:
-        from notewell.services import store as store_module
+        from notewell.search import fusion as store_module
 
         kw, sem, *partial = (float(x) for x in args.weights.split(","))
         store_module.HYBRID_WEIGHTS.update({"keyword": kw, "semantic": sem})

@@ -24,6 +24,7 @@ from ..errors import InvalidArgumentError, NotewellError, UnavailableError
 from ..model.note import Card
 from ..search.embedders import Embedder, numpy
 from ..search.filters import Filters
+from ..search.fusion import fuse_hybrid, hybrid_pool
 from ..search.pg_embedding import pg_embed_pending, pg_pending_count
 from ..search.pg_rank import TermRarity
 from ..search.pg_search import pg_keyword_search
@@ -32,7 +33,6 @@ from ..search.pg_vector import PgVectorIndex
 from ..storage.pg import PgDatabase
 from ..storage.pg_vector_schema import vector_ready
 from .background import BackgroundEmbedding
-from .store import fuse_hybrid, hybrid_pool
 
 __all__ = ["EmbedderSpec", "PgSemanticMixin", "check_embedder_spec"]
 

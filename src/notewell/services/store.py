@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +48,7 @@ from ..search.ann import ANN_MIN
 from ..search.embedders import Embedder
 from ..search.embedding import embed_pending, pending_count
 from ..search.filters import Filters
+from ..search.fusion import fuse_hybrid, hybrid_pool
 from ..search.keyword import check_limit, keyword_search, list_cards
 from ..search.semantic import VectorMatrix, semantic_search
 from ..storage.files import NoteFolder, printable_name
@@ -67,16 +67,9 @@ from .watching import WatchingMixin
 if TYPE_CHECKING:
     from .pg_store import PgStore
 
-__all__ = ["SEARCH_MODES", "Store", "fuse_hybrid", "hybrid_pool", "open_store"]
+__all__ = ["SEARCH_MODES", "Store", "open_store"]
 
 SEARCH_MODES = ("keyword", "semantic", "both", "hybrid")
-# Hybrid: weighted reciprocal-rank fusion of the two lists, weights measured on benchmarks/eval
-# (see the README); each engine contributes weight / (HYBRID_K + rank).
-HYBRID_K = 60
-HYBRID_WEIGHTS = {"keyword": 1.0, "semantic": 1.0}
-# A keyword hit counts in the fusion only when it has every word: a note that shares one word
-# with the query says little (measured: R@5 0.899 -> 0.910, MRR 0.842 -> 0.890, paraphrases 0.59 -> 0.71).
-HYBRID_PARTIAL = 0.0
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
 _TRANSFER_ATTEMPT = (
@@ -1006,28 +999,6 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
                     raise NotFoundError(f"no note at {ref}")
                 return row[1]
         return check_note_id(ref)
-
-
-def hybrid_pool(limit: int) -> int:
-    """How many cards each engine gives a hybrid ranking of *limit* cards."""
-    return min(1000, max(3 * limit, 30))
-
-
-def fuse_hybrid(lists: dict[str, list[Card]], partial: set[str], limit: int) -> list[Card]:
-    """One fused ranking of each engine's cards (best first): each counts weight /
-    (HYBRID_K + rank), a keyword hit in *partial* (found without every word) HYBRID_PARTIAL
-    of its weight. A note both found keeps the first engine's card (the keyword one, with
-    its highlights). Both stores fuse here."""
-    fused: dict[str, float] = {}
-    first: dict[str, Card] = {}
-    for engine, cards in lists.items():
-        for rank, card in enumerate(cards, 1):
-            loose = engine == "keyword" and card.id in partial
-            weight = HYBRID_WEIGHTS[engine] * (HYBRID_PARTIAL if loose else 1.0)
-            fused[card.id] = fused.get(card.id, 0.0) + weight / (HYBRID_K + rank)
-            first.setdefault(card.id, card)
-    best = sorted(fused, key=lambda nid: -fused[nid])[:limit]
-    return [replace(first[nid], mode="hybrid", score=round(fused[nid], 6)) for nid in best]
 
 
 def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> Store | PgStore:
