@@ -14,10 +14,11 @@ from ..model.note import Card
 from ..storage.index import Index
 from .bm25 import bm25_ranks, document_frequency, weigh
 from .filters import Filters, check_offset
+from .fusion import coverage
 from .query import CompiledQuery, compile_query
 from .snippets import make_snippet, phrases_of
 
-__all__ = ["CARD_COLUMNS", "CARD_FROM", "card_from_row", "card_rows", "keyword_search", "list_cards"]
+__all__ = ["CARD_COLUMNS", "CARD_FROM", "card_from_row", "card_rows", "keyword_ids", "keyword_search", "list_cards"]
 
 CARD_COLUMNS = (
     "n.rowid, n.id, n.title, n.kind, n.tags, n.builds_on, n.model, n.author, n.created_at, n.updated_at,"
@@ -223,10 +224,16 @@ def _loose_passes(index: Index, cq: CompiledQuery) -> list[str]:
 
 
 def keyword_search(
-    index: Index, query: str, *, limit: int = 10, filters: Filters | None = None, partial: set[str] | None = None
+    index: Index,
+    query: str,
+    *,
+    limit: int = 10,
+    filters: Filters | None = None,
+    partial: dict[str, float] | None = None,
 ) -> list[Card]:
-    """The best *limit* notes for *query*, as cards with highlighted snippets. The ids of
-    notes found only by the loose pass (not every word) are added to *partial* if given."""
+    """The best *limit* notes for *query*, as cards with highlighted snippets. Notes found
+    only by the loose pass (not every word) go into *partial* if given, each with the share
+    of the query's words it holds (:func:`fusion.coverage`)."""
     check_limit(limit)
     cq = compile_query(query)
     filters = filters or Filters()
@@ -244,11 +251,33 @@ def keyword_search(
         row = rows.get(rowid)
         if row is None:
             continue
-        snippet = make_snippet(unsegment(bodies.get(rowid) or ""), phrases[expr]) or row[_PREVIEW]
+        body = unsegment(bodies.get(rowid) or "")
+        snippet = make_snippet(body, phrases[expr]) or row[_PREVIEW]
         cards.append(card_from_row(row, snippet, float(f"{-score:.6g}")))
         if partial is not None and expr not in (cq.strict, cq.fallback):
-            partial.add(row[1])
+            partial[row[1]] = coverage(cq, row[2], body)
     return cards
+
+
+def keyword_ids(index: Index, query: str, *, limit: int = 3, filters: Filters | None = None) -> list[str]:
+    """The ids of the best *limit* notes for *query*, without cards (none for a query
+    without words)."""
+    try:
+        cq = compile_query(query)
+    except InvalidQueryError:
+        return []
+    filters = filters or Filters()
+    where, params = filters.sql(dates_only=True)
+    try:
+        hits = _run(index, cq, where, params, limit, filters.fts_suffix(), filters.sql())
+    except InvalidQueryError:
+        return []
+    if not hits:
+        return []
+    rowids = [h[0] for h in hits]
+    marks = ",".join("?" * len(rowids))
+    ids = dict(index.conn.execute(f"SELECT rowid, id FROM note_index WHERE rowid IN ({marks})", rowids))
+    return [ids[r] for r in rowids if r in ids]
 
 
 def list_cards(index: Index, *, limit: int = 20, offset: int = 0, filters: Filters | None = None) -> list[Card]:

@@ -19,6 +19,7 @@ without the extension (Debian 12 offers no postgresql-15-pgvector package).
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,18 @@ from .embedders import Embedder, numpy
 from .filters import Filters
 from .pg_search import CARD_SQL, card_from_pg
 from .pg_vector import PgVectorIndex
-from .semantic import COMPACT_MIN, RELOAD_MIN, best_notes, passage_snippet, query_vector, rows_by_note
+from .semantic import (
+    COMPACT_MIN,
+    RELOAD_MIN,
+    best_notes,
+    feedback_notes,
+    passage_snippet,
+    query_vector,
+    respan,
+    rows_by_note,
+    similarity_floor,
+    with_feedback,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -188,6 +200,18 @@ def _allowed(conn: Any, filters: Filters) -> set[str] | None:
     return {nid for (nid,) in conn.execute(f"SELECT n.id FROM notes n WHERE {where}", params)}
 
 
+def _openings(conn: Any, embedder: Embedder, ids: list[str]) -> np.ndarray:
+    """The opening passages' vectors of the notes *ids* (those embedded by this model)."""
+    np = numpy()
+    if not ids:
+        return np.zeros((0, embedder.dim), np.float32)
+    rows = conn.execute(
+        "SELECT vector FROM note_vectors WHERE note_id = ANY(%s) AND chunk = 0 AND model = %s AND dim = %s",
+        (ids, embedder.model_id, embedder.dim),
+    ).fetchall()
+    return np.array([np.frombuffer(r[0], dtype=np.float32) for r in rows], dtype=np.float32).reshape(-1, embedder.dim)
+
+
 def pg_semantic_search(
     db: PgDatabase,
     embedder: Embedder,
@@ -196,19 +220,33 @@ def pg_semantic_search(
     *,
     limit: int = 10,
     filters: Filters | None = None,
+    feedback: Sequence[str] = (),
 ) -> list[Card]:
     """The *limit* notes whose passages are nearest *query* in meaning, as cards whose
-    snippet is the best passage and whose score is its cosine similarity. *vectors* is this
-    server's matrix, or the database's pgvector index when it has one."""
-    wanted = query_vector(embedder, query, limit)
+    snippet is the best passage and whose score is its cosine similarity (none below the
+    embedder's similarity floor). *vectors* is this server's matrix, or the database's
+    pgvector index when it has one. The query vector takes feedback from the opening
+    passages of the notes in *feedback* (the best keyword hits, as the embedded store does)."""
+    raw = query_vector(embedder, query, limit)
     f = filters or Filters()
     if isinstance(vectors, PgVectorMatrix):
         vectors.refresh(db, embedder)
     with db.transaction() as conn:
+        wanted = with_feedback(raw, _openings(conn, embedder, feedback_notes(feedback)))
         if isinstance(vectors, PgVectorIndex):
             best = vectors.nearest(conn, embedder.model_id, wanted, limit, f)
         else:
             best = vectors.nearest(wanted, limit, _allowed(conn, f))
+        floor = similarity_floor(embedder)
+        if floor is not None:
+            best = [b for b in best if b[1] >= floor]
+        if best and wanted is not raw:
+            found = conn.execute(
+                "SELECT note_id, start, stop, vector FROM note_vectors WHERE note_id = ANY(%s) AND model = %s"
+                " AND dim = %s",
+                ([nid for nid, _s, _p in best], embedder.model_id, embedder.dim),
+            ).fetchall()
+            best = respan(best, raw, [(r[0], r[1], r[2], bytes(r[3])) for r in found])
         if not best:
             return []
         rows = {r[0]: r for r in conn.execute(_CARDS, ([nid for nid, _score, _span in best],))}

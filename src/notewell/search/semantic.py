@@ -16,6 +16,7 @@ import os
 import re
 import secrets
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,19 +29,26 @@ from ..storage.index import Index
 from .ann import AnnIndex, ann_available
 from .embedders import Embedder, numpy
 from .filters import Filters
-from .keyword import card_from_row, card_rows, check_limit
+from .keyword import card_from_row, card_rows, check_limit, keyword_ids
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
+    "FEEDBACK_NOTES",
+    "FEEDBACK_WEIGHT",
     "VectorMatrix",
+    "list_items",
     "best_notes",
+    "feedback_notes",
     "passage_snippet",
     "passages",
     "query_vector",
+    "respan",
     "rows_by_note",
     "semantic_search",
+    "similarity_floor",
+    "with_feedback",
 ]
 
 OPENING = 1500  # characters of the body embedded with the title
@@ -50,9 +58,23 @@ MAX_PASSAGES = 24
 SIDECAR_MIN = 5000  # passages from which a full load leaves a file to map next time
 COMPACT_MIN = 1000  # dead rows (and at least a quarter of all) from which the matrix is compacted
 RELOAD_MIN = 2000  # changed notes (and at least a quarter of the live rows) from which a full load is cheaper
+# Pseudo-relevance feedback: the opening passages of the FEEDBACK_NOTES best keyword hits,
+# FEEDBACK_WEIGHT of their mean added to the query vector (chosen across the evaluation sets
+# and LoCoMo: README).
+FEEDBACK_NOTES = 3
+FEEDBACK_WEIGHT = 0.5
 _ANN_BATCH = 65_536  # rows added to the approximate index at a time
 _SNIPPET = 240
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
+# Each list item is also a passage of its own (the title with the item) in a note with at
+# least BULLET_MIN items of BULLET_CHARS characters or more, up to MAX_BULLETS of them.
+BULLET_MIN = 3
+BULLET_CHARS = 24
+MAX_BULLETS = 16
+_ITEM = re.compile(r"^[ \t]{0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+(?=\S)", re.M)
+# The rest of the item's line, then lines indented more deeply that are not items themselves.
+_CONTINUED = re.compile(r"[^\n]*+(?:\n[ \t]{2,}+(?![-*+][ \t]|\d{1,3}[.)][ \t])[^\n]*?\S[^\n]*+)*")
+_FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.M)
 
 
 def passages(title: str, body: str) -> list[tuple[int, int, str]]:
@@ -78,6 +100,37 @@ def passages(title: str, body: str) -> list[tuple[int, int, str]]:
         out.append((start, stop, body[start:stop]))
         if len(out) >= MAX_PASSAGES:
             break
+    items = list_items(body) if BULLET_MIN else []
+    if len(items) >= BULLET_MIN:
+        # A digest's topics sit in separate items; in one passage each is diluted by the others.
+        out += [(a, b, f"{title}\n{body[a:b]}") for a, b in items if b - a >= BULLET_CHARS][:MAX_BULLETS]
+    return out
+
+
+def list_items(body: str) -> list[tuple[int, int]]:
+    """(start, stop) of each Markdown list item of *body* outside code fences: its text after
+    the marker, with the more-indented lines that continue it, at most PASSAGE characters."""
+    fenced: list[tuple[int, int]] = []
+    opened = None
+    for m in _FENCE.finditer(body):
+        if opened is None:
+            opened = m.start()
+        else:
+            fenced.append((opened, m.end()))
+            opened = None
+    if opened is not None:
+        fenced.append((opened, len(body)))
+    out: list[tuple[int, int]] = []
+    fence = 0
+    for m in _ITEM.finditer(body):
+        start = m.end()
+        while fence < len(fenced) and fenced[fence][1] <= start:
+            fence += 1
+        if fence < len(fenced) and fenced[fence][0] <= start:
+            continue
+        more = _CONTINUED.match(body, start)
+        stop = more.end() if more else start
+        out.append((start, min(stop, start + PASSAGE)))
     return out
 
 
@@ -458,6 +511,67 @@ def _allowed(index: Index, filters: Filters) -> set[str] | None:
     return {nid for (nid,) in index.conn.execute(f"SELECT n.id FROM note_index n WHERE {where}", params)}
 
 
+def with_feedback(wanted: np.ndarray, openings: np.ndarray) -> np.ndarray:
+    """The query vector moved towards the opening passages of the best keyword hits
+    (pseudo-relevance feedback): a paraphrase's vector alone often sits far from the note
+    it means, while the note's own words, found by keyword search, sit close. Normalised."""
+    np = numpy()
+    if FEEDBACK_WEIGHT <= 0 or not len(openings):
+        return wanted
+    moved = wanted + FEEDBACK_WEIGHT * np.asarray(openings, dtype=np.float32).mean(axis=0)
+    norm = float(np.linalg.norm(moved))
+    return (moved / norm).astype(np.float32) if norm else wanted
+
+
+def feedback_notes(ids: Sequence[str]) -> list[str]:
+    """The keyword hits (best first) whose opening passages move the query vector."""
+    return list(ids)[:FEEDBACK_NOTES]
+
+
+def similarity_floor(embedder: Embedder) -> float | None:
+    """The cosine below which the embedder's results mean nothing close (None: no floor)."""
+    floor = getattr(embedder, "similarity_floor", None)
+    return float(floor) if isinstance(floor, int | float) else None
+
+
+def _openings(index: Index, embedder: Embedder, ids: list[str]) -> np.ndarray:
+    np = numpy()
+    if not ids:
+        return np.zeros((0, embedder.dim), np.float32)
+    marks = ",".join("?" * len(ids))
+    blobs = [
+        b
+        for (b,) in index.conn.execute(
+            f"SELECT vector FROM note_vectors WHERE note_id IN ({marks}) AND chunk = 0 AND model = ? AND dim = ?",
+            (*ids, embedder.model_id, embedder.dim),
+        )
+    ]
+    return np.array([np.frombuffer(b, dtype=np.float32) for b in blobs], dtype=np.float32).reshape(-1, embedder.dim)
+
+
+def _passage_vectors(index: Index, embedder: Embedder, ids: list[str]) -> list[tuple[str, int, int, bytes]]:
+    marks = ",".join("?" * len(ids))
+    return index.conn.execute(
+        f"SELECT note_id, start, stop, vector FROM note_vectors WHERE note_id IN ({marks}) AND model = ? AND dim = ?",
+        (*ids, embedder.model_id, embedder.dim),
+    ).fetchall()
+
+
+def respan(
+    best: list[tuple[str, float, tuple[int, int]]], raw: np.ndarray, vectors: list[tuple[str, int, int, bytes]]
+) -> list[tuple[str, float, tuple[int, int]]]:
+    """*best* with each note's snippet passage chosen by the query's own vector *raw*: the
+    feedback that ranked the notes leans towards their openings, while the snippet should
+    show the passage that answers the query. *vectors*: (note, start, stop, vector bytes)."""
+    np = numpy()
+    spans: dict[str, tuple[float, tuple[int, int]]] = {}
+    for nid, start, stop, blob in vectors:
+        score = float(np.frombuffer(blob, dtype=np.float32) @ raw)
+        if nid not in spans or score > spans[nid][0]:
+            spans[nid] = (score, (start, stop))
+    return [(nid, score, spans[nid][1] if nid in spans else span) for nid, score, span in best]
+
+
 def semantic_search(
     index: Index,
     embedder: Embedder,
@@ -466,13 +580,25 @@ def semantic_search(
     *,
     limit: int = 10,
     filters: Filters | None = None,
+    feedback: list[str] | None = None,
 ) -> list[Card]:
     """The *limit* notes whose passages are nearest *query* in meaning, as cards whose
-    snippet is the best passage and whose score is its cosine similarity."""
-    wanted = query_vector(embedder, query, limit)
-    best = vectors.nearest(index, embedder, wanted, limit, _allowed(index, filters or Filters()))
+    snippet is the best passage and whose score is its cosine similarity (none below the
+    embedder's similarity floor). The query vector takes feedback from the best keyword
+    hits (*feedback*, their ids; None: found here with the same filters)."""
+    raw = query_vector(embedder, query, limit)
+    filters = filters or Filters()
+    if feedback is None:
+        feedback = keyword_ids(index, query, limit=FEEDBACK_NOTES, filters=filters)
+    wanted = with_feedback(raw, _openings(index, embedder, feedback_notes(feedback)))
+    best = vectors.nearest(index, embedder, wanted, limit, _allowed(index, filters))
+    floor = similarity_floor(embedder)
+    if floor is not None:
+        best = [b for b in best if b[1] >= floor]
     if not best:
         return []
+    if wanted is not raw:
+        best = respan(best, raw, _passage_vectors(index, embedder, [nid for nid, _s, _p in best]))
     ids = [nid for nid, _score, _span in best]
     rows = card_rows(index, "id", ids, "text")
     cards = []

@@ -20,16 +20,17 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import InvalidArgumentError, NotewellError, UnavailableError
+from ..errors import InvalidArgumentError, InvalidQueryError, NotewellError, UnavailableError
 from ..model.note import Card
 from ..search.embedders import Embedder, numpy
 from ..search.filters import Filters
-from ..search.fusion import fuse_hybrid, hybrid_pool
+from ..search.fusion import coverage, fuse_hybrid, hybrid_pool
 from ..search.pg_embedding import pg_embed_pending, pg_pending_count
 from ..search.pg_rank import TermRarity
 from ..search.pg_search import pg_keyword_search
 from ..search.pg_semantic import PgVectorMatrix, pg_semantic_search
 from ..search.pg_vector import PgVectorIndex
+from ..search.query import compile_query
 from ..storage.pg import PgDatabase
 from ..storage.pg_vector_schema import vector_ready
 from .background import BackgroundEmbedding
@@ -145,17 +146,37 @@ class PgSemanticMixin(BackgroundEmbedding):
             embedder = self._embedder_now()
             if wait:
                 pg_embed_pending(self._db, embedder, worker=self._worker)
-            partial: set[str] = set()
+            loose: set[str] = set()
             with self._db.transaction() as conn:
-                keyword = pg_keyword_search(conn, query, limit=pool, filters=f, partial=partial, rarity=self._rarity)
-            semantic = pg_semantic_search(self._db, embedder, self._searcher(), query, limit=pool, filters=f)
+                keyword = pg_keyword_search(conn, query, limit=pool, filters=f, partial=loose, rarity=self._rarity)
+                partial = _coverages(conn, query, loose)
+            semantic = pg_semantic_search(
+                self._db, embedder, self._searcher(), query, limit=pool, filters=f, feedback=[c.id for c in keyword]
+            )
             return fuse_hybrid({"keyword": keyword, "semantic": semantic}, partial, limit)
         cards: list[Card] = []
-        if mode == "both":
+        try:
             with self._db.transaction() as conn:
-                cards += pg_keyword_search(conn, query, limit=limit, filters=f, rarity=self._rarity)
+                keyword = pg_keyword_search(conn, query, limit=limit, filters=f, rarity=self._rarity)
+        except InvalidQueryError:
+            if mode == "both":
+                raise
+            keyword = []  # a query without words: semantic search goes on without feedback
+        if mode == "both":
+            cards += keyword
         embedder = self._embedder_now()
         if wait:
             pg_embed_pending(self._db, embedder, worker=self._worker)
-        cards += pg_semantic_search(self._db, embedder, self._searcher(), query, limit=limit, filters=f)
+        cards += pg_semantic_search(
+            self._db, embedder, self._searcher(), query, limit=limit, filters=f, feedback=[c.id for c in keyword]
+        )
         return cards
+
+
+def _coverages(conn: Any, query: str, loose: set[str]) -> dict[str, float]:
+    """Each loose-pass hit's share of the query's words (:func:`fusion.coverage`)."""
+    if not loose:
+        return {}
+    cq = compile_query(query)
+    rows = conn.execute("SELECT id, title, body FROM notes WHERE id = ANY(%s)", (list(loose),)).fetchall()
+    return {nid: coverage(cq, title, body) for nid, title, body in rows}

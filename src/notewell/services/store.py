@@ -760,12 +760,12 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
         embedder = self._embedder_now()
         if wait:
             self._embed(None, None)
-        partial: set[str] = set()
-        lists = {
-            "keyword": keyword_search(self._index, query, limit=pool, filters=f, partial=partial),
-            "semantic": semantic_search(self._index, embedder, self._vectors, query, limit=pool, filters=f),
-        }
-        return fuse_hybrid(lists, partial, limit)
+        partial: dict[str, float] = {}
+        keyword = keyword_search(self._index, query, limit=pool, filters=f, partial=partial)
+        semantic = semantic_search(
+            self._index, embedder, self._vectors, query, limit=pool, filters=f, feedback=[c.id for c in keyword]
+        )
+        return fuse_hybrid({"keyword": keyword, "semantic": semantic}, partial, limit)
 
     @guarded
     def embed_pending(self, *, limit: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
