@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 import notewell
 from notewell import InvalidArgumentError, InvalidQueryError
-from notewell.search.query import compile_query
+from notewell.search.keyword import keyword_search
+from notewell.search.query import compile_query, parse_fts5, plain_terms, title_expression
+from notewell.storage.schema import meta_token
 from tests.conftest import CARD_KEYS
 
 
@@ -260,3 +262,136 @@ def test_edit_moves_note_into_the_recent_window(store):
     b = store.add_note("plum")
     store.edit_note(a.id, "plum!")
     assert [c.id for c in store.search_notes("plum")] == [a.id, b.id]
+
+
+# -- column filters ---------------------------------------------------------------------------------------
+
+COLUMN_NOTES = {
+    "rs": "---\ntitle: Redis stampede\nkind: finding\n---\nthe cache refills at once\n",
+    "cr": "---\ntitle: cache notes\n---\nredis is fast\n",
+    "kv": "---\ntitle: other\n---\nthe key: value store, see http://x and the meta anna note\n",
+}
+COLUMN_QUERIES = [
+    ("title:redis", {"rs"}),
+    ("title:stampede", {"rs"}),
+    ("body:cache", {"rs"}),
+    ("body:redis", {"cr"}),
+    ("Title:REDIS", {"rs"}),
+    ("title : redis", {"rs"}),
+    ('title:"redis stampede"', {"rs"}),
+    ('title:"stampede redis"', set()),
+    ("{title body}:stampede", {"rs"}),
+    ("-title:cache", {"rs"}),  # FTS5's exclusion form: every column but the title
+    ("-title:redis", {"cr"}),
+    ("title:redis cache", {"rs"}),
+    ("title:redis AND body:cache", {"rs"}),
+    ("title:redis OR title:cache", {"rs", "cr"}),
+    ("body:redis NOT title:redis", {"cr"}),
+    ("(title:redis OR body:redis) AND fast", {"cr"}),
+    ("title:(redis OR cache) NOT body:fast", {"rs"}),
+    ("title:stamp*", {"rs"}),
+    ("-{title body}:redis", set()),  # no column left to search
+]
+
+
+def _found(store, names, query, **filters):
+    return {names[c.id] for c in store.search_notes(query, limit=50, **filters)}
+
+
+def _all_words(store, names, query):
+    """The notes the all-words pass finds (not those the loose pass fills up with)."""
+    partial: dict[str, float] = {}
+    cards = keyword_search(store._index, query, limit=50, partial=partial)
+    return {names[c.id] for c in cards if c.id not in partial}
+
+
+@pytest.mark.parametrize(("query", "expected"), COLUMN_QUERIES)
+def test_column_filters(store, query, expected):
+    names = {store.add_note(text).id: name for name, text in COLUMN_NOTES.items()}
+    assert compile_query(query).raw  # read as FTS5 syntax, not as the words "title" and "redis"
+    assert _found(store, names, query) == expected
+
+
+def test_column_filters_with_the_stores_filters(store):
+    names = {store.add_note(text).id: name for name, text in COLUMN_NOTES.items()}
+    assert _found(store, names, "title:redis OR title:cache", kind="finding") == {"rs"}
+    assert _found(store, names, "-title:redis OR title:redis", kind="finding") == {"rs"}
+    assert _found(store, names, "body:redis NOT title:redis", kind="finding") == set()
+    words = store.add_note("---\ntitle: words\n---\nthe title and the body refill\n")
+    (card,) = [c for c in store.search_notes("{title body}:refill") if c.id == words.id]
+    assert card.snippet == "the title and the body **refill**"  # column names are not words of the query
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("key: value", {"kv"}),
+        ("http://x", {"kv"}),
+        ("note: meta", {"kv"}),
+        ("nosuchcolumn:redis", set()),
+        ("title:", set()),  # a column filter with nothing after it: the word "title"
+        ("meta:anna", {"kv"}),  # the filters' column is not one a query may name: plain words
+        ("-meta:anna", {"kv"}),
+        ("{title meta}:anna", set()),
+    ],
+)
+def test_words_with_a_colon_that_are_not_column_filters_stay_words(store, query, expected):
+    names = {store.add_note(text).id: name for name, text in COLUMN_NOTES.items()}
+    assert not compile_query(query).raw
+    assert _all_words(store, names, query) == expected
+
+
+def test_no_query_reads_the_filters_column(store):
+    note = store.add_note("---\ntitle: plain\ntags: [ops]\n---\nwords\n", author="anna", model="m1")
+    tokens = [meta_token("a", "anna"), meta_token("t", "ops"), meta_token("m", "m1")]
+    for token in tokens:
+        for query in (token, f'"{token}"', f'-title:"{token}"', f'-{{title body}}:"{token}"', f'"{token[:2]}"*'):
+            assert store.search_notes(query) == [], query
+            assert "\ue000" not in compile_query(query).strict
+    assert [c.id for c in store.search_notes("plain", author="anna", tags=["ops"])] == [note.id]
+
+
+TITLE_ATOMS = ["alpha", "bravo", "charlie", "alp*", '"alpha bravo"', "^alpha", "NEAR(alpha bravo)", "AND", "OR", "NOT"]
+TITLE_ATOMS += ["(", ")", "title:", "body:", "-title:", "-body:", "{title body}:", "meta:", "-{title body}:", "+"]
+TITLES = ["alpha", "bravo", "alpha bravo", "bravo alpha charlie", "charlie", "alphabet"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(TITLE_ATOMS), min_size=1, max_size=7).map(" ".join))
+def test_title_expression_matches_a_title_as_the_query_matches_the_note(query):
+    # keyword.py finds title matches in titles_fts (the title alone); a note that holds nothing
+    # but its title must match the query there exactly when it matches it in notes_fts.
+    import sqlite3
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE f USING fts5(title, body, meta, tokenize = 'porter unicode61')")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(title, tokenize = 'porter unicode61')")
+    for i, title in enumerate(TITLES, 1):
+        conn.execute("INSERT INTO f(rowid, title, body, meta) VALUES (?, ?, '', '')", [i, title])
+        conn.execute("INSERT INTO t(rowid, title) VALUES (?, ?)", [i, title])
+    try:
+        want = {r for (r,) in conn.execute("SELECT rowid FROM f WHERE f MATCH ?", [query])}
+    except sqlite3.OperationalError:
+        return  # FTS5 refuses it: it runs as plain words, never on titles_fts as written
+    expr = title_expression(query)
+    got = set() if expr is None else {r for (r,) in conn.execute("SELECT rowid FROM t WHERE t MATCH ?", [expr])}
+    assert got == want, (query, expr)
+    parse_fts5(query)  # and the query parser read it as FTS5 did
+
+
+# -- stop words ---------------------------------------------------------------------------------------------
+
+
+def test_third_person_pronouns_are_stop_words():
+    words = "he him his himself she her hers herself it its itself they them their theirs themselves"
+    assert plain_terms(f"{words} parser").strict == ("parser",)
+    assert plain_terms("myself ourselves yourself yourselves ours yours parser").strict == ("parser",)
+    assert plain_terms("she said").strict == ("said",)
+
+
+def test_a_question_about_someone_finds_the_note_through_the_all_words_pass(store):
+    note = store.add_note("# Parser review\n\nWhat the reviewers say about the parser: it is slow on long lines.\n")
+    store.add_note("# Other\n\nnothing to say here\n")
+    partial: dict[str, float] = {}
+    cards = keyword_search(store._index, "what did she say about the parser", partial=partial)
+    assert cards[0].id == note.id and note.id not in partial  # found by every word, not the loose pass

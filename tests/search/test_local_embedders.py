@@ -7,10 +7,17 @@ import os
 import struct
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from notewell import open_store
 from notewell.errors import InvalidArgumentError, UnavailableError
-from notewell.search.local_embedders import FastEmbedEmbedder, SentenceTransformerEmbedder, local_model_dir
+from notewell.search.local_embedders import (
+    FastEmbedEmbedder,
+    SentenceTransformerEmbedder,
+    local_model_dir,
+    token_batches,
+)
 
 np = pytest.importorskip("numpy")
 
@@ -148,3 +155,57 @@ def test_a_broken_onnx_model_is_a_one_line_unavailable_error(tmp_path):
     with pytest.raises(UnavailableError, match="fastembed cannot load") as caught:
         FastEmbedEmbedder(broken)
     assert "\n" not in str(caught.value)
+
+
+@given(st.lists(st.integers(1, 600), max_size=60), st.integers(1, 10), st.one_of(st.none(), st.integers(1, 3000)))
+def test_token_batches_split_every_text_once_within_both_bounds(lengths, batch, tokens):
+    calls = token_batches(lengths, batch, tokens)
+    assert sorted(i for call in calls for i in call) == list(range(len(lengths)))
+    for call in calls:
+        assert 1 <= len(call) <= batch
+        if tokens is not None:
+            assert len(call) == 1 or len(call) * max(lengths[i] for i in call) <= tokens
+    if tokens is None:
+        assert [i for call in calls for i in call] == list(range(len(lengths)))  # in order
+    else:
+        order = [lengths[i] for call in calls for i in call]
+        assert order == sorted(order)  # like lengths together: little padding
+
+
+class _Recording:
+    """A fastembed model that remembers the texts of each call."""
+
+    def __init__(self, model):
+        self.model = model
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts, **kwargs):
+        self.calls.append(list(texts))
+        return self.model.embed(texts, **kwargs)
+
+    def token_count(self, texts, **kwargs):
+        return self.model.token_count(texts, **kwargs)
+
+
+def test_calls_stay_within_the_token_bound_and_the_vectors_do_not_change(model_dir):
+    words = ["cache", "redis", "pod", "deploy", "memory"]
+    texts = [" ".join(words[(i + k) % 5] for k in range(n)) for i, n in enumerate([1, 40, 3, 120, 7, 60, 2, 90, 15])]
+    one = FastEmbedEmbedder(model_dir, batch=1).embed_documents(texts)
+    default = FastEmbedEmbedder(model_dir)
+    assert default.batch == 8
+    bounded = FastEmbedEmbedder(model_dir, batch_tokens=100)
+    bounded._model = recording = _Recording(bounded._model)
+    got = bounded.embed_documents(texts)
+    assert np.allclose(default.embed_documents(texts), one, atol=1e-5)
+    assert np.allclose(got, one, atol=1e-5)
+    counts = {t: recording.model.token_count(t) for t in texts}
+    assert sorted(t for call in recording.calls for t in call) == sorted(texts)
+    for call in recording.calls:
+        assert len(call) == 1 or len(call) * max(counts[t] for t in call) <= 100, [counts[t] for t in call]
+    assert max(len(call) for call in recording.calls) > 1  # short texts still share a call
+
+
+@pytest.mark.parametrize("bad", [{"batch": 0}, {"batch": True}, {"batch_tokens": 0}, {"batch_tokens": 2.5}])
+def test_batch_sizes_are_checked(model_dir, bad):
+    with pytest.raises(InvalidArgumentError, match="at least 1"):
+        FastEmbedEmbedder(model_dir, **bad)

@@ -17,7 +17,11 @@ from hypothesis import strategies as st
 
 import notewell
 from notewell import InvalidArgumentError, InvalidQueryError
+from notewell.search.keyword import keyword_search
+from notewell.search.pg_search import pg_keyword_search
 from notewell.search.query import BoolOp, Near, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
+from notewell.storage.schema import meta_token
+from tests.search.test_keyword import COLUMN_NOTES, COLUMN_QUERIES
 
 # -- the FTS5 grammar, without a server -------------------------------------------------------
 
@@ -182,6 +186,15 @@ def test_both_stores_find_the_same_notes(pair, query):
         "数据",  # two characters and one: the cjk_grams column, not trigrams
         "库 NOT alpha",
         "alpha zulu",  # nothing holds both: the loose pass
+        "title:alpha",
+        "body:alpha",
+        "-title:alpha",
+        "{title body}:charlie",
+        'title:"alpha bravo"',
+        "title:alpha OR body:echo",
+        "body:delta NOT title:delta",
+        "meta:alpha bravo",  # not a column a query may name: plain words
+        "alpha: bravo",
     ],
 )
 def test_each_form_finds_the_same_notes_on_both(pair, query):
@@ -207,6 +220,59 @@ def test_a_phrase_stays_in_the_title_or_the_body(pg):
     assert {c.id for c in pg.search_notes("cache stampede")} == {split.id, whole.id}
     assert [c.id for c in pg.search_notes("title: cache AND stampede")] == [split.id]
     assert [c.id for c in pg.search_notes("body: cache AND stampede")] == [whole.id]
+
+
+def _both(pg, tmp_path, texts):
+    """(embedded store, {PostgreSQL id: name}, {embedded id: name}) holding *texts* (name: text)."""
+    lite = notewell.open(tmp_path / "notes")
+    on_pg = {pg.add_note(text).id: name for name, text in texts.items()}
+    on_lite = {lite.add_note(text).id: name for name, text in texts.items()}
+    return lite, on_pg, on_lite
+
+
+def _all_words(store, names, query):
+    """The names of the notes the all-words pass finds on PostgreSQL (not the loose pass's)."""
+    partial: set[str] = set()
+    with store._db.transaction() as conn:
+        cards = pg_keyword_search(conn, query, limit=50, partial=partial)
+    return {names[c.id] for c in cards if c.id not in partial}
+
+
+def test_column_filters_find_what_they_find_on_sqlite(pg, tmp_path):
+    lite, on_pg, on_lite = _both(pg, tmp_path, COLUMN_NOTES)
+    with lite:
+        for query, expected in COLUMN_QUERIES:
+            assert {on_pg[c.id] for c in pg.search_notes(query, limit=50)} == expected, query
+            assert {on_lite[c.id] for c in lite.search_notes(query, limit=50)} == expected, query
+        assert {on_pg[c.id] for c in pg.search_notes("title:redis OR title:cache", kind="finding")} == {"rs"}
+        assert pg.search_notes("body:redis", kind="finding") == []
+        for query in ("key: value", "http://x", "meta:anna", "-meta:anna", "note: meta"):
+            assert _all_words(pg, on_pg, query) == {"kv"}, query  # plain words, as on SQLite
+        assert _all_words(pg, on_pg, "title:") == set()
+
+
+def test_no_query_reads_the_filter_tokens_on_postgresql(pg):
+    pg.add_note("---\ntitle: plain\ntags: [ops]\n---\nwords\n", author="anna")
+    token = meta_token("a", "anna")
+    for query in (token, f'-title:"{token}"', f'"{token[:2]}"*', f"{token} OR words"):
+        assert len(pg.search_notes(query)) == (1 if "words" in query else 0), query
+
+
+def test_a_question_about_someone_finds_the_note_through_the_all_words_pass_on_both(pg, tmp_path):
+    texts = {
+        "parser": "# Parser review\n\nWhat the reviewers say about the parser: it is slow on long lines.\n",
+        "she": "# Other\n\nshe had nothing to say here\n",
+    }
+    lite, on_pg, on_lite = _both(pg, tmp_path, texts)
+    with lite:
+        query = "what did she say about the parser"
+        assert _all_words(pg, on_pg, query) == {"parser"}
+        partial: dict[str, float] = {}
+        with_lite = keyword_search(lite._index, query, limit=50, partial=partial)
+        assert {on_lite[c.id] for c in with_lite if c.id not in partial} == {"parser"}
+        # The loose pass: "say" and "parser" on both, never "she".
+        assert {on_pg[c.id] for c in pg.search_notes(query)} == {on_lite[c.id] for c in with_lite} == set(texts)
+        assert plain_terms(query).loose == ("say", "parser")
 
 
 def test_stop_words_are_found_by_reading_the_text(pg):

@@ -24,6 +24,7 @@ from notewell.model.notebook_doc import SECTIONS, parse_notebook
 from notewell.model.notebook_rules import Finding, text_problems, validate_notebook
 from notewell.search.embedders import HashEmbedder
 from notewell.search.query import CompiledQuery, compile_query
+from notewell.storage.schema import meta_token
 
 HOSTILE_CHARS = "ab xyz:#-[]{}\"',\\\t\r\ufeff\u202e\u200b\u2028\u0085\x0b\x1c后端ü—*()^|`<>/"
 atom = st.text(alphabet=HOSTILE_CHARS, max_size=12)
@@ -319,6 +320,52 @@ def test_search_with_any_query_raises_only_notewell_errors(store, query, mode, f
         assert exc.code in ("invalid_query", "invalid_argument", "not_found"), exc
         return
     assert isinstance(cards, list) and all(c.mode in ("keyword", "semantic", "hybrid") for c in cards)
+
+
+# -- no query reads the filters' column ----------------------------------------------------------------------
+# notes_fts.meta holds a token per filter value (kind, tags, author, model); a query may name the title
+# and the body only, so what a query finds never depends on those tokens.
+
+TWIN_NOTES = [
+    ("Cache stampede", "finding", "cache, ops", "ann", "every worker refills at once"),
+    ("ops", "blocker", "ann", "bob", "the cache is cold: ann says ops"),
+    ("后端 notes", "finding", "后端", "ann", "缓存预热 title body meta"),
+]
+META_ATOMS = [meta_token(letter, value) for letter, value in (("a", "ann"), ("t", "ops"), ("k", "finding"))]
+META_ATOMS += [f'"{t}"' for t in META_ATOMS] + [f'"{META_ATOMS[0][:2]}"*', "\ue000", "\ue000a*"]
+META_ATOMS += ["meta:", "-title:", "-body:", "-{title body}:", "{title meta}:", "title:", "body:", "OR", "NOT"]
+META_ATOMS += ["cache", "ann", "ops", "finding", "后端", "(", ")", "*"]
+META_QUERIES = st.one_of(QUERIES, st.lists(st.sampled_from(META_ATOMS), min_size=1, max_size=5).map(" ".join))
+
+
+@pytest.fixture(scope="module")
+def twins(tmp_path_factory):
+    """Two stores holding the same titles and bodies; only the first gives the notes kinds, tags and authors."""
+    with_meta = notewell.open(tmp_path_factory.mktemp("meta") / "notes", watch=False)
+    without = notewell.open(tmp_path_factory.mktemp("plain") / "notes", watch=False)
+    where: list[dict[str, int]] = [{}, {}]
+    for i, (title, kind, tags, author, body) in enumerate(TWIN_NOTES):
+        where[0][
+            with_meta.add_note(f"---\ntitle: {title}\nkind: {kind}\ntags: [{tags}]\n---\n{body}", author=author).id
+        ] = i
+        where[1][without.add_note(f"---\ntitle: {title}\n---\n{body}").id] = i
+    yield (with_meta, where[0]), (without, where[1])
+    with_meta.close()
+    without.close()
+
+
+def _twin_found(store, where, query):
+    try:
+        return sorted(where[c.id] for c in store.search_notes(query, limit=50))
+    except InvalidQueryError:
+        return "invalid_query"
+
+
+@settings(max_examples=200, deadline=None)
+@given(META_QUERIES)
+def test_what_a_query_finds_never_depends_on_the_filters_tokens(twins, query):
+    (with_meta, a), (without, b) = twins
+    assert _twin_found(with_meta, a, query) == _twin_found(without, b, query), query
 
 
 # -- the notebook validator ---------------------------------------------------------------------------------

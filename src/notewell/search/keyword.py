@@ -15,7 +15,7 @@ from ..storage.index import Index
 from .bm25 import bm25_ranks, document_frequency, weigh
 from .filters import Filters, check_offset
 from .fusion import coverage
-from .query import CompiledQuery, compile_query
+from .query import CompiledQuery, compile_query, title_expression
 from .snippets import make_snippet, phrases_of
 
 __all__ = ["CARD_COLUMNS", "CARD_FROM", "card_from_row", "card_rows", "keyword_ids", "keyword_search", "list_cards"]
@@ -156,6 +156,9 @@ def _fts5_ranks(
 def _title_matches(conn: sqlite3.Connection, query: str, title_filter: Where, edge: int) -> list[int]:
     """The newest notes at or below rowid *edge* whose title matches and that pass the
     filters (*title_filter*: the full SQL form), from titles_fts (no ranking: a walk)."""
+    expr = title_expression(query)  # the same match over titles_fts's one column
+    if expr is None:
+        return []  # no title can match it (``body: x``)
     where, params = title_filter
     join = " JOIN note_index n ON n.rowid = t.rowid" if where else ""
     try:
@@ -165,11 +168,11 @@ def _title_matches(conn: sqlite3.Connection, query: str, title_filter: Where, ed
                 f"SELECT t.rowid FROM titles_fts t{join} WHERE titles_fts MATCH ? AND t.rowid <= ?"
                 + (f" AND {where}" if where else "")
                 + " ORDER BY t.rowid DESC LIMIT ?",
-                [query, edge, *params, TITLE_WINDOW],
+                [expr, edge, *params, TITLE_WINDOW],
             )
         ]
     except sqlite3.OperationalError:
-        return []  # an expression naming notes_fts's other columns
+        return []  # an expression FTS5 reads over notes_fts but not over titles_fts
 
 
 def _run(

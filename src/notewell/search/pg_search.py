@@ -50,7 +50,7 @@ from ..model.note import Card
 from .filters import Filters, check_offset
 from .keyword import RANK_WINDOW, TITLE_WINDOW, check_limit
 from .pg_rank import TermRarity, scan_idf, split_terms
-from .query import Near, Node, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
+from .query import SEARCH_COLUMNS, Near, Node, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
 from .snippets import make_snippet, phrases_of
 
 __all__ = ["CARD_SQL", "card_from_pg", "pg_keyword_search", "pg_list_cards"]
@@ -163,7 +163,7 @@ class _Op:
     items: tuple[_Tree, ...]
 
 
-_FALSE = "false"  # a phrase with no words, or only the meta column: matches nothing
+_FALSE = "false"  # a phrase with no words, or in no column (``-{title body}:``): matches nothing
 _Tree = _Seq | _Scan | _Ts | _Op | str
 
 
@@ -172,7 +172,7 @@ def _phrase(parts: tuple[tuple[str, bool], ...], columns: frozenset[str] | None)
     title = columns is None or "title" in columns
     body = columns is None or "body" in columns
     if not (title or body):
-        return _FALSE  # the meta column holds filter tokens, never a word of a note
+        return _FALSE  # a column set naming neither (SEARCH_COLUMNS: the meta column is never read)
     weights = "" if title and body else ("A" if title else "B")
     lexes: list[_Lex] = []
     subs: list[_Tree] = []
@@ -372,7 +372,7 @@ def _strict_tree(query: str, raw: bool, strict_words: tuple[str, ...]) -> tuple[
     """The strict pass's tree, and whether it is the query as written (not its plain words)."""
     if raw:
         try:
-            return _from_fts5(parse_fts5(query)), True
+            return _from_fts5(parse_fts5(query, SEARCH_COLUMNS)), True
         except QuerySyntaxError:
             pass  # as on SQLite: a query FTS5 refuses runs as its plain words
     return _words(strict_words, "&"), False
@@ -395,8 +395,8 @@ def pg_keyword_search(
     counts = rarity or TermRarity()
     where, params = (filters or Filters()).pg_sql()
     extra = f" AND {where}" if where else ""
-    words = plain_terms(query)  # a CJK run's loose pieces: pairs, as on SQLite (cjk_grams finds them)
-    strict, as_written = _strict_tree(query, cq.raw, words.strict)
+    words = plain_terms(cq.text)  # a CJK run's loose pieces: pairs, as on SQLite (cjk_grams finds them)
+    strict, as_written = _strict_tree(cq.text, cq.raw, words.strict)
     loose = _words(words.loose, "|") if cq.loose is not None and words.loose else None
     norm = _normalise(conn, [strict] if loose is None else [strict, loose])
     hits: list[tuple[tuple, float, str, str]] = []  # (card row, score, body, FTS5-style expression)
@@ -405,7 +405,7 @@ def pg_keyword_search(
     def run(tree: _Tree, expr: str, want: int, *, fill: bool) -> None:
         tree = _resolve(tree, norm)
         if tree == _FALSE:
-            return  # a phrase with no words, or only the meta column: no note to find
+            return  # a phrase with no words, or in no column: no note to find
         sql, args = _match_sql(tree, extra, params, want, ranked_anyway=fill, rarity=counts, conn=conn)
         # Never a prepared statement: after five runs psycopg would prepare it and the server
         # could settle on one generic plan for every word, when how many notes hold the word

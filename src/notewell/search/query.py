@@ -7,7 +7,12 @@
   split into overlapping pairs of characters), ranked by BM25, so a
   natural-language question still finds notes that use only some of its words.
 - Queries written in FTS5 syntax (AND/OR/NOT, "phrases", prefix*, NEAR(),
-  parentheses) run as written; if FTS5 rejects them they run as plain words.
+  parentheses, column filters ``title:`` ``body:`` ``-title:`` ``{title body}:``) run
+  as written when :func:`parse_fts5` reads them over the columns a query may name
+  (SEARCH_COLUMNS); otherwise, or if FTS5 rejects them, they run as plain words. So
+  ``note:``, ``http://x`` or ``key: value`` stay words, and so does ``meta:``: the meta
+  column holds the filters' tokens, which no query reads (nor the mark they start with).
+- :func:`title_expression` rewrites an expression for titles_fts, the title-only index.
 - For a backend without FTS5, :func:`plain_terms` gives the plain words unquoted and
   :func:`parse_fts5` reads FTS5 syntax into a tree (refusing what FTS5 refuses).
 """
@@ -20,10 +25,12 @@ from dataclasses import dataclass
 
 from ..errors import InvalidQueryError
 from ..model.cjk import CJK_RE, segment
+from ..storage.schema import meta_token
 
 __all__ = [
     "FTS5_COLUMNS",
     "MAX_QUERY_CHARS",
+    "SEARCH_COLUMNS",
     "BoolOp",
     "CompiledQuery",
     "Near",
@@ -35,16 +42,21 @@ __all__ = [
     "parse_fts5",
     "plain_terms",
     "quote_terms",
+    "title_expression",
 ]
 
 MAX_QUERY_CHARS = 2000
-_SYNTAX = re.compile(r'["*()^]|\b(?:AND|OR|NOT)\b|\bNEAR\(')
+_SYNTAX = re.compile(r'["*()^:]|\b(?:AND|OR|NOT)\b|\bNEAR\(')
+# Every token of notes_fts.meta starts with this mark; taken out of queries, no query
+# word can be one of them, whatever column set it names (``-title:`` includes meta).
+_FILTER_MARK = meta_token("", "")
 _STOP = frozenset(
     """a an the is are was were be been being am of to in on at for and or nor but with without how what
-    why when where which who whom whose do does did doing i me my we us our you your it its this that these
-    those can could should would will shall may might must there here any some about from by as not no
-    into onto than then so if else has have had having just also very more most such only own same too
-    please tell show find give""".split()
+    why when where which who whom whose do does did doing i me my myself we us our ours ourselves you your
+    yours yourself yourselves he him his himself she her hers herself it its itself they them their theirs
+    themselves this that these those can could should would will shall may might must there here any some
+    about from by as not no into onto than then so if else has have had having just also very more most
+    such only own same too please tell show find give""".split()
 )
 
 
@@ -57,6 +69,7 @@ class CompiledQuery:
     raw: bool
     fallback: str | None = None  # the quoted form, used if FTS5 rejects a raw query
     loose_terms: tuple[str, ...] = ()  # the quoted terms that ``loose`` ORs together
+    text: str = ""  # the query as searched (the filter mark taken out): what PostgreSQL parses
 
 
 def _has_word_chars(term: str) -> bool:
@@ -122,6 +135,7 @@ def compile_query(query: str) -> CompiledQuery:
             query.encode("utf-8")
         except UnicodeEncodeError:
             raise InvalidQueryError("query is not valid Unicode text (it holds a lone surrogate)") from None
+    query = query.replace(_FILTER_MARK, " ")
     words = plain_terms(query)
     if not words.strict:
         raise InvalidQueryError(
@@ -132,12 +146,25 @@ def compile_query(query: str) -> CompiledQuery:
     # The loose pass runs when it can find more than the strict one: any of several words,
     # or the one meaningful word of a question.
     has_loose = len(loose_terms) > 1 or (loose_terms and loose_terms != list(words.strict))
-    if _SYNTAX.search(query) and _balanced(query):
-        return CompiledQuery(strict=segment(query), loose=None, raw=True, fallback=quoted)
+    if _SYNTAX.search(query) and _balanced(query) and _readable(query):
+        return CompiledQuery(strict=segment(query), loose=None, raw=True, fallback=quoted, text=query)
     if not has_loose:
-        return CompiledQuery(strict=quoted, loose=None, raw=False)
+        return CompiledQuery(strict=quoted, loose=None, raw=False, text=query)
     quoted_loose = tuple(_quote(t) for t in loose_terms)
-    return CompiledQuery(strict=quoted, loose=" OR ".join(quoted_loose), raw=False, loose_terms=quoted_loose)
+    return CompiledQuery(
+        strict=quoted, loose=" OR ".join(quoted_loose), raw=False, loose_terms=quoted_loose, text=query
+    )
+
+
+def _readable(query: str) -> bool:
+    """True when *query* is FTS5 syntax naming only SEARCH_COLUMNS. Read by FTS5's grammar
+    here rather than left to FTS5, so that ``meta:`` (which FTS5 would accept) and words with
+    a colon (``note:``, ``key: value``) run as plain words, with the loose pass, on both stores."""
+    try:
+        parse_fts5(query, SEARCH_COLUMNS)
+    except QuerySyntaxError:
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +193,7 @@ def plain_terms(query: str, cjk_gram: int = 2) -> PlainTerms:
 # and the same query falls back to plain words on both.
 
 FTS5_COLUMNS = ("title", "body", "meta")  # notes_fts's columns, in order
+SEARCH_COLUMNS = ("title", "body")  # those a query may name: meta holds the filters' tokens
 
 
 class QuerySyntaxError(ValueError):
@@ -445,3 +473,44 @@ def parse_fts5(query: str, columns: tuple[str, ...] = FTS5_COLUMNS) -> Node:
     if not tokens:
         raise QuerySyntaxError("empty query")
     return _Fts5Parser(tokens, columns).parse()
+
+
+# -- the title-only index --------------------------------------------------------------------------
+# keyword.py finds the newest notes whose title matches in titles_fts, whose one column is
+# the title; an expression naming notes_fts's columns is an error there.
+
+
+def title_expression(expr: str) -> str | None:
+    """*expr* (FTS5, over notes_fts) for titles_fts: a title matches it exactly when the note
+    would match *expr* with nothing but that title. None when no title can (``body: x``);
+    *expr* itself when it names no column, or FTS5 is to judge it."""
+    if ":" not in expr:
+        return expr
+    try:
+        node = parse_fts5(expr)
+    except QuerySyntaxError:
+        return expr
+    return _in_title(node)
+
+
+def _in_title(node: Node) -> str | None:
+    if isinstance(node, Phrase):
+        if node.columns is not None and "title" not in node.columns:
+            return None
+        return ("^" if node.initial else "") + _source(node)
+    if isinstance(node, Near):
+        columns = node.phrases[0].columns  # a column set applies to all of NEAR's phrases
+        if columns is not None and "title" not in columns:
+            return None
+        return "NEAR(" + " ".join(_source(p) for p in node.phrases) + f", {node.distance})"
+    left, right = _in_title(node.left), _in_title(node.right)
+    if node.op == "OR":
+        return right if left is None else left if right is None else f"({left}) OR ({right})"
+    if left is None or (right is None and node.op == "AND"):
+        return None
+    return left if right is None else f"({left}) {node.op} ({right})"
+
+
+def _source(phrase: Phrase) -> str:
+    """*phrase* written back as FTS5 strings (a bareword and the same text quoted are alike)."""
+    return " + ".join('"' + text.replace('"', '""') + '"' + ("*" if star else "") for text, star in phrase.parts)

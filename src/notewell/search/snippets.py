@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..model.cjk import CJK_RE
+from .query import Near, Node, QuerySyntaxError, parse_fts5
+from .query import Phrase as QueryPhrase
 
 __all__ = ["Phrase", "densest", "find_hits", "fold", "make_snippet", "phrase_finder", "phrases_of", "scan"]
 
@@ -62,9 +64,41 @@ def _phrase(text: str, prefix: bool) -> Phrase | None:
 
 
 def phrases_of(expr: str) -> list[Phrase]:
-    """The phrases of an FTS5 match expression (operators and column names left out)."""
-    found: list[Phrase] = []
+    """The phrases of an FTS5 match expression, read by FTS5's grammar (operators and
+    column sets such as ``{title body}:`` left out; ``a + b`` is one phrase)."""
+    return list(_phrases_of(expr))
+
+
+@functools.lru_cache(maxsize=4096)
+def _phrases_of(expr: str) -> tuple[Phrase, ...]:
+    # Cached: hybrid search asks for the same expression's phrases once per card.
     rest = expr.replace("\u200b", "")
+    try:
+        node = parse_fts5(rest)
+    except QuerySyntaxError:
+        return tuple(_phrases_by_pattern(rest))  # one FTS5 refuses: its words, as well as they can be told
+    found: list[Phrase] = []
+    for parts in _phrase_parts(node):
+        if any(star for _text, star in parts[:-1]):
+            # A star inside a phrase (``a* + b``): a Phrase has one only at its end.
+            pieces = [_phrase(text, star) for text, star in parts]
+        else:
+            pieces = [_phrase(" ".join(text for text, _star in parts), parts[-1][1])]
+        found.extend(p for p in pieces if p)
+    return tuple(found)
+
+
+def _phrase_parts(node: Node) -> list[tuple[tuple[str, bool], ...]]:
+    """The strings of each phrase in *node*, in the order they are written."""
+    if isinstance(node, QueryPhrase):
+        return [node.parts]
+    if isinstance(node, Near):
+        return [p.parts for p in node.phrases]
+    return _phrase_parts(node.left) + _phrase_parts(node.right)
+
+
+def _phrases_by_pattern(rest: str) -> list[Phrase]:
+    found: list[Phrase] = []
     for m in _QUOTED.finditer(rest):
         phrase = _phrase(m.group(1).replace('""', '"'), bool(m.group(2)))
         if phrase:
