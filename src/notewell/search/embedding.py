@@ -2,11 +2,13 @@
 
 Every write queues its note in the same transaction; :func:`embed_pending` embeds the
 queue a batch at a time, outside any transaction, and replaces each note's vectors in
-one, so a crash leaves the old vectors or the new.
+one, so a crash leaves the old vectors or the new. Each vector is stored with the key of
+what made it (:func:`passage_key`), so that a rebuilt index can take it over.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 from ..model.header import parse_note
@@ -14,7 +16,7 @@ from ..storage.index import Index
 from .embedders import Embedder, numpy
 from .semantic import passages
 
-__all__ = ["embed_pending", "pending_count"]
+__all__ = ["embed_pending", "note_passages", "passage_key", "pending_count"]
 
 _BATCH = 64
 
@@ -25,6 +27,16 @@ _OTHER_MODELS = (
     "SELECT note_id FROM note_vectors WHERE model < ? UNION SELECT note_id FROM note_vectors WHERE model > ?"
 )
 _OTHER_MODELS_COUNT = f"SELECT count(*) FROM ({_OTHER_MODELS}) WHERE note_id NOT IN (SELECT note_id FROM embed_queue)"
+
+
+def passage_key(model_id: str, dim: int, text: str) -> bytes:
+    """What a vector was made from: sha256 of the model, its dimension and the passage text."""
+    return hashlib.sha256(f"{model_id}\0{dim}\0{text}".encode("utf-8", "surrogatepass")).digest()
+
+
+def note_passages(title: str, text: str) -> list[tuple[int, int, str]]:
+    """The passages embedded for a note with this indexed title and text."""
+    return passages(title, parse_note(text).body)
 
 
 def pending_count(index: Index, model_id: str) -> int:
@@ -77,9 +89,10 @@ def embed_pending(
             if text is None:
                 work.append((nid, "", []))
                 continue
-            work.append((nid, row[0], passages(row[1], parse_note(text).body)))
+            work.append((nid, row[0], note_passages(row[1], text)))
         texts = [p[2] for _nid, _sha, parts in work for p in parts]
         vectors = embedder.embed_documents(texts) if texts else np.zeros((0, embedder.dim), np.float32)
+        model, dim = embedder.model_id, embedder.dim  # a remote model's dim is known once it answered
         with index.write():
             position = 0
             written = False
@@ -92,11 +105,11 @@ def embed_pending(
                     written = True
                     index.conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (nid,))
                     index.conn.executemany(
-                        "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, start, stop, vector)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, start, stop, vector, key)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [
-                            (nid, k, embedder.model_id, embedder.dim, sha, a, b, vectors[position + k].tobytes())
-                            for k, (a, b, _t) in enumerate(parts)
+                            (nid, k, model, dim, sha, a, b, vectors[position + k].tobytes(), passage_key(model, dim, t))
+                            for k, (a, b, t) in enumerate(parts)
                         ],
                     )
                     position += len(parts)

@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -45,16 +44,18 @@ from ..model.note import (
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 from ..search.ann import ANN_MIN
-from ..search.embedders import Embedder
+from ..search.embedders import USE_MODEL_ID, Embedder
 from ..search.embedding import embed_pending, pending_count
 from ..search.filters import Filters
 from ..search.fusion import fuse_hybrid, hybrid_pool
 from ..search.keyword import check_limit, keyword_search, list_cards
 from ..search.semantic import VectorMatrix, semantic_search
+from ..search.vector_reuse import carry_vectors
 from ..storage.files import NoteFolder, printable_name
 from ..storage.history import History
 from ..storage.index import Index, IndexRow, LockHeld, translated
 from ..storage.pg import is_database_url
+from ..storage.rebuild import Rebuild
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
 from ..storage.watch import Watcher
 from .attempts import AttemptsMixin
@@ -280,27 +281,55 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
 
     @guarded
     def reindex(self, progress: Progress | None = None) -> SyncReport:
-        """Throw the index away and rebuild it from the folder (ids, times and authors
-        come back from the journal)."""
+        """Rebuild the index from the folder (ids, times and authors come back from the
+        journal). Vectors whose passage and model are unchanged are kept; the report says
+        how many notes kept theirs (vectors_kept) and how many wait for embedding (to_embed)."""
         with self._lock:
-            self._index.close()
-            shutil.rmtree(self._index.dir, ignore_errors=True)
-            self._index = Index(self.root, busy_timeout=self._busy_timeout)
-            self._sync = Syncer(self._folder, self._history, self._index, max_bytes=self.max_bytes)
-            self.last_sync = self._full_sync(progress)
+            self._reopen_index(rebuild=True, progress=progress)
             return self.last_sync
 
-    def _reopen_index(self, *, rebuild: bool) -> None:
+    def _reopen_index(self, *, rebuild: bool, progress: Progress | None = None) -> None:
         with self._lock:
-            if rebuild:
-                self._index.discard()
-            else:
+            self._index.close()
+            if not rebuild:
+                self._index = Index(self.root, busy_timeout=self._busy_timeout)
+                self._sync = Syncer(self._folder, self._history, self._index, max_bytes=self.max_bytes)
+                self._scanned = False
+                if self._index.rebuilt:
+                    self.last_sync = self._full_sync()
+                return
+            # The old database is set aside until the new one is complete and has taken over its
+            # vectors; a rebuild cut short puts it back (storage.rebuild).
+            rebuilding = Rebuild(self._index.dir)
+            try:
+                old = rebuilding.begin()
+                self._index = Index(self.root, busy_timeout=self._busy_timeout)
+                self._sync = Syncer(self._folder, self._history, self._index, max_bytes=self.max_bytes)
+                report = self._full_sync(progress)
+                report.vectors_kept, report.to_embed = self._carry_vectors(old)
+            except BaseException:
                 self._index.close()
-            self._index = Index(self.root, busy_timeout=self._busy_timeout)
-            self._sync = Syncer(self._folder, self._history, self._index, max_bytes=self.max_bytes)
-            self._scanned = False
-            if self._index.rebuilt:
-                self.last_sync = self._full_sync()
+                rebuilding.abandon()
+                with contextlib.suppress(NotewellError):
+                    self._reopen_index(rebuild=False)
+                raise
+            rebuilding.finish()
+            self.last_sync = report
+
+    def _carry_vectors(self, old: Path | None) -> tuple[int, int]:
+        """Take over the *old* index's vectors of unchanged passages; returns how many notes
+        kept theirs and how many wait for embedding, for this store's model when it is known
+        without loading one (for any model otherwise)."""
+        carried = carry_vectors(self._index, old)
+        if self._embedder is not None:
+            model: str | None = self._embedder.model_id
+        else:
+            spec = self._embedder_spec
+            model = USE_MODEL_ID if spec == "default" else getattr(spec, "model_id", None)
+        if model is None:
+            (queued,) = self._index.conn.execute("SELECT count(*) FROM embed_queue").fetchone()
+            return sum(carried.values()), queued
+        return carried[model], pending_count(self._index, model)
 
     @guarded
     def problems(self) -> list[dict[str, str]]:

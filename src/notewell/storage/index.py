@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import BusyError, StorageError
 from ..model.cjk import segment
 from ..model.header import ParsedNote
+from .rebuild import recover
 from .schema import GONE_INDEX, NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, TITLES_FTS, configure, meta_token
 
 __all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "LockHeld", "translated"]
@@ -28,6 +29,7 @@ __all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "LockHeld", "t
 INDEX_DIR = ".notewell"
 VECTOR_LOG_KEEP = 50_000  # vector changes a process may be behind and still catch up
 _PREVIEW_CHARS = 240
+_KEYED = "SELECT 1 FROM pragma_table_info('note_vectors') WHERE name = 'key'"
 
 
 @dataclass(slots=True)
@@ -164,6 +166,7 @@ class Index:
             self._ensure_dir()
         except OSError as exc:
             raise StorageError(f"cannot create the index folder {self.dir}: {exc.strerror}") from exc
+        recover(self.dir)  # a rebuild that crashed: its old index goes back in place
         for attempt in range(2):
             try:
                 conn = self._connect()
@@ -207,7 +210,8 @@ class Index:
             titles = conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE name = 'titles_fts' AND sql NOT LIKE '%content%'"
             ).fetchone()
-            if self._missing_indexes(conn) or epoch is None or logged is None or gone is None or titles is None:
+            keyed = conn.execute(_KEYED).fetchone()
+            if self._missing_indexes(conn) or None in (epoch, logged, gone, titles, keyed):
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     for sql in (*NOTE_INDEXES, GONE_INDEX):
@@ -223,6 +227,9 @@ class Index:
                     )
                     if titles is None:
                         _add_titles(conn)
+                    if conn.execute(_KEYED).fetchone() is None:
+                        # An index from before the keys: its vectors stay, keyless (see search.vector_reuse).
+                        conn.execute("ALTER TABLE note_vectors ADD COLUMN key BLOB")
                     conn.execute("COMMIT")
                 except BaseException:
                     conn.execute("ROLLBACK")

@@ -122,7 +122,9 @@ INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25({TITLE_WEIGHT}, 1.0,
 INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', {FTS_HASH_BYTES});
 {TITLES_FTS}
 -- Semantic search: notes waiting to be embedded (queued in the write's own transaction),
--- and the vectors of each note's passages, with the model that made them.
+-- and the vectors of each note's passages, with the model that made them and the key of
+-- what they were made from (sha256 of model, dim and passage text: a rebuild reuses by it;
+-- NULL in an index from before keys).
 CREATE TABLE embed_queue(note_id TEXT PRIMARY KEY, queued_at TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE note_vectors(
   note_id TEXT NOT NULL,
@@ -133,6 +135,7 @@ CREATE TABLE note_vectors(
   start INTEGER NOT NULL,
   stop INTEGER NOT NULL,
   vector BLOB NOT NULL,
+  key BLOB,
   PRIMARY KEY(note_id, chunk)
 ) WITHOUT ROWID;
 

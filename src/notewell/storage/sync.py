@@ -30,13 +30,16 @@ _OPTIMIZE_AFTER = 5000  # notes indexed in one pass before the keyword index is 
 
 @dataclass(slots=True)
 class SyncReport:
-    """What one pass found."""
+    """What one pass found; after a rebuild also how many notes kept their vectors and how
+    many wait for embedding (None: not counted, not a rebuild)."""
 
     added: int = 0
     changed: int = 0
     moved: int = 0
     removed: int = 0
     problems: list[dict[str, str]] = field(default_factory=list)
+    vectors_kept: int | None = None
+    to_embed: int | None = None
 
     @property
     def total(self) -> int:
@@ -49,6 +52,8 @@ class SyncReport:
             "moved": self.moved,
             "removed": self.removed,
             "problems": list(self.problems),
+            "vectors_kept": self.vectors_kept,
+            "to_embed": self.to_embed,
         }
 
 
