@@ -31,6 +31,17 @@ Where things stand:
 """
 
 
+@pytest.fixture
+def items_as_passages(monkeypatch):
+    monkeypatch.setattr(semantic, "BULLET_MIN", 3)
+
+
+def test_list_items_are_no_passages_by_default():
+    body = notewell.parse_note(DIGEST).body
+    assert len(passages("Week 12 digest", body)) == 1
+
+
+@pytest.mark.usefixtures("items_as_passages")
 def test_each_list_item_of_a_digest_is_a_passage_of_its_own():
     body = notewell.parse_note(DIGEST).body
     parts = passages("Week 12 digest", body)
@@ -46,6 +57,7 @@ def test_each_list_item_of_a_digest_is_a_passage_of_its_own():
         assert text.endswith(body[start:stop])  # spans index the body, for the snippet
 
 
+@pytest.mark.usefixtures("items_as_passages")
 def test_a_note_with_few_items_keeps_its_passages():
     body = "Intro.\n\n- only one item in this note here\n- and a second item in this note\n"
     assert len(passages("T", body)) == 1
@@ -70,6 +82,7 @@ def test_an_item_takes_its_indented_continuation_lines():
         "- x\n  " + "y " * 100_000,
     ],
 )
+@pytest.mark.usefixtures("items_as_passages")
 def test_list_items_take_linear_time_on_hostile_bodies(body):
     # Generous bound: a quadratic pattern takes minutes on these, a linear one milliseconds.
     started = time.perf_counter()
@@ -78,6 +91,7 @@ def test_list_items_take_linear_time_on_hostile_bodies(body):
     assert len(parts) <= semantic.MAX_PASSAGES + semantic.MAX_BULLETS
 
 
+@pytest.mark.usefixtures("items_as_passages")
 def test_a_digest_bullet_is_found_and_shown(store_dir):
     s = notewell.open(store_dir, embedder=HashEmbedder())
     digest = s.add_note(DIGEST)
