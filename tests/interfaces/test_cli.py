@@ -11,6 +11,7 @@ import pytest
 
 import notewell
 from notewell.model.ids import is_note_id
+from notewell.search.embedders import HashEmbedder
 from tests.conftest import CARD_KEYS
 
 
@@ -163,6 +164,19 @@ def test_reindex_progress_bar(tmp_path):
         s.add_notes([f"note {i}" for i in range(50)])
     p = run(["reindex", "--progress"], store)
     assert "indexing [" in p.stderr.decode() and "50/50" in p.stderr.decode()
+
+
+def test_reindex_says_which_vectors_it_kept(tmp_path):
+    store = tmp_path / "s"
+    env = {"NOTEWELL_EMBEDDER": "hash", "NOTEWELL_AUTOWATCH": "off"}
+    with notewell.open(store, embedder=HashEmbedder()) as s:
+        s.add_notes([f"# note {i}\n\nplum orchard row {i}" for i in range(4)])
+        s.embed_pending()
+        s.add_note("# late\n\nnot embedded yet")
+    p = run(["reindex"], store, env_extra=env)
+    assert "kept the vectors of 4 notes; 1 wait for `notewell embed`" in p.stdout.decode()
+    got = json.loads(run(["reindex", "--json"], store, env_extra=env).stdout)
+    assert (got["vectors_kept"], got["to_embed"]) == (4, 1)
 
 
 def test_demo(tmp_path):
@@ -327,3 +341,13 @@ def test_one_shot_commands_on_a_database(tmp_path, pg_url):
     both = run(["list", "--store", str(tmp_path / "s")], pg_url, check=False)
     assert both.returncode == 2 and "not both" in both.stderr.decode()
     assert not (tmp_path / "s").exists()
+
+
+def test_a_semantic_search_on_a_database_is_answered_in_process(tmp_path, pg_url):
+    env = {"NOTEWELL_EMBEDDER": "hash", "NOTEWELL_AUTOWATCH": "on"}
+    nid = run(["add", "--text", "# Otters\n\notters hold hands while they sleep"], pg_url, env_extra=env).stdout
+    nid = nid.decode().strip()
+    found = js(run(["search", "--mode", "semantic", "--wait", "--json", "sleeping otters"], pg_url, env_extra=env))
+    assert [c["id"] for c in found] == [nid] and found[0]["mode"] == "semantic"
+    with notewell.open(pg_url, embedder=HashEmbedder()) as s:
+        assert [c.to_dict() for c in s.search_notes("sleeping otters", mode="semantic")] == found

@@ -15,6 +15,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 import notewell  # noqa: E402
+from notewell.search.embedders import HashEmbedder  # noqa: E402
 from tests.conftest import CARD_KEYS  # noqa: E402
 from tests.interfaces.server_fixture import Server  # noqa: E402
 
@@ -236,5 +237,60 @@ def test_the_notebook_tools_over_stdio(tmp_path):
                 promoted = _ok(await _call(s, "notebook_promote", ids=["F001"]))["promoted"]
                 assert promoted[0]["note_id"].startswith("nte_")
                 assert _error_code(await _call(s, "notebook_recall", event="E0042")) == "not_found"
+
+    asyncio.run(scenario())
+
+
+# The real `notewell mcp` path (server_cli.serve_stdio) with a model that loads only when the
+# test says so: a stand-in for the embedder (not the component under test) that blocks.
+SLOW_MODEL_SERVER = """
+import pathlib, sys, time
+import notewell
+from notewell.interfaces.server_cli import serve_stdio
+from notewell.search.embedders import HashEmbedder
+from notewell.services.embedder_loading import EmbedderLoader
+
+release, called = pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+
+def slow_model():
+    called.touch()
+    while not release.exists():
+        time.sleep(0.01)
+    return HashEmbedder()
+
+loader = EmbedderLoader(slow_model)
+with notewell.open(sys.argv[1], embedder=loader.store_embedder) as store:
+    serve_stdio(store, loader)
+"""
+
+
+def test_initialize_tools_and_keyword_search_answer_while_the_model_loads(tmp_path):
+    root, release, called = tmp_path / "notes", tmp_path / "release", tmp_path / "called"
+    with notewell.open(root, embedder=HashEmbedder()) as s:
+        nid = s.add_note("# Cache stampede\n\nEvery worker refills the cache at once.\n").id
+        s.embed_pending()
+    params = _stdio_params(root)
+    params.args = ["-c", SLOW_MODEL_SERVER, str(root), str(release), str(called)]
+
+    async def scenario():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                # Bounded only so that a server that waits for its model fails the test instead of hanging it.
+                init = await asyncio.wait_for(s.initialize(), 120)
+                assert init.server_info.name == "notewell"
+                assert "search_notes" in {t.name for t in (await asyncio.wait_for(s.list_tools(), 120)).tools}
+                # The model began loading once the server was up, and is still loading now.
+                deadline = asyncio.get_running_loop().time() + 60
+                while not called.exists() and asyncio.get_running_loop().time() < deadline:
+                    await asyncio.sleep(0.02)
+                assert called.exists() and not release.exists()
+                semantic = asyncio.create_task(_call(s, "search_notes", query="workers refill", mode="semantic"))
+                # Sent after the semantic search, answered while that one waits for the model.
+                keyword = _ok(await asyncio.wait_for(_call(s, "search_notes", query="stampede"), 120))
+                assert [c["id"] for c in keyword["cards"]] == [nid]
+                assert not semantic.done()
+                release.touch()
+                found = _ok(await asyncio.wait_for(semantic, 120))  # waited for the model, did not fail
+                assert [c["id"] for c in found["cards"]] == [nid] and found["cards"][0]["mode"] == "semantic"
 
     asyncio.run(scenario())

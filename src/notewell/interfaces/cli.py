@@ -4,10 +4,12 @@ shapes with ``--json``; errors are one line on stderr and a non-zero exit."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, InvalidNoteError, NotewellError
@@ -15,7 +17,6 @@ from ..model.attempt import Attempt
 from ..model.header import compose_note, parse_note
 from ..model.note import DEFAULT_MAX_BYTES, Card, Note
 from ..search.filters import FILTER_NAMES
-from ..services.store import Store, open_store
 from .assistant_cli import add_assistant_arguments, cmd_assistant
 from .db_cli import add_db_arguments, add_transfer_arguments, chosen_database, cmd_db, cmd_export, cmd_import
 from .notebook_cli import add_notebook_arguments, cmd_notebook
@@ -23,9 +24,11 @@ from .progress import ProgressBar
 from .server_cli import add_server_arguments, add_server_commands
 
 if TYPE_CHECKING:
+    from ..services.embedder_loading import EmbedderLoader
     from ..services.pg_store import PgStore
+    from ..services.store import Store
 
-__all__ = ["EXIT_CODES", "main", "max_bytes_from_environment"]
+__all__ = ["EXIT_CODES", "helper_config", "main", "max_bytes_from_environment"]
 
 # One place maps error codes to exit codes; anything else that escapes is a bug (exit 70).
 EXIT_CODES = {
@@ -168,13 +171,22 @@ def max_bytes_from_environment() -> int:
 
 
 def _store(
-    args: argparse.Namespace, *, create: bool = True, watch: bool = False, pool_size: int = 1
+    args: argparse.Namespace,
+    *,
+    create: bool = True,
+    watch: bool = False,
+    pool_size: int = 1,
+    loader: EmbedderLoader | None = None,
 ) -> Store | PgStore:
     """The store a command works on: the PostgreSQL database it names (--database, or
-    $NOTEWELL_DATABASE), else the notes folder (--store, $NOTEWELL_STORE, ./notes)."""
+    $NOTEWELL_DATABASE), else the notes folder (--store, $NOTEWELL_STORE, ./notes).
+    With *loader* (a long-running process), the model comes from it, loaded in the background."""
+    # Imported here: a search the helper answers never loads the store's modules.
+    from ..services.store import open_store
     from .embedder_choice import ann_from_environment, embedder_from_environment
 
     url = chosen_database(args)
+    embedder = loader.store_embedder if loader is not None else embedder_from_environment()
     store: Store | PgStore
     if url is not None:
         # A database has no folder to watch and no approximate index: only the options it takes.
@@ -183,7 +195,7 @@ def _store(
             max_bytes=max_bytes_from_environment(),
             pool_size=pool_size,
             create=create,
-            embedder=embedder_from_environment(),
+            embedder=embedder,
         )
     else:
         # A one-shot command reads once, so an inotify watcher of its own would only cost time.
@@ -192,18 +204,22 @@ def _store(
             max_bytes=max_bytes_from_environment(),
             watch=watch,
             create=create,
-            embedder=embedder_from_environment(),
+            embedder=embedder,
             ann=ann_from_environment(),
         )
     args.opened = store
     return store
 
 
-def _folder_store(args: argparse.Namespace, *, create: bool = True, watch: bool = False) -> Store:
+def _folder_store(
+    args: argparse.Namespace, *, create: bool = True, watch: bool = False, loader: EmbedderLoader | None = None
+) -> Store:
     """The notes folder a folder-only command (reindex, watch) works on; a database is refused."""
     if chosen_database(args) is not None:
         raise InvalidArgumentError(f"notewell {args.command} works on a notes folder, not a database")
-    store = _store(args, create=create, watch=watch)
+    from ..services.store import Store
+
+    store = _store(args, create=create, watch=watch, loader=loader)
     assert isinstance(store, Store)
     return store
 
@@ -300,11 +316,57 @@ def cmd_rm(args: argparse.Namespace) -> None:
         print(f"deleted {result['id']} ({result['title']}); its text stays in the history folder")
 
 
+_MODEL_MODES = ("semantic", "both", "hybrid")  # the modes that need the model
+
+
+def helper_config() -> str:
+    """A hash of what shapes a search's cards besides the store: notewell's version and the
+    settings that choose the embedder, the approximate index and the size limit. A helper
+    started with other settings declines, and the command searches itself."""
+    from .. import __version__
+
+    raw = json.dumps([__version__, *(os.environ.get(name, "") for name in _HELPER_SETTINGS)])
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_HELPER_SETTINGS = (
+    "NOTEWELL_EMBEDDER",
+    "NOTEWELL_EMBED_URL",
+    "NOTEWELL_EMBED_MODEL",
+    "NOTEWELL_EMBED_KEY",
+    "NOTEWELL_ANN",
+    "NOTEWELL_MAX_BYTES",
+)
+
+
+def _search_by_helper(args: argparse.Namespace, query: str) -> tuple[list[Card], int] | None:
+    """A search that needs the model, answered by the folder's running watcher (which has it
+    loaded), or None when none answers. Nothing here loads numpy or the model."""
+    if chosen_database(args) is not None:
+        return None  # a database store searches in-process: it has no folder for a socket
+    from ..services.search_helper import search_by_helper
+
+    root = Path(args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE).expanduser().resolve()
+    if not root.is_dir():
+        return None
+    filters = _filters(args)
+    return search_by_helper(
+        root, config=helper_config(), query=query, mode=args.mode, limit=args.limit, wait=args.wait, filters=filters
+    )
+
+
 def cmd_search(args: argparse.Namespace) -> None:
     query = " ".join(args.query)
-    with _store(args, create=False) as store:
-        cards = store.search_notes(query, limit=args.limit, mode=args.mode, wait=args.wait, **_filters(args))
-        pending = store.pending_embeddings() if args.mode != "keyword" else 0
+    found = _search_by_helper(args, query) if args.mode in _MODEL_MODES else None
+    if found is not None:
+        cards, pending = found
+    else:
+        with _store(args, create=False) as store:
+            cards = store.search_notes(query, limit=args.limit, mode=args.mode, wait=args.wait, **_filters(args))
+            pending = store.pending_embeddings() if args.mode != "keyword" else 0
+            if args.mode in _MODEL_MODES and getattr(args, "autowatch", None) is not None:
+                # No helper answered: start one for the next searches (this one is answered here).
+                args.spawned = chosen_database(args) is None and _start_helper(store)
     if pending:
         print(f"notewell: {pending} note(s) not embedded yet: run `notewell embed` (or --wait)", file=sys.stderr)
     if args.mode == "both" and not args.json:
@@ -409,6 +471,8 @@ def cmd_reindex(args: argparse.Namespace) -> None:
         _emit_json(data)
         return
     print(f"indexed {total} notes")
+    if report.vectors_kept is not None:
+        print(f"kept the vectors of {report.vectors_kept:,} notes; {report.to_embed:,} wait for `notewell embed`")
     for problem in report.problems:
         print(f"unreadable: {problem['path']}: {problem['error']}", file=sys.stderr)
 
@@ -558,21 +622,50 @@ def cmd_watch(args: argparse.Namespace) -> None:
     import signal
     import threading
 
+    from ..services.embedder_loading import EmbedderLoader
+    from ..services.search_helper import SearchHelper
+    from .embedder_choice import embedder_from_environment
+
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    with _folder_store(args, create=False, watch=True) as store:
+    loader = EmbedderLoader(embedder_from_environment())
+
+    def report(e: NotewellError) -> None:
+        print(f"notewell watch: {e.code}: {e.message}", file=sys.stderr, flush=True)
+
+    with _folder_store(args, create=False, watch=True, loader=loader) as store:
         if args.idle_exit is not None and (other := store.watcher_pid()) is not None:
             print(f"{store.root} is already watched (pid {other})", flush=True)
             return
-        if args.embed:
+        # The watcher also answers other commands' semantic searches, with the model it loads
+        # in the background now; one started on demand leaves that to one already serving.
+        helper = SearchHelper(store, config=helper_config(), loader=loader, on_question=store.note_question)
+        if not helper.serve() and args.idle_exit is not None:
+            print(f"{store.root} is already watched (another watcher serves its searches)", flush=True)
+            return
+        try:
+            loader.start(then=lambda: _warm_watcher(store, embed=args.embed, report=report))
+            print(
+                f"watching {store.root} (pid {os.getpid()}); one-shot commands now skip the folder scan"
+                " and send semantic searches here",
+                flush=True,
+            )
+            store.watch_forever(stop, on_error=report, idle_exit=args.idle_exit, on_beat=helper.check)
+        finally:
+            helper.close()
+
+
+def _warm_watcher(store: Store, *, embed: bool, report: Callable[[NotewellError], None]) -> None:
+    """Once the model has loaded (or failed to): embed in the background if asked, and run one
+    search so that the vectors are in memory before the first caller's."""
+    try:
+        if embed:
             store.start_embedding()
-        print(f"watching {store.root} (pid {os.getpid()}); one-shot commands now skip the folder scan", flush=True)
-        store.watch_forever(
-            stop,
-            on_error=lambda e: print(f"notewell watch: {e.code}: {e.message}", file=sys.stderr),
-            idle_exit=args.idle_exit,
-        )
+        store.search_notes("warm up", mode="semantic", limit=1)
+    except NotewellError as exc:
+        if embed:
+            report(exc)  # no model: keyword search and the cookie handshake go on
 
 
 AUTOWATCH_MIN_FILES = 20_000
@@ -591,22 +684,36 @@ def _autowatch_threshold() -> int | None:
         raise InvalidArgumentError(f"NOTEWELL_AUTOWATCH must be on, off or a number of files, got {raw!r}") from None
 
 
+def _start_helper(store: Store) -> bool:
+    """After a search that needs the model found no helper: start a watcher (which is one)
+    unless one runs already, for the searches after this one."""
+    return store.watcher_pid() is None and _spawn_watcher(store.root)
+
+
 def maybe_start_watcher(store: Store, threshold: int = AUTOWATCH_MIN_FILES) -> bool:
     """Start ``notewell watch`` in the background after a one-shot command had to check a
     large folder itself, so the next commands ask it instead (git's fsmonitor daemon, on
     demand). It stops after AUTOWATCH_IDLE seconds without a question; NOTEWELL_AUTOWATCH
     turns this off (``off``) or sets the folder size that warrants it."""
+    from ..services.store import Store
+
     if not isinstance(store, Store):
         return False  # a store in a database has no folder to watch
     if store.last_check != "scan" or store.last_scan_size < threshold:
         return False
+    return _spawn_watcher(store.root)
+
+
+def _spawn_watcher(root: Path) -> bool:
+    """Start ``notewell watch --idle-exit AUTOWATCH_IDLE`` on *root* in the background (it
+    exits at once when another watcher runs); False where it cannot run."""
     if not sys.platform.startswith("linux"):
         return False  # the watcher needs inotify
     import subprocess
 
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "notewell", "watch", "--store", str(store.root), "--idle-exit", str(AUTOWATCH_IDLE)],
+            [sys.executable, "-m", "notewell", "watch", "--store", str(root), "--idle-exit", str(AUTOWATCH_IDLE)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -856,9 +963,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.json = getattr(args, "json", False)
     try:
         threshold = _autowatch_threshold()
+        args.autowatch = threshold
         args.func(args)
         opened = getattr(args, "opened", None)
-        if opened is not None and threshold is not None and args.command != "watch":
+        if opened is not None and threshold is not None and args.command != "watch" and not getattr(args, "spawned", 0):
             maybe_start_watcher(opened, threshold)
     except NotewellError as exc:
         if args.json:  # one line of JSON, the shape HTTP will use

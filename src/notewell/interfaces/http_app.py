@@ -181,10 +181,12 @@ def make_app(
     extra_routes: list[BaseRoute] | None = None,
     lifespan: Any = None,
     host: str = "127.0.0.1",
+    ready: Callable[[], None] | None = None,
 ):
     """The Starlette application serving *api* (``extra_routes``, e.g. the MCP endpoint, come last).
     Bound to loopback, it answers only requests addressed to loopback (a web page that rebinds
-    its own name to 127.0.0.1 cannot read the notes)."""
+    its own name to 127.0.0.1 cannot read the notes). *ready* waits for a model still loading
+    in the background, before a search that needs it (off the event loop, outside the store's lock)."""
     h = _Handlers(api, tokens)
 
     def endpoint(
@@ -211,6 +213,8 @@ def make_app(
         if "offset" in params:
             raise InvalidArgumentError("search takes no offset: raise limit (up to 100) instead")
         query = request.query_params.get("q", "")
+        if params.get("mode", "keyword") != "keyword" and ready is not None:
+            await call(ready)
         return await call(api.search_notes, caller, query, **params), 200
 
     async def list_notes(request: Request, caller: Caller) -> tuple[Any, int]:

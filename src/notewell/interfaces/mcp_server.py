@@ -23,7 +23,7 @@ from ..errors import NotewellError, UnauthorizedError
 from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller, caller_from_header
 from ..services.tokens import Tokens
 
-__all__ = ["INSTRUCTIONS", "http_routes", "make_mcp", "run_stdio"]
+__all__ = ["INSTRUCTIONS", "http_endpoint", "http_routes", "make_mcp", "run_stdio"]
 
 log = logging.getLogger("notewell.mcp")
 
@@ -61,9 +61,31 @@ def _failure(exc: NotewellError) -> CallToolResult:
     )
 
 
-def make_mcp(api: AgentAPI, tokens: Tokens | None, *, local: bool) -> MCPServer:
-    """The MCP server over *api*. *local*: every caller is the store's owner (stdio)."""
-    mcp = MCPServer("notewell", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+def make_mcp(
+    api: AgentAPI,
+    tokens: Tokens | None,
+    *,
+    local: bool,
+    ready: Callable[[], None] | None = None,
+    on_start: Callable[[], None] | None = None,
+) -> MCPServer:
+    """The MCP server over *api*. *local*: every caller is the store's owner (stdio). *ready*
+    waits for a model still loading, before a search that needs it (outside the store's lock).
+    *on_start* is called when a session starts, its input already being read."""
+
+    @contextlib.asynccontextmanager
+    async def started(_server: Any) -> AsyncIterator[dict[str, Any]]:
+        if on_start is not None:
+            on_start()
+        yield {}
+
+    mcp = MCPServer(
+        "notewell",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        lifespan=started if on_start is not None else None,
+    )
 
     def caller(ctx: Context) -> Caller:
         if local:
@@ -120,6 +142,8 @@ def make_mcp(api: AgentAPI, tokens: Tokens | None, *, local: bool) -> MCPServer:
             "updated_after": updated_after,
             "updated_before": updated_before,
         }
+        if mode != "keyword" and ready is not None:
+            ready()
         return run(ctx, lambda c: api.search_notes(c, query, mode=mode, limit=limit, wait=wait, **filters))
 
     @mcp.tool(annotations=_READ)
@@ -304,9 +328,12 @@ def _notebook_tools(mcp: MCPServer, run: Callable[..., Any], api: AgentAPI) -> N
         return run(ctx, lambda c: {"promoted": book(task).promote(api.store, ids)})
 
 
-def run_stdio(store: Any) -> None:
-    """Serve *store* over stdio to one MCP client (the local owner)."""
-    make_mcp(AgentAPI(store), None, local=True).run()
+def run_stdio(
+    store: Any, *, ready: Callable[[], None] | None = None, on_start: Callable[[], None] | None = None
+) -> None:
+    """Serve *store* over stdio to one MCP client (the local owner). *on_start* is called once
+    the server reads its input (where the model starts loading); *ready* as for :func:`make_mcp`."""
+    make_mcp(AgentAPI(store), None, local=True, ready=ready, on_start=on_start).run()
 
 
 class _Gate:
@@ -337,13 +364,17 @@ class _Gate:
         await self.app(scope, receive, send)
 
 
-def http_routes(
-    api: AgentAPI, tokens: Tokens, *, host: str = "127.0.0.1", private: bool = False
-) -> tuple[list[Any], Any]:
-    """The routes serving MCP at /mcp over streamable HTTP, and the lifespan they need."""
-    from starlette.routing import Route
-
-    mcp = make_mcp(api, tokens, local=False)
+def http_endpoint(
+    api: AgentAPI,
+    tokens: Tokens,
+    *,
+    host: str = "127.0.0.1",
+    private: bool = False,
+    ready: Callable[[], None] | None = None,
+) -> tuple[Any, Any]:
+    """The ASGI endpoint serving MCP over streamable HTTP (behind the token gate), and the
+    lifespan it needs."""
+    mcp = make_mcp(api, tokens, local=False, ready=ready)
     app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host)
 
     @contextlib.asynccontextmanager
@@ -351,6 +382,21 @@ def http_routes(
         async with mcp.session_manager.run():
             yield
 
-    # Its endpoint joins the API's routes (a Mount at / would answer every unknown path itself).
     (endpoint,) = [r for r in app.routes if getattr(r, "path", None) == "/mcp"]
-    return [Route("/mcp", endpoint=_Gate(endpoint.app, tokens, private))], lifespan
+    return _Gate(endpoint.app, tokens, private), lifespan
+
+
+def http_routes(
+    api: AgentAPI,
+    tokens: Tokens,
+    *,
+    host: str = "127.0.0.1",
+    private: bool = False,
+    ready: Callable[[], None] | None = None,
+) -> tuple[list[Any], Any]:
+    """The routes serving MCP at /mcp over streamable HTTP, and the lifespan they need."""
+    from starlette.routing import Route
+
+    endpoint, lifespan = http_endpoint(api, tokens, host=host, private=private, ready=ready)
+    # Its endpoint joins the API's routes (a Mount at / would answer every unknown path itself).
+    return [Route("/mcp", endpoint=endpoint)], lifespan

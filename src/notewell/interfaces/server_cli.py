@@ -7,26 +7,38 @@ where several servers share one store and one book of tokens.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, UnavailableError
-from ..services.store import Store
+from ..services.embedder_loading import EmbedderLoader
 
 if TYPE_CHECKING:
     from ..services.pg_store import PgStore
+    from ..services.store import Store
 
-__all__ = ["add_server_arguments", "add_server_commands", "build_server"]
+__all__ = ["add_server_arguments", "add_server_commands", "build_server", "serve_http", "serve_stdio"]
 
 _SERVER_EXTRA = "the server needs the 'server' extra: pip install 'notewell[server]'"
 
 
-def _open(args: argparse.Namespace, *, watch: bool, pool_size: int = 8) -> Store | PgStore:
+def _open(
+    args: argparse.Namespace, *, watch: bool, pool_size: int = 8, loader: EmbedderLoader | None = None
+) -> Store | PgStore:
     """The store the arguments name, opened the CLI's one way (a server's database gets a pool)."""
     from .cli import _store
 
-    return _store(args, create=True, watch=watch, pool_size=pool_size)
+    return _store(args, create=True, watch=watch, pool_size=pool_size, loader=loader)
+
+
+def _loader() -> EmbedderLoader:
+    """The model the environment chooses, to be loaded in the background once the server answers."""
+    from .embedder_choice import embedder_from_environment
+
+    return EmbedderLoader(embedder_from_environment())
 
 
 def _start_embedding(store: Store | PgStore, *, quiet: bool) -> None:
@@ -67,10 +79,19 @@ def cmd_token(args: argparse.Namespace) -> None:
 
 
 def build_server(
-    store: Any, *, private: bool, mcp: bool = True, write_rate: float = 20.0, host: str = "127.0.0.1"
+    store: Any,
+    *,
+    private: bool,
+    mcp: bool = True,
+    write_rate: float = 20.0,
+    host: str = "127.0.0.1",
+    ready: Callable[[], None] | None = None,
 ) -> Any:
-    """The ASGI application: the HTTP API, and the MCP server at /mcp when its extra is installed."""
+    """The ASGI application: the HTTP API, and the MCP server at /mcp when its extra is installed
+    (set up in the background: the SDK is slow to import). *ready* waits for a model loading
+    in the background before a search that needs it."""
     try:
+        from .deferred_mcp import deferred_mcp_routes
         from .http_app import make_app
     except ImportError:
         raise UnavailableError(_SERVER_EXTRA) from None
@@ -80,38 +101,76 @@ def build_server(
     tokens = store.token_book()  # a folder's file, or the database's table shared by its servers
     routes: list[Any] = []
     lifespan = None
-    if mcp:
-        try:
-            from .mcp_server import http_routes
-        except ImportError:
-            http_routes = None
-        if http_routes is not None:
-            routes, lifespan = http_routes(api, tokens, host=host, private=private)
-    return make_app(api, tokens, extra_routes=routes, lifespan=lifespan, host=host)
+    if mcp and (deferred := deferred_mcp_routes(api, tokens, host=host, private=private, ready=ready)) is not None:
+        routes, lifespan = deferred
+    return make_app(api, tokens, extra_routes=routes, lifespan=lifespan, host=host, ready=ready)
 
 
 def cmd_serve(args: argparse.Namespace) -> None:
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401 - the extra's presence, checked before the store opens
     except ImportError:
         raise UnavailableError(_SERVER_EXTRA) from None
-    with _open(args, watch=True) as store:
-        if not args.no_embed:
-            _start_embedding(store, quiet=False)
-        app = build_server(store, private=args.private, mcp=not args.no_mcp, write_rate=args.write_rate, host=args.host)
-        url = f"http://{args.host}:{args.port}"
-        print(f"notewell serving {store.location} at {url} (API /api, MCP /mcp, OpenAPI /openapi.json)", flush=True)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    loader = _loader()
+    with _open(args, watch=True, loader=loader) as store:
+        serve_http(
+            store,
+            loader,
+            host=args.host,
+            port=args.port,
+            private=args.private,
+            mcp=not args.no_mcp,
+            write_rate=args.write_rate,
+            embed=not args.no_embed,
+        )
+
+
+def serve_http(
+    store: Store | PgStore,
+    loader: EmbedderLoader,
+    *,
+    host: str,
+    port: int,
+    private: bool = False,
+    mcp: bool = True,
+    write_rate: float = 20.0,
+    embed: bool = True,
+) -> None:
+    """Serve *store* (opened with ``embedder=loader.store_embedder``) over HTTP until stopped.
+    The model loads once the server listens, and new notes are embedded from then on (*embed*)."""
+    import uvicorn
+
+    app = build_server(store, private=private, mcp=mcp, write_rate=write_rate, host=host, ready=loader.wait)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    loader.start(then=(lambda: _start_embedding(store, quiet=False)) if embed else None, when=lambda: server.started)
+    url = f"http://{host}:{port}"
+    print(f"notewell serving {store.location} at {url} (API /api, MCP /mcp, OpenAPI /openapi.json)", flush=True)
+    try:
+        server.run()
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn shut down gracefully and raised it again
+        return
+    if not server.started:
+        raise UnavailableError(f"could not serve at {url} (see the message above)")
 
 
 def cmd_mcp(args: argparse.Namespace) -> None:
+    if importlib.util.find_spec("mcp") is None:
+        raise UnavailableError("the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]'")
+    loader = _loader()
+    with _open(args, watch=True, pool_size=2, loader=loader) as store:
+        serve_stdio(store, loader)
+
+
+def serve_stdio(store: Store | PgStore, loader: EmbedderLoader) -> None:
+    """Serve *store* (opened with ``embedder=loader.store_embedder``) to one MCP client over
+    stdio. Nothing slow comes before the server reads its input: the model loads once it
+    does, and a semantic search that comes first waits for it (keyword search never does)."""
     try:
         from .mcp_server import run_stdio
     except ImportError:
         raise UnavailableError("the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]'") from None
-    with _open(args, watch=True, pool_size=2) as store:
-        _start_embedding(store, quiet=True)  # keyword search works; semantic answers 'unavailable'
-        run_stdio(store)
+    embed = lambda: _start_embedding(store, quiet=True)  # noqa: E731 - keyword search works without a model
+    run_stdio(store, ready=loader.wait, on_start=lambda: loader.start(then=embed))
 
 
 def add_server_commands(commands: dict[str, Any]) -> None:

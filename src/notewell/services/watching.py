@@ -3,7 +3,8 @@
 ``notewell watch`` keeps the index in step with the folder from inotify events and
 answers one-shot processes that ask, with a cookie file, whether every change made
 before their question is indexed (the way git's fsmonitor daemon works). They then
-skip the whole-folder check.
+skip the whole-folder check. Other questions (the search helper's) count for its idle
+timer through :meth:`WatchingMixin.note_question`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class WatchingMixin:
     _index: Index
     _watcher: Watcher | None
     _lock: threading.RLock
+    _asked_at: float = 0.0  # when a question other than a cookie last came (time.time())
 
     if TYPE_CHECKING:
 
@@ -71,6 +73,11 @@ class WatchingMixin:
             except FileNotFoundError:
                 pass
 
+    def note_question(self) -> None:
+        """Count a question asked some other way than by cookie (a search sent to the helper),
+        so that a watcher started on demand does not stop while it is being used."""
+        self._asked_at = time.time()
+
     def watcher_pid(self) -> int | None:
         """The pid of another process watching this store (``notewell watch``), if one
         is alive and beating."""
@@ -98,6 +105,7 @@ class WatchingMixin:
         on_error: Callable[[NotewellError], None] | None = None,
         *,
         idle_exit: float | None = None,
+        on_beat: Callable[[], None] | None = None,
     ) -> bool:
         """Keep the index in step with the folder until *stop* is set.
 
@@ -105,7 +113,8 @@ class WatchingMixin:
         whole-folder check: they ask this watcher instead (see :meth:`refresh`).
         With *idle_exit* (a watcher started on demand), it stops once no process has
         asked for that many seconds, and does not start when another watcher is alive.
-        Returns False when it did not start for that reason.
+        Returns False when it did not start for that reason. *on_beat* is called at every
+        heartbeat (the search helper checks its socket there).
         """
         if self._watcher is None or not self._watcher.active:
             raise StorageError("watching needs Linux inotify (open the store with watch=True)")
@@ -120,15 +129,19 @@ class WatchingMixin:
         try:
             while not stop.is_set():
                 now = time.time()
-                if idle_exit is not None and now - last_question > idle_exit:
+                if idle_exit is not None and now - max(last_question, self._asked_at) > idle_exit:
                     break
                 if now - last_beat >= _BEAT:
                     if idle_exit is not None and self.watcher_pid() is not None:
                         break  # two started on demand at once: the one on record stays
                     self._beat(me, started, now)
                     last_beat = now
+                    if on_beat is not None:
+                        on_beat()
                 ready, _, _ = select.select([self._watcher.fileno()], [], [], _BEAT / 4)
-                if not ready:
+                # A search on another thread may have read the events (cookies among them):
+                # answer those cookies after a refresh of our own, which applies what it held back.
+                if not ready and not self._watcher.cookies:
                     continue
                 with self._lock:
                     try:
