@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import pickle
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,7 @@ def main() -> int:
     ap.add_argument("--sem-weight", default="0.75,1.0,1.5")
     ap.add_argument("--k", default="20,60")
     ap.add_argument("--bullets", type=int, help="semantic.BULLET_MIN while embedding (0: no item passages)")
+    ap.add_argument("--save", type=Path, help="also pickle each query's lists here, to try other fusions offline")
     args = ap.parse_args()
     if args.bullets is not None:
         semantic.BULLET_MIN = args.bullets
@@ -151,6 +153,9 @@ def main() -> int:
             f"bullets {semantic.BULLET_MIN}; built in {built_s:.0f} s, searched in {time.perf_counter() - started:.0f}"
             " s: " + ", ".join(f"{n} ({len(q)} queries)" for n, q in sets.items())
         )
+        if args.save:
+            with args.save.open("wb") as fh:
+                pickle.dump({n: [replace(q, store=None) for q in qs] for n, qs in sets.items()}, fh)
         keyword = {n: by_kind(qs, lambda q: r5(q, q.keyword)) for n, qs in sets.items()}
         print("keyword R@5: " + "  ".join(f"{n} {s['ALL']:.3f}" for n, s in keyword.items()))
         names = ["fb_weight", *grid]
