@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Where to put semantic search's similarity floor: the cosines of relevant results beside
-those of queries that have no answer in the store.
+those of queries that have no answer in the store. The score recorded is the one that ranks
+a note and that the floor applies to: its best passage's cosine with the query vector after
+keyword feedback.
 
 On the tuning sets (benchmarks/eval, eval2's tune split, LoCoMo conversations 1-5 as
 session notes) it records the cosine of every relevant note semantic search returns in its
 top 10, and for off-topic queries (questions about things no note is about, in English and
-Chinese) the cosine of their best result. A floor should sit below nearly every relevant
+Chinese) the score of their best result. A floor should sit below nearly every relevant
 hit and above most off-topic best results. Prints percentiles and, for candidate floors,
 the share of relevant hits lost and of off-topic queries answered "nothing close".
 
@@ -26,6 +28,7 @@ import eval_search  # noqa: E402
 import locomo  # noqa: E402
 
 from notewell.search import semantic  # noqa: E402
+from notewell.search.embedders import UseEmbedder  # noqa: E402
 
 OFF_TOPIC = [
     "how long should sourdough proof in a cold fridge",
@@ -72,9 +75,7 @@ def main() -> int:
     ap.add_argument("--floors", default="0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4")
     args = ap.parse_args()
     embedder = eval_search.choose_embedder(args.embedder)
-    floor_attr = getattr(embedder, "similarity_floor", None)
-    if floor_attr is not None:
-        type(embedder).similarity_floor = None  # measure without the floor in place
+    UseEmbedder.similarity_floor = None  # measured without the floor in place (another model has none)
     relevant_scores: dict[str, list[float]] = {}
     off_scores: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="nw-floor-") as tmp:

@@ -99,6 +99,10 @@ class UseEmbedder:
 
     model_id = USE_MODEL_ID
     dim = 512
+    # Below this score semantic search answers "nothing close" (benchmarks/semantic_floor.py:
+    # no relevant result of the three tuning sets scored under it; 14-41% of off-topic queries
+    # found nothing, the rest only notes above it).
+    similarity_floor = 0.2
 
     def __init__(self, threads: int | None = None) -> None:
         try:

@@ -32,13 +32,13 @@ from .pg_vector import PgVectorIndex
 from .semantic import (
     COMPACT_MIN,
     RELOAD_MIN,
+    above_floor,
     best_notes,
     feedback_notes,
     passage_snippet,
     query_vector,
     respan,
     rows_by_note,
-    similarity_floor,
     with_feedback,
 )
 
@@ -237,9 +237,7 @@ def pg_semantic_search(
             best = vectors.nearest(conn, embedder.model_id, wanted, limit, f)
         else:
             best = vectors.nearest(wanted, limit, _allowed(conn, f))
-        floor = similarity_floor(embedder)
-        if floor is not None:
-            best = [b for b in best if b[1] >= floor]
+        best = above_floor(best, embedder)
         if best and wanted is not raw:
             found = conn.execute(
                 "SELECT note_id, start, stop, vector FROM note_vectors WHERE note_id = ANY(%s) AND model = %s"

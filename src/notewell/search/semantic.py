@@ -38,6 +38,7 @@ __all__ = [
     "FEEDBACK_NOTES",
     "FEEDBACK_WEIGHT",
     "VectorMatrix",
+    "above_floor",
     "list_items",
     "best_notes",
     "feedback_notes",
@@ -574,6 +575,16 @@ def respan(
     return [(nid, score, spans[nid][1] if nid in spans else span) for nid, score, span in best]
 
 
+def above_floor(
+    best: list[tuple[str, float, tuple[int, int]]], embedder: Embedder
+) -> list[tuple[str, float, tuple[int, int]]]:
+    """*best* without the notes scored below the embedder's similarity floor (the score that
+    ranked them, feedback included: measured, it parts relevant notes from off-topic queries'
+    better than the query's own cosine does)."""
+    floor = similarity_floor(embedder)
+    return best if floor is None else [b for b in best if b[1] >= floor]
+
+
 def semantic_search(
     index: Index,
     embedder: Embedder,
@@ -594,9 +605,7 @@ def semantic_search(
         feedback = keyword_ids(index, query, limit=FEEDBACK_NOTES, filters=filters)
     wanted = with_feedback(raw, _openings(index, embedder, feedback_notes(feedback)))
     best = vectors.nearest(index, embedder, wanted, limit, _allowed(index, filters))
-    floor = similarity_floor(embedder)
-    if floor is not None:
-        best = [b for b in best if b[1] >= floor]
+    best = above_floor(best, embedder)
     if not best:
         return []
     if wanted is not raw:
