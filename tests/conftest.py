@@ -131,3 +131,16 @@ def pgvector_server():
 def pgvector_url(pgvector_server):
     """A new, empty database on the pgvector test server; dropped afterwards."""
     yield from _database(pgvector_server)
+
+
+def wait_for(predicate, seconds: float = 60, step: float = 0.02):
+    """Poll *predicate* until it returns something true or *seconds* pass; its last answer."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        got = predicate()
+        if got:
+            return got
+        time.sleep(step)
+    return predicate()

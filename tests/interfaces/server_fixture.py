@@ -88,3 +88,27 @@ def http_call(
         except ValueError:
             parsed = text.decode(errors="replace")
         return Answer(exc.code, parsed, dict(exc.headers))
+
+
+# A real serve path (server_cli.serve_stdio or serve_http, named by {serve}) with a model that
+# loads only when the test says so: a stand-in for the embedder (not the component under test)
+# that blocks until the file argv[2] exists, and marks argv[3] when its loading starts.
+SLOW_MODEL_TEMPLATE = """
+import pathlib, sys, time
+import notewell
+from notewell.interfaces.server_cli import {serve}
+from notewell.search.embedders import HashEmbedder
+from notewell.services.embedder_loading import EmbedderLoader
+
+release, called = pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+
+def slow_model():
+    called.touch()
+    while not release.exists():
+        time.sleep(0.01)
+    return HashEmbedder()
+
+loader = EmbedderLoader(slow_model)
+with notewell.open(sys.argv[1], embedder=loader.store_embedder) as store:
+    {serve}(store, loader{extra})
+"""

@@ -17,7 +17,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 import notewell  # noqa: E402
 from notewell.search.embedders import HashEmbedder  # noqa: E402
 from tests.conftest import CARD_KEYS  # noqa: E402
-from tests.interfaces.server_fixture import Server  # noqa: E402
+from tests.interfaces.server_fixture import SLOW_MODEL_TEMPLATE, Server  # noqa: E402
 
 TOOLS = {
     "search_notes",
@@ -241,27 +241,7 @@ def test_the_notebook_tools_over_stdio(tmp_path):
     asyncio.run(scenario())
 
 
-# The real `notewell mcp` path (server_cli.serve_stdio) with a model that loads only when the
-# test says so: a stand-in for the embedder (not the component under test) that blocks.
-SLOW_MODEL_SERVER = """
-import pathlib, sys, time
-import notewell
-from notewell.interfaces.server_cli import serve_stdio
-from notewell.search.embedders import HashEmbedder
-from notewell.services.embedder_loading import EmbedderLoader
-
-release, called = pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
-
-def slow_model():
-    called.touch()
-    while not release.exists():
-        time.sleep(0.01)
-    return HashEmbedder()
-
-loader = EmbedderLoader(slow_model)
-with notewell.open(sys.argv[1], embedder=loader.store_embedder) as store:
-    serve_stdio(store, loader)
-"""
+SLOW_MODEL_SERVER = SLOW_MODEL_TEMPLATE.format(serve="serve_stdio", extra="")
 
 
 def test_initialize_tools_and_keyword_search_answer_while_the_model_loads(tmp_path):

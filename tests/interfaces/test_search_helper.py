@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from notewell.interfaces.cli import helper_config
 from notewell.search.embedders import HashEmbedder
 from notewell.services.query_socket import MAX_REQUEST, helper_dir
 from notewell.services.search_helper import PROTOCOL, helper_status
+from tests.conftest import wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watcher needs Linux inotify")
 
@@ -66,16 +66,6 @@ def cli(store: Path, args: list[str], **env: str) -> tuple[int, bytes, bytes]:
     return done.returncode, done.stdout, done.stderr
 
 
-def _wait_for(predicate, seconds: float = 60):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        got = predicate()
-        if got:
-            return got
-        time.sleep(0.05)
-    return predicate()
-
-
 @pytest.fixture
 def store(tmp_path) -> Path:
     root = tmp_path / "notes"
@@ -97,7 +87,7 @@ class Helper:
             stderr=subprocess.PIPE,
             env=_env(),
         )
-        status = _wait_for(lambda: helper_status(root) or self.proc.poll() is not None)
+        status = wait_for(lambda: helper_status(root) or self.proc.poll() is not None)
         if not isinstance(status, dict):
             self.stop()
             raise AssertionError(f"the helper did not start: {self.proc.stderr.read().decode()}")
@@ -257,7 +247,7 @@ def test_with_no_helper_the_command_answers_itself_and_starts_one(store):
     assert reference[0] == 0 and b"Cache stampede" in reference[1]
     # With auto-watching on, the command answers the same itself and starts a helper.
     assert cli(store, SEARCHES[0], NOTEWELL_AUTOWATCH="on") == reference
-    status = _wait_for(lambda: helper_status(store))
+    status = wait_for(lambda: helper_status(store))
     assert status, "no helper started"
     try:
         assert status["searches"] == 0 and status["model"] in ("waiting", "loading", "ready")
@@ -268,14 +258,14 @@ def test_with_no_helper_the_command_answers_itself_and_starts_one(store):
         assert again[0] == 0 and b"already watched" in again[1]
     finally:
         os.kill(status["pid"], signal.SIGTERM)
-    assert _wait_for(lambda: helper_status(store) is None)
-    assert _wait_for(lambda: not (helper_dir(store) / "search.sock").exists())
+    assert wait_for(lambda: helper_status(store) is None)
+    assert wait_for(lambda: not (helper_dir(store) / "search.sock").exists())
 
 
 def test_a_reindex_that_removes_the_socket_is_followed(helper, store):
     assert cli(store, ["reindex"])[0] == 0  # deletes .notewell/, the socket with it
     assert cli(store, ["embed"])[0] == 0
-    status = _wait_for(lambda: helper_status(store))
+    status = wait_for(lambda: helper_status(store))
     assert status and status["pid"] == helper.proc.pid
     code, out, _ = cli(store, ["search", "--mode", "semantic", "cache"])
     assert code == 0 and b"Cache stampede" in out

@@ -7,46 +7,17 @@ import os
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
 import notewell
 from notewell.search.embedders import HashEmbedder
-from tests.interfaces.server_fixture import free_port, http_call
+from tests.conftest import wait_for
+from tests.interfaces.server_fixture import SLOW_MODEL_TEMPLATE, free_port, http_call
 
 pytest.importorskip("uvicorn")
 
-# The real serve path (server_cli.serve_http) with a stand-in model that loads when told to.
-SLOW_MODEL_SERVER = """
-import pathlib, sys, time
-import notewell
-from notewell.interfaces.server_cli import serve_http
-from notewell.search.embedders import HashEmbedder
-from notewell.services.embedder_loading import EmbedderLoader
-
-release, called = pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
-
-def slow_model():
-    called.touch()
-    while not release.exists():
-        time.sleep(0.01)
-    return HashEmbedder()
-
-loader = EmbedderLoader(slow_model)
-with notewell.open(sys.argv[1], embedder=loader.store_embedder) as store:
-    serve_http(store, loader, host="127.0.0.1", port=int(sys.argv[4]))
-"""
-
-
-def _wait_for(predicate, seconds: float = 60):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        got = predicate()
-        if got:
-            return got
-        time.sleep(0.02)
-    return predicate()
+SLOW_MODEL_SERVER = SLOW_MODEL_TEMPLATE.format(serve="serve_http", extra=', host="127.0.0.1", port=int(sys.argv[4])')
 
 
 def test_health_and_keyword_search_answer_while_the_model_loads(tmp_path):
@@ -73,8 +44,8 @@ def test_health_and_keyword_search_answer_while_the_model_loads(tmp_path):
             return False
 
     try:
-        assert _wait_for(healthy)
-        assert _wait_for(called.exists) and not release.exists()  # loading began once it listened
+        assert wait_for(healthy)
+        assert wait_for(called.exists) and not release.exists()  # loading began once it listened
         keyword = http_call(url, "GET", "/api/notes/search?q=stampede")
         assert keyword.status == 200 and [c["id"] for c in keyword.body["cards"]] == [nid]
         answers = []

@@ -15,6 +15,7 @@ import time
 import pytest
 
 import notewell
+from tests.conftest import wait_for
 
 WRITER = textwrap.dedent(
     """
@@ -201,16 +202,6 @@ def watcher_pid(store_dir) -> int | None:
         s.close()
 
 
-def _wait_for(predicate, seconds: float = 20):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        got = predicate()
-        if got:
-            return got
-        time.sleep(0.05)
-    return predicate()
-
-
 def test_a_large_folder_starts_a_watcher_on_demand_that_stops_when_idle(store_dir):
     s = notewell.open(store_dir)
     s.add_notes([f"note {i} about otters" for i in range(4)])
@@ -231,7 +222,7 @@ def test_a_large_folder_starts_a_watcher_on_demand_that_stops_when_idle(store_di
         [*cli, "search", "otters"], env={**_env(), "NOTEWELL_AUTOWATCH": "3"}, text=True, capture_output=True
     )
     assert done.returncode == 0 and "otters" in done.stdout
-    pid = _wait_for(lambda: watcher_pid(store_dir))
+    pid = wait_for(lambda: watcher_pid(store_dir))
     assert pid
     try:
         s = notewell.open(store_dir, watch=False)
@@ -247,7 +238,7 @@ def test_a_large_folder_starts_a_watcher_on_demand_that_stops_when_idle(store_di
         assert watcher_pid(store_dir) == pid
     finally:
         os.kill(pid, signal.SIGTERM)
-    assert _wait_for(lambda: watcher_pid(store_dir) is None)
+    assert wait_for(lambda: watcher_pid(store_dir) is None)
 
 
 def test_an_on_demand_watcher_stops_after_its_idle_time(store_dir):

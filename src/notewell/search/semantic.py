@@ -602,7 +602,8 @@ def semantic_search(
     raw = query_vector(embedder, query, limit)
     filters = filters or Filters()
     if feedback is None:
-        feedback = keyword_ids(index, query, limit=FEEDBACK_NOTES, filters=filters)
+        off = FEEDBACK_WEIGHT <= 0 or FEEDBACK_NOTES <= 0
+        feedback = [] if off else keyword_ids(index, query, limit=FEEDBACK_NOTES, filters=filters)
     wanted = with_feedback(raw, _openings(index, embedder, feedback_notes(feedback)))
     best = vectors.nearest(index, embedder, wanted, limit, _allowed(index, filters))
     best = above_floor(best, embedder)
