@@ -13,6 +13,10 @@ import pytest
 
 import notewell
 
+# A CLI search made by a test must not leave a search helper (a watcher holding the model) running
+# for half an hour: the tests of that behaviour turn it on themselves.
+os.environ.setdefault("NOTEWELL_AUTOWATCH", "off")
+
 # The card contract (issue 2, plus the attempt fields of issue 3): every search and list hit has exactly these.
 CARD_KEYS = frozenset(
     {"id", "title", "kind", "tags", "builds_on", "model", "author", "created_at", "updated_at", "snippet", "score"}
