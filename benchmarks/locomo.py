@@ -38,7 +38,7 @@ For tuning, import it, build once and score again after changing notewell's modu
     convs = locomo.load(locomo.DEFAULT_DATA)
     built = locomo.build(convs, "session", "default", Path(tmp))
     locomo.score(built, "hybrid")   # {1: (r5, mrr), ..., "all": (r5, mrr)}
-    notewell.search.fusion.HYBRID_WEIGHTS["semantic"] = 0.5
+    notewell.search.fusion.HYBRID_SEMANTIC = 0.5
     locomo.score(built, "hybrid")
     locomo.close(built)
 """

@@ -14,7 +14,7 @@ below keyword).
 
 Usage:
     python benchmarks/tune_search.py
-    python benchmarks/tune_search.py --turns --fb-weight 0,0.5 --power 1,2 --sem-weight 1,1.5 --k 20,60
+    python benchmarks/tune_search.py --turns --fb-weight 0,0.5 --power 1,2 --semantic 0.25,0.35
     python benchmarks/tune_search.py --bullets 0      # embed without the list-item passages
 """
 
@@ -122,9 +122,8 @@ def main() -> int:
     ap.add_argument("--embedder", default="default")
     ap.add_argument("--turns", action="store_true", help="also LoCoMo turn notes (conversations 1-5)")
     ap.add_argument("--fb-weight", default="0,0.25,0.5,0.75,1.0")
-    ap.add_argument("--power", default="0,1,2,3")
-    ap.add_argument("--sem-weight", default="0.75,1.0,1.5")
-    ap.add_argument("--k", default="20,60")
+    ap.add_argument("--power", default="0.5,1,1.5,2")
+    ap.add_argument("--semantic", default="0.25,0.3,0.35,0.4,0.5", help="HYBRID_SEMANTIC values")
     ap.add_argument("--bullets", type=int, help="semantic.BULLET_MIN while embedding (0: no item passages)")
     ap.add_argument("--save", type=Path, help="also pickle each query's lists here, to try other fusions offline")
     args = ap.parse_args()
@@ -133,8 +132,7 @@ def main() -> int:
     fb_weights = [float(x) for x in args.fb_weight.split(",")]
     grid = {
         "power": [float(x) for x in args.power.split(",")],
-        "sem_weight": [float(x) for x in args.sem_weight.split(",")],
-        "k": [int(x) for x in args.k.split(",")],
+        "semantic": [float(x) for x in args.semantic.split(",")],
     }
     embedder = eval_search.choose_embedder(args.embedder)
     with tempfile.TemporaryDirectory(prefix="nw-tune-") as tmp:
@@ -165,8 +163,7 @@ def main() -> int:
             for values in itertools.product(*grid.values()):
                 setting = dict(zip(grid, values, strict=True))
                 fusion.HYBRID_COVERAGE_POWER = setting["power"]
-                fusion.HYBRID_WEIGHTS["semantic"] = setting["sem_weight"]
-                fusion.HYBRID_K = setting["k"]
+                fusion.HYBRID_SEMANTIC = setting["semantic"]
                 hyb = {
                     n: by_kind(
                         qs,

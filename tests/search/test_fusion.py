@@ -12,10 +12,10 @@ from notewell.search.fusion import coverage, fuse_hybrid
 from notewell.search.query import compile_query
 
 
-def _card(nid: str) -> Card:
+def _card(nid: str, score: float) -> Card:
     return Card(
         id=nid, title=nid, kind=None, tags=[], builds_on=[], model=None, author=None,
-        created_at="", updated_at="", snippet="", score=0.0,
+        created_at="", updated_at="", snippet="", score=score,
     )  # fmt: skip
 
 
@@ -38,22 +38,30 @@ def test_a_query_of_one_word_has_nothing_to_cover():
     assert coverage(compile_query("stampede"), "x", "y") == 1.0
 
 
-def test_loose_hits_count_by_their_coverage():
-    keyword = [_card("k1"), _card("k2")]
-    semantic = [_card("s1"), _card("k2")]
-    # k1 holds every word (not in partial); k2 half of them.
-    fused = fuse_hybrid({"keyword": keyword, "semantic": semantic}, {"k2": 0.5}, 3)
+def test_each_engine_s_scores_are_scaled_within_its_list_and_mixed():
+    keyword = [_card("k1", 8.0), _card("k2", 4.0)]  # BM25: k1 holds every word, k2 half of them
+    semantic = [_card("s1", 0.6), _card("k2", 0.5), _card("s3", 0.2)]  # cosines
+    fused = fuse_hybrid({"keyword": keyword, "semantic": semantic}, {"k2": 0.5}, 5)
     scores = {c.id: c.score for c in fused}
-    k, power = fusion.HYBRID_K, fusion.HYBRID_COVERAGE_POWER
-    wk, ws = fusion.HYBRID_WEIGHTS["keyword"], fusion.HYBRID_WEIGHTS["semantic"]
-    assert scores["k2"] == pytest.approx(wk * 0.5**power / (k + 2) + ws / (k + 2), abs=1e-6)
-    assert scores["k1"] == pytest.approx(wk / (k + 1), abs=1e-6)
-    assert scores["s1"] == pytest.approx(ws / (k + 1), abs=1e-6)
-    # A loose hit that holds none of the words adds nothing; the semantic list still counts.
-    fused = fuse_hybrid({"keyword": keyword, "semantic": semantic}, {"k1": 0.0, "k2": 0.0}, 3)
-    assert {c.id for c in fused} == {"s1", "k2", "k1"}
-    assert {c.id: c.score for c in fused}["k1"] == 0.0
+    a, power = fusion.HYBRID_SEMANTIC, fusion.HYBRID_COVERAGE_POWER
+    assert scores["k1"] == pytest.approx((1 - a) * 1.0, abs=1e-6)  # the best keyword score scales to 1
+    assert scores["k2"] == pytest.approx((1 - a) * 0.5**power * 0.5 + a * 0.75, abs=1e-6)
+    assert scores["s1"] == pytest.approx(a, abs=1e-6) and scores["s3"] == 0.0  # cosine: worst 0, best 1
+    assert [c.id for c in fused] == sorted(scores, key=lambda n: -scores[n])
     assert all(c.mode == "hybrid" for c in fused)
+    assert fused[[c.id for c in fused].index("k2")].score == scores["k2"]
+
+
+def test_a_loose_hit_holding_none_of_the_words_adds_nothing():
+    fused = fuse_hybrid({"keyword": [_card("k1", 3.0)], "semantic": [_card("s1", 0.4)]}, {"k1": 0.0}, 5)
+    assert {c.id: c.score for c in fused} == {"s1": pytest.approx(fusion.HYBRID_SEMANTIC), "k1": 0.0}
+
+
+def test_one_engine_alone_keeps_its_order():
+    keyword = [_card("a", 5.0), _card("b", 2.0)]
+    assert [c.id for c in fuse_hybrid({"keyword": keyword, "semantic": []}, {}, 5)] == ["a", "b"]
+    semantic = [_card("x", 0.5)]
+    assert [c.id for c in fuse_hybrid({"keyword": [], "semantic": semantic}, {}, 5)] == ["x"]
 
 
 def test_hybrid_on_a_store_ranks_an_exact_loose_match_above_a_stray_word(store_dir):

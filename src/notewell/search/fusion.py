@@ -12,17 +12,20 @@ from ..model.note import Card
 from .query import CompiledQuery
 from .snippets import fold, phrase_finder, phrases_of, scan
 
-__all__ = ["HYBRID_COVERAGE_POWER", "HYBRID_K", "HYBRID_WEIGHTS", "coverage", "fuse_hybrid", "hybrid_pool"]
+__all__ = ["HYBRID_COVERAGE_POWER", "HYBRID_SEMANTIC", "coverage", "fuse_hybrid", "hybrid_pool"]
 
-# Weighted reciprocal-rank fusion: each engine contributes weight / (HYBRID_K + rank).
-# Chosen across benchmarks/eval, the tuning split of benchmarks/eval2 and LoCoMo (README).
-HYBRID_K = 60
-HYBRID_WEIGHTS = {"keyword": 1.0, "semantic": 1.0}
+# Score fusion: each engine's scores scaled to 0..1 within its list (BM25 by the list's best,
+# cosine from the list's worst to its best) and mixed, HYBRID_SEMANTIC of the semantic one.
+# Chosen across benchmarks/eval, the tuning split of benchmarks/eval2 and LoCoMo conversations
+# 1-5 (benchmarks/tune_search.py; README): the best mean R@5 among the settings that left hybrid
+# at or above keyword on every query kind of every set. Reciprocal-rank fusion, the earlier
+# rule, gave up more where one engine is much surer than the other (LoCoMo turns 0.550 vs 0.586).
+HYBRID_SEMANTIC = 0.25
 # A keyword hit from the loose pass (not every word) counts coverage ** HYBRID_COVERAGE_POWER
-# of its weight, coverage being the share of the query's words it holds. Counting such hits
+# of its score, coverage being the share of the query's words it holds. Counting such hits
 # not at all was chosen on one set and lost to keyword alone on unseen notes, where most
 # keyword hits, even for word-for-word queries, come from the loose pass.
-HYBRID_COVERAGE_POWER = 2.0
+HYBRID_COVERAGE_POWER = 1.0
 
 
 def hybrid_pool(limit: int) -> int:
@@ -44,18 +47,25 @@ def coverage(cq: CompiledQuery, title: str, body: str) -> float:
 
 
 def fuse_hybrid(lists: dict[str, list[Card]], partial: Mapping[str, float], limit: int) -> list[Card]:
-    """One fused ranking of each engine's cards (best first): each counts weight /
-    (HYBRID_K + rank), a keyword hit in *partial* (found without every word, mapped to its
-    coverage) scaled by coverage ** HYBRID_COVERAGE_POWER. A note both found keeps the first
-    engine's card (the keyword one, with its highlights)."""
+    """One fused ranking of the keyword and semantic cards (best first): a keyword card counts
+    (1 - HYBRID_SEMANTIC) x its BM25 over the list's best (a loose hit in *partial*, mapped to
+    its coverage, x coverage ** HYBRID_COVERAGE_POWER), a semantic card HYBRID_SEMANTIC x its
+    cosine scaled from the list's worst (0) to its best (1). A note both found keeps the keyword
+    card (with its highlights); its score is the fused value."""
     fused: dict[str, float] = {}
     first: dict[str, Card] = {}
-    for engine, cards in lists.items():
-        for rank, card in enumerate(cards, 1):
-            weight = HYBRID_WEIGHTS[engine]
-            if engine == "keyword" and card.id in partial:
-                weight *= partial[card.id] ** HYBRID_COVERAGE_POWER
-            fused[card.id] = fused.get(card.id, 0.0) + weight / (HYBRID_K + rank)
+    keyword = lists.get("keyword", [])
+    top = max((abs(c.score or 0.0) for c in keyword), default=0.0) or 1.0
+    for card in keyword:
+        weight = partial[card.id] ** HYBRID_COVERAGE_POWER if card.id in partial else 1.0
+        fused[card.id] = fused.get(card.id, 0.0) + (1 - HYBRID_SEMANTIC) * weight * abs(card.score or 0.0) / top
+        first.setdefault(card.id, card)
+    semantic = lists.get("semantic", [])
+    if semantic:
+        high, low = semantic[0].score or 0.0, semantic[-1].score or 0.0
+        for card in semantic:
+            scaled = ((card.score or 0.0) - low) / (high - low) if high > low else 1.0
+            fused[card.id] = fused.get(card.id, 0.0) + HYBRID_SEMANTIC * scaled
             first.setdefault(card.id, card)
     best = sorted(fused, key=lambda nid: -fused[nid])[:limit]
     return [replace(first[nid], mode="hybrid", score=round(fused[nid], 6)) for nid in best]
