@@ -148,3 +148,17 @@ def wait_for(predicate, seconds: float = 60, step: float = 0.02):
             return got
         time.sleep(step)
     return predicate()
+
+
+def load_script(name: str, path: pathlib.Path):
+    """A benchmark script (not a package module) imported once under *name*."""
+    import importlib.util
+
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module

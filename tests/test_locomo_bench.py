@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.conftest import load_script
 
 pytest.importorskip("numpy")  # the hash embedder's vectors
 
@@ -54,14 +54,7 @@ CONVERSATION = {
 
 
 def _script() -> ModuleType:
-    if "locomo_bench" in sys.modules:
-        return sys.modules["locomo_bench"]
-    spec = importlib.util.spec_from_file_location("locomo_bench", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("locomo_bench", SCRIPT)
 
 
 @pytest.fixture

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.conftest import load_script
 
 pytest.importorskip("uvicorn")
 
@@ -15,14 +15,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_pg_servers.
 
 
 def _script() -> ModuleType:
-    if "bench_pg_servers" in sys.modules:
-        return sys.modules["bench_pg_servers"]
-    spec = importlib.util.spec_from_file_location("bench_pg_servers", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench_pg_servers", SCRIPT)
 
 
 def test_two_servers_lose_no_acknowledged_write(pg_url, capsys):

@@ -19,6 +19,7 @@ __all__ = [
     "OUTSIDE_SIZE",
     "FileState",
     "NoteFolder",
+    "fsync_dir",
     "is_hidden",
     "printable_name",
 ]
@@ -52,7 +53,8 @@ def is_hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-def _fsync_dir(path: str) -> None:
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Make the renames and links made in the folder *path* durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -192,7 +194,7 @@ class NoteFolder:
         finally:
             os.unlink(tmp)
         if durable:
-            _fsync_dir(os.path.dirname(target))
+            fsync_dir(os.path.dirname(target))
         st = os.stat(target)
         return FileState(st.st_mtime_ns, st.st_size)
 
@@ -211,7 +213,7 @@ class NoteFolder:
             os.unlink(tmp)
             raise
         if durable:
-            _fsync_dir(os.path.dirname(target))
+            fsync_dir(os.path.dirname(target))
         st = os.stat(target)
         return FileState(st.st_mtime_ns, st.st_size)
 
@@ -258,4 +260,4 @@ class NoteFolder:
         except FileNotFoundError:
             return
         if durable:
-            _fsync_dir(os.path.dirname(target))
+            fsync_dir(os.path.dirname(target))

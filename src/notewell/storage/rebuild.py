@@ -23,6 +23,7 @@ import secrets
 from pathlib import Path
 
 from ..errors import StorageError
+from .files import fsync_dir
 
 __all__ = ["Rebuild", "recover"]
 
@@ -63,10 +64,10 @@ class Rebuild:
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.dir / MARKER)
-            _sync_dir(self.dir)
+            fsync_dir(self.dir)
             for suffix in _SUFFIXES:
                 _move(self.dir / (DB + suffix), Path(str(aside) + suffix))
-            _sync_dir(self.dir)
+            fsync_dir(self.dir)
         except OSError as exc:
             self.abandon()
             raise StorageError(f"cannot set the index aside for the rebuild: {exc}") from exc
@@ -93,7 +94,7 @@ class Rebuild:
                 with contextlib.suppress(OSError):
                     sidecar.unlink()
             (self.dir / MARKER).unlink(missing_ok=True)
-            _sync_dir(self.dir)
+            fsync_dir(self.dir)
         except OSError:
             pass  # a leftover is deleted by the next rebuild
         finally:
@@ -149,19 +150,10 @@ def _restore(index_dir: Path) -> bool:
                 os.replace(Path(str(aside) + suffix), index_dir / (DB + suffix))
                 restored = True
     marker.unlink(missing_ok=True)
-    _sync_dir(index_dir)
+    fsync_dir(index_dir)
     return restored
 
 
 def _move(source: Path, target: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.rename(source, target)
-
-
-def _sync_dir(path: Path) -> None:
-    """Make renames in *path* durable (the marker must be on disk before what it describes)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
