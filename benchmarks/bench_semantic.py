@@ -20,7 +20,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sqlite3
 import sys
@@ -35,7 +34,6 @@ import numpy as np
 from bench_store import Corpus, fmt_ms, pct  # noqa: E402 - the same note generator
 
 import notewell
-from notewell.search import semantic as semantic_module
 from notewell.search.embedders import USE_MODEL_ID, default_embedder
 from notewell.search.semantic import VectorMatrix, passages, semantic_search
 
@@ -60,34 +58,6 @@ def throughput(count: int, texts: list[str] | None = None) -> float:
     rate = result["embedded"] / elapsed
     log(f"1. embedded {result['embedded']} notes ({chunks} passages) in {elapsed:.1f} s = {rate:.0f} notes/s")
     return rate
-
-
-def item_passages_ab(count: int, rounds: int) -> None:
-    """Embedding speed with and without each list item as a passage of its own, alternated in
-    one run (A, B, A, B...), on the generated notes and on benchmarks/eval2's agent notes."""
-    corpus = Corpus(11)
-    generated = [corpus.note(i) for i in range(count)]
-    eval2 = [
-        json.loads(line)["text"]
-        for path in sorted((Path(__file__).resolve().parent / "eval2").glob("notes*.jsonl"))
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
-    for name, texts in (("generated", generated), ("eval2", eval2)):
-        rates: dict[int, list[float]] = {0: [], semantic_module.BULLET_MIN or 3: []}
-        for _round in range(rounds):
-            for value in rates:
-                saved = semantic_module.BULLET_MIN
-                semantic_module.BULLET_MIN = value
-                try:
-                    rates[value].append(throughput(len(texts), texts))
-                finally:
-                    semantic_module.BULLET_MIN = saved
-        cells = ", ".join(
-            f"items as passages {'on' if v else 'off'}: {sorted(r)[len(r) // 2]:.1f} notes/s" for v, r in rates.items()
-        )
-        off, on = (sorted(r)[len(r) // 2] for r in rates.values())
-        print(f"   {name} ({len(texts)} notes, median of {rounds}): {cells}; on/off = {on / off:.2f}")
 
 
 def at_scale(store_path: Path, queries: int) -> dict[str, float]:
@@ -192,7 +162,6 @@ def main() -> int:
     ap.add_argument("--embed-notes", type=int, default=1000)
     ap.add_argument("--store", type=Path, help="a store with many notes (its vectors are replaced by random ones)")
     ap.add_argument("--queries", type=int, default=100)
-    ap.add_argument("--items-ab", type=int, metavar="ROUNDS", help="also time list-item passages on and off")
     args = ap.parse_args()
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     print(
@@ -204,8 +173,6 @@ def main() -> int:
         f"  (target >= 150/s: {'ok' if rate >= 150 else 'MISS'})"
     )
     print(f"   passages per note: the opening ({passages('t', 'x' * 1)[0][1]}..1,500 characters) plus paragraphs")
-    if args.items_ab:
-        item_passages_ab(min(args.embed_notes, 300), args.items_ab)
     if args.store:
         got = at_scale(args.store, args.queries)
         print(

@@ -15,7 +15,6 @@ below keyword).
 Usage:
     python benchmarks/tune_search.py
     python benchmarks/tune_search.py --turns --fb-weight 0,0.5 --power 1,2 --semantic 0.25,0.35
-    python benchmarks/tune_search.py --bullets 0      # embed without the list-item passages
 """
 
 from __future__ import annotations
@@ -124,11 +123,8 @@ def main() -> int:
     ap.add_argument("--fb-weight", default="0,0.25,0.5,0.75,1.0")
     ap.add_argument("--power", default="0.5,1,1.5,2")
     ap.add_argument("--semantic", default="0.25,0.3,0.35,0.4,0.5", help="HYBRID_SEMANTIC values")
-    ap.add_argument("--bullets", type=int, help="semantic.BULLET_MIN while embedding (0: no item passages)")
     ap.add_argument("--save", type=Path, help="also pickle each query's lists here, to try other fusions offline")
     args = ap.parse_args()
-    if args.bullets is not None:
-        semantic.BULLET_MIN = args.bullets
     fb_weights = [float(x) for x in args.fb_weight.split(",")]
     grid = {
         "power": [float(x) for x in args.power.split(",")],
@@ -148,7 +144,7 @@ def main() -> int:
         for queries in sets.values():
             search_lists(queries, fb_weights)
         print(
-            f"bullets {semantic.BULLET_MIN}; built in {built_s:.0f} s, searched in {time.perf_counter() - started:.0f}"
+            f"built in {built_s:.0f} s, searched in {time.perf_counter() - started:.0f}"
             " s: " + ", ".join(f"{n} ({len(q)} queries)" for n, q in sets.items())
         )
         if args.save:

@@ -1,9 +1,7 @@
-"""What makes semantic search hold on unseen notes: passages per list item, keyword
-feedback on the query vector, and a similarity floor."""
+"""What makes semantic search hold on unseen notes: keyword feedback on the query vector,
+and a similarity floor."""
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 import pytest
@@ -11,7 +9,7 @@ import pytest
 import notewell
 from notewell.search import semantic
 from notewell.search.embedders import HashEmbedder
-from notewell.search.semantic import list_items, passages, with_feedback
+from notewell.search.semantic import passages, with_feedback
 
 DIGEST = """---
 title: Week 12 digest
@@ -31,77 +29,11 @@ Where things stand:
 """
 
 
-@pytest.fixture
-def items_as_passages(monkeypatch):
-    monkeypatch.setattr(semantic, "BULLET_MIN", 3)
-
-
-def test_list_items_are_no_passages_by_default():
+def test_a_digest_keeps_one_opening_passage():
+    # List items as passages of their own were measured and dropped (README): a digest is embedded
+    # as any note is, and its bullets are found through the opening passage.
     body = notewell.parse_note(DIGEST).body
     assert len(passages("Week 12 digest", body)) == 1
-
-
-@pytest.mark.usefixtures("items_as_passages")
-def test_each_list_item_of_a_digest_is_a_passage_of_its_own():
-    body = notewell.parse_note(DIGEST).body
-    parts = passages("Week 12 digest", body)
-    assert parts[0][2].startswith("Week 12 digest\n")  # the opening comes first, as before
-    items = [text for _a, _b, text in parts[1:]]
-    assert items == [
-        "Week 12 digest\nFlaky login test fixed by pinning the clock in the fixture",
-        "Week 12 digest\nDeploy pipeline now caches the wheel builds between runs",
-        "Week 12 digest\nMemory leak in the thumbnail worker traced to an unclosed image handle",
-        "Week 12 digest\nVendor contract renewal waits for the legal review",
-    ]  # "ok" is too short to stand alone; the fenced line is no item
-    for start, stop, text in parts[1:]:
-        assert text.endswith(body[start:stop])  # spans index the body, for the snippet
-
-
-@pytest.mark.usefixtures("items_as_passages")
-def test_a_note_with_few_items_keeps_its_passages():
-    body = "Intro.\n\n- only one item in this note here\n- and a second item in this note\n"
-    assert len(passages("T", body)) == 1
-
-
-def test_an_item_takes_its_indented_continuation_lines():
-    body = "- first item, which goes on\n  over a second line\n- second item of the list here\n- third one\n"
-    assert [body[a:b] for a, b in list_items(body)] == [
-        "first item, which goes on\n  over a second line",
-        "second item of the list here",
-        "third one",
-    ]
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        "- item text here ok\n" + " " * 200_000 + "\n",
-        "- item\n" + "   \n" * 100_000,
-        "- " + " \t" * 100_000,
-        "```\n- a\n" * 50_000,
-        "- x\n  " + "y " * 100_000,
-    ],
-)
-@pytest.mark.usefixtures("items_as_passages")
-def test_list_items_take_linear_time_on_hostile_bodies(body):
-    # Generous bound: a quadratic pattern takes minutes on these, a linear one milliseconds.
-    started = time.perf_counter()
-    parts = passages("T", body)
-    assert time.perf_counter() - started < 5
-    assert len(parts) <= semantic.MAX_PASSAGES + semantic.MAX_BULLETS
-
-
-@pytest.mark.usefixtures("items_as_passages")
-def test_a_digest_bullet_is_found_and_shown(store_dir):
-    s = notewell.open(store_dir, embedder=HashEmbedder())
-    digest = s.add_note(DIGEST)
-    for i in range(5):
-        s.add_note(f"# Other note {i}\n\nThe deploy schedule moved to Thursday, build {i}.")
-    s.embed_pending()
-    card = s.search_notes("thumbnail worker memory leak image handle", mode="semantic", limit=3)[0]
-    assert card.id == digest.id
-    assert "thumbnail worker" in card.snippet and "Flaky login" not in card.snippet  # the item's passage
-    s.close()
 
 
 def test_feedback_moves_the_query_towards_the_keyword_hits():

@@ -39,6 +39,7 @@ from .semantic import (
     query_vector,
     respan,
     rows_by_note,
+    stacked,
     with_feedback,
 )
 
@@ -202,14 +203,11 @@ def _allowed(conn: Any, filters: Filters) -> set[str] | None:
 
 def _openings(conn: Any, embedder: Embedder, ids: list[str]) -> np.ndarray:
     """The opening passages' vectors of the notes *ids* (those embedded by this model)."""
-    np = numpy()
-    if not ids:
-        return np.zeros((0, embedder.dim), np.float32)
     rows = conn.execute(
         "SELECT vector FROM note_vectors WHERE note_id = ANY(%s) AND chunk = 0 AND model = %s AND dim = %s",
         (ids, embedder.model_id, embedder.dim),
     ).fetchall()
-    return np.array([np.frombuffer(r[0], dtype=np.float32) for r in rows], dtype=np.float32).reshape(-1, embedder.dim)
+    return stacked([bytes(r[0]) for r in rows], embedder.dim)
 
 
 def pg_semantic_search(

@@ -39,8 +39,8 @@ __all__ = [
     "FEEDBACK_WEIGHT",
     "VectorMatrix",
     "above_floor",
-    "list_items",
     "best_notes",
+    "feedback_limit",
     "feedback_notes",
     "passage_snippet",
     "passages",
@@ -49,6 +49,7 @@ __all__ = [
     "rows_by_note",
     "semantic_search",
     "similarity_floor",
+    "stacked",
     "with_feedback",
 ]
 
@@ -67,17 +68,6 @@ FEEDBACK_WEIGHT = 0.5
 _ANN_BATCH = 65_536  # rows added to the approximate index at a time
 _SNIPPET = 240
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
-# With BULLET_MIN > 0, each list item is also a passage of its own (the title with the item)
-# in a note with at least BULLET_MIN items of BULLET_CHARS characters or more, up to
-# MAX_BULLETS of them. Off: on benchmarks/eval, eval2 and LoCoMo it changed no figure by more
-# than a query or two either way (digest bullets were already found) and costs embedding time.
-BULLET_MIN = 0
-BULLET_CHARS = 24
-MAX_BULLETS = 16
-_ITEM = re.compile(r"^[ \t]{0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+(?=\S)", re.M)
-# The rest of the item's line, then lines indented more deeply that are not items themselves.
-_CONTINUED = re.compile(r"[^\n]*+(?:\n[ \t]{2,}+(?![-*+][ \t]|\d{1,3}[.)][ \t])[^\n]*?\S[^\n]*+)*")
-_FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.M)
 
 
 def passages(title: str, body: str) -> list[tuple[int, int, str]]:
@@ -103,37 +93,6 @@ def passages(title: str, body: str) -> list[tuple[int, int, str]]:
         out.append((start, stop, body[start:stop]))
         if len(out) >= MAX_PASSAGES:
             break
-    items = list_items(body) if BULLET_MIN else []
-    if len(items) >= BULLET_MIN:
-        # A digest's topics sit in separate items; in one passage each is diluted by the others.
-        out += [(a, b, f"{title}\n{body[a:b]}") for a, b in items if b - a >= BULLET_CHARS][:MAX_BULLETS]
-    return out
-
-
-def list_items(body: str) -> list[tuple[int, int]]:
-    """(start, stop) of each Markdown list item of *body* outside code fences: its text after
-    the marker, with the more-indented lines that continue it, at most PASSAGE characters."""
-    fenced: list[tuple[int, int]] = []
-    opened = None
-    for m in _FENCE.finditer(body):
-        if opened is None:
-            opened = m.start()
-        else:
-            fenced.append((opened, m.end()))
-            opened = None
-    if opened is not None:
-        fenced.append((opened, len(body)))
-    out: list[tuple[int, int]] = []
-    fence = 0
-    for m in _ITEM.finditer(body):
-        start = m.end()
-        while fence < len(fenced) and fenced[fence][1] <= start:
-            fence += 1
-        if fence < len(fenced) and fenced[fence][0] <= start:
-            continue
-        more = _CONTINUED.match(body, start)
-        stop = more.end() if more else start
-        out.append((start, min(stop, start + PASSAGE)))
     return out
 
 
@@ -526,9 +485,20 @@ def with_feedback(wanted: np.ndarray, openings: np.ndarray) -> np.ndarray:
     return (moved / norm).astype(np.float32) if norm else wanted
 
 
+def feedback_limit() -> int:
+    """How many keyword hits feedback takes (0: feedback is off, no keyword pass needed)."""
+    return FEEDBACK_NOTES if FEEDBACK_WEIGHT > 0 else 0
+
+
 def feedback_notes(ids: Sequence[str]) -> list[str]:
     """The keyword hits (best first) whose opening passages move the query vector."""
-    return list(ids)[:FEEDBACK_NOTES]
+    return list(ids)[: feedback_limit()]
+
+
+def stacked(blobs: list[bytes], dim: int) -> np.ndarray:
+    """float32 vectors stored as bytes, one row each."""
+    np = numpy()
+    return np.array([np.frombuffer(b, dtype=np.float32) for b in blobs], dtype=np.float32).reshape(-1, dim)
 
 
 def similarity_floor(embedder: Embedder) -> float | None:
@@ -538,18 +508,14 @@ def similarity_floor(embedder: Embedder) -> float | None:
 
 
 def _openings(index: Index, embedder: Embedder, ids: list[str]) -> np.ndarray:
-    np = numpy()
     if not ids:
-        return np.zeros((0, embedder.dim), np.float32)
+        return stacked([], embedder.dim)
     marks = ",".join("?" * len(ids))
-    blobs = [
-        b
-        for (b,) in index.conn.execute(
-            f"SELECT vector FROM note_vectors WHERE note_id IN ({marks}) AND chunk = 0 AND model = ? AND dim = ?",
-            (*ids, embedder.model_id, embedder.dim),
-        )
-    ]
-    return np.array([np.frombuffer(b, dtype=np.float32) for b in blobs], dtype=np.float32).reshape(-1, embedder.dim)
+    rows = index.conn.execute(
+        f"SELECT vector FROM note_vectors WHERE note_id IN ({marks}) AND chunk = 0 AND model = ? AND dim = ?",
+        (*ids, embedder.model_id, embedder.dim),
+    )
+    return stacked([b for (b,) in rows], embedder.dim)
 
 
 def _passage_vectors(index: Index, embedder: Embedder, ids: list[str]) -> list[tuple[str, int, int, bytes]]:
@@ -602,8 +568,8 @@ def semantic_search(
     raw = query_vector(embedder, query, limit)
     filters = filters or Filters()
     if feedback is None:
-        off = FEEDBACK_WEIGHT <= 0 or FEEDBACK_NOTES <= 0
-        feedback = [] if off else keyword_ids(index, query, limit=FEEDBACK_NOTES, filters=filters)
+        wanted_hits = feedback_limit()
+        feedback = keyword_ids(index, query, limit=wanted_hits, filters=filters) if wanted_hits else []
     wanted = with_feedback(raw, _openings(index, embedder, feedback_notes(feedback)))
     best = vectors.nearest(index, embedder, wanted, limit, _allowed(index, filters))
     best = above_floor(best, embedder)

@@ -31,6 +31,7 @@ from ..search.pg_search import pg_keyword_search
 from ..search.pg_semantic import PgVectorMatrix, pg_semantic_search
 from ..search.pg_vector import PgVectorIndex
 from ..search.query import compile_query
+from ..search.semantic import feedback_limit
 from ..storage.pg import PgDatabase
 from ..storage.pg_vector_schema import vector_ready
 from .background import BackgroundEmbedding
@@ -155,9 +156,13 @@ class PgSemanticMixin(BackgroundEmbedding):
             )
             return fuse_hybrid({"keyword": keyword, "semantic": semantic}, partial, limit)
         cards: list[Card] = []
+        # Semantic mode needs only the few hits that give the query vector its feedback.
+        wanted = limit if mode == "both" else feedback_limit()
         try:
-            with self._db.transaction() as conn:
-                keyword = pg_keyword_search(conn, query, limit=limit, filters=f, rarity=self._rarity)
+            keyword = []
+            if wanted:
+                with self._db.transaction() as conn:
+                    keyword = pg_keyword_search(conn, query, limit=wanted, filters=f, rarity=self._rarity)
         except InvalidQueryError:
             if mode == "both":
                 raise
