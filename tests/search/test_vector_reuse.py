@@ -157,6 +157,31 @@ def test_a_reindex_cut_short_puts_the_old_index_back(store_dir):
     s.close()
 
 
+def test_a_crash_while_the_old_index_is_deleted_leaves_nothing_to_restore(store_dir, monkeypatch):
+    # The marker goes before the old files: otherwise an old -wal left by a crash here would be
+    # "restored" beside the new database at the next open, and read as the new one's.
+    from pathlib import Path
+
+    s = notewell.open(store_dir, embedder=HashEmbedder())
+    _notes(s)
+    unlink = Path.unlink
+
+    def crash_on_old_files(self, *args, **kwargs):
+        if self.name.startswith("previous-"):
+            raise KeyboardInterrupt
+        return unlink(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "unlink", crash_on_old_files)
+    with pytest.raises(KeyboardInterrupt):
+        s.reindex()
+    monkeypatch.setattr(Path, "unlink", unlink)
+    assert not (store_dir / ".notewell" / "rebuild.json").exists()
+    s.close()
+    again = notewell.open(store_dir, embedder=HashEmbedder())  # the new index, as built
+    assert len(again.search_notes("apricot", mode="semantic")) == 5 and again.pending_embeddings() == 0
+    again.close()
+
+
 _KILLED = """
 import os, signal, sys
 import notewell

@@ -27,6 +27,9 @@ __all__ = ["MAX_REQUEST", "REQUEST_TIMEOUT", "Listener", "RequestError", "ask", 
 MAX_REQUEST = 64 * 1024
 MAX_ANSWER = 32 * 1024 * 1024  # 100 cards are far below this; a bound against a runaway peer
 REQUEST_TIMEOUT = 2.0
+# However long heartbeats go on, a caller stops waiting after this (a helper stuck behind a
+# lock or a model that never loads must not hold a shell forever) and searches itself.
+ANSWER_DEADLINE = 600.0
 _SOCKET = "search.sock"
 _LOCK = "lock"
 _SUN_PATH_MAX = 100  # sockaddr_un holds 108 bytes on Linux, 104 on the BSDs
@@ -160,8 +163,8 @@ class Listener:
         return conn
 
     def intact(self) -> bool:
-        """Whether the socket file is still the one this listener bound (a reindex removes the
-        whole ``.notewell/`` folder)."""
+        """Whether the socket file is still the one this listener bound (someone may delete
+        ``.notewell/``: `rm -rf .notewell && notewell reindex` is the documented reset)."""
         if self._sock is None:
             return False
         try:
@@ -202,18 +205,23 @@ def ask(root: Path, request: dict[str, Any], *, accept_timeout: float, idle_time
             return None
         sock.sendall(line)
         data = bytearray()
+        searched = 0  # the answer's line break is looked for only in what is new
+        deadline = time.monotonic() + ANSWER_DEADLINE
         while True:
             chunk = sock.recv(65536)
             if not chunk:
                 return None
+            if time.monotonic() > deadline:
+                return None  # heartbeats without an end: the caller searches itself
             sock.settimeout(idle_timeout)  # the first reply came: from now on heartbeats keep it going
             data += chunk
             while data.startswith(b"\n"):
                 del data[:1]
-            end = data.find(b"\n")
+            end = data.find(b"\n", max(0, searched - 1))
             if end >= 0:
                 answer = json.loads(bytes(data[:end]))
                 return answer if isinstance(answer, dict) else None
+            searched = len(data)
             if len(data) > MAX_ANSWER:
                 return None
     except (OSError, ValueError, RecursionError):

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from .. import errors
 from ..errors import ForbiddenError, InvalidArgumentError, NotewellError
 from ..model.note import Card
-from ..search.filters import FILTER_NAMES
+from ..search.filters import Filters
 from .query_socket import MAX_REQUEST, REQUEST_TIMEOUT, Listener, RequestError, ask, peer_uid, read_line
 
 if TYPE_CHECKING:
@@ -66,9 +66,9 @@ def _search_args(request: dict[str, Any]) -> tuple[str, str, int, bool, dict[str
         raise InvalidArgumentError("limit must be a whole number and wait true or false")
     if not isinstance(filters, dict):
         raise InvalidArgumentError("filters must be an object")
+    # The filters' own check: never a keyword search_notes takes otherwise (viewer, limit, ...).
+    Filters.from_kwargs({str(name)[:40]: None for name in filters})
     for name, value in filters.items():
-        if name not in FILTER_NAMES:  # never a keyword the service takes otherwise (viewer, ...)
-            raise InvalidArgumentError(f"unknown filter {str(name)[:40]!r}; filters are: {', '.join(FILTER_NAMES)}")
         strings = isinstance(value, list) and all(isinstance(v, str) for v in value)
         if not (value is None or isinstance(value, str) or strings):
             raise InvalidArgumentError(f"filter {name!r} must be a string or a list of strings")
@@ -122,7 +122,7 @@ class SearchHelper:
         return True
 
     def check(self) -> None:
-        """Serve again when the socket is gone (a reindex removes ``.notewell/``) or when the
+        """Serve again when the socket is gone (``.notewell/`` was deleted, as `rm -rf .notewell` does) or when the
         process that served it has stopped (the watcher calls this at every heartbeat)."""
         if self._listener is not None and self._listener.intact():
             return
@@ -167,17 +167,18 @@ class SearchHelper:
     def _serve_one(self, conn: socket.socket) -> None:
         try:
             with conn:
-                # Read before answering even a refusal: a socket closed on unread input resets
-                # the connection, and the caller would never see the answer.
+                # Who is asking comes first: another user's request is never read (only drained
+                # briefly, since a socket closed on unread input resets before the answer lands).
+                uid = peer_uid(conn)
+                if uid is not None and uid != os.geteuid():
+                    _drain(conn, limit=MAX_REQUEST)
+                    self._reply(conn, _failure(ForbiddenError("the search helper answers its own user only")))
+                    return
                 try:
                     line = read_line(conn, MAX_REQUEST, time.monotonic() + REQUEST_TIMEOUT)
                 except RequestError as exc:
                     _drain(conn)
                     self._reply(conn, _failure(InvalidArgumentError(str(exc))))
-                    return
-                uid = peer_uid(conn)
-                if uid is not None and uid != os.geteuid():
-                    self._reply(conn, _failure(ForbiddenError("the search helper answers its own user only")))
                     return
                 try:
                     request = json.loads(line)

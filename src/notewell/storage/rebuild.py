@@ -87,14 +87,17 @@ class Rebuild:
         """The new index is complete: delete the old one, and the vector sidecars of its epoch
         (never mapped by the new index; they can be as large as the vectors)."""
         try:
+            # The marker goes first: once the old files start going, a crash must not let the
+            # next open "restore" what is left of them (an old -wal beside the new database
+            # would be read as the new one's). Leftovers are deleted by the next rebuild.
+            (self.dir / MARKER).unlink(missing_ok=True)
+            fsync_dir(self.dir)
             if self.aside is not None:
-                for suffix in ("", "-wal", "-shm"):  # the database first: without it nothing is put back
+                for suffix in ("", "-wal", "-shm"):
                     Path(str(self.aside) + suffix).unlink(missing_ok=True)
             for sidecar in self.dir.glob("vectors-*"):
                 with contextlib.suppress(OSError):
                     sidecar.unlink()
-            (self.dir / MARKER).unlink(missing_ok=True)
-            fsync_dir(self.dir)
         except OSError:
             pass  # a leftover is deleted by the next rebuild
         finally:
