@@ -23,7 +23,7 @@ from ..errors import NotewellError, UnauthorizedError
 from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller, caller_from_header
 from ..services.tokens import Tokens
 
-__all__ = ["INSTRUCTIONS", "http_endpoint", "http_routes", "make_mcp", "run_stdio"]
+__all__ = ["INSTRUCTIONS", "http_endpoint", "make_mcp", "run_stdio"]
 
 log = logging.getLogger("notewell.mcp")
 
@@ -384,19 +384,3 @@ def http_endpoint(
 
     (endpoint,) = [r for r in app.routes if getattr(r, "path", None) == "/mcp"]
     return _Gate(endpoint.app, tokens, private), lifespan
-
-
-def http_routes(
-    api: AgentAPI,
-    tokens: Tokens,
-    *,
-    host: str = "127.0.0.1",
-    private: bool = False,
-    ready: Callable[[], None] | None = None,
-) -> tuple[list[Any], Any]:
-    """The routes serving MCP at /mcp over streamable HTTP, and the lifespan they need."""
-    from starlette.routing import Route
-
-    endpoint, lifespan = http_endpoint(api, tokens, host=host, private=private, ready=ready)
-    # Its endpoint joins the API's routes (a Mount at / would answer every unknown path itself).
-    return [Route("/mcp", endpoint=endpoint)], lifespan
