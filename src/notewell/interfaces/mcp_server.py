@@ -14,6 +14,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
@@ -22,25 +23,12 @@ from .. import __version__
 from ..errors import NotewellError, UnauthorizedError
 from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller, caller_from_header
 from ..services.tokens import Tokens
+from .mcp_stdio import INSTRUCTIONS, StdioWire
 
 __all__ = ["INSTRUCTIONS", "http_endpoint", "make_mcp", "run_stdio"]
 
 log = logging.getLogger("notewell.mcp")
 
-INSTRUCTIONS = """\
-notewell is your external memory: notes the next agent (or you, after your context fills) can find.
-
-Search before you start: search_notes (keyword for exact words, identifiers and error messages;
-semantic for meaning; both to get the two lists side by side) returns short cards; read the few that
-matter with get_note, passing working_attempt_id so the read is recorded on your attempt. On a
-project, brief is the one thing to read first.
-
-Write one finding per note, at the moments that matter: an approach chosen (and why), a blocker, a
-surprise, a change of plan, the end of a phase. Open it with a small header (title, kind such as
-finding / decision / blocker / plan / digest, tags, builds_on with the ids it builds on). Record what
-was done elsewhere so it can be found again: the sources read, the scripts run and where their
-output is. Start an attempt for a run of work and end it with an outcome and a summary.
-"""
 
 _READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 _WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -329,11 +317,30 @@ def _notebook_tools(mcp: MCPServer, run: Callable[..., Any], api: AgentAPI) -> N
 
 
 def run_stdio(
-    store: Any, *, ready: Callable[[], None] | None = None, on_start: Callable[[], None] | None = None
+    store: Any,
+    *,
+    ready: Callable[[], None] | None = None,
+    on_start: Callable[[], None] | None = None,
+    wire: StdioWire | None = None,
 ) -> None:
     """Serve *store* over stdio to one MCP client (the local owner). *on_start* is called once
-    the server reads its input (where the model starts loading); *ready* as for :func:`make_mcp`."""
-    make_mcp(AgentAPI(store), None, local=True, ready=ready, on_start=on_start).run()
+    the server reads its input (where the model starts loading); *ready* as for :func:`make_mcp`.
+    *wire*: the client's stdio, already greeted (see :mod:`.mcp_stdio`); else the SDK's own."""
+    mcp = make_mcp(AgentAPI(store), None, local=True, ready=ready, on_start=on_start)
+    if wire is None or wire.reader is None or wire.writer is None:
+        mcp.run()
+        return
+    reader, writer = wire.reader, wire.writer
+
+    async def serve() -> None:
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server(stdin=anyio.wrap_file(reader), stdout=anyio.wrap_file(writer)) as (inbox, outbox):
+            # MCPServer.run_stdio_async with the streams given; it takes none itself.
+            server = mcp._lowlevel_server  # noqa: SLF001
+            await server.run(inbox, outbox, server.create_initialization_options())
+
+    anyio.run(serve)
 
 
 class _Gate:

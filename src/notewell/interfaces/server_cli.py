@@ -163,14 +163,19 @@ def cmd_mcp(args: argparse.Namespace) -> None:
 
 def serve_stdio(store: Store | PgStore, loader: EmbedderLoader) -> None:
     """Serve *store* (opened with ``embedder=loader.store_embedder``) to one MCP client over
-    stdio. Nothing slow comes before the server reads its input: the model loads once it
-    does, and a semantic search that comes first waits for it (keyword search never does)."""
+    stdio. Nothing slow comes before the client's ``initialize`` is answered: that happens
+    before the MCP SDK is imported; the model loads once the server reads its input, and a
+    semantic search that comes first waits for it (keyword search never does)."""
+    from .mcp_stdio import claim_stdio
+
+    wire = claim_stdio()
+    wire.greet()
     try:
         from .mcp_server import run_stdio
     except ImportError:
         raise UnavailableError("the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]'") from None
     embed = lambda: _start_embedding(store, quiet=True)  # noqa: E731 - keyword search works without a model
-    run_stdio(store, ready=loader.wait, on_start=lambda: loader.start(then=embed))
+    run_stdio(store, ready=loader.wait, on_start=lambda: loader.start(then=embed), wire=wire)
 
 
 def add_server_commands(commands: dict[str, Any]) -> None:
