@@ -304,3 +304,18 @@ def test_a_caller_of_another_user_is_refused(helper, store):
     answer = json.loads(data)
     assert answer.get("ok") is False and answer["error"]["code"] == "forbidden", answer
     assert helper.status()["searches"] == 0
+
+
+def test_the_helper_config_names_a_model_directory_by_its_absolute_path(tmp_path, monkeypatch):
+    (tmp_path / "a" / "model").mkdir(parents=True)
+    (tmp_path / "b" / "model").mkdir(parents=True)
+    monkeypatch.setenv("NOTEWELL_EMBEDDER", "fastembed:model")
+    monkeypatch.chdir(tmp_path / "a")
+    from_a = helper_config()
+    monkeypatch.chdir(tmp_path / "b")
+    assert helper_config() != from_a  # another directory, another model
+    monkeypatch.setenv("NOTEWELL_EMBEDDER", f"fastembed:{tmp_path / 'b' / 'model'}")
+    assert helper_config() != from_a
+    monkeypatch.chdir(tmp_path / "a")
+    monkeypatch.setenv("NOTEWELL_EMBEDDER", f"fastembed:{tmp_path / 'a' / 'model'}")
+    assert helper_config() == from_a  # the same model, however it is named

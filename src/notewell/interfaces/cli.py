@@ -325,7 +325,12 @@ def helper_config() -> str:
     started with other settings declines, and the command searches itself."""
     from .. import __version__
 
-    raw = json.dumps([__version__, *(os.environ.get(name, "") for name in _HELPER_SETTINGS)])
+    values = [os.environ.get(name, "") for name in _HELPER_SETTINGS]
+    kind, sep, path = values[0].partition(":")
+    if sep and kind in ("fastembed", "sentence-transformers") and path:
+        # the same relative directory names another model from another working directory
+        values[0] = f"{kind}:{os.path.abspath(path)}"
+    raw = json.dumps([__version__, *values])
     return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
