@@ -7,36 +7,132 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 import notewell
 
 PKG = pathlib.Path(notewell.__file__).parent
-ORDER = ["errors", "model", "storage", "search", "services", "interfaces"]
+ORDER = ["version", "errors", "model", "storage", "search", "services", "interfaces"]
+# Top-level modules that are facades over a layer: they count as that layer.
+FACADES = {"compat": "interfaces", "notebook": "services", "__main__": "interfaces"}
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in PKG.rglob("*.py")}
+
+
+def _imports(module: str) -> dict[str, int]:
+    """Every notewell module *module* imports, anywhere in it (top level, in a function, under
+    TYPE_CHECKING), with the line of the first such import."""
+    path = MODULES[module]
+    is_package = path.name == "__init__.py"
+    out: dict[str, int] = {}
+    for node in ast.walk(ast.parse(path.read_text())):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                origin = ".".join(base + ([node.module] if node.module else []))
+            else:
+                origin = node.module or ""
+            # `from .pkg import name` imports the submodule pkg.name when there is one
+            targets = [f"{origin}.{a.name}" if f"{origin}.{a.name}" in MODULES else origin for a in node.names]
+        for target in targets:
+            while target and target not in MODULES:
+                target = target.rpartition(".")[0]  # `import notewell.x.y` names a module's attribute
+            if target and target != module and target.startswith("notewell"):
+                out.setdefault(target, node.lineno)
+    return out
+
+
+GRAPH = {m: _imports(m) for m in MODULES}
 
 
 def _layer(module: str) -> int | None:
-    head = module.split(".")[0]
+    parts = module.split(".")
+    if len(parts) < 2:
+        return None  # the package itself: the facade over everything
+    head = FACADES.get(parts[1], parts[1])
     return ORDER.index(head) if head in ORDER else None
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in MODULES if m != "notewell" and _layer(m) is None] == []
 
 
 def test_layers_import_only_downward():
     problems = []
-    for path in PKG.rglob("*.py"):
-        rel = path.relative_to(PKG).with_suffix("")
-        parts = rel.parts
-        if parts[0] in ("__init__", "__main__"):
-            continue
-        own = _layer(parts[0])
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level:
-                base = list(parts[:-1])[: len(parts) - node.level] if node.level > 1 else list(parts[:-1])
-                target = ".".join(base + ([node.module] if node.module else []))
-                if not target:
-                    target = node.names[0].name
-                layer = _layer(target)
-                if layer is not None and own is not None and layer > own:
-                    problems.append(f"{rel} imports {target}")
+    for module, targets in GRAPH.items():
+        own = _layer(module)
+        for target, line in targets.items():
+            layer = _layer(target)
+            if own is not None and layer is not None and layer > own:
+                problems.append(f"{module}:{line} imports {target}")
+            if target == "notewell" and module != "notewell":
+                problems.append(f"{module}:{line} imports the package facade")
     assert problems == []
+
+
+def _cycles() -> list[list[str]]:
+    """Strongly connected sets of modules (Tarjan's algorithm), each a cycle of imports."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in GRAPH[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(GRAPH):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles():
+    assert _cycles() == []
+
+
+def test_the_checks_see_lazy_absolute_and_relative_imports():
+    # An import made inside a function, an absolute one, and one under TYPE_CHECKING.
+    assert "notewell.services.pg_store" in GRAPH["notewell.services.opening"]
+    assert "notewell.interfaces.cli" in GRAPH["notewell.__main__"]
+    assert "notewell.services.contract" in GRAPH["notewell.interfaces.server_cli"]
+    # The model importing the CLI (as a lazy import would) is caught twice: upward, and a cycle.
+    GRAPH["notewell.model.slug"]["notewell.interfaces.cli"] = 1
+    try:
+        with pytest.raises(AssertionError):
+            test_layers_import_only_downward()
+        assert any("notewell.model.slug" in group for group in _cycles())
+    finally:
+        del GRAPH["notewell.model.slug"]["notewell.interfaces.cli"]
+    assert _cycles() == []
 
 
 def test_core_has_no_interface_imports():
@@ -57,6 +153,7 @@ def test_core_has_no_interface_imports():
 
 def test_public_api_is_explicit():
     helpers = {"TYPE_CHECKING", "Any", "annotations", "errors", "model", "storage", "search", "services", "interfaces"}
+    helpers |= {"version"}
     helpers |= {"compat"}  # a submodule, present once imported
     public = sorted(n for n in dir(notewell) if not n.startswith("_") and n not in helpers)
     assert sorted(set(notewell.__all__) - {"__version__"}) == public

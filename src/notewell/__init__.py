@@ -36,8 +36,10 @@ if TYPE_CHECKING:
     from .model.note import Card, Note
     from .model.slug import slugify
     from .model.visibility import Viewer
+    from .services.contract import NoteStore
+    from .services.opening import open_store
     from .services.pg_store import PgStore
-    from .services.store import Store, open_store
+    from .services.store import Store
 
 # The rest loads on first use, so `import notewell` costs only the error classes.
 _LAZY = {
@@ -50,8 +52,9 @@ _LAZY = {
     "Viewer": ".model.visibility",
     "PgStore": ".services.pg_store",
     "Store": ".services.store",
-    "open_store": ".services.store",
-    "open": ".services.store",
+    "NoteStore": ".services.contract",
+    "open_store": ".services.opening",
+    "open": ".services.opening",
 }
 
 
@@ -70,7 +73,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402 - after the lazy table, as before
 
 __all__ = [
     "Attempt",
@@ -83,6 +86,7 @@ __all__ = [
     "InvalidNoteError",
     "InvalidQueryError",
     "Note",
+    "NoteStore",
     "NoteTooLargeError",
     "NotFoundError",
     "NotewellError",

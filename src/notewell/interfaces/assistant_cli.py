@@ -74,7 +74,7 @@ def cmd_assistant(args: argparse.Namespace) -> None:
     chat = chat_from_environment()
     if chat is None:
         raise UnavailableError(describe_chat_setup())
-    from .cli import _store
+    from .store_options import open_from_args
 
     if args.record_kind is not None and not re.fullmatch(r"[a-z][a-z0-9_-]{0,39}", args.record_kind):
         raise InvalidArgumentError(f"--record-kind is a note type like blocker or conclusion, got {args.record_kind!r}")
@@ -83,7 +83,7 @@ def cmd_assistant(args: argparse.Namespace) -> None:
     if args.project:
         config.filters = {"project": args.project}
     memory = ConversationMemory(summarizer=LLMSummarizer(chat), trigger_chars=args.memory_chars)
-    with _store(args, create=False, watch=False) as store:
+    with open_from_args(args, create=False, watch=False) as store:
         assistant = ProjectAssistant(
             store,
             chat,

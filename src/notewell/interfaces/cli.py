@@ -15,20 +15,19 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidArgumentError, InvalidNoteError, NotewellError
 from ..model.attempt import Attempt
 from ..model.header import compose_note, parse_note
-from ..model.note import DEFAULT_MAX_BYTES, Card, Note
+from ..model.note import Card, Note
 from ..search.filters import FILTER_NAMES
 from .assistant_cli import add_assistant_arguments, cmd_assistant
 from .db_cli import add_db_arguments, add_transfer_arguments, chosen_database, cmd_db, cmd_export, cmd_import
 from .notebook_cli import add_notebook_arguments, cmd_notebook
 from .progress import ProgressBar
 from .server_cli import add_server_arguments, add_server_commands
+from .store_options import DEFAULT_STORE, open_folder_from_args, open_from_args
 
 if TYPE_CHECKING:
-    from ..services.embedder_loading import EmbedderLoader
-    from ..services.pg_store import PgStore
     from ..services.store import Store
 
-__all__ = ["EXIT_CODES", "helper_config", "main", "max_bytes_from_environment"]
+__all__ = ["EXIT_CODES", "helper_config", "main"]
 
 # One place maps error codes to exit codes; anything else that escapes is a bug (exit 70).
 EXIT_CODES = {
@@ -46,7 +45,6 @@ EXIT_CODES = {
     "forbidden": 10,
     "rate_limited": 11,
 }
-DEFAULT_STORE = "notes"
 
 
 # -- output -------------------------------------------------------------------
@@ -159,75 +157,10 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
 # -- commands -----------------------------------------------------------------
 
 
-def max_bytes_from_environment() -> int:
-    """The note size limit: $NOTEWELL_MAX_BYTES, else the default."""
-    env_max = os.environ.get("NOTEWELL_MAX_BYTES")
-    if not env_max:
-        return DEFAULT_MAX_BYTES
-    try:
-        return int(env_max)
-    except ValueError:
-        raise InvalidArgumentError(f"NOTEWELL_MAX_BYTES must be a whole number, got {env_max!r}") from None
-
-
-def _store(
-    args: argparse.Namespace,
-    *,
-    create: bool = True,
-    watch: bool = False,
-    pool_size: int = 1,
-    loader: EmbedderLoader | None = None,
-) -> Store | PgStore:
-    """The store a command works on: the PostgreSQL database it names (--database, or
-    $NOTEWELL_DATABASE), else the notes folder (--store, $NOTEWELL_STORE, ./notes).
-    With *loader* (a long-running process), the model comes from it, loaded in the background."""
-    # Imported here: a search the helper answers never loads the store's modules.
-    from ..services.store import open_store
-    from .embedder_choice import ann_from_environment, embedder_from_environment
-
-    url = chosen_database(args)
-    embedder = loader.store_embedder if loader is not None else embedder_from_environment()
-    store: Store | PgStore
-    if url is not None:
-        # A database has no folder to watch and no approximate index: only the options it takes.
-        store = open_store(
-            url,
-            max_bytes=max_bytes_from_environment(),
-            pool_size=pool_size,
-            create=create,
-            embedder=embedder,
-        )
-    else:
-        # A one-shot command reads once, so an inotify watcher of its own would only cost time.
-        store = open_store(
-            args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE,
-            max_bytes=max_bytes_from_environment(),
-            watch=watch,
-            create=create,
-            embedder=embedder,
-            ann=ann_from_environment(),
-        )
-    args.opened = store
-    return store
-
-
-def _folder_store(
-    args: argparse.Namespace, *, create: bool = True, watch: bool = False, loader: EmbedderLoader | None = None
-) -> Store:
-    """The notes folder a folder-only command (reindex, watch) works on; a database is refused."""
-    if chosen_database(args) is not None:
-        raise InvalidArgumentError(f"notewell {args.command} works on a notes folder, not a database")
-    from ..services.store import Store
-
-    store = _store(args, create=create, watch=watch, loader=loader)
-    assert isinstance(store, Store)
-    return store
-
-
 def cmd_init(args: argparse.Namespace) -> None:
     if args.path:
         args.store = args.path
-    with _store(args) as store:
+    with open_from_args(args) as store:
         count = store.summary()["total_notes"]
         if args.json:
             _emit_json({"store": store.location, "total_notes": count})
@@ -254,7 +187,7 @@ def cmd_add(args: argparse.Namespace) -> None:
             )
         except ValueError as exc:
             raise InvalidNoteError(str(exc)) from None
-    with _store(args) as store:
+    with open_from_args(args) as store:
         note = store.add_note(text, author=args.author, model=args.model, attempt=args.attempt or None)
     if args.json:
         _emit_json(note.to_dict())
@@ -263,7 +196,7 @@ def cmd_add(args: argparse.Namespace) -> None:
 
 
 def cmd_get(args: argparse.Namespace) -> None:
-    with _store(args, create=False) as store:
+    with open_from_args(args, create=False) as store:
         note = store.get_note(store.resolve(args.id), revision=args.revision, working_attempt_id=args.working_attempt)
     _print_note(note, args.json, args.raw)
 
@@ -292,7 +225,7 @@ def _edit_in_editor(current: str) -> str:
 
 
 def cmd_edit(args: argparse.Namespace) -> None:
-    with _store(args, create=False) as store:
+    with open_from_args(args, create=False) as store:
         note_id = store.resolve(args.id)
         if args.text is not None:
             text = args.text
@@ -308,7 +241,7 @@ def cmd_edit(args: argparse.Namespace) -> None:
 
 
 def cmd_rm(args: argparse.Namespace) -> None:
-    with _store(args, create=False) as store:
+    with open_from_args(args, create=False) as store:
         result = store.delete_note(store.resolve(args.id))
     if args.json:
         _emit_json(result)
@@ -323,7 +256,7 @@ def helper_config() -> str:
     """A hash of what shapes a search's cards besides the store: notewell's version and the
     settings that choose the embedder, the approximate index and the size limit. A helper
     started with other settings declines, and the command searches itself."""
-    from .. import __version__
+    from ..version import __version__
 
     values = [os.environ.get(name, "") for name in _HELPER_SETTINGS]
     kind, sep, path = values[0].partition(":")
@@ -366,7 +299,7 @@ def cmd_search(args: argparse.Namespace) -> None:
     if found is not None:
         cards, pending = found
     else:
-        with _store(args, create=False) as store:
+        with open_from_args(args, create=False) as store:
             cards = store.search_notes(query, limit=args.limit, mode=args.mode, wait=args.wait, **_filters(args))
             pending = store.pending_embeddings() if args.mode != "keyword" else 0
             if args.mode in _MODEL_MODES and getattr(args, "autowatch", None) is not None:
@@ -384,7 +317,7 @@ def cmd_search(args: argparse.Namespace) -> None:
 
 def cmd_embed(args: argparse.Namespace) -> None:
     bar = ProgressBar("embedding", force=args.progress)
-    with _store(args, create=False) as store:
+    with open_from_args(args, create=False) as store:
         result = store.embed_pending(limit=args.limit, progress=bar)
     bar.close()
     if args.json:
@@ -394,13 +327,13 @@ def cmd_embed(args: argparse.Namespace) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> None:
-    with _store(args, create=False) as store:
+    with open_from_args(args, create=False) as store:
         cards = store.list_notes(limit=args.limit, offset=args.offset, **_filters(args))
     _print_cards(cards, args.json, "no notes")
 
 
 def cmd_summary(args: argparse.Namespace) -> None:
-    with _store(args, create=False) as store:
+    with open_from_args(args, create=False) as store:
         data = store.summary(recent=args.recent)
     if args.json:
         _emit_json(data)
@@ -417,7 +350,7 @@ def cmd_summary(args: argparse.Namespace) -> None:
 
 
 def cmd_tags(args: argparse.Namespace) -> None:
-    with _store(args, create=False) as store:
+    with open_from_args(args, create=False) as store:
         tags = store.list_tags()
         notes = store.note_tags() if args.notes else None
     if args.json:
@@ -435,7 +368,7 @@ def cmd_tags(args: argparse.Namespace) -> None:
 
 
 def cmd_tag(args: argparse.Namespace) -> None:
-    with _store(args, create=False) as store:
+    with open_from_args(args, create=False) as store:
         note = store.add_tag(store.resolve(args.id), *args.tags, author=args.author)
     if args.json:
         _emit_json(note.to_dict())
@@ -445,7 +378,7 @@ def cmd_tag(args: argparse.Namespace) -> None:
 
 def cmd_set_summary(args: argparse.Namespace) -> None:
     summary = args.text if args.text is not None else _decode(_read_input(args.file))
-    with _store(args, create=False) as store:
+    with open_from_args(args, create=False) as store:
         note = store.set_summary(store.resolve(args.id), summary, author=args.author)
     if args.json:
         _emit_json(note.to_dict())
@@ -454,7 +387,7 @@ def cmd_set_summary(args: argparse.Namespace) -> None:
 
 
 def cmd_history(args: argparse.Namespace) -> None:
-    with _store(args, create=False) as store:
+    with open_from_args(args, create=False) as store:
         revisions = store.history(store.resolve(args.id))
     if args.json:
         _emit_json(revisions)
@@ -467,7 +400,7 @@ def cmd_history(args: argparse.Namespace) -> None:
 
 def cmd_reindex(args: argparse.Namespace) -> None:
     bar = ProgressBar("indexing", force=args.progress)
-    with _folder_store(args, create=False) as store:
+    with open_folder_from_args(args, create=False) as store:
         report = store.reindex(progress=bar)
         total = store.summary()["total_notes"]
     bar.close()
@@ -508,7 +441,7 @@ def cmd_attempt(args: argparse.Namespace) -> None:
     if action is None:
         raise InvalidArgumentError("say what to do: notewell attempt start|end|show|list")
     create = action == "start"
-    with _store(args, create=create) as store:
+    with open_from_args(args, create=create) as store:
         if action == "start":
             author = args.author or os.environ.get("NOTEWELL_AUTHOR") or _user_name()
             attempt = store.start_attempt(args.project, author=author, model=args.model, campaign=args.campaign)
@@ -556,7 +489,7 @@ def cmd_project(args: argparse.Namespace) -> None:
     action = args.project_command
     if action is None:
         raise InvalidArgumentError("say what to do: notewell project set|show")
-    with _store(args, create=action == "set") as store:
+    with open_from_args(args, create=action == "set") as store:
         if action == "set":
             project = store.set_project(args.name, private=args.private, owner=args.owner, campaign=args.campaign)
         else:
@@ -580,7 +513,7 @@ def _link_lines(node: dict[str, Any], key: str, indent: int) -> list[str]:
 
 
 def cmd_links(args: argparse.Namespace) -> None:
-    with _store(args, create=False) as store:
+    with open_from_args(args, create=False) as store:
         graph = store.links(store.resolve(args.id), depth=args.depth)
     if args.json:
         _emit_json(graph)
@@ -594,7 +527,7 @@ def cmd_links(args: argparse.Namespace) -> None:
 
 
 def cmd_brief(args: argparse.Namespace) -> None:
-    with _store(args, create=False) as store:
+    with open_from_args(args, create=False) as store:
         brief = store.brief(args.project, recent=args.recent)
     if args.json:
         _emit_json(brief)
@@ -639,7 +572,7 @@ def cmd_watch(args: argparse.Namespace) -> None:
     def report(e: NotewellError) -> None:
         print(f"notewell watch: {e.code}: {e.message}", file=sys.stderr, flush=True)
 
-    with _folder_store(args, create=False, watch=True, loader=loader) as store:
+    with open_folder_from_args(args, create=False, watch=True, loader=loader) as store:
         if args.idle_exit is not None and (other := store.watcher_pid()) is not None:
             print(f"{store.root} is already watched (pid {other})", flush=True)
             return
@@ -700,10 +633,6 @@ def maybe_start_watcher(store: Store, threshold: int = AUTOWATCH_MIN_FILES) -> b
     large folder itself, so the next commands ask it instead (git's fsmonitor daemon, on
     demand). It stops after AUTOWATCH_IDLE seconds without a question; NOTEWELL_AUTOWATCH
     turns this off (``off``) or sets the folder size that warrants it."""
-    from ..services.store import Store
-
-    if not isinstance(store, Store):
-        return False  # a store in a database has no folder to watch
     if store.last_check != "scan" or store.last_scan_size < threshold:
         return False
     return _spawn_watcher(store.root)
@@ -754,7 +683,7 @@ _DEMO_NOTES = [
 def cmd_demo(args: argparse.Namespace) -> None:
     if not args.store and not os.environ.get("NOTEWELL_STORE") and not chosen_database(args):
         args.store = "notewell-demo"
-    with _store(args) as store:
+    with open_from_args(args) as store:
         if not store.list_notes(limit=1):
             added = store.add_notes([t for t in _DEMO_NOTES], author="demo")
             first = added[0].id
@@ -809,7 +738,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="notewell", description="Notes that the next agent can find.", parents=[common]
     )
-    from .. import __version__
+    from ..version import __version__
 
     parser.add_argument("--version", action="version", version=f"notewell {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -970,9 +899,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         threshold = _autowatch_threshold()
         args.autowatch = threshold
         args.func(args)
-        opened = getattr(args, "opened", None)
-        if opened is not None and threshold is not None and args.command != "watch" and not getattr(args, "spawned", 0):
-            maybe_start_watcher(opened, threshold)
+        folder = getattr(args, "folder", None)  # a database store has no folder to watch
+        if folder is not None and threshold is not None and args.command != "watch" and not getattr(args, "spawned", 0):
+            maybe_start_watcher(folder, threshold)
     except NotewellError as exc:
         if args.json:  # one line of JSON, the shape HTTP will use
             print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), file=sys.stderr)

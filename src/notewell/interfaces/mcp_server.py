@@ -19,10 +19,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from .. import __version__
 from ..errors import NotewellError, UnauthorizedError
 from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller, caller_from_header
+from ..services.contract import NoteStore
 from ..services.tokens import Tokens
+from ..version import __version__
 from .mcp_stdio import INSTRUCTIONS, StdioWire
 
 __all__ = ["INSTRUCTIONS", "http_endpoint", "make_mcp", "run_stdio"]
@@ -317,7 +318,7 @@ def _notebook_tools(mcp: MCPServer, run: Callable[..., Any], api: AgentAPI) -> N
 
 
 def run_stdio(
-    store: Any,
+    store: NoteStore,
     *,
     ready: Callable[[], None] | None = None,
     on_start: Callable[[], None] | None = None,

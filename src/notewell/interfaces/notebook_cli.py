@@ -91,9 +91,9 @@ def cmd_notebook(args: argparse.Namespace) -> None:
         rows = book.history()
         _print(args, rows, "\n".join(f"r{h['revision']}  {h['items']} items  ~{h['tokens']} tokens" for h in rows))
     elif action == "promote":
-        from .cli import _store
+        from .store_options import open_from_args
 
-        with _store(args, create=True, watch=False) as store:
+        with open_from_args(args, create=True, watch=False) as store:
             made = book.promote(store, args.ids, author=args.author)
         _print(
             args,

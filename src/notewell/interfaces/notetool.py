@@ -21,7 +21,7 @@ from ..model.header import compose_note, header_layout, parse_note, quote_value
 from ..model.header_edit import with_line
 from ..model.ids import is_note_id
 from ..model.note import Note
-from ..services.store import Store, open_store
+from ..services.store import Store
 
 __all__ = ["NoteTool"]
 
@@ -67,7 +67,7 @@ class NoteTool:
     ) -> None:
         self.workspace = Path(workspace)
         self.max_notes = max_notes
-        self.store: Store = open_store(workspace)
+        self.store = Store(workspace)  # a folder: the tool writes files there
 
     def close(self) -> None:
         self.store.close()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import __version__
 from ..model.ids import NOTE_ID_RE
 from ..services.agent_api import MAX_LIMIT, MAX_QUERY_CHARS
+from ..version import __version__
 
 __all__ = ["openapi_document"]
 

@@ -17,8 +17,7 @@ from ..errors import InvalidArgumentError, UnavailableError
 from ..services.embedder_loading import EmbedderLoader
 
 if TYPE_CHECKING:
-    from ..services.pg_store import PgStore
-    from ..services.store import Store
+    from ..services.contract import NoteStore
 
 __all__ = ["add_server_arguments", "add_server_commands", "build_server", "serve_http", "serve_stdio"]
 
@@ -27,11 +26,11 @@ _SERVER_EXTRA = "the server needs the 'server' extra: pip install 'notewell[serv
 
 def _open(
     args: argparse.Namespace, *, watch: bool, pool_size: int = 8, loader: EmbedderLoader | None = None
-) -> Store | PgStore:
+) -> NoteStore:
     """The store the arguments name, opened the CLI's one way (a server's database gets a pool)."""
-    from .cli import _store
+    from .store_options import open_from_args
 
-    return _store(args, create=True, watch=watch, pool_size=pool_size, loader=loader)
+    return open_from_args(args, create=True, watch=watch, pool_size=pool_size, loader=loader)
 
 
 def _loader() -> EmbedderLoader:
@@ -41,7 +40,7 @@ def _loader() -> EmbedderLoader:
     return EmbedderLoader(embedder_from_environment())
 
 
-def _start_embedding(store: Store | PgStore, *, quiet: bool) -> None:
+def _start_embedding(store: NoteStore, *, quiet: bool) -> None:
     """New notes become findable by meaning as they come (on a database, every server embeds
     its share of the queue)."""
     try:
@@ -79,7 +78,7 @@ def cmd_token(args: argparse.Namespace) -> None:
 
 
 def build_server(
-    store: Any,
+    store: NoteStore,
     *,
     private: bool,
     mcp: bool = True,
@@ -126,7 +125,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
 
 
 def serve_http(
-    store: Store | PgStore,
+    store: NoteStore,
     loader: EmbedderLoader,
     *,
     host: str,
@@ -161,7 +160,7 @@ def cmd_mcp(args: argparse.Namespace) -> None:
         serve_stdio(store, loader)
 
 
-def serve_stdio(store: Store | PgStore, loader: EmbedderLoader) -> None:
+def serve_stdio(store: NoteStore, loader: EmbedderLoader) -> None:
     """Serve *store* (opened with ``embedder=loader.store_embedder``) to one MCP client over
     stdio. Nothing slow comes before the client's ``initialize`` is answered: that happens
     before the MCP SDK is imported; the model loads once the server reads its input, and a

@@ -8,7 +8,7 @@ import re
 import sqlite3
 from typing import Any
 
-from ..errors import InvalidArgumentError, InvalidQueryError
+from ..errors import InvalidQueryError
 from ..model.cjk import unsegment
 from ..model.note import Card
 from ..storage.index import Index
@@ -16,6 +16,7 @@ from .bm25 import bm25_ranks, document_frequency, weigh
 from .filters import Filters, check_offset
 from .fusion import coverage
 from .query import CompiledQuery, compile_query, title_expression
+from .request import check_limit
 from .snippets import make_snippet, phrases_of
 
 __all__ = ["CARD_COLUMNS", "CARD_FROM", "card_from_row", "card_rows", "keyword_ids", "keyword_search", "list_cards"]
@@ -30,7 +31,6 @@ Where = tuple[str, list[Any]]  # an SQL condition and its parameters
 _NOT = re.compile(r"\bNOT\b")
 _ONE_MATCH = "SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? AND rowid = ?"
 _PREVIEW = 16  # the column after CARD_COLUMNS
-_MAX_LIMIT = 1000
 # Up to this many notes holding the query's phrases (summed), FTS5 ranks (its bm25() walks
 # them all, about 0.1 µs each); above it bm25.bm25_ranks does, from the candidates' text.
 FTS5_WALK = 50_000
@@ -78,12 +78,6 @@ def card_rows(index: Index, key: str, values: list[Any], extra: str) -> dict[Any
             values,
         )
     }
-
-
-def check_limit(limit: int) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= _MAX_LIMIT:
-        raise InvalidArgumentError(f"limit must be a whole number from 1 to {_MAX_LIMIT}, got {limit!r}")
-    return limit
 
 
 def _ranked(

@@ -29,7 +29,8 @@ from ..storage.index import Index
 from .ann import AnnIndex, ann_available
 from .embedders import Embedder, numpy
 from .filters import Filters
-from .keyword import card_from_row, card_rows, check_limit, keyword_ids
+from .keyword import card_from_row, card_rows, keyword_ids
+from .request import check_limit
 
 if TYPE_CHECKING:
     import numpy as np

@@ -33,7 +33,7 @@ from ..model.attempt import check_project
 from ..model.note import Note
 from ..model.visibility import Viewer
 from ..search.filters import FILTER_NAMES
-from .store import Store
+from .contract import NoteStore
 from .tokens import Token, Tokens
 
 __all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "WriteLimiter", "caller_from_header"]
@@ -106,7 +106,7 @@ class WriteLimiter:
 class AgentAPI:
     """The store's operations for remote callers (HTTP, MCP), with their permissions."""
 
-    def __init__(self, store: Store, *, private: bool = False, limiter: WriteLimiter | None = None) -> None:
+    def __init__(self, store: NoteStore, *, private: bool = False, limiter: WriteLimiter | None = None) -> None:
         self.store = store
         self.private = private
         self.limiter = limiter or WriteLimiter()

@@ -18,6 +18,7 @@ from ..model.header import compose_note
 from ..model.ids import NOTE_ID_RE
 from .chat import ChatModel, ChatReply, ToolCall
 from .context import Context, ContextBuilder, ContextConfig
+from .contract import NoteStore
 from .memory import CompressionEvent, ConversationMemory, LLMSummarizer
 from .note_tools import ToolContext, execute_tool, tool_schemas
 
@@ -71,7 +72,7 @@ class ProjectAssistant:
 
     def __init__(
         self,
-        store: Any,
+        store: NoteStore,
         chat: ChatModel,
         *,
         project: str = "notes",

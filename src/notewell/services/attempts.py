@@ -119,7 +119,7 @@ class AttemptsMixin:
     ) -> list[Attempt]:
         """Attempts, the most recently started first; optionally one project's, or only
         the running (or only the ended) ones."""
-        from ..search.keyword import check_limit
+        from ..search.request import check_limit
 
         check_limit(limit)
         clauses, params = [], []

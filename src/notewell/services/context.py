@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import InvalidArgumentError, InvalidQueryError
 from ..model.timestamps import parse_when
 from ..model.token_count import TokenCounter, default_counter
+from .contract import NoteStore
 from .memory import SUMMARY_PREFIX
 
 __all__ = [
@@ -226,7 +227,7 @@ def _age_days(stamp: str | datetime | None, now: datetime) -> float | None:
 class ContextBuilder:
     """Gather, score, pack and lay out the context for one question."""
 
-    def __init__(self, store: Any = None, config: ContextConfig | None = None) -> None:
+    def __init__(self, store: NoteStore | None = None, config: ContextConfig | None = None) -> None:
         self.store = store
         self.config = config or ContextConfig()
         self.config.check()

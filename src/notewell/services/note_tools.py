@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError, NotewellError, UnavailableError
 from .chat import ChatModel
+from .contract import NoteStore
 
 __all__ = ["TOOLS", "ToolContext", "execute_tool", "summarize_note", "tool_schemas"]
 
@@ -31,7 +32,7 @@ _SUMMARY_PROMPT = (
 class ToolContext:
     """What a tool may use: the store, a chat model (or None), the author of writes."""
 
-    store: Any
+    store: NoteStore
     chat: ChatModel | None = None
     author: str | None = None
     allow_writes: bool = True

@@ -29,6 +29,7 @@ from ..model.notebook_rules import (
 )
 from ..model.timestamps import now_iso
 from ..storage.raw_log import RawEvent, RawLog, TamperedError
+from .contract import NoteStore
 
 __all__ = ["NOTEBOOK_ROOT", "AcceptResult", "Notebook", "notebook_root"]
 
@@ -268,7 +269,7 @@ class Notebook:
 
     # -- what outlives the notebook -------------------------------------------
 
-    def promote(self, store: Any, ids: list[str], *, author: str | None = None) -> list[dict[str, Any]]:
+    def promote(self, store: NoteStore, ids: list[str], *, author: str | None = None) -> list[dict[str, Any]]:
         """Turn accepted facts (kind conclusion), ruled-out items (dead_end) and notes (note)
         into durable notes in *store*, each citing its source; promoting again returns the
         note made the first time."""

@@ -22,7 +22,7 @@ from ..model.note import AUTHOR_MAX, MODEL_MAX, check_label, check_text, derive_
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer, may_see
 from ..search.filters import Filters
-from ..search.keyword import check_limit
+from ..search.request import check_limit
 from ..storage.pg import PgDatabase
 
 __all__ = [

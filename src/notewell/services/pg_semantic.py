@@ -34,6 +34,7 @@ from ..search.query import compile_query
 from ..search.semantic import feedback_limit
 from ..storage.pg import PgDatabase
 from ..storage.pg_vector_schema import vector_ready
+from ..storage.sync import Progress
 from .background import BackgroundEmbedding
 
 __all__ = ["EmbedderSpec", "PgSemanticMixin", "check_embedder_spec"]
@@ -72,9 +73,7 @@ class PgSemanticMixin(BackgroundEmbedding):
         self._embedding: threading.Thread | None = None
         self._embedding_stop = threading.Event()
 
-    def embed_pending(
-        self, *, limit: int | None = None, progress: Callable[[int, int], None] | None = None
-    ) -> dict[str, Any]:
+    def embed_pending(self, *, limit: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
         """Embed the notes waiting for it (new, changed, or embedded by another model) that no
         other server is embedding. Returns how many were embedded and how many still wait."""
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):

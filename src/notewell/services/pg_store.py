@@ -36,11 +36,12 @@ from ..model.note import (
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 from ..search.filters import Filters
-from ..search.keyword import check_limit
 from ..search.pg_rank import TermRarity
 from ..search.pg_search import pg_keyword_search, pg_list_cards
+from ..search.request import SearchRequest
 from ..storage.pg import PgDatabase
 from ..storage.pg_vector_schema import enable_pgvector
+from ..storage.sync import Progress
 from .links import check_link_args, link_tree, make_brief
 from .pg_attempts import (
     PgAttemptsMixin,
@@ -56,7 +57,6 @@ from .pg_attempts import (
 from .pg_semantic import EmbedderSpec, PgSemanticMixin, check_embedder_spec
 from .pg_tokens import PgTokenBook
 from .pg_transfer import export_folder, import_folder
-from .store import SEARCH_MODES
 
 __all__ = ["PgStore"]
 
@@ -143,9 +143,11 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
         author: str | None = None,
         model: str | None = None,
         attempt: str | None = None,
+        progress: Progress | None = None,
         batch: int = 1000,
     ) -> list[Note]:
-        """Store many notes, a batch per transaction (every text is checked first)."""
+        """Store many notes, a batch per transaction (every text is checked first); *progress*
+        is told (notes stored, notes in all) after each batch."""
         author = check_label(author, "author", AUTHOR_MAX)
         model = check_label(model, "model", MODEL_MAX)
         attempt = check_attempt_id(attempt) if attempt is not None else None
@@ -164,6 +166,8 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
                     rows[-1]["attempt_id"] = attempt
                 _insert_rows(conn, rows)
             ids += [r["id"] for r in rows]
+            if progress is not None:
+                progress(len(ids), len(checked))
         with self._db.transaction() as conn:
             return _added_notes(conn, ids, attempt)
 
@@ -343,13 +347,10 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
         ``both`` (the keyword list, then the semantic list, unfused) and ``hybrid`` (one
         fused ranking). With *wait*, the notes waiting to be embedded that no other server
         holds are embedded first."""
-        if mode not in SEARCH_MODES:
-            raise InvalidArgumentError(f"mode must be one of {', '.join(SEARCH_MODES)}, got {mode!r}")
-        check_limit(limit)
-        f = Filters.from_kwargs(filters)
+        request = SearchRequest.make(query, mode=mode, limit=limit, wait=wait, filters=filters)
         with self._db.transaction() as conn:
-            f = scoped(conn, f, viewer)
-            if isinstance(query, str) and not query.strip() and (f.project or f.attempt_id):
+            f = scoped(conn, request.filters, viewer)
+            if request.lists_recent(f):
                 return pg_list_cards(conn, limit=limit, filters=f)
             if mode == "keyword":
                 return pg_keyword_search(conn, query, limit=limit, filters=f, rarity=self._rarity)

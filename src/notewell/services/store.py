@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import (
     InvalidArgumentError,
@@ -48,13 +48,13 @@ from ..search.embedders import USE_MODEL_ID, Embedder
 from ..search.embedding import embed_pending, pending_count
 from ..search.filters import Filters
 from ..search.fusion import fuse_hybrid, hybrid_pool
-from ..search.keyword import check_limit, keyword_search, list_cards
+from ..search.keyword import keyword_search, list_cards
+from ..search.request import SearchRequest
 from ..search.semantic import VectorMatrix, semantic_search
 from ..search.vector_reuse import carry_vectors
 from ..storage.files import NoteFolder, printable_name
 from ..storage.history import History
 from ..storage.index import Index, IndexRow, LockHeld, translated
-from ..storage.pg import is_database_url
 from ..storage.rebuild import Rebuild
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
 from ..storage.watch import Watcher
@@ -65,12 +65,8 @@ from .links import LinksMixin
 from .tokens import TokenBook
 from .watching import WatchingMixin
 
-if TYPE_CHECKING:
-    from .pg_store import PgStore
+__all__ = ["Store"]
 
-__all__ = ["SEARCH_MODES", "Store", "open_store"]
-
-SEARCH_MODES = ("keyword", "semantic", "both", "hybrid")
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
 _TRANSFER_ATTEMPT = (
@@ -762,14 +758,11 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
         the broader scopes ask for a query. Filters (every mode): kind, tags (+ tag_mode
         "any"/"all"), author, model, builds_on, created_after/created_before/updated_after/updated_before.
         """
-        if mode not in SEARCH_MODES:
-            raise InvalidArgumentError(f"mode must be one of {', '.join(SEARCH_MODES)}, got {mode!r}")
-        check_limit(limit)
-        f = Filters.from_kwargs(filters)
+        request = SearchRequest.make(query, mode=mode, limit=limit, wait=wait, filters=filters)
         with self._lock:
             self.refresh(wait=False)
-            f = self._scoped(f, viewer)
-            if isinstance(query, str) and not query.strip() and (f.project or f.attempt_id):
+            f = self._scoped(request.filters, viewer)
+            if request.lists_recent(f):
                 return list_cards(self._index, limit=limit, filters=f)
             if mode == "hybrid":
                 return self._hybrid(query, limit, f, wait)
@@ -1028,23 +1021,3 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
                     raise NotFoundError(f"no note at {ref}")
                 return row[1]
         return check_note_id(ref)
-
-
-def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> Store | PgStore:
-    """Open (or create) the store in *path*. Options: max_bytes, watch, busy_timeout, create,
-    embedder ('default', None, an embedder or a function making one), ann (True, or the number
-    of passages from which semantic search uses an approximate index; needs the 'ann' extra).
-
-    A ``postgresql://`` URL opens the store in that database instead (a :class:`PgStore`;
-    needs the 'postgres' extra; options: max_bytes, pool_size, create, embedder)."""
-    if is_database_url(path):
-        from .pg_store import PgStore
-
-        unknown = sorted(set(options) - {"max_bytes", "pool_size", "create", "embedder"})
-        if unknown:
-            raise InvalidArgumentError(
-                f"a PostgreSQL store takes max_bytes, pool_size, create and embedder, not {', '.join(unknown)}"
-                " (this command works on a notes folder)"
-            )
-        return PgStore(str(path), **options)
-    return Store(path, **options)

@@ -1,0 +1,90 @@
+"""Opening the store a command names: from its options and the environment.
+
+Every command and server start goes through :func:`open_from_args`, so --store, --database,
+$NOTEWELL_STORE, $NOTEWELL_DATABASE and $NOTEWELL_MAX_BYTES mean the same everywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidArgumentError
+from ..model.note import DEFAULT_MAX_BYTES
+from .db_cli import chosen_database
+
+if TYPE_CHECKING:
+    from ..services.contract import NoteStore
+    from ..services.embedder_loading import EmbedderLoader
+    from ..services.store import Store
+
+__all__ = ["DEFAULT_STORE", "max_bytes_from_environment", "open_folder_from_args", "open_from_args"]
+
+DEFAULT_STORE = "notes"
+
+
+def max_bytes_from_environment() -> int:
+    """The note size limit: $NOTEWELL_MAX_BYTES, else the default."""
+    env_max = os.environ.get("NOTEWELL_MAX_BYTES")
+    if not env_max:
+        return DEFAULT_MAX_BYTES
+    try:
+        return int(env_max)
+    except ValueError:
+        raise InvalidArgumentError(f"NOTEWELL_MAX_BYTES must be a whole number, got {env_max!r}") from None
+
+
+def open_from_args(
+    args: argparse.Namespace,
+    *,
+    create: bool = True,
+    watch: bool = False,
+    pool_size: int = 1,
+    loader: EmbedderLoader | None = None,
+) -> NoteStore:
+    """The store a command works on: the PostgreSQL database it names (--database, or
+    $NOTEWELL_DATABASE), else the notes folder (--store, $NOTEWELL_STORE, ./notes).
+    With *loader* (a long-running process), the model comes from it, loaded in the background."""
+    url = chosen_database(args)
+    if url is None:
+        return open_folder_from_args(args, create=create, watch=watch, loader=loader)
+    # Imported here: a search the helper answers never loads the store's modules.
+    from ..services.opening import open_store
+
+    # A database has no folder to watch and no approximate index: only the options it takes.
+    store = open_store(
+        url, max_bytes=max_bytes_from_environment(), pool_size=pool_size, create=create, embedder=_embedder(loader)
+    )
+    return store
+
+
+def open_folder_from_args(
+    args: argparse.Namespace, *, create: bool = True, watch: bool = False, loader: EmbedderLoader | None = None
+) -> Store:
+    """The notes folder a command works on; a database named by options or environment is
+    refused (for the folder-only commands: reindex, watch)."""
+    if chosen_database(args) is not None:
+        raise InvalidArgumentError(f"notewell {args.command} works on a notes folder, not a database")
+    from ..services.store import Store
+    from .embedder_choice import ann_from_environment
+
+    # A one-shot command reads once, so an inotify watcher of its own would only cost time.
+    store = Store(
+        args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE,
+        max_bytes=max_bytes_from_environment(),
+        watch=watch,
+        create=create,
+        embedder=_embedder(loader),
+        ann=ann_from_environment(),
+    )
+    args.folder = store  # main() may start a watcher on it afterwards
+    return store
+
+
+def _embedder(loader: EmbedderLoader | None) -> Any:
+    """The ``embedder=`` to open with: the loader's (loaded in the background), or the one the
+    environment names."""
+    from .embedder_choice import embedder_from_environment
+
+    return loader.store_embedder if loader is not None else embedder_from_environment()

@@ -1,0 +1,36 @@
+"""Opening a store: the one place that asks which backend a path or URL names."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import InvalidArgumentError
+from ..storage.pg import is_database_url
+from .contract import NoteStore
+
+__all__ = ["open_store"]
+
+_DATABASE_OPTIONS = {"max_bytes", "pool_size", "create", "embedder"}
+
+
+def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> NoteStore:
+    """Open (or create) the store in *path*. Options: max_bytes, watch, busy_timeout, create,
+    embedder ('default', None, an embedder or a function making one), ann (True, or the number
+    of passages from which semantic search uses an approximate index; needs the 'ann' extra).
+
+    A ``postgresql://`` URL opens the store in that database instead (a :class:`PgStore`;
+    needs the 'postgres' extra; options: max_bytes, pool_size, create, embedder)."""
+    if is_database_url(path):
+        from .pg_store import PgStore
+
+        unknown = sorted(set(options) - _DATABASE_OPTIONS)
+        if unknown:
+            raise InvalidArgumentError(
+                f"a PostgreSQL store takes max_bytes, pool_size, create and embedder, not {', '.join(unknown)}"
+                " (this command works on a notes folder)"
+            )
+        return PgStore(str(path), **options)
+    from .store import Store
+
+    return Store(path, **options)
