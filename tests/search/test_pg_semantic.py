@@ -271,9 +271,9 @@ def test_the_options_a_database_takes(pg_url):
         with pytest.raises(InvalidArgumentError, match="not "):
             notewell.open(pg_url, **option)
     with notewell.open(pg_url, embedder=lambda: HashEmbedder(32)) as store:  # a factory, called on first use
-        assert store._embedder is None
+        assert store._embedders.made is None
         store.add_note("# x\n\ny")
-        assert store.embed_pending()["embedded"] == 1 and store._embedder.dim == 32
+        assert store.embed_pending()["embedded"] == 1 and store._embedders.made.dim == 32
     with notewell.open(pg_url, embedder=None) as store, pytest.raises(InvalidArgumentError, match="limit"):
         store.embed_pending(limit=0)
 

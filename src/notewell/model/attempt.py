@@ -11,10 +11,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import InvalidArgumentError, InvalidIdError
+from .header import compose_note, parse_note
 from .ids import ATTEMPT_ID_RE
+from .note import derive_title
 from .slug import slugify
 
-__all__ = ["OUTCOMES", "Attempt", "check_attempt_id", "check_outcome", "check_project"]
+__all__ = ["OUTCOMES", "Attempt", "check_attempt_id", "check_outcome", "check_project", "titled_summary"]
 
 OUTCOMES = ("succeeded", "failed", "abandoned")
 _PROJECT_MAX = 80
@@ -71,3 +73,11 @@ class Attempt:
         out = asdict(self)
         out["running"] = self.running
         return out
+
+
+def titled_summary(text: str, project: str, outcome: str) -> str:
+    """An attempt's summary note as it is stored: untitled prose gets the title
+    ``Summary: <project>, <outcome>``, so that it says what it is on every card."""
+    if derive_title(parse_note(text), "") == "":
+        return compose_note(text, title=f"Summary: {project}, {outcome}")
+    return text

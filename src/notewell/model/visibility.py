@@ -8,9 +8,12 @@ interfaces will pass a :class:`Viewer` per token.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-__all__ = ["Viewer", "may_see"]
+from ..errors import InvalidArgumentError
+
+__all__ = ["Viewer", "hidden_projects", "may_see"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,3 +29,15 @@ def may_see(viewer: Viewer | None, *, private: bool, owner: str | None) -> bool:
     if viewer is None or viewer.admin or not private:
         return True
     return viewer.handle is not None and viewer.handle == owner
+
+
+def hidden_projects(
+    viewer: Viewer | None, private_projects: Callable[[], Iterable[tuple[str, str | None]]]
+) -> tuple[str, ...]:
+    """The names of the private projects *viewer* may not see; *private_projects* gives every
+    private project's (name, owner), asked only when the viewer is not one who sees all."""
+    if viewer is not None and not isinstance(viewer, Viewer):
+        raise InvalidArgumentError(f"viewer must be a notewell.Viewer, not {type(viewer).__name__}")
+    if viewer is None or viewer.admin:
+        return ()
+    return tuple(name for name, owner in private_projects() if not may_see(viewer, private=True, owner=owner))

@@ -3,7 +3,8 @@ kind, tags (any/all), author, model, builds_on, and created/updated ranges."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +14,7 @@ from ..model.ids import is_link_id
 from ..model.note import check_unicode
 from ..model.slug import slugify
 from ..model.timestamps import parse_when
+from ..model.visibility import Viewer, hidden_projects
 from ..storage.schema import meta_token
 
 __all__ = ["FILTER_NAMES", "MAX_OFFSET", "Filters", "check_filter_text", "check_offset"]
@@ -93,6 +95,21 @@ class Filters:
         if unknown:
             raise InvalidArgumentError(f"unknown filter {unknown[0]!r}; filters are: {', '.join(FILTER_NAMES)}")
         return cls(**kwargs)
+
+    def scoped(
+        self,
+        viewer: Viewer | None,
+        *,
+        private_projects: Callable[[], Iterable[tuple[str, str | None]]],
+        campaign_members: Callable[[str], Iterable[str]],
+    ) -> Filters:
+        """These filters with what the store knows filled in: the private projects *viewer*
+        may not see (from every private project's (name, owner)) and, for a campaign, the
+        projects in it (*campaign_members* of its slug). Each store supplies the two lookups."""
+        members = None
+        if self.campaign is not None:
+            members = tuple(campaign_members(check_project(self.campaign, "campaign")))
+        return replace(self, hidden_projects=hidden_projects(viewer, private_projects), campaign_projects=members)
 
     def fts(self) -> str | None:
         """The filters on kind, tags, author, model and builds_on as an FTS5 expression over

@@ -7,16 +7,15 @@ survives a rebuild of the index like every note does.
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FrozenError, InvalidArgumentError, NotFoundError
-from ..model.attempt import Attempt, check_attempt_id, check_outcome, check_project
-from ..model.header import compose_note, parse_note
+from ..model.attempt import Attempt, check_attempt_id, check_outcome, check_project, titled_summary
 from ..model.ids import new_attempt_id
-from ..model.note import AUTHOR_MAX, MODEL_MAX, Note, check_label, check_text, derive_title
+from ..model.note import AUTHOR_MAX, MODEL_MAX, Note, check_label, check_text
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer, may_see
+from ..model.visibility import hidden_projects as viewer_hidden_projects
 from ..search.filters import Filters
 from ..storage.index import Index
 from ..storage.sync import Syncer
@@ -78,15 +77,14 @@ class AttemptsMixin:
         Its notes are frozen from then on."""
         attempt_id = check_attempt_id(attempt_id)
         outcome = check_outcome(outcome)
-        text = check_text(summary)[0] if summary is not None else None  # bad text fails before anything changes
+        # Bad text fails before anything changes.
+        text = check_text(summary, max_bytes=self.max_bytes)[0] if summary is not None else None
         with self._lock:
             self.refresh()
             running = self._running_attempt(attempt_id)
             summary_id = None
             if text is not None:
-                if derive_title(parse_note(text), "") == "":
-                    # Untitled prose: a title says what it is on every card.
-                    text = compose_note(text, title=f"Summary: {running.project}, {outcome}")
+                text = titled_summary(text, running.project, outcome)
                 summary_id = self.add_notes([text], attempt=attempt_id, _note_kind="summary")[0].id
             with self._index.write():
                 self._sync.catch_up()
@@ -245,20 +243,21 @@ class AttemptsMixin:
         }
 
     def _scoped(self, filters: Filters, viewer: Viewer | None) -> Filters:
-        """*filters* with what the store knows filled in: hidden projects, campaign members."""
-        members = None
-        if filters.campaign is not None:
-            campaign = check_project(filters.campaign, "campaign")
-            members = tuple(
+        """*filters* scoped to what *viewer* may see (:meth:`Filters.scoped`)."""
+        conn = self._index.conn
+        return filters.scoped(
+            viewer,
+            private_projects=lambda: conn.execute("SELECT name, owner FROM projects WHERE private = 1").fetchall(),
+            campaign_members=lambda campaign: (
                 name
-                for (name,) in self._index.conn.execute(
+                for (name,) in conn.execute(
                     "SELECT DISTINCT a.project FROM attempts a LEFT JOIN projects p ON p.name = a.project"
                     " WHERE coalesce(p.campaign, a.campaign) = ?"
                     " UNION SELECT name FROM projects WHERE campaign = ?",
                     (campaign, campaign),
                 )
-            )
-        return replace(filters, hidden_projects=self._hidden_projects(viewer), campaign_projects=members)
+            ),
+        )
 
     @guarded
     def hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:
@@ -268,13 +267,9 @@ class AttemptsMixin:
             return self._hidden_projects(viewer)
 
     def _hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:
-        """Private projects *viewer* may not see."""
-        if viewer is not None and not isinstance(viewer, Viewer):
-            raise InvalidArgumentError(f"viewer must be a notewell.Viewer, not {type(viewer).__name__}")
-        if viewer is None or viewer.admin:
-            return ()
-        rows = self._index.conn.execute("SELECT name, owner FROM projects WHERE private = 1").fetchall()
-        return tuple(name for name, owner in rows if not may_see(viewer, private=True, owner=owner))
+        return viewer_hidden_projects(
+            viewer, lambda: self._index.conn.execute("SELECT name, owner FROM projects WHERE private = 1").fetchall()
+        )
 
     def _check_visible(self, note_id: str, viewer: Viewer | None) -> None:
         """NotFoundError when the note (live or deleted) belongs to a project *viewer* may not see."""

@@ -11,16 +11,15 @@ so does recording a read (it lands before the end, or the ended attempt takes no
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FrozenError, InvalidArgumentError, NotFoundError
-from ..model.attempt import Attempt, check_attempt_id, check_outcome, check_project
-from ..model.header import compose_note, parse_note
+from ..model.attempt import Attempt, check_attempt_id, check_outcome, check_project, titled_summary
 from ..model.ids import new_attempt_id
-from ..model.note import AUTHOR_MAX, MODEL_MAX, check_label, check_text, derive_title
+from ..model.note import AUTHOR_MAX, MODEL_MAX, check_label, check_text
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer, may_see
+from ..model.visibility import hidden_projects as viewer_hidden_projects
 from ..search.filters import Filters
 from ..search.request import check_limit
 from ..storage.pg import PgDatabase
@@ -144,8 +143,7 @@ class PgAttemptsMixin:
                 raise _frozen(attempt_id, ended_how, ended_at)
             summary_id = None
             if text is not None:
-                if derive_title(parse_note(text), "") == "":
-                    text = compose_note(text, title=f"Summary: {project}, {outcome}")
+                text = titled_summary(text, project, outcome)
                 summary_id = self._insert_summary(conn, text, attempt_id, author, model)
             conn.execute(
                 "UPDATE attempts SET ended_at = %s, outcome = %s, summary_note = %s WHERE id = %s",
@@ -272,30 +270,30 @@ class PgProjectsMixin:
             return hidden_projects(conn, viewer)
 
 
+_PRIVATE_PROJECTS = "SELECT name, owner FROM projects WHERE private"
+
+
 def hidden_projects(conn: Any, viewer: Viewer | None) -> tuple[str, ...]:
     """Private projects *viewer* may not see."""
-    if viewer is not None and not isinstance(viewer, Viewer):
-        raise InvalidArgumentError(f"viewer must be a notewell.Viewer, not {type(viewer).__name__}")
-    if viewer is None or viewer.admin:
-        return ()
-    rows = conn.execute("SELECT name, owner FROM projects WHERE private").fetchall()
-    return tuple(name for name, owner in rows if not may_see(viewer, private=True, owner=owner))
+    return viewer_hidden_projects(
+        viewer, lambda: conn.execute("SELECT name, owner FROM projects WHERE private").fetchall()
+    )
 
 
 def scoped(conn: Any, filters: Filters, viewer: Viewer | None) -> Filters:
-    """*filters* with what the database knows filled in: hidden projects, campaign members."""
-    members = None
-    if filters.campaign is not None:
-        campaign = check_project(filters.campaign, "campaign")
-        members = tuple(
+    """*filters* scoped to what *viewer* may see (:meth:`Filters.scoped`)."""
+    return filters.scoped(
+        viewer,
+        private_projects=lambda: conn.execute(_PRIVATE_PROJECTS).fetchall(),
+        campaign_members=lambda campaign: (
             name
             for (name,) in conn.execute(
                 "SELECT DISTINCT a.project FROM attempts a LEFT JOIN projects p ON p.name = a.project"
                 " WHERE coalesce(p.campaign, a.campaign) = %s UNION SELECT name FROM projects WHERE campaign = %s",
                 (campaign, campaign),
             )
-        )
-    return replace(filters, hidden_projects=hidden_projects(conn, viewer), campaign_projects=members)
+        ),
+    )
 
 
 def check_visible(conn: Any, note_id: str, viewer: Viewer | None) -> None:

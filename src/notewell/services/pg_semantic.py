@@ -17,40 +17,28 @@ from __future__ import annotations
 import os
 import secrets
 import threading
-from collections.abc import Callable
 from typing import Any
 
-from ..errors import InvalidArgumentError, InvalidQueryError, NotewellError, UnavailableError
+from ..errors import InvalidArgumentError, NotewellError
 from ..model.note import Card
+from ..search.embedder_slot import EmbedderSlot, EmbedderSpec
 from ..search.embedders import Embedder, numpy
 from ..search.filters import Filters
-from ..search.fusion import coverage, fuse_hybrid, hybrid_pool
+from ..search.fusion import coverage
 from ..search.pg_embedding import pg_embed_pending, pg_pending_count
 from ..search.pg_rank import TermRarity
 from ..search.pg_search import pg_keyword_search
 from ..search.pg_semantic import PgVectorMatrix, pg_semantic_search
 from ..search.pg_vector import PgVectorIndex
 from ..search.query import compile_query
-from ..search.semantic import feedback_limit
 from ..storage.pg import PgDatabase
 from ..storage.pg_vector_schema import vector_ready
 from ..storage.sync import Progress
 from .background import BackgroundEmbedding
 
-__all__ = ["EmbedderSpec", "PgSemanticMixin", "check_embedder_spec"]
+__all__ = ["PgSemanticMixin"]
 
-EmbedderSpec = Embedder | Callable[[], Embedder] | str | None
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
-
-
-def check_embedder_spec(spec: object) -> None:
-    """InvalidArgumentError unless *spec* is what ``embedder=`` takes."""
-    if spec is None or (isinstance(spec, str) and spec == "default"):
-        return
-    if isinstance(spec, str) or not (hasattr(spec, "model_id") and hasattr(spec, "embed_query") or callable(spec)):
-        raise InvalidArgumentError(
-            "embedder must be 'default', None, an object with model_id, dim and embed_*, or a function making one"
-        )
 
 
 class PgSemanticMixin(BackgroundEmbedding):
@@ -60,9 +48,7 @@ class PgSemanticMixin(BackgroundEmbedding):
     _rarity: TermRarity  # the store's, shared with keyword search
 
     def _init_semantic(self, embedder: EmbedderSpec) -> None:
-        self._embedder_spec = embedder
-        self._embedder: Embedder | None = None
-        self._embedder_lock = threading.Lock()
+        self._embedders = EmbedderSlot(embedder)
         self._vectors = PgVectorMatrix()  # loaded only if the database has no pgvector
         self._vector_index: PgVectorIndex | None = None
         self._vector_path_chosen = False
@@ -110,20 +96,7 @@ class PgSemanticMixin(BackgroundEmbedding):
 
     def _embedder_now(self) -> Embedder:
         """The store's embedder, made on first use (the model loads only when needed, once)."""
-        with self._embedder_lock:
-            if self._embedder is None:
-                spec = self._embedder_spec
-                if spec is None:
-                    raise UnavailableError("this store was opened without an embedder (embedder=None)")
-                if isinstance(spec, str):
-                    from ..search.embedders import default_embedder
-
-                    self._embedder = default_embedder()
-                elif not hasattr(spec, "embed_query"):
-                    self._embedder = spec()  # a factory
-                else:
-                    self._embedder = spec
-            return self._embedder
+        return self._embedders.get()
 
     def _searcher(self) -> PgVectorMatrix | PgVectorIndex:
         """What semantic search asks: the database's pgvector index when the database is ready
@@ -138,43 +111,41 @@ class PgSemanticMixin(BackgroundEmbedding):
                 self._vector_path_chosen = True
             return self._vector_index if self._vector_index is not None else self._vectors
 
-    def _search_by_meaning(self, query: str, mode: str, limit: int, f: Filters, wait: bool) -> list[Card]:
-        """The semantic, both (keyword list, then semantic list) or hybrid search, with *f*
-        already scoped to what the viewer may see."""
-        if mode == "hybrid":
-            pool = hybrid_pool(limit)
-            embedder = self._embedder_now()
-            if wait:
-                pg_embed_pending(self._db, embedder, worker=self._worker)
-            loose: set[str] = set()
-            with self._db.transaction() as conn:
-                keyword = pg_keyword_search(conn, query, limit=pool, filters=f, partial=loose, rarity=self._rarity)
-                partial = _coverages(conn, query, loose)
-            semantic = pg_semantic_search(
-                self._db, embedder, self._searcher(), query, limit=pool, filters=f, feedback=[c.id for c in keyword]
-            )
-            return fuse_hybrid({"keyword": keyword, "semantic": semantic}, partial, limit)
-        cards: list[Card] = []
-        # Semantic mode needs only the few hits that give the query vector its feedback.
-        wanted = limit if mode == "both" else feedback_limit()
-        try:
-            keyword = []
-            if wanted:
-                with self._db.transaction() as conn:
-                    keyword = pg_keyword_search(conn, query, limit=wanted, filters=f, rarity=self._rarity)
-        except InvalidQueryError:
-            if mode == "both":
-                raise
-            keyword = []  # a query without words: semantic search goes on without feedback
-        if mode == "both":
-            cards += keyword
-        embedder = self._embedder_now()
-        if wait:
-            pg_embed_pending(self._db, embedder, worker=self._worker)
-        cards += pg_semantic_search(
-            self._db, embedder, self._searcher(), query, limit=limit, filters=f, feedback=[c.id for c in keyword]
-        )
+    def _engines(self) -> _PgEngines:
+        """This store's search engines, for :func:`~..search.plan.run_search`."""
+        return _PgEngines(self)
+
+
+class _PgEngines:
+    """PostgreSQL's keyword and semantic search, each call on a connection of its own."""
+
+    def __init__(self, store: PgSemanticMixin) -> None:
+        self._store = store
+
+    def keyword(self, query: str, limit: int, filters: Filters, coverage: dict[str, float] | None = None) -> list[Card]:
+        store = self._store
+        loose: set[str] | None = set() if coverage is not None else None
+        with store._db.transaction() as conn:
+            cards = pg_keyword_search(conn, query, limit=limit, filters=filters, partial=loose, rarity=store._rarity)
+            if coverage is not None and loose:
+                coverage.update(_coverages(conn, query, loose))
         return cards
+
+    def feedback_ids(self, query: str, limit: int, filters: Filters) -> list[str]:
+        return [c.id for c in self.keyword(query, limit, filters)]
+
+    def semantic(self, query: str, limit: int, filters: Filters, feedback: list[str]) -> list[Card]:
+        store = self._store
+        return pg_semantic_search(
+            store._db, store._embedder_now(), store._searcher(), query, limit=limit, filters=filters, feedback=feedback
+        )
+
+    def require_model(self) -> None:
+        self._store._embedder_now()
+
+    def embed_waiting(self) -> None:
+        store = self._store
+        pg_embed_pending(store._db, store._embedder_now(), worker=store._worker)
 
 
 def _coverages(conn: Any, query: str, loose: set[str]) -> dict[str, float]:

@@ -35,9 +35,11 @@ from ..model.note import (
 )
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
+from ..search.embedder_slot import EmbedderSpec
 from ..search.filters import Filters
 from ..search.pg_rank import TermRarity
-from ..search.pg_search import pg_keyword_search, pg_list_cards
+from ..search.pg_search import pg_list_cards
+from ..search.plan import run_search
 from ..search.request import SearchRequest
 from ..storage.pg import PgDatabase
 from ..storage.pg_vector_schema import enable_pgvector
@@ -54,7 +56,7 @@ from .pg_attempts import (
     record_read,
     scoped,
 )
-from .pg_semantic import EmbedderSpec, PgSemanticMixin, check_embedder_spec
+from .pg_semantic import PgSemanticMixin
 from .pg_tokens import PgTokenBook
 from .pg_transfer import export_folder, import_folder
 
@@ -75,7 +77,6 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
         create: bool = True,
         embedder: EmbedderSpec = "default",
     ) -> None:
-        check_embedder_spec(embedder)
         self.url = url
         self.max_bytes = max_bytes
         self._init_semantic(embedder)
@@ -351,11 +352,9 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
         with self._db.transaction() as conn:
             f = scoped(conn, request.filters, viewer)
             if request.lists_recent(f):
-                return pg_list_cards(conn, limit=limit, filters=f)
-            if mode == "keyword":
-                return pg_keyword_search(conn, query, limit=limit, filters=f, rarity=self._rarity)
+                return pg_list_cards(conn, limit=request.limit, filters=f)
         # Outside that transaction: each engine takes a connection of its own from the pool.
-        return self._search_by_meaning(query, mode, limit, f, wait)
+        return run_search(request, f, self._engines())
 
     def list_notes(
         self, *, limit: int = 20, offset: int = 0, viewer: Viewer | None = None, **filters: Any

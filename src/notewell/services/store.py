@@ -24,7 +24,6 @@ from ..errors import (
     NotewellError,
     NotFoundError,
     StorageError,
-    UnavailableError,
 )
 from ..model.header import parse_note
 from ..model.header_edit import with_summary, with_tags
@@ -44,11 +43,12 @@ from ..model.note import (
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 from ..search.ann import ANN_MIN
-from ..search.embedders import USE_MODEL_ID, Embedder
+from ..search.embedder_slot import EmbedderSlot
+from ..search.embedders import Embedder
 from ..search.embedding import embed_pending, pending_count
 from ..search.filters import Filters
-from ..search.fusion import fuse_hybrid, hybrid_pool
-from ..search.keyword import keyword_search, list_cards
+from ..search.keyword import keyword_ids, keyword_search, list_cards
+from ..search.plan import run_search
 from ..search.request import SearchRequest
 from ..search.semantic import VectorMatrix, semantic_search
 from ..search.vector_reuse import carry_vectors
@@ -122,17 +122,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
         self.last_check = "none"  # how the last read was brought up to date: scan, inotify, watcher or deferred
         self._deferred_since: float | None = None  # when a read first found the lock held
         self.last_scan_size = 0  # files seen by the last whole-folder check
-        if (
-            embedder is not None
-            and embedder != "default"
-            and not (hasattr(embedder, "model_id") and hasattr(embedder, "embed_query"))
-            and not callable(embedder)
-        ):
-            raise InvalidArgumentError(
-                "embedder must be 'default', None, an object with model_id, dim and embed_*, or a function making one"
-            )
-        self._embedder_spec = embedder
-        self._embedder: Embedder | None = None
+        self._embedders = EmbedderSlot(embedder)
         if not isinstance(ann, bool) and (not isinstance(ann, int) or ann < 1):
             raise InvalidArgumentError(f"ann must be True, False or a number of passages, got {ann!r}")
         # An approximate index (usearch) from ANN_MIN passages, or from the number given.
@@ -317,11 +307,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
         kept theirs and how many wait for embedding, for this store's model when it is known
         without loading one (for any model otherwise)."""
         carried = carry_vectors(self._index, old)
-        if self._embedder is not None:
-            model: str | None = self._embedder.model_id
-        else:
-            spec = self._embedder_spec
-            model = USE_MODEL_ID if spec == "default" else getattr(spec, "model_id", None)
+        model = self._embedders.model_id()
         if model is None:
             (queued,) = self._index.conn.execute("SELECT count(*) FROM embed_queue").fetchone()
             return sum(carried.values()), queued
@@ -763,31 +749,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
             self.refresh(wait=False)
             f = self._scoped(request.filters, viewer)
             if request.lists_recent(f):
-                return list_cards(self._index, limit=limit, filters=f)
-            if mode == "hybrid":
-                return self._hybrid(query, limit, f, wait)
-            cards: list[Card] = []
-            if mode in ("keyword", "both"):
-                cards += keyword_search(self._index, query, limit=limit, filters=f)
-            if mode in ("semantic", "both"):
-                embedder = self._embedder_now()
-                if wait:
-                    self._embed(None, None)
-                cards += semantic_search(self._index, embedder, self._vectors, query, limit=limit, filters=f)
-            return cards
-
-    def _hybrid(self, query: str, limit: int, f: Filters, wait: bool) -> list[Card]:
-        """One fused ranking of the keyword and semantic lists (:func:`fuse_hybrid`)."""
-        pool = hybrid_pool(limit)
-        embedder = self._embedder_now()
-        if wait:
-            self._embed(None, None)
-        partial: dict[str, float] = {}
-        keyword = keyword_search(self._index, query, limit=pool, filters=f, partial=partial)
-        semantic = semantic_search(
-            self._index, embedder, self._vectors, query, limit=pool, filters=f, feedback=[c.id for c in keyword]
-        )
-        return fuse_hybrid({"keyword": keyword, "semantic": semantic}, partial, limit)
+                return list_cards(self._index, limit=request.limit, filters=f)
+            return run_search(request, f, _Engines(self))
 
     @guarded
     def embed_pending(self, *, limit: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
@@ -818,19 +781,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
 
     def _embedder_now(self) -> Embedder:
         """The store's embedder, made on first use (the model loads only when needed, once)."""
-        with self._lock:
-            if self._embedder is None:
-                if self._embedder_spec is None:
-                    raise UnavailableError("this store was opened without an embedder (embedder=None)")
-                if self._embedder_spec == "default":
-                    from ..search.embedders import default_embedder
-
-                    self._embedder = default_embedder()
-                elif not hasattr(self._embedder_spec, "embed_query"):
-                    self._embedder = self._embedder_spec()  # type: ignore[operator]  # a factory
-                else:
-                    self._embedder = self._embedder_spec  # type: ignore[assignment]
-            return self._embedder
+        return self._embedders.get()
 
     @guarded
     def list_notes(
@@ -1021,3 +972,29 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
                     raise NotFoundError(f"no note at {ref}")
                 return row[1]
         return check_note_id(ref)
+
+
+class _Engines:
+    """The embedded store's search engines, for :func:`~..search.plan.run_search` (called
+    with the store's lock held)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def keyword(self, query: str, limit: int, filters: Filters, coverage: dict[str, float] | None = None) -> list[Card]:
+        return keyword_search(self._store._index, query, limit=limit, filters=filters, partial=coverage)
+
+    def feedback_ids(self, query: str, limit: int, filters: Filters) -> list[str]:
+        return keyword_ids(self._store._index, query, limit=limit, filters=filters)
+
+    def semantic(self, query: str, limit: int, filters: Filters, feedback: list[str]) -> list[Card]:
+        store = self._store
+        return semantic_search(
+            store._index, store._embedder_now(), store._vectors, query, limit=limit, filters=filters, feedback=feedback
+        )
+
+    def require_model(self) -> None:
+        self._store._embedder_now()
+
+    def embed_waiting(self) -> None:
+        self._store._embed(None, None)
