@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError, InvalidNoteError, NoteTooLargeError
 from .header import LIMITS, ParsedNote, parse_note
+from .numbers import whole_number
 
 __all__ = [
     "AUTHOR_MAX",
@@ -70,9 +71,7 @@ def check_unicode(value: str, name: str) -> str:
 
 def check_revision(revision: object) -> int | None:
     """A revision number asked for (None: the current one); else InvalidArgumentError."""
-    if revision is not None and (isinstance(revision, bool) or not isinstance(revision, int) or revision < 1):
-        raise InvalidArgumentError(f"revision must be a whole number ≥ 1, got {revision!r}")
-    return revision
+    return None if revision is None else whole_number("revision", revision)
 
 
 def check_label(value: str | None, name: str, limit: int) -> str | None:

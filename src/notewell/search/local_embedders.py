@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, UnavailableError
+from ..model.numbers import whole_number
 from .embedders import _normalised, numpy
 
 if TYPE_CHECKING:
@@ -152,8 +153,7 @@ class FastEmbedEmbedder(_LockedModel):
     ) -> None:
         super().__init__()
         for name, value in (("batch", batch), ("batch_tokens", 1 if batch_tokens is None else batch_tokens)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidArgumentError(f"{name} must be a whole number of at least 1, got {value!r}")
+            whole_number(name, value)
         directory = local_model_dir(path)
         _offline()
         try:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidArgumentError
+from ..model.numbers import whole_number
 from .filters import MAX_OFFSET, Filters, check_offset
 
 __all__ = [
@@ -37,10 +38,7 @@ MAX_REMOTE_OFFSET = 1_000_000
 
 def check_count(name: str, value: object, low: int, high: int) -> int:
     """*value* if it is a whole number from *low* to *high*; InvalidArgumentError if not."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        shown = value if not isinstance(value, int) or abs(value) < 10**50 else "a very large number"
-        raise InvalidArgumentError(f"{name} must be a whole number from {low} to {high}, got {shown!r}")
-    return value
+    return whole_number(name, value, low, high)
 
 
 def check_limit(limit: object, high: int = MAX_LIMIT) -> int:

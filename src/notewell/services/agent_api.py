@@ -31,16 +31,18 @@ from ..errors import (
 )
 from ..model.attempt import check_project
 from ..model.note import Note
+from ..model.numbers import whole_number
 from ..model.visibility import Viewer
 from ..search.filters import FILTER_NAMES
+from ..search.request import MAX_REMOTE_LIMIT, MAX_REMOTE_OFFSET
 from .contract import NoteStore
 from .tokens import Token, Tokens
 
 __all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "WriteLimiter", "caller_from_header"]
 
 MAX_QUERY_CHARS = 1000
-MAX_LIMIT = 100
-MAX_OFFSET = 1_000_000
+MAX_LIMIT = MAX_REMOTE_LIMIT
+MAX_OFFSET = MAX_REMOTE_OFFSET
 MAX_NOTE_TAGS = 500  # notes listed with their tags and summary in one answer
 _FILTERS = FILTER_NAMES  # the search layer's filters, one list
 
@@ -151,9 +153,7 @@ class AgentAPI:
     def _limit(limit: Any, default: int) -> int:
         if limit is None:
             return default
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise InvalidArgumentError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
-        return limit
+        return whole_number("limit", limit, 1, MAX_LIMIT)
 
     @staticmethod
     def _filters(params: dict[str, Any]) -> dict[str, Any]:
@@ -209,8 +209,7 @@ class AgentAPI:
         self, caller: Caller, *, limit: int | None = None, offset: int = 0, **filters: Any
     ) -> dict[str, Any]:
         viewer = self._reader(caller)
-        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
-            raise InvalidArgumentError(f"offset must be a whole number from 0 to {MAX_OFFSET}, got {offset!r}")
+        whole_number("offset", offset, 0, MAX_OFFSET)
         cards = self.store.list_notes(
             limit=self._limit(limit, 20), offset=offset, viewer=viewer, **self._filters(filters)
         )

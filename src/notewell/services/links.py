@@ -8,19 +8,21 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidArgumentError, InvalidIdError, NotFoundError
+from ..errors import InvalidIdError, NotFoundError
 from ..model.attempt import check_project
 from ..model.ids import NOTE_ID_RE, is_attempt_id
 from ..model.note import Card
+from ..model.numbers import whole_number
 from ..model.visibility import Viewer
 from ..search.filters import Filters
 from ..search.keyword import list_cards
 from ..storage.index import Index
 from .guard import guarded
 
-__all__ = ["LinksMixin", "check_link_args", "link_tree", "make_brief"]
+__all__ = ["MAX_RECENT", "LinksMixin", "check_link_args", "link_tree", "make_brief"]
 
 _MAX_DEPTH = 10
+MAX_RECENT = 1000  # a brief's recent notes
 
 
 class LinksMixin:
@@ -95,8 +97,7 @@ class LinksMixin:
         ``digest`` citing what it pulls together in builds_on), the recent stream, and the
         notes the digest does not cover yet."""
         name = check_project(project)
-        if isinstance(recent, bool) or not isinstance(recent, int) or not 1 <= recent <= 1000:
-            raise InvalidArgumentError(f"recent must be a whole number from 1 to 1000, got {recent!r}")
+        whole_number("recent", recent, 1, MAX_RECENT)
         with self._lock:
             self.refresh(wait=False)
             info = self.get_project(name, viewer=viewer)
@@ -115,9 +116,7 @@ Node = dict[str, Any]
 def check_link_args(note_id: object, depth: object) -> tuple[str, int]:
     if not isinstance(note_id, str) or NOTE_ID_RE.fullmatch(note_id.strip()) is None:
         raise InvalidIdError(f"not a note id: {note_id!r} (ids look like nte_0h3k9x2c7m)")
-    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= _MAX_DEPTH:
-        raise InvalidArgumentError(f"depth must be a whole number from 1 to {_MAX_DEPTH}, got {depth!r}")
-    return note_id.strip(), depth
+    return note_id.strip(), whole_number("depth", depth, 1, _MAX_DEPTH)
 
 
 def link_tree(

@@ -27,6 +27,7 @@ from ..model.notebook_rules import (
     text_problems,
     validate_notebook,
 )
+from ..model.numbers import whole_number
 from ..model.timestamps import now_iso
 from ..storage.raw_log import RawEvent, RawLog, TamperedError
 from .contract import NoteStore
@@ -77,8 +78,7 @@ class Notebook:
             raise InvalidArgumentError("give the goal: the outcome, in one or two lines (--goal)")
         for problem in text_problems(goal):
             raise InvalidArgumentError(f"the goal cannot be kept: {problem}")
-        if isinstance(budget, bool) or not isinstance(budget, int) or not 200 <= budget <= 100_000:
-            raise InvalidArgumentError(f"the budget is a number of tokens from 200 to 100000, got {budget!r}")
+        whole_number("the budget (tokens)", budget, 200, 100_000)
         if book.path.exists():
             raise InvalidArgumentError(f"a notebook for {task!r} exists at {book.path}")
         book.root.mkdir(parents=True, exist_ok=True)

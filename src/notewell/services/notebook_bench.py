@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgumentError, NotFoundError
+from ..model.numbers import whole_number
 
 __all__ = ["FORMAT", "Bench", "Question", "build_bench", "grade_answers", "make_bench", "parse_answers"]
 
@@ -99,10 +100,8 @@ def _noise_line(rng: random.Random, svc: str, day: str, second: int) -> str:
 
 def build_bench(seed: int = 1, noise: int = 4000) -> Bench:
     """The benchmark for *seed*, in memory (``make_bench`` writes it)."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
-        raise InvalidArgumentError(f"the seed is a whole number from 0 to 2**32-1, got {seed!r}")
-    if isinstance(noise, bool) or not isinstance(noise, int) or not 200 <= noise <= 200_000:
-        raise InvalidArgumentError(f"noise is a number of lines per log from 200 to 200000, got {noise!r}")
+    whole_number("the seed", seed, 0, 2**32 - 1)
+    whole_number("noise (lines per log)", noise, 200, 200_000)
     rng = random.Random(seed)
     svc = rng.choice(_SERVICES)
     lib = rng.choice(_LIBS)

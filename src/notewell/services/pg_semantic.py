@@ -19,8 +19,9 @@ import secrets
 import threading
 from typing import Any
 
-from ..errors import InvalidArgumentError, NotewellError
+from ..errors import NotewellError
 from ..model.note import Card
+from ..model.numbers import whole_number
 from ..search.embedder_slot import EmbedderSlot, EmbedderSpec
 from ..search.embedders import Embedder, numpy
 from ..search.filters import Filters
@@ -62,8 +63,8 @@ class PgSemanticMixin(BackgroundEmbedding):
     def embed_pending(self, *, limit: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
         """Embed the notes waiting for it (new, changed, or embedded by another model) that no
         other server is embedding. Returns how many were embedded and how many still wait."""
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise InvalidArgumentError(f"limit must be a positive whole number, got {limit!r}")
+        if limit is not None:
+            whole_number("limit", limit)
         embedder = self._embedder_now()
         done = pg_embed_pending(self._db, embedder, worker=self._worker, limit=limit, progress=progress)
         with self._db.transaction() as conn:

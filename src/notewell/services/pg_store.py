@@ -33,6 +33,7 @@ from ..model.note import (
     derive_title,
     note_from_text,
 )
+from ..model.numbers import whole_number
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 from ..search.embedder_slot import EmbedderSpec
@@ -44,7 +45,7 @@ from ..search.request import SearchRequest
 from ..storage.pg import PgDatabase
 from ..storage.pg_vector_schema import enable_pgvector
 from ..storage.sync import Progress
-from .links import check_link_args, link_tree, make_brief
+from .links import MAX_RECENT, check_link_args, link_tree, make_brief
 from .pg_attempts import (
     PgAttemptsMixin,
     PgProjectsMixin,
@@ -435,8 +436,7 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
     def brief(self, project: str, *, recent: int = 10, viewer: Viewer | None = None) -> dict[str, Any]:
         """A project's newest digest, its recent notes, and the notes the digest does not cover."""
         name = check_project(project)
-        if isinstance(recent, bool) or not isinstance(recent, int) or not 1 <= recent <= 1000:
-            raise InvalidArgumentError(f"recent must be a whole number from 1 to 1000, got {recent!r}")
+        whole_number("recent", recent, 1, MAX_RECENT)
         info = self.get_project(name, viewer=viewer)
         with self._db.transaction() as conn:
             scope = scoped(conn, Filters(project=name), viewer)

@@ -40,6 +40,7 @@ from ..model.note import (
     derive_title,
     note_from_text,
 )
+from ..model.numbers import whole_number
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 from ..search.ann import ANN_MIN
@@ -97,8 +98,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
         embedder: Embedder | Callable[[], Embedder] | str | None = "default",
         ann: bool | int = False,
     ) -> None:
-        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
-            raise InvalidArgumentError(f"max_bytes must be a positive whole number, got {max_bytes!r}")
+        whole_number("max_bytes", max_bytes)
         root = Path(path).expanduser()
         if root.exists() and not root.is_dir():
             raise StorageError(f"{root} is not a folder")
@@ -756,8 +756,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     def embed_pending(self, *, limit: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
         """Embed the notes waiting for it (new, changed, made outside notewell, or embedded
         by another model). Returns how many were embedded and how many still wait."""
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise InvalidArgumentError(f"limit must be a positive whole number, got {limit!r}")
+        if limit is not None:
+            whole_number("limit", limit)
         with self._lock:
             self.refresh()
             done = self._embed(limit, progress)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgumentError, NotFoundError, StorageError
+from ..model.numbers import whole_number
 from ..model.timestamps import now_iso
 
 __all__ = ["EVENT_RE", "RawEvent", "RawLog", "TamperedError"]
@@ -130,10 +131,8 @@ class RawLog:
 
     def recall(self, event_id: str, *, grep: str | None = None, offset: int = 0, limit: int = 2000) -> str:
         """A bounded part of an event: *limit* characters from *offset*, or the lines with *grep*."""
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidArgumentError(f"offset must be a whole number ≥ 0, got {offset!r}")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= RECALL_MAX:
-            raise InvalidArgumentError(f"limit must be a whole number from 1 to {RECALL_MAX}, got {limit!r}")
+        whole_number("offset", offset, 0)
+        whole_number("limit", limit, 1, RECALL_MAX)
         text = self.read(event_id).decode("utf-8", errors="replace")
         if grep:
             lines = [
