@@ -267,3 +267,15 @@ def test_a_private_server_makes_no_mcp_session_without_a_token(tmp_path):
             assert exc.code == 401 and b"unauthorized" in exc.read()
     finally:
         server.close()
+
+
+def test_kind_like_tags_may_repeat_or_be_comma_separated(srv):
+    a = _note(srv, "---\ntitle: Pool size\nkind: decision\n---\nconnection pool raised to forty")
+    b = _note(srv, "---\ntitle: Pool leak\nkind: blocker\n---\nconnection pool leaks under load")
+    _note(srv, "---\ntitle: Pool docs\nkind: finding\n---\nconnection pool documented")
+    for query in ("kind=decision&kind=blocker", "kind=decision,blocker"):
+        found = srv.call("GET", f"/api/notes/search?q=pool&{query}")
+        assert found.status == 200 and {c["id"] for c in found.body["cards"]} == {a["id"], b["id"]}, query
+    doc = srv.call("GET", "/openapi.json").body
+    params = {p["name"]: p for p in doc["paths"]["/api/notes/search"]["get"]["parameters"]}
+    assert params["kind"]["schema"]["type"] == "array" and params["tag_mode"]["schema"]["enum"] == ["any", "all"]

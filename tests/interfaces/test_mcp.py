@@ -274,3 +274,14 @@ def test_initialize_tools_and_keyword_search_answer_while_the_model_loads(tmp_pa
                 assert [c["id"] for c in found["cards"]] == [nid] and found["cards"][0]["mode"] == "semantic"
 
     asyncio.run(scenario())
+
+
+def test_the_search_tool_takes_every_filter_of_the_one_list(tmp_path):
+    # The MCP tool's arguments are written out for the SDK's schema; this holds them to the list.
+    from notewell.interfaces.mcp_server import make_mcp
+    from notewell.search.filters import FILTER_NAMES
+    from notewell.services.agent_api import AgentAPI
+
+    with notewell.open(tmp_path / "notes", embedder=None) as store:
+        tools = {t.name: t for t in asyncio.run(make_mcp(AgentAPI(store), None, local=True).list_tools())}
+    assert set(FILTER_NAMES) <= set(tools["search_notes"].input_schema["properties"])

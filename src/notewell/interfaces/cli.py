@@ -16,7 +16,7 @@ from ..errors import InvalidArgumentError, InvalidNoteError, NotewellError
 from ..model.attempt import Attempt
 from ..model.header import compose_note, parse_note
 from ..model.note import Card, Note
-from ..search.filters import FILTER_NAMES
+from ..search.filters import FILTERS
 from .assistant_cli import add_assistant_arguments, cmd_assistant
 from .db_cli import add_db_arguments, add_transfer_arguments, chosen_database, cmd_db, cmd_export, cmd_import
 from .notebook_cli import add_notebook_arguments, cmd_notebook
@@ -140,17 +140,12 @@ def _decode(data: bytes) -> str:
 
 def _filters(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    if args.kind:
-        out["kind"] = args.kind
-    if args.tag:
-        out["tags"] = args.tag
+    for spec in FILTERS:
+        value = getattr(args, spec.name, None)
+        if spec.shape != "choice" and value is not None and value != []:
+            out[spec.name] = value
+    if "tags" in out:
         out["tag_mode"] = "all" if args.all_tags else "any"
-    for name in FILTER_NAMES:
-        if name in ("kind", "tags", "tag_mode"):
-            continue  # the options above, by other names
-        value = getattr(args, name)
-        if value is not None:
-            out[name] = value
     return out
 
 
@@ -708,17 +703,13 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 def _add_filters(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("filters")
-    g.add_argument("--project", help="only notes written on this project's attempts")
-    g.add_argument("--campaign", help="only notes of projects in this campaign")
-    g.add_argument("--attempt", dest="attempt_id", metavar="ID", help="only notes written on this attempt")
-    g.add_argument("--kind", action="append", help="only notes of this kind (repeatable)")
-    g.add_argument("--tag", action="append", help="only notes with this tag (repeatable; any by default)")
-    g.add_argument("--all-tags", action="store_true", help="require every --tag, not any")
-    g.add_argument("--author")
-    g.add_argument("--model")
-    g.add_argument("--builds-on", dest="builds_on", metavar="ID", help="only notes that build on ID")
-    for name in ("created-after", "created-before", "updated-after", "updated-before"):
-        g.add_argument(f"--{name}", dest=name.replace("-", "_"), metavar="DATE")
+    for spec in FILTERS:
+        if spec.shape == "choice":  # tag_mode: any unless this flag asks for all
+            g.add_argument(spec.cli_option, dest="all_tags", action="store_true", help="require every --tag, not any")
+        elif spec.shape == "texts":
+            g.add_argument(spec.cli_option, dest=spec.name, action="append", help=f"{spec.help} (repeatable)")
+        else:
+            g.add_argument(spec.cli_option, dest=spec.name, metavar=spec.metavar, help=spec.help)
 
 
 def build_parser() -> argparse.ArgumentParser:

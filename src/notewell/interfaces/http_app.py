@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..errors import InvalidArgumentError, NoteTooLargeError, NotewellError
-from ..search.filters import FILTER_NAMES
+from ..search.filters import FILTER_NAMES, FILTERS
 from ..services.agent_api import AgentAPI, Caller, caller_from_header
 from ..services.tokens import Tokens
 from .openapi import openapi_document
@@ -107,19 +107,20 @@ class _Handlers:
 
 
 def _query_params(request: Request) -> dict[str, Any]:
-    """Search and list parameters from the query string (tags may repeat or be comma-separated)."""
+    """Search and list parameters from the query string (kind and tags may repeat or be comma-separated)."""
     q = request.query_params
     known = {"q", "mode", "limit", "offset", "wait", *FILTER_NAMES}
     unknown = sorted(set(q.keys()) - known)
     if unknown:
         raise InvalidArgumentError(f"unknown parameter(s): {', '.join(unknown)}")
-    out: dict[str, Any] = {}
-    for name in known - {"q", "tags", "limit", "offset", "wait"}:
-        if name in q:
-            out[name] = q[name]
-    tags = [t.strip() for value in q.getlist("tags") for t in value.split(",") if t.strip()]
-    if tags:
-        out["tags"] = tags
+    out: dict[str, Any] = {"mode": q["mode"]} if "mode" in q else {}
+    for spec in FILTERS:
+        if spec.shape == "texts":  # may repeat, or be comma-separated
+            values = [v.strip() for value in q.getlist(spec.name) for v in value.split(",") if v.strip()]
+            if values:
+                out[spec.name] = values
+        elif spec.name in q:
+            out[spec.name] = q[spec.name]
     for name in ("limit", "offset"):
         if name in q:
             out[name] = _whole(name, q[name])

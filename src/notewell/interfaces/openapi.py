@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model.ids import NOTE_ID_RE
+from ..search.filters import FILTERS, FilterSpec
 from ..services.agent_api import MAX_LIMIT, MAX_QUERY_CHARS
 from ..version import __version__
 
@@ -97,21 +98,20 @@ def _param(name: str, where: str, schema: dict[str, Any], description: str, requ
 
 _NOTE_ID = _param("note_id", "path", {"type": "string", "pattern": NOTE_ID_RE.pattern}, "a note id (nte_...)")
 _ATTEMPT_ID = _param("attempt_id", "path", {"type": "string"}, "an attempt id")
-_FILTER_PARAMS = [
-    _param("project", "query", {"type": "string"}, "only this project's notes"),
-    _param("campaign", "query", {"type": "string"}, "only this campaign's projects"),
-    _param("attempt_id", "query", {"type": "string"}, "only this attempt's notes"),
-    _param("kind", "query", {"type": "string"}, "header kind"),
-    _param("tags", "query", {"type": "array", "items": {"type": "string"}}, "header tags (repeat or comma-separate)"),
-    _param("tag_mode", "query", {"type": "string", "enum": ["any", "all"]}, "any (default) or all of the tags"),
-    _param("author", "query", {"type": "string"}, "who wrote it"),
-    _param("model", "query", {"type": "string"}, "the model that wrote it"),
-    _param("builds_on", "query", {"type": "string"}, "notes that build on this note id"),
-    _param("created_after", "query", {"type": "string"}, "ISO date or time"),
-    _param("created_before", "query", {"type": "string"}, "ISO date or time"),
-    _param("updated_after", "query", {"type": "string"}, "ISO date or time"),
-    _param("updated_before", "query", {"type": "string"}, "ISO date or time"),
-]
+_SCHEMAS = {
+    "text": {"type": "string"},
+    "when": {"type": "string"},
+    "texts": {"type": "array", "items": {"type": "string"}},
+}
+
+
+def _filter_param(spec: FilterSpec) -> dict[str, Any]:
+    schema = {"type": "string", "enum": list(spec.choices)} if spec.choices else _SCHEMAS[spec.shape]
+    help_text = spec.help + (" (repeat or comma-separate)" if spec.shape == "texts" else "")
+    return _param(spec.name, "query", schema, help_text)
+
+
+_FILTER_PARAMS = [_filter_param(spec) for spec in FILTERS]
 _LIMIT = _param("limit", "query", {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}, "how many cards")
 _SECURITY = [{"bearer": []}, {}]
 

@@ -17,23 +17,51 @@ from ..model.timestamps import parse_when
 from ..model.visibility import Viewer, hidden_projects
 from ..storage.schema import meta_token
 
-__all__ = ["FILTER_NAMES", "MAX_OFFSET", "Filters", "check_filter_text", "check_offset"]
+__all__ = ["FILTERS", "FILTER_NAMES", "MAX_OFFSET", "FilterSpec", "Filters", "check_filter_text", "check_offset"]
 
-FILTER_NAMES = (
-    "project",
-    "campaign",
-    "attempt_id",
-    "kind",
-    "tags",
-    "tag_mode",
-    "author",
-    "model",
-    "builds_on",
-    "created_after",
-    "created_before",
-    "updated_after",
-    "updated_before",
+
+@dataclass(frozen=True, slots=True)
+class FilterSpec:
+    """One filter, as every interface offers it: its name, what it takes, what it does.
+    *shape*: ``text`` (one string), ``texts`` (one or more strings), ``when`` (an ISO date or
+    time), ``choice`` (one of *choices*). *option*: the command line's name for it."""
+
+    name: str
+    shape: str
+    help: str
+    option: str = ""
+    choices: tuple[str, ...] = ()
+    metavar: str | None = None
+
+    @property
+    def cli_option(self) -> str:
+        return self.option or "--" + self.name.replace("_", "-")
+
+
+# The one list of filters: Filters takes these fields, and the CLI's options, the OpenAPI
+# parameters and the MCP tool's arguments are made from (or checked against) it.
+FILTERS: tuple[FilterSpec, ...] = (
+    FilterSpec("project", "text", "only notes written on this project's attempts"),
+    FilterSpec("campaign", "text", "only notes of projects in this campaign"),
+    FilterSpec("attempt_id", "text", "only notes written on this attempt", option="--attempt", metavar="ID"),
+    FilterSpec("kind", "texts", "only notes of this header kind", metavar="KIND"),
+    FilterSpec(
+        "tags",
+        "texts",
+        "only notes with this header tag (any of them, unless all are asked for)",
+        "--tag",
+        metavar="TAG",
+    ),
+    FilterSpec("tag_mode", "choice", "any (default) or all of the tags", "--all-tags", ("any", "all")),
+    FilterSpec("author", "text", "only notes by this author"),
+    FilterSpec("model", "text", "only notes written by this model"),
+    FilterSpec("builds_on", "text", "only notes that build on this note id", metavar="ID"),
+    FilterSpec("created_after", "when", "created after this ISO date or time", metavar="DATE"),
+    FilterSpec("created_before", "when", "created before this ISO date or time", metavar="DATE"),
+    FilterSpec("updated_after", "when", "updated after this ISO date or time", metavar="DATE"),
+    FilterSpec("updated_before", "when", "updated before this ISO date or time", metavar="DATE"),
 )
+FILTER_NAMES = tuple(spec.name for spec in FILTERS)
 
 When = str | datetime | None
 # Both SQLite and PostgreSQL keep a row offset in a signed 64-bit integer.
