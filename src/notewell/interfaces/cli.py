@@ -289,14 +289,16 @@ def _search_by_helper(args: argparse.Namespace, query: str) -> tuple[list[Card],
 
 
 def cmd_search(args: argparse.Namespace) -> None:
+    from ..services.searching import search
+
     query = " ".join(args.query)
     found = _search_by_helper(args, query) if args.mode in _MODEL_MODES else None
     if found is not None:
         cards, pending = found
     else:
         with open_from_args(args, create=False) as store:
-            cards = store.search_notes(query, limit=args.limit, mode=args.mode, wait=args.wait, **_filters(args))
-            pending = store.pending_embeddings() if args.mode != "keyword" else 0
+            answer = search(store, query, limit=args.limit, mode=args.mode, wait=args.wait, **_filters(args))
+            cards, pending = answer.cards, answer.not_embedded
             if args.mode in _MODEL_MODES and getattr(args, "autowatch", None) is not None:
                 # No helper answered: start one for the next searches (this one is answered here).
                 args.spawned = chosen_database(args) is None and _start_helper(store)

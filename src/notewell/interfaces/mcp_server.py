@@ -248,18 +248,10 @@ def make_mcp(
 
 def _notebook_tools(mcp: MCPServer, run: Callable[..., Any], api: AgentAPI) -> None:
     """The working-context notebook (stdio only: notebooks live beside the agent, not the server)."""
-    from ..services.notebook import Notebook, notebook_root
+    from ..services.notebook import Notebook, chosen_task
 
     def book(task: str | None) -> Notebook:
-        if task is None:
-            root = notebook_root()
-            found = sorted(p.parent.name for p in root.glob("*/state.json")) if root.is_dir() else []
-            if len(found) != 1:
-                from ..errors import InvalidArgumentError
-
-                raise InvalidArgumentError(f"name the notebook's task (found: {', '.join(found) or 'none'})")
-            task = found[0]
-        return Notebook(task)
+        return Notebook(chosen_task(task))
 
     @mcp.tool(annotations=_WRITE)
     def notebook_init(
@@ -314,7 +306,7 @@ def _notebook_tools(mcp: MCPServer, run: Callable[..., Any], api: AgentAPI) -> N
     @mcp.tool(annotations=_WRITE)
     def notebook_promote(ctx: Context, ids: list[str], task: Task = None) -> dict[str, Any]:
         """Turn accepted facts, ruled-out items and notes into durable notes in the store."""
-        return run(ctx, lambda c: {"promoted": book(task).promote(api.store, ids)})
+        return run(ctx, lambda c: api.promote_notebook(c, book(task), ids))
 
 
 def run_stdio(

@@ -8,25 +8,15 @@ import os
 import sys
 from typing import Any
 
-from ..errors import InvalidArgumentError, InvalidNoteError, NotFoundError
-from ..services.notebook import Notebook, notebook_root
+from ..errors import InvalidArgumentError, InvalidNoteError
+from ..services.notebook import Notebook, chosen_task
 
 __all__ = ["add_notebook_arguments", "cmd_notebook"]
 
 
 def _task(args: argparse.Namespace) -> str:
     """--task, else $NOTEWELL_NOTEBOOK, else the only notebook under the root."""
-    if args.task:
-        return args.task
-    if os.environ.get("NOTEWELL_NOTEBOOK"):
-        return os.environ["NOTEWELL_NOTEBOOK"]
-    root = notebook_root(args.root)
-    found = sorted(p.parent.name for p in root.glob("*/state.json")) if root.is_dir() else []
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        raise NotFoundError(f"no notebook under {root} (notewell notebook init TASK --goal ...)")
-    raise InvalidArgumentError(f"several notebooks under {root} ({', '.join(found)}): name one with --task")
+    return chosen_task(args.task, args.root, naming="--task")
 
 
 def _print(args: argparse.Namespace, data: Any, text: str) -> None:

@@ -20,7 +20,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     ForbiddenError,
@@ -36,7 +36,11 @@ from ..model.visibility import Viewer
 from ..search.filters import FILTER_NAMES
 from ..search.request import MAX_REMOTE_LIMIT, MAX_REMOTE_OFFSET
 from .contract import NoteStore
+from .searching import search
 from .tokens import Token, Tokens
+
+if TYPE_CHECKING:
+    from .notebook import Notebook
 
 __all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "WriteLimiter", "caller_from_header"]
 
@@ -184,12 +188,18 @@ class AgentAPI:
             # Embedding the backlog holds the store for everyone: a write-capable caller's call.
             self._writer(caller)
             self._spend(caller)
-        cards = self.store.search_notes(
-            query, mode=mode, limit=self._limit(limit, 10), wait=bool(wait), viewer=viewer, **self._filters(filters)
+        answer = search(
+            self.store,
+            query,
+            mode=mode,
+            limit=self._limit(limit, 10),
+            wait=bool(wait),
+            viewer=viewer,
+            **self._filters(filters),
         )
-        out: dict[str, Any] = {"query": query, "mode": mode, "cards": [c.to_dict() for c in cards]}
+        out: dict[str, Any] = {"query": query, "mode": mode, "cards": [c.to_dict() for c in answer.cards]}
         if mode != "keyword":
-            out["not_embedded"] = self.store.pending_embeddings()
+            out["not_embedded"] = answer.not_embedded
         return out
 
     def get_note(
@@ -246,6 +256,13 @@ class AgentAPI:
         return self.store.get_attempt(attempt_id, viewer=self._reader(caller)).to_dict()
 
     # -- writes ---------------------------------------------------------------
+
+    def promote_notebook(self, caller: Caller, notebook: Notebook, ids: list[str]) -> dict[str, Any]:
+        """Accepted items of *notebook* (facts, ruled-out attempts, notes) made durable notes
+        in the store, written as the caller (a write, checked and counted as one)."""
+        author = self._writer(caller)
+        self._spend(caller)
+        return {"promoted": notebook.promote(self.store, ids, author=author)}
 
     def add_note(
         self, caller: Caller, text: str, *, attempt_id: str | None = None, model: str | None = None

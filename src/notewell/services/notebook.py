@@ -32,7 +32,7 @@ from ..model.timestamps import now_iso
 from ..storage.raw_log import RawEvent, RawLog, TamperedError
 from .contract import NoteStore
 
-__all__ = ["NOTEBOOK_ROOT", "AcceptResult", "Notebook", "notebook_root"]
+__all__ = ["AcceptResult", "NOTEBOOK_ROOT", "Notebook", "chosen_task", "notebook_root"]
 
 NOTEBOOK_ROOT = ".agent-context"
 _TASK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
@@ -42,6 +42,25 @@ TIERS = (50, 75, 90)
 def notebook_root(root: str | os.PathLike[str] | None = None) -> Path:
     """Where notebooks live: *root*, else $AGENT_CONTEXT_ROOT, else ./.agent-context."""
     return Path(root or os.environ.get("AGENT_CONTEXT_ROOT") or NOTEBOOK_ROOT).expanduser()
+
+
+def chosen_task(
+    task: str | None = None, root: str | os.PathLike[str] | None = None, *, naming: str = "the task argument"
+) -> str:
+    """The notebook a caller means: *task*, else $NOTEWELL_NOTEBOOK, else the only notebook
+    under the root; NotFoundError when there is none, InvalidArgumentError when it is unclear
+    (saying to name one with *naming*, the interface's way of naming it)."""
+    if task:
+        return task
+    if os.environ.get("NOTEWELL_NOTEBOOK"):
+        return os.environ["NOTEWELL_NOTEBOOK"]
+    where = notebook_root(root)
+    found = sorted(p.parent.name for p in where.glob("*/state.json")) if where.is_dir() else []
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise NotFoundError(f"no notebook under {where} (notewell notebook init TASK --goal ...)")
+    raise InvalidArgumentError(f"several notebooks under {where} ({', '.join(found)}): name one with {naming}")
 
 
 @dataclass(frozen=True, slots=True)

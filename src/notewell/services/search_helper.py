@@ -241,9 +241,10 @@ class SearchHelper:
                 self.on_question()
             if mode != "keyword" and self.loader is not None:
                 self.loader.wait()  # here, not inside the store's lock, so other work goes on
-            cards = self.store.search_notes(query, limit=limit, mode=mode, wait=wait, **filters)
-            pending = self.store.pending_embeddings() if mode != "keyword" else 0
-            answer = {"ok": True, "cards": [c.to_dict() for c in cards], "pending": pending}
+            from .searching import search  # the watcher's side: its store is open already
+
+            found = search(self.store, query, limit=limit, mode=mode, wait=wait, **filters)
+            answer = {"ok": True, "cards": [c.to_dict() for c in found.cards], "pending": found.not_embedded}
         except NotewellError as exc:
             answer = _failure(exc)
         except Exception as exc:  # noqa: BLE001 - the caller searches itself and meets it there

@@ -1,0 +1,40 @@
+"""A search as every interface answers it: the cards, and how many notes the model has not
+embedded yet (which a semantic, both or hybrid search cannot have seen).
+
+The CLI, the search helper and the servers (through :class:`~.agent_api.AgentAPI`) all answer
+through :func:`search`, so the "not embedded yet" figure means the same everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..model.note import Card
+from ..model.visibility import Viewer
+from .contract import NoteStore
+
+__all__ = ["SearchAnswer", "search"]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchAnswer:
+    """The cards of a search, and the notes it could not have found by meaning."""
+
+    cards: list[Card]
+    not_embedded: int  # always 0 for a keyword search, which needs no model
+
+
+def search(
+    store: NoteStore,
+    query: str,
+    *,
+    mode: str = "keyword",
+    limit: int = 10,
+    wait: bool = False,
+    viewer: Viewer | None = None,
+    **filters: Any,
+) -> SearchAnswer:
+    """Search *store* (as :meth:`NoteStore.search_notes`) and count what the model has not seen."""
+    cards = store.search_notes(query, mode=mode, limit=limit, wait=wait, viewer=viewer, **filters)
+    return SearchAnswer(cards, store.pending_embeddings() if mode != "keyword" else 0)
