@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ..errors import InvalidArgumentError, UnavailableError
 from .embedders import USE_MODEL_ID, Embedder
@@ -44,19 +44,21 @@ class EmbedderSlot:
     def get(self) -> Embedder:
         """The embedder, made now if it was not yet; UnavailableError for a store without one."""
         with self._lock:
-            if self._made is None:
+            made = self._made
+            if made is None:
                 spec = self.spec
                 if spec is None:
                     raise UnavailableError("this store was opened without an embedder (embedder=None)")
                 if isinstance(spec, str):
                     from .embedders import default_embedder
 
-                    self._made = default_embedder()
+                    made = default_embedder()
                 elif _is_embedder(spec):
-                    self._made = spec  # type: ignore[assignment]
+                    made = cast(Embedder, spec)
                 else:
-                    self._made = spec()  # type: ignore[operator]  # a factory
-            return self._made
+                    made = cast(Callable[[], Embedder], spec)()  # a factory
+                self._made = made
+            return made
 
     def model_id(self) -> str | None:
         """The model's id when it is known without loading a model (None: not known)."""

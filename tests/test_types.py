@@ -1,0 +1,39 @@
+"""The core and the store contract pass `mypy --strict` (both stores checked against NoteStore)."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("mypy")
+
+SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "notewell"
+# The service's contract and the policy both stores share; opening.py returns each store as a
+# NoteStore, so mypy holds Store and PgStore to the Protocol there.
+CORE = [
+    "services/contract.py",
+    "services/opening.py",
+    "services/searching.py",
+    "search/request.py",
+    "search/plan.py",
+    "search/fusion.py",
+    "search/filters.py",
+    "search/embedder_slot.py",
+    "model/numbers.py",
+    "model/visibility.py",
+    "model/attempt.py",
+]
+
+
+def test_the_core_passes_mypy_strict(tmp_path):
+    files = [str(SRC / f) for f in CORE]
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), *files],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
