@@ -15,6 +15,7 @@ from notewell.services.assistant import ProjectAssistant, kind_for
 from notewell.services.context import ContextConfig
 from notewell.services.memory import ConversationMemory, ExtractiveSummarizer
 from notewell.services.note_tools import ToolContext, execute_tool, summarize_note, tool_schemas
+from tests.interfaces.cli_harness import call
 from tests.llm_server import ScriptedLLM
 
 
@@ -140,11 +141,9 @@ def test_kind_for_questions():
 
 
 def _cli(args, env_extra, cwd, input=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "NOTEWELL_CHAT"))}
-    env.update(env_extra)
-    return subprocess.run(
-        [sys.executable, "-m", "notewell", *args], cwd=cwd, env=env, capture_output=True, text=True, input=input
-    )
+    """`notewell ARGS` in the test process (see cli_harness), with no chat model but *env_extra*'s."""
+    unset = [k for k in os.environ if k.startswith(("OPENAI_", "NOTEWELL_CHAT"))]
+    return call(args, input=input, env=env_extra, unset=unset, cwd=cwd, text=True)
 
 
 def test_cli_without_a_model_says_so(tmp_path):
@@ -204,6 +203,7 @@ def test_the_example_runs_the_chapters_scenario(tmp_path):
     assert missing.returncode == 2 and "NOTEWELL_CHAT_URL" in missing.stderr
 
 
+# Real process: the example is a script a user runs (its own __main__ and exit status), not the CLI.
 def _cli_script(path, args, env_extra, cwd):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "NOTEWELL_CHAT"))}
     env.update(env_extra)

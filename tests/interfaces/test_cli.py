@@ -1,10 +1,12 @@
-"""The command line, run as a real process."""
+"""The command line, run in the test process through ``main(argv)`` (see cli_harness).
+
+Real-process tests (``run_process``), each marked where it stands: the ``python -m notewell``
+entry point and its exit status, and what a real stdout encodes.
+"""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 
 import pytest
@@ -13,21 +15,7 @@ import notewell
 from notewell.model.ids import is_note_id
 from notewell.search.embedders import HashEmbedder
 from tests.conftest import CARD_KEYS
-
-
-def run(args, store=None, input=None, env_extra=None, check=True):
-    env = dict(os.environ)
-    env.pop("NOTEWELL_STORE", None)
-    src = os.path.abspath(os.path.join(os.path.dirname(notewell.__file__), ".."))
-    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-    if env_extra:
-        env.update(env_extra)
-    where = ["--database" if str(store).startswith("postgresql://") else "--store", str(store)] if store else []
-    cmd = [sys.executable, "-m", "notewell", *where, *args]
-    p = subprocess.run(cmd, input=input, capture_output=True, env=env, timeout=60)
-    if check:
-        assert p.returncode == 0, p.stderr.decode()
-    return p
+from tests.interfaces.cli_harness import run, run_process  # run is imported from here by other test modules
 
 
 def js(p):
@@ -153,8 +141,9 @@ def test_errors_are_one_line(place, args, stdin, env, code, needle):
         assert s.summary()["total_notes"] == 0
 
 
+# Real process: the status `python -m notewell` exits with is main()'s, through SystemExit.
 def test_missing_store_is_an_error(tmp_path):
-    p = run(["search", "x"], tmp_path / "nope", check=False)
+    p = run_process(["search", "x"], tmp_path / "nope", check=False)
     assert p.returncode == 3 and "notewell init" in p.stderr.decode()
 
 
@@ -179,8 +168,9 @@ def test_reindex_says_which_vectors_it_kept(tmp_path):
     assert (got["vectors_kept"], got["to_embed"]) == (4, 1)
 
 
+# Real process: non-ASCII output through the interpreter's own stdout, not the harness's.
 def test_demo(tmp_path):
-    p = run(["demo"], tmp_path / "demo")
+    p = run_process(["demo"], tmp_path / "demo")
     out = p.stdout.decode()
     assert "Clause learning stalls" in out and "缓存" in out
 

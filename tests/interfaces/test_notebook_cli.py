@@ -1,23 +1,16 @@
-"""`notewell notebook ...` as an agent runs it."""
+"""`notewell notebook ...` as an agent runs it, in the test process (see cli_harness)."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import notewell
+from tests.interfaces.cli_harness import call
 
 
 def nb(cwd, *args, input=None, check=True):
-    src = os.path.abspath(os.path.join(os.path.dirname(notewell.__file__), ".."))
-    env = {**os.environ, "PYTHONPATH": src}
-    env.pop("AGENT_CONTEXT_ROOT", None)
-    env.pop("NOTEWELL_NOTEBOOK", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "notewell", "notebook", *args], cwd=cwd, input=input, capture_output=True, env=env
-    )
+    # The notebook is found from the working directory, and the environment must not name one.
+    done = call(["notebook", *args], cwd=cwd, input=input, unset=("AGENT_CONTEXT_ROOT", "NOTEWELL_NOTEBOOK"))
     if check:
         assert done.returncode == 0, done.stderr.decode()
     return done

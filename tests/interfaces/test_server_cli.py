@@ -1,4 +1,5 @@
-"""`notewell token` and `notewell serve` as a user runs them."""
+"""`notewell token` and `notewell serve` as a user runs them: token in the test process (see
+cli_harness), serve in a process of its own."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def test_tokens_are_created_listed_and_revoked(tmp_path):
     assert run(["token", "revoke", "alice"], store, check=False).returncode == 3
 
 
+# Real process: serve runs until a signal stops it, with uvicorn's signal handlers and threads.
 def test_serve_answers_on_loopback_and_stops(tmp_path):
     pytest.importorskip("uvicorn")
     store = tmp_path / "s"

@@ -562,14 +562,16 @@ def cmd_watch(args: argparse.Namespace) -> None:
     from .embedder_choice import embedder_from_environment
 
     stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     loader = EmbedderLoader(embedder_from_environment())
 
     def report(e: NotewellError) -> None:
         print(f"notewell watch: {e.code}: {e.message}", file=sys.stderr, flush=True)
 
     with open_folder_from_args(args, create=False, watch=True, loader=loader) as store:
+        # Only a watcher that is really starting takes over the signals (a refused one leaves
+        # the process as it found it).
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
         if args.idle_exit is not None and (other := store.watcher_pid()) is not None:
             print(f"{store.root} is already watched (pid {other})", flush=True)
             return
