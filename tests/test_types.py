@@ -23,6 +23,7 @@ CORE = [
     "search/filters.py",
     "search/embedder_slot.py",
     "model/numbers.py",
+    "model/note.py",
     "model/visibility.py",
     "model/attempt.py",
 ]

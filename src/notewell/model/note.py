@@ -4,6 +4,7 @@ plain-data shapes (Note, Card) every interface returns."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -13,6 +14,7 @@ from .numbers import whole_number
 
 __all__ = [
     "AUTHOR_MAX",
+    "CARD_FIELDS",
     "DEFAULT_MAX_BYTES",
     "MODEL_MAX",
     "Card",
@@ -93,7 +95,7 @@ def check_label(value: str | None, name: str, limit: int) -> str | None:
 def derive_title(parsed: ParsedNote, filename: str) -> str:
     """The header's title, else the first ``# `` heading of the body, else the file name."""
     if parsed.header and parsed.header.get("title"):
-        return parsed.header["title"]
+        return str(parsed.header["title"])
     fence: str | None = None
     for line in parsed.body.splitlines():
         m = _FENCE.match(line)
@@ -137,6 +139,52 @@ class Card:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_columns(cls, columns: Sequence[Any], snippet: str, score: float | None) -> Card:
+        """A card from a store's card columns, in the order of :data:`CARD_FIELDS` (tags and
+        builds_on as lists: each store decodes its own column types first)."""
+        (nid, title, kind, tags, builds_on, model, author, created, updated) = columns[:9]
+        attempt_id, project, campaign, note_kind, outcome, ended = columns[9:15]
+        return cls(
+            id=nid,
+            title=title,
+            kind=kind,
+            tags=tags,
+            builds_on=builds_on,
+            model=model,
+            author=author,
+            created_at=created,
+            updated_at=updated,
+            snippet=snippet,
+            score=score,
+            attempt_id=attempt_id,
+            project=project,
+            campaign=campaign,
+            note_kind=note_kind or "note",
+            attempt_outcome=outcome,
+            attempt_ended_at=ended,
+        )
+
+
+# What each store selects for a card, in this order (from the note, its attempt and project).
+CARD_FIELDS = (
+    "id",
+    "title",
+    "kind",
+    "tags",
+    "builds_on",
+    "model",
+    "author",
+    "created_at",
+    "updated_at",
+    "attempt_id",
+    "project",
+    "campaign",
+    "note_kind",
+    "attempt_outcome",
+    "attempt_ended_at",
+)
 
 
 @dataclass(slots=True)

@@ -42,27 +42,9 @@ COMMON = 1000
 
 
 def card_from_row(row: tuple | sqlite3.Row, snippet: str, score: float | None) -> Card:
-    _rowid, nid, title, kind, tags, builds_on, model, author, created, updated = row[:10]
-    attempt_id, project, campaign, note_kind, outcome, ended = row[10:16]
-    return Card(
-        id=nid,
-        title=title,
-        kind=kind,
-        tags=json.loads(tags),
-        builds_on=json.loads(builds_on),
-        model=model,
-        author=author,
-        created_at=created,
-        updated_at=updated,
-        snippet=snippet,
-        score=score,
-        attempt_id=attempt_id,
-        project=project,
-        campaign=campaign,
-        note_kind=note_kind or "note",
-        attempt_outcome=outcome,
-        attempt_ended_at=ended,
-    )
+    """A card from a CARD_COLUMNS row (the rowid first; tags and builds_on as JSON text)."""
+    columns = (*row[1:4], json.loads(row[4]), json.loads(row[5]), *row[6:16])
+    return Card.from_columns(columns, snippet, score)
 
 
 def card_rows(index: Index, key: str, values: list[Any], extra: str) -> dict[Any, tuple]:

@@ -79,27 +79,7 @@ _PHRASE_OP = re.compile(r"<(?:-|\d+)>")
 def card_from_pg(row: tuple, snippet: str, score: float | None) -> Card:
     """A card from a CARD_SQL row (card_from_row's columns without the rowid; tags and
     builds_on arrive as arrays, not JSON text)."""
-    nid, title, kind, tags, builds_on, model, author, created, updated = row[:9]
-    attempt_id, project, campaign, note_kind, outcome, ended = row[9:15]
-    return Card(
-        id=nid,
-        title=title,
-        kind=kind,
-        tags=list(tags),
-        builds_on=list(builds_on),
-        model=model,
-        author=author,
-        created_at=created,
-        updated_at=updated,
-        snippet=snippet,
-        score=score,
-        attempt_id=attempt_id,
-        project=project,
-        campaign=campaign,
-        note_kind=note_kind or "note",
-        attempt_outcome=outcome,
-        attempt_ended_at=ended,
-    )
+    return Card.from_columns((*row[:3], list(row[3]), list(row[4]), *row[5:15]), snippet, score)
 
 
 def _preview(body: str) -> str:
