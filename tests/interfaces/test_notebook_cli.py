@@ -61,7 +61,7 @@ def test_errors_are_one_line_and_nonzero(tmp_path):
 def test_bench_make_and_grade(tmp_path):
     made = nb(tmp_path, "bench", "make", "b", "--seed", "9", "--noise", "500").stdout.decode()
     assert "seed 9" in made and "quiz.md (11 questions)" in made
-    from notewell.services.notebook_bench import build_bench
+    from notewell.agents.notebook_bench import build_bench
 
     key = build_bench(9, 500).questions
     (tmp_path / "run1.txt").write_text("".join(f"{q.id}: {' '.join(q.expect)}\n" for q in key))

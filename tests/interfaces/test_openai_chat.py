@@ -16,7 +16,7 @@ from notewell.interfaces.openai_chat import (
     chat_from_environment,
     describe_chat_setup,
 )
-from notewell.services.chat import ChatModel, ChatReply, ToolCall
+from notewell.agents.chat import ChatModel, ChatReply, ToolCall
 from tests.llm_server import ScriptedLLM
 
 HI = [{"role": "user", "content": "hi"}]

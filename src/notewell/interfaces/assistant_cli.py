@@ -9,11 +9,11 @@ import re
 import sys
 from typing import Any
 
+from ..agents.assistant import ProjectAssistant, Turn
+from ..agents.context import ContextConfig
+from ..agents.memory import ConversationMemory, LLMSummarizer
 from ..errors import InvalidArgumentError, NotewellError, UnavailableError
 from ..model.token_count import load_counter
-from ..services.assistant import ProjectAssistant, Turn
-from ..services.context import ContextConfig
-from ..services.memory import ConversationMemory, LLMSummarizer
 from .openai_chat import chat_from_environment, describe_chat_setup
 
 __all__ = ["add_assistant_arguments", "cmd_assistant"]

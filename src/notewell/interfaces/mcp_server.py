@@ -248,7 +248,7 @@ def make_mcp(
 
 def _notebook_tools(mcp: MCPServer, run: Callable[..., Any], api: AgentAPI) -> None:
     """The working-context notebook (stdio only: notebooks live beside the agent, not the server)."""
-    from ..services.notebook import Notebook, chosen_task
+    from ..agents.notebook import Notebook, chosen_task
 
     def book(task: str | None) -> Notebook:
         return Notebook(chosen_task(task))

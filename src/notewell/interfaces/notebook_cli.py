@@ -8,8 +8,8 @@ import os
 import sys
 from typing import Any
 
+from ..agents.notebook import Notebook, chosen_task
 from ..errors import InvalidArgumentError, InvalidNoteError
-from ..services.notebook import Notebook, chosen_task
 
 __all__ = ["add_notebook_arguments", "cmd_notebook"]
 
@@ -97,7 +97,7 @@ def cmd_notebook(args: argparse.Namespace) -> None:
 
 
 def _bench(args: argparse.Namespace) -> None:
-    from ..services.notebook_bench import grade_answers, make_bench, parse_answers
+    from ..agents.notebook_bench import grade_answers, make_bench, parse_answers
 
     if args.bench_action == "make":
         bench = make_bench(args.dir, seed=args.seed, noise=args.noise)

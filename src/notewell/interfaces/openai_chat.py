@@ -1,7 +1,7 @@
 """A chat model behind any OpenAI-compatible ``POST /v1/chat/completions`` endpoint.
 
 That covers OpenAI itself, Ollama, llama.cpp's server, LM Studio, vLLM, LocalAI and the
-hosted routers. It implements ``notewell.services.chat.ChatModel`` with the standard library
+hosted routers. It implements ``notewell.agents.chat.ChatModel`` with the standard library
 only: a busy or failing server (429, 5xx) is retried with backoff (honouring ``Retry-After``,
 bounded); a refused key, an unreachable server or an answer that is not a chat completion
 becomes a clear ``UnavailableError``. The API key is sent as ``Authorization: Bearer ...`` and
@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..agents.chat import ChatReply, ToolCall
 from ..errors import InvalidArgumentError, UnavailableError
-from ..services.chat import ChatReply, ToolCall
 
 __all__ = ["OPENAI_URL", "OpenAIChatClient", "chat_from_environment", "describe_chat_setup"]
 

@@ -20,7 +20,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import (
     ForbiddenError,
@@ -38,9 +38,6 @@ from ..search.request import MAX_REMOTE_LIMIT, MAX_REMOTE_OFFSET
 from .contract import NoteStore
 from .searching import search
 from .tokens import Token, Tokens
-
-if TYPE_CHECKING:
-    from .notebook import Notebook
 
 __all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "WriteLimiter", "caller_from_header"]
 
@@ -107,6 +104,12 @@ class WriteLimiter:
                 self._buckets[key] = (level, now)
                 raise RateLimitedError(f"too many writes from {key!r}: retry in {wait:.1f} s", retry_after=wait)
             self._buckets[key] = (level - 1.0, now)
+
+
+class Promotable(Protocol):
+    """What promoting needs of a working notebook (:class:`notewell.agents.notebook.Notebook`)."""
+
+    def promote(self, store: NoteStore, ids: list[str], *, author: str | None = None) -> list[dict[str, Any]]: ...
 
 
 class AgentAPI:
@@ -257,7 +260,7 @@ class AgentAPI:
 
     # -- writes ---------------------------------------------------------------
 
-    def promote_notebook(self, caller: Caller, notebook: Notebook, ids: list[str]) -> dict[str, Any]:
+    def promote_notebook(self, caller: Caller, notebook: Promotable, ids: list[str]) -> dict[str, Any]:
         """Accepted items of *notebook* (facts, ruled-out attempts, notes) made durable notes
         in the store, written as the caller (a write, checked and counted as one)."""
         author = self._writer(caller)

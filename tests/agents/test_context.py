@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from notewell.agents.context import ContextBuilder, ContextConfig, ContextPacket, history_packets
 from notewell.errors import InvalidArgumentError
 from notewell.model.token_count import estimate_tokens, exact_counter
-from notewell.services.context import ContextBuilder, ContextConfig, ContextPacket, history_packets
 
 
 @pytest.fixture

@@ -16,9 +16,9 @@ from typing import Any
 from ..errors import InvalidArgumentError, NotewellError
 from ..model.header import compose_note
 from ..model.ids import NOTE_ID_RE
+from ..services.contract import NoteStore
 from .chat import ChatModel, ChatReply, ToolCall
 from .context import Context, ContextBuilder, ContextConfig
-from .contract import NoteStore
 from .memory import CompressionEvent, ConversationMemory, LLMSummarizer
 from .note_tools import ToolContext, execute_tool, tool_schemas
 

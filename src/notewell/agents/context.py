@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import InvalidArgumentError, InvalidQueryError
 from ..model.timestamps import parse_when
 from ..model.token_count import TokenCounter, default_counter
-from .contract import NoteStore
+from ..services.contract import NoteStore
 from .memory import SUMMARY_PREFIX
 
 __all__ = [

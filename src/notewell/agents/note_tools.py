@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidArgumentError, NotewellError, UnavailableError
+from ..services.contract import NoteStore
 from .chat import ChatModel
-from .contract import NoteStore
 
 __all__ = ["TOOLS", "ToolContext", "execute_tool", "summarize_note", "tool_schemas"]
 

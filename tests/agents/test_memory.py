@@ -9,10 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notewell.errors import InvalidArgumentError, UnavailableError
-from notewell.model.token_count import default_counter, estimate_tokens
-from notewell.services.chat import ChatModel, ChatReply
-from notewell.services.memory import (
+from notewell.agents.chat import ChatModel, ChatReply
+from notewell.agents.memory import (
     SUMMARY_PREFIX,
     CompressionEvent,
     ConversationMemory,
@@ -20,6 +18,8 @@ from notewell.services.memory import (
     LLMSummarizer,
     Summarizer,
 )
+from notewell.errors import InvalidArgumentError, UnavailableError
+from notewell.model.token_count import default_counter, estimate_tokens
 
 NOTE_A = "nte_0123456789"
 NOTE_B = "nte_abcdefghij"

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
+from notewell.agents.notebook import Notebook
 from notewell.errors import InvalidArgumentError, NotFoundError
-from notewell.services.notebook import Notebook
 from notewell.storage.raw_log import TamperedError
 
 

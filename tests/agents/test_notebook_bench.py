@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from notewell.agents.notebook_bench import build_bench, grade_answers, make_bench, parse_answers
 from notewell.errors import InvalidArgumentError, NotFoundError
-from notewell.services.notebook_bench import build_bench, grade_answers, make_bench, parse_answers
 
 
 def _files(root):

@@ -29,8 +29,8 @@ from ..model.notebook_rules import (
 )
 from ..model.numbers import whole_number
 from ..model.timestamps import now_iso
+from ..services.contract import NoteStore
 from ..storage.raw_log import RawEvent, RawLog, TamperedError
-from .contract import NoteStore
 
 __all__ = ["AcceptResult", "NOTEBOOK_ROOT", "Notebook", "chosen_task", "notebook_root"]
 
