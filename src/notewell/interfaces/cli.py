@@ -4,18 +4,18 @@ shapes with ``--json``; errors are one line on stderr and a non-zero exit."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, InvalidNoteError, NotewellError
-from ..model.attempt import Attempt
 from ..model.header import compose_note, parse_note
-from ..model.note import Card, Note
+from ..model.note import Card
 from ..search.filters import FILTERS
 from .assistant_cli import add_assistant_arguments, cmd_assistant
 from .db_cli import add_db_arguments, add_transfer_arguments, chosen_database, cmd_db, cmd_export, cmd_import
@@ -25,6 +25,7 @@ from .server_cli import add_server_arguments, add_server_commands
 from .store_options import DEFAULT_STORE, open_folder_from_args, open_from_args
 
 if TYPE_CHECKING:
+    from ..services.agent_api import AgentAPI, Caller
     from ..services.store import Store
 
 __all__ = ["EXIT_CODES", "helper_config", "main"]
@@ -54,31 +55,31 @@ def _emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
-def _card_lines(card: Card) -> list[str]:
+def _card_lines(card: dict[str, Any]) -> list[str]:
     chips = []
-    if card.kind:
-        chips.append(f"[{card.kind}]")
-    chips.extend(f"#{t}" for t in card.tags)
-    meta = [m for m in (card.author, card.model) if m]
-    if card.attempt_id:
-        ended = f", {card.attempt_outcome}" if card.attempt_outcome else ", running"
-        kind = " summary" if card.note_kind == "summary" else ""
-        meta.append(f"{card.project}/{card.attempt_id}{ended}{kind}")
-    meta.append(f"updated {card.updated_at[:16].replace('T', ' ')}")
-    if card.score is not None:
-        meta.append(f"score {card.score:.3g}")
-    if card.builds_on:
-        meta.append("builds on " + ", ".join(card.builds_on))
-    lines = [f"{card.id}  {card.title}" + ("  " + " ".join(chips) if chips else "")]
+    if card["kind"]:
+        chips.append(f"[{card['kind']}]")
+    chips.extend(f"#{t}" for t in card["tags"])
+    meta = [m for m in (card["author"], card["model"]) if m]
+    if card["attempt_id"]:
+        ended = f", {card['attempt_outcome']}" if card["attempt_outcome"] else ", running"
+        kind = " summary" if card["note_kind"] == "summary" else ""
+        meta.append(f"{card['project']}/{card['attempt_id']}{ended}{kind}")
+    meta.append(f"updated {card['updated_at'][:16].replace('T', ' ')}")
+    if card["score"] is not None:
+        meta.append(f"score {card['score']:.3g}")
+    if card["builds_on"]:
+        meta.append("builds on " + ", ".join(card["builds_on"]))
+    lines = [f"{card['id']}  {card['title']}" + ("  " + " ".join(chips) if chips else "")]
     lines.append("    " + " · ".join(meta))
-    if card.snippet:
-        lines.append("    " + card.snippet)
+    if card["snippet"]:
+        lines.append("    " + card["snippet"])
     return lines
 
 
-def _print_cards(cards: list[Card], as_json: bool, empty: str) -> None:
+def _print_cards(cards: list[dict[str, Any]], as_json: bool, empty: str) -> None:
     if as_json:
-        _emit_json([c.to_dict() for c in cards])
+        _emit_json(cards)
         return
     if not cards:
         print(empty)
@@ -89,31 +90,32 @@ def _print_cards(cards: list[Card], as_json: bool, empty: str) -> None:
         print("\n".join(_card_lines(card)))
 
 
-def _print_note(note: Note, as_json: bool, raw: bool) -> None:
+def _print_note(note: dict[str, Any], as_json: bool, raw: bool) -> None:
     if as_json:
-        _emit_json(note.to_dict())
+        _emit_json(note)
         return
     if raw:
-        sys.stdout.write(note.text)
+        sys.stdout.write(note["text"])
         return
-    print(f"{note.id}  {note.title}")
-    chips = [f"kind: {note.kind}"] if note.kind else []
-    if note.tags:
-        chips.append("tags: " + ", ".join(note.tags))
-    chips.extend(f"{k}: {v}" for k, v in (("author", note.author), ("model", note.model)) if v)
-    chips.append(f"revision {note.revision}/{note.revisions}")
-    chips.append(f"updated {note.updated_at[:19].replace('T', ' ')}")
+    print(f"{note['id']}  {note['title']}")
+    chips = [f"kind: {note['kind']}"] if note["kind"] else []
+    if note["tags"]:
+        chips.append("tags: " + ", ".join(note["tags"]))
+    chips.extend(f"{k}: {note[k]}" for k in ("author", "model") if note[k])
+    chips.append(f"revision {note['revision']}/{note['revisions']}")
+    chips.append(f"updated {note['updated_at'][:19].replace('T', ' ')}")
     print(" · ".join(chips))
-    if note.summary:
-        print(f"summary: {note.summary}")
-    if note.builds_on:
-        print("builds on: " + ", ".join(note.builds_on))
-    if note.backlinks:
-        print("built on by: " + ", ".join(f"{b['id']} ({b['title']})" for b in note.backlinks))
-    for line in note.extra:
+    if note["summary"]:
+        print(f"summary: {note['summary']}")
+    if note["builds_on"]:
+        print("builds on: " + ", ".join(note["builds_on"]))
+    if note["backlinks"]:
+        print("built on by: " + ", ".join(f"{b['id']} ({b['title']})" for b in note["backlinks"]))
+    for line in note["extra"]:
         print(f"extra: {line}")
     print("─" * 40)
-    sys.stdout.write(note.body if note.body.endswith("\n") or not note.body else note.body + "\n")
+    body = note["body"]
+    sys.stdout.write(body if body.endswith("\n") or not body else body + "\n")
 
 
 # -- input --------------------------------------------------------------------
@@ -152,6 +154,25 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
 # -- commands -----------------------------------------------------------------
 
 
+# Every command is a call of the one API the servers call (services.agent_api), as the store's
+# local owner: the same checks and the same answers; only opening, rebuilding and watching a
+# folder (init, reindex, watch, demo) work on the store itself.
+@contextlib.contextmanager
+def _api(args: argparse.Namespace, *, create: bool = False) -> Iterator[AgentAPI]:
+    # Imported here: `notewell --version` and a search the helper answers need none of it.
+    from ..services.agent_api import AgentAPI
+
+    with open_from_args(args, create=create) as store:
+        yield AgentAPI(store)
+
+
+def _owner() -> Caller:
+    """The local owner: the caller every command is."""
+    from ..services.agent_api import Caller
+
+    return Caller(local=True)
+
+
 def cmd_init(args: argparse.Namespace) -> None:
     if args.path:
         args.store = args.path
@@ -182,17 +203,18 @@ def cmd_add(args: argparse.Namespace) -> None:
             )
         except ValueError as exc:
             raise InvalidNoteError(str(exc)) from None
-    with open_from_args(args) as store:
-        note = store.add_note(text, author=args.author, model=args.model, attempt=args.attempt or None)
+    with _api(args, create=True) as api:
+        note = api.add_note(_owner(), text, author=args.author, model=args.model, attempt_id=args.attempt or None)
     if args.json:
-        _emit_json(note.to_dict())
+        _emit_json(note)
     else:
-        print(note.id)
+        print(note["id"])
 
 
 def cmd_get(args: argparse.Namespace) -> None:
-    with open_from_args(args, create=False) as store:
-        note = store.get_note(store.resolve(args.id), revision=args.revision, working_attempt_id=args.working_attempt)
+    with _api(args) as api:
+        note_id = api.resolve(_owner(), args.id)
+        note = api.get_note(_owner(), note_id, revision=args.revision, working_attempt_id=args.working_attempt)
     _print_note(note, args.json, args.raw)
 
 
@@ -220,24 +242,24 @@ def _edit_in_editor(current: str) -> str:
 
 
 def cmd_edit(args: argparse.Namespace) -> None:
-    with open_from_args(args, create=False) as store:
-        note_id = store.resolve(args.id)
+    with _api(args) as api:
+        note_id = api.resolve(_owner(), args.id)
         if args.text is not None:
             text = args.text
         elif args.file is not None:
             text = _decode(_read_input(args.file))
         else:
-            text = _edit_in_editor(store.get_note(note_id).text)
-        note = store.edit_note(note_id, text, author=args.author)
+            text = _edit_in_editor(api.get_note(_owner(), note_id)["text"])
+        note = api.edit_note(_owner(), note_id, text, author=args.author)
     if args.json:
-        _emit_json(note.to_dict())
+        _emit_json(note)
     else:
-        print(f"{note.id} now at revision {note.revision}")
+        print(f"{note['id']} now at revision {note['revision']}")
 
 
 def cmd_rm(args: argparse.Namespace) -> None:
-    with open_from_args(args, create=False) as store:
-        result = store.delete_note(store.resolve(args.id))
+    with _api(args) as api:
+        result = api.delete_note(_owner(), api.resolve(_owner(), args.id))
     if args.json:
         _emit_json(result)
     else:
@@ -289,33 +311,33 @@ def _search_by_helper(args: argparse.Namespace, query: str) -> tuple[list[Card],
 
 
 def cmd_search(args: argparse.Namespace) -> None:
-    from ..services.searching import search
-
     query = " ".join(args.query)
     found = _search_by_helper(args, query) if args.mode in _MODEL_MODES else None
     if found is not None:
-        cards, pending = found
+        cards, pending = [c.to_dict() for c in found[0]], found[1]
     else:
-        with open_from_args(args, create=False) as store:
-            answer = search(store, query, limit=args.limit, mode=args.mode, wait=args.wait, **_filters(args))
-            cards, pending = answer.cards, answer.not_embedded
+        with _api(args) as api:
+            answer = api.search_notes(
+                _owner(), query, limit=args.limit, mode=args.mode, wait=args.wait, **_filters(args)
+            )
+            cards, pending = answer["cards"], answer.get("not_embedded", 0)
             if args.mode in _MODEL_MODES and getattr(args, "autowatch", None) is not None:
                 # No helper answered: start one for the next searches (this one is answered here).
-                args.spawned = chosen_database(args) is None and _start_helper(store)
+                args.spawned = getattr(args, "folder", None) is not None and _start_helper(args.folder)
     if pending:
         print(f"notewell: {pending} note(s) not embedded yet: run `notewell embed` (or --wait)", file=sys.stderr)
     if args.mode == "both" and not args.json:
         for mode in ("keyword", "semantic"):
             print(f"== {mode}")
-            _print_cards([c for c in cards if c.mode == mode], False, "no notes match")
+            _print_cards([c for c in cards if c["mode"] == mode], False, "no notes match")
         return
     _print_cards(cards, args.json, "no notes match")
 
 
 def cmd_embed(args: argparse.Namespace) -> None:
     bar = ProgressBar("embedding", force=args.progress)
-    with open_from_args(args, create=False) as store:
-        result = store.embed_pending(limit=args.limit, progress=bar)
+    with _api(args) as api:
+        result = api.embed_pending(_owner(), limit=args.limit, progress=bar)
     bar.close()
     if args.json:
         _emit_json(result)
@@ -324,14 +346,14 @@ def cmd_embed(args: argparse.Namespace) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> None:
-    with open_from_args(args, create=False) as store:
-        cards = store.list_notes(limit=args.limit, offset=args.offset, **_filters(args))
+    with _api(args) as api:
+        cards = api.list_notes(_owner(), limit=args.limit, offset=args.offset, **_filters(args))["cards"]
     _print_cards(cards, args.json, "no notes")
 
 
 def cmd_summary(args: argparse.Namespace) -> None:
-    with open_from_args(args, create=False) as store:
-        data = store.summary(recent=args.recent)
+    with _api(args) as api:
+        data = api.notes_summary(_owner(), recent=args.recent)
     if args.json:
         _emit_json(data)
         return
@@ -347,9 +369,9 @@ def cmd_summary(args: argparse.Namespace) -> None:
 
 
 def cmd_tags(args: argparse.Namespace) -> None:
-    with open_from_args(args, create=False) as store:
-        tags = store.list_tags()
-        notes = store.note_tags() if args.notes else None
+    with _api(args) as api:
+        answer = api.list_tags(_owner(), notes=args.notes)
+    tags, notes = answer["tags"], answer.get("notes")
     if args.json:
         _emit_json({"tags": tags, "notes": notes} if notes is not None else tags)
         return
@@ -365,27 +387,27 @@ def cmd_tags(args: argparse.Namespace) -> None:
 
 
 def cmd_tag(args: argparse.Namespace) -> None:
-    with open_from_args(args, create=False) as store:
-        note = store.add_tag(store.resolve(args.id), *args.tags, author=args.author)
+    with _api(args) as api:
+        note = api.add_tag(_owner(), api.resolve(_owner(), args.id), list(args.tags), author=args.author)
     if args.json:
-        _emit_json(note.to_dict())
+        _emit_json(note)
     else:
-        print(f"{note.id}: " + " ".join(f"#{t}" for t in note.tags))
+        print(f"{note['id']}: " + " ".join(f"#{t}" for t in note["tags"]))
 
 
 def cmd_set_summary(args: argparse.Namespace) -> None:
     summary = args.text if args.text is not None else _decode(_read_input(args.file))
-    with open_from_args(args, create=False) as store:
-        note = store.set_summary(store.resolve(args.id), summary, author=args.author)
+    with _api(args) as api:
+        note = api.set_summary(_owner(), api.resolve(_owner(), args.id), summary, author=args.author)
     if args.json:
-        _emit_json(note.to_dict())
+        _emit_json(note)
     else:
-        print(f"{note.id}: {note.summary}")
+        print(f"{note['id']}: {note['summary']}")
 
 
 def cmd_history(args: argparse.Namespace) -> None:
-    with open_from_args(args, create=False) as store:
-        revisions = store.history(store.resolve(args.id))
+    with _api(args) as api:
+        revisions = api.history(_owner(), api.resolve(_owner(), args.id))["revisions"]
     if args.json:
         _emit_json(revisions)
         return
@@ -426,55 +448,55 @@ def cmd_header(args: argparse.Namespace) -> None:
         print(f"extra: {line}")
 
 
-def _attempt_lines(attempt: Attempt) -> list[str]:
-    state = "running" if attempt.running else f"ended {attempt.ended_at}: {attempt.outcome}"
-    where = attempt.project + (f" (campaign {attempt.campaign})" if attempt.campaign else "")
-    who = (attempt.author or "?") + (f" / {attempt.model}" if attempt.model else "")
-    return [f"{attempt.id}  {where}  by {who}", f"  started {attempt.started_at}, {state}; {attempt.notes} note(s)"]
+def _attempt_lines(attempt: dict[str, Any]) -> list[str]:
+    state = "running" if attempt["running"] else f"ended {attempt['ended_at']}: {attempt['outcome']}"
+    where = attempt["project"] + (f" (campaign {attempt['campaign']})" if attempt["campaign"] else "")
+    who = (attempt["author"] or "?") + (f" / {attempt['model']}" if attempt["model"] else "")
+    started = f"  started {attempt['started_at']}, {state}; {attempt['notes']} note(s)"
+    return [f"{attempt['id']}  {where}  by {who}", started]
 
 
 def cmd_attempt(args: argparse.Namespace) -> None:
     action = args.attempt_command
     if action is None:
         raise InvalidArgumentError("say what to do: notewell attempt start|end|show|list")
-    create = action == "start"
-    with open_from_args(args, create=create) as store:
+    with _api(args, create=action == "start") as api:
         if action == "start":
             author = args.author or os.environ.get("NOTEWELL_AUTHOR") or _user_name()
-            attempt = store.start_attempt(args.project, author=author, model=args.model, campaign=args.campaign)
+            attempt = api.start_attempt(_owner(), args.project, author=author, model=args.model, campaign=args.campaign)
             if args.json:
-                _emit_json(attempt.to_dict())
+                _emit_json(attempt)
             else:
-                print(attempt.id)
-                print(f"(export NOTEWELL_ATTEMPT={attempt.id} so that `notewell add` writes on it)", file=sys.stderr)
+                print(attempt["id"])
+                print(f"(export NOTEWELL_ATTEMPT={attempt['id']} so that `notewell add` writes on it)", file=sys.stderr)
             return
         if action == "end":
             summary = args.summary
             if args.summary_file is not None:
                 summary = _decode(_read_input(args.summary_file))
-            attempt = store.end_attempt(args.id, outcome=args.outcome, summary=summary)
+            attempt = api.end_attempt(_owner(), args.id, outcome=args.outcome, summary=summary)
             if args.json:
-                _emit_json(attempt.to_dict())
+                _emit_json(attempt)
             else:
                 print("\n".join(_attempt_lines(attempt)))
             return
         if action == "show":
-            attempt = store.get_attempt(args.id)
-            cards = store.list_notes(attempt_id=attempt.id, limit=1000)
-            reads = store.attempt_reads(attempt.id)
+            attempt = api.get_attempt(_owner(), args.id)
+            cards = api.list_notes(_owner(), attempt_id=attempt["id"], limit=1000)["cards"]
+            reads = api.attempt_reads(_owner(), attempt["id"])["reads"]
             if args.json:
-                _emit_json({**attempt.to_dict(), "notes": [c.to_dict() for c in cards], "reads": reads})
+                _emit_json({**attempt, "notes": cards, "reads": reads})
                 return
             print("\n".join(_attempt_lines(attempt)))
             for card in cards:
-                print(f"  {card.id}  {card.title}" + ("  [summary]" if card.note_kind == "summary" else ""))
+                print(f"  {card['id']}  {card['title']}" + ("  [summary]" if card["note_kind"] == "summary" else ""))
             for read in reads:
                 print(f"  read {read['note_id']}  {read['title'] or '(gone)'}  at {read['at']}")
             return
         running = {"running": True, "ended": False}.get(args.state) if args.state else None
-        attempts = store.list_attempts(project=args.project, running=running, limit=args.limit)
+        attempts = api.list_attempts(_owner(), args.project, running=running, limit=args.limit)["attempts"]
         if args.json:
-            _emit_json([a.to_dict() for a in attempts])
+            _emit_json(attempts)
         elif not attempts:
             print("no attempts")
         else:
@@ -486,11 +508,13 @@ def cmd_project(args: argparse.Namespace) -> None:
     action = args.project_command
     if action is None:
         raise InvalidArgumentError("say what to do: notewell project set|show")
-    with open_from_args(args, create=action == "set") as store:
+    with _api(args, create=action == "set") as api:
         if action == "set":
-            project = store.set_project(args.name, private=args.private, owner=args.owner, campaign=args.campaign)
+            project = api.set_project(
+                _owner(), args.name, private=args.private, owner=args.owner, campaign=args.campaign
+            )
         else:
-            project = store.get_project(args.name)
+            project = api.get_project(_owner(), args.name)
     if args.json:
         _emit_json(project)
         return
@@ -510,8 +534,8 @@ def _link_lines(node: dict[str, Any], key: str, indent: int) -> list[str]:
 
 
 def cmd_links(args: argparse.Namespace) -> None:
-    with open_from_args(args, create=False) as store:
-        graph = store.links(store.resolve(args.id), depth=args.depth)
+    with _api(args) as api:
+        graph = api.links(_owner(), api.resolve(_owner(), args.id), depth=args.depth)
     if args.json:
         _emit_json(graph)
         return
@@ -524,8 +548,8 @@ def cmd_links(args: argparse.Namespace) -> None:
 
 
 def cmd_brief(args: argparse.Namespace) -> None:
-    with open_from_args(args, create=False) as store:
-        brief = store.brief(args.project, recent=args.recent)
+    with _api(args) as api:
+        brief = api.brief(_owner(), args.project, recent=args.recent)
     if args.json:
         _emit_json(brief)
         return
@@ -682,6 +706,8 @@ _DEMO_NOTES = [
 def cmd_demo(args: argparse.Namespace) -> None:
     if not args.store and not os.environ.get("NOTEWELL_STORE") and not chosen_database(args):
         args.store = "notewell-demo"
+    from ..services.agent_api import AgentAPI
+
     with open_from_args(args) as store:
         if not store.list_notes(limit=1):
             added = store.add_notes([t for t in _DEMO_NOTES], author="demo")
@@ -693,9 +719,9 @@ def cmd_demo(args: argparse.Namespace) -> None:
             )
         print(f"store: {store.location}\n")
         for query in ("clause learning", "缓存", "why is the solver slow on large fixtures?"):
-            cards = store.search_notes(query, limit=3)
+            cards = AgentAPI(store).search_notes(_owner(), query, limit=3)["cards"]
             if args.json:
-                _emit_json({"query": query, "cards": [c.to_dict() for c in cards]})
+                _emit_json({"query": query, "cards": cards})
                 continue
             print(f"$ notewell search {query!r}")
             _print_cards(cards, False, "no notes match")

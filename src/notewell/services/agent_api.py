@@ -34,8 +34,9 @@ from ..model.note import Note
 from ..model.numbers import whole_number
 from ..model.visibility import Viewer
 from ..search.filters import FILTER_NAMES
+from ..search.request import MAX_LIMIT as STORE_MAX_LIMIT
 from ..search.request import MAX_REMOTE_LIMIT, MAX_REMOTE_OFFSET
-from .contract import NoteStore
+from .contract import NoteStore, Progress
 from .searching import search
 from .tokens import Token, Tokens
 
@@ -157,10 +158,21 @@ class AgentAPI:
             raise ForbiddenError(f"attempt {attempt_id} is {attempt.author}'s: only they or the owner may use it")
 
     @staticmethod
-    def _limit(limit: Any, default: int) -> int:
+    def _limit(limit: Any, default: int, caller: Caller | None = None) -> int:
         if limit is None:
             return default
-        return whole_number("limit", limit, 1, MAX_LIMIT)
+        # The local owner has the store's own bound; a caller over the network the servers'.
+        return whole_number("limit", limit, 1, STORE_MAX_LIMIT if caller is not None and caller.local else MAX_LIMIT)
+
+    def _author(self, caller: Caller, author: str | None) -> str | None:
+        """Who a write is recorded under: a token's name (checked as a writer), or for the
+        local owner the *author* it names."""
+        who = self._writer(caller)
+        if caller.local:
+            return author
+        if author is not None and author != who:
+            raise ForbiddenError(f"token {who!r} writes under its own name, not {author!r}")
+        return who
 
     @staticmethod
     def _filters(params: dict[str, Any]) -> dict[str, Any]:
@@ -185,7 +197,7 @@ class AgentAPI:
         viewer = self._reader(caller)
         if not isinstance(query, str):
             raise InvalidQueryError("query must be text")
-        if len(query) > MAX_QUERY_CHARS:
+        if len(query) > MAX_QUERY_CHARS and not caller.local:
             raise InvalidQueryError(f"query is {len(query)} characters; at most {MAX_QUERY_CHARS}")
         if wait and not caller.local:
             # Embedding the backlog holds the store for everyone: a write-capable caller's call.
@@ -195,7 +207,7 @@ class AgentAPI:
             self.store,
             query,
             mode=mode,
-            limit=self._limit(limit, 10),
+            limit=self._limit(limit, 10, caller),
             wait=bool(wait),
             viewer=viewer,
             **self._filters(filters),
@@ -222,17 +234,33 @@ class AgentAPI:
         self, caller: Caller, *, limit: int | None = None, offset: int = 0, **filters: Any
     ) -> dict[str, Any]:
         viewer = self._reader(caller)
-        whole_number("offset", offset, 0, MAX_OFFSET)
+        if not caller.local:
+            whole_number("offset", offset, 0, MAX_OFFSET)  # the store checks its own, deeper bound
         cards = self.store.list_notes(
-            limit=self._limit(limit, 20), offset=offset, viewer=viewer, **self._filters(filters)
+            limit=self._limit(limit, 20, caller), offset=offset, viewer=viewer, **self._filters(filters)
         )
         return {"cards": [c.to_dict() for c in cards]}
 
-    def notes_summary(self, caller: Caller) -> dict[str, Any]:
-        return self.store.summary(viewer=self._reader(caller))
+    def notes_summary(self, caller: Caller, *, recent: int = 5) -> dict[str, Any]:
+        return self.store.summary(recent=recent, viewer=self._reader(caller))
 
-    def brief(self, caller: Caller, project: str) -> dict[str, Any]:
-        return self.store.brief(project, viewer=self._reader(caller))
+    def brief(self, caller: Caller, project: str, *, recent: int = 10) -> dict[str, Any]:
+        return self.store.brief(project, recent=recent, viewer=self._reader(caller))
+
+    def history(self, caller: Caller, note_id: str) -> dict[str, Any]:
+        """Every revision of a note, oldest first."""
+        return {"revisions": self.store.history(note_id, viewer=self._reader(caller))}
+
+    def resolve(self, caller: Caller, ref: str) -> str:
+        """A note id from an id or, for the local owner, a path inside the store."""
+        self._reader(caller)
+        return self.store.resolve(ref) if caller.local else ref
+
+    def get_project(self, caller: Caller, project: str) -> dict[str, Any]:
+        return self.store.get_project(project, viewer=self._reader(caller))
+
+    def attempt_reads(self, caller: Caller, attempt_id: str) -> dict[str, Any]:
+        return {"reads": self.store.attempt_reads(attempt_id, viewer=self._reader(caller))}
 
     def links(self, caller: Caller, note_id: str, *, depth: int = 1) -> dict[str, Any]:
         return self.store.links(note_id, depth=depth, viewer=self._reader(caller))
@@ -245,14 +273,18 @@ class AgentAPI:
             rows = self.store.note_tags(viewer=viewer)
             if tag is not None:
                 rows = [r for r in rows if tag in r["tags"]]
-            out["notes"] = rows[:MAX_NOTE_TAGS]
+            out["notes"] = rows if caller.local else rows[:MAX_NOTE_TAGS]
         return out
 
     def list_projects(self, caller: Caller) -> dict[str, Any]:
         return {"projects": self.store.list_projects(viewer=self._reader(caller))}
 
-    def list_attempts(self, caller: Caller, project: str, *, limit: int | None = None) -> dict[str, Any]:
-        attempts = self.store.list_attempts(project=project, limit=self._limit(limit, 50), viewer=self._reader(caller))
+    def list_attempts(
+        self, caller: Caller, project: str | None, *, limit: int | None = None, running: bool | None = None
+    ) -> dict[str, Any]:
+        attempts = self.store.list_attempts(
+            project=project, running=running, limit=self._limit(limit, 50, caller), viewer=self._reader(caller)
+        )
         return {"attempts": [a.to_dict() for a in attempts]}
 
     def get_attempt(self, caller: Caller, attempt_id: str) -> dict[str, Any]:
@@ -268,17 +300,24 @@ class AgentAPI:
         return {"promoted": notebook.promote(self.store, ids, author=author)}
 
     def add_note(
-        self, caller: Caller, text: str, *, attempt_id: str | None = None, model: str | None = None
+        self,
+        caller: Caller,
+        text: str,
+        *,
+        attempt_id: str | None = None,
+        model: str | None = None,
+        author: str | None = None,
     ) -> dict[str, Any]:
-        """A new note, on the caller's running attempt if given; its author is the token's name."""
-        author = self._writer(caller)
+        """A new note, on the caller's running attempt if given; its author is the token's name
+        (the local owner names one)."""
+        author = self._author(caller, author)
         if attempt_id is not None:
             self._may_use_attempt(caller, attempt_id)
         self._spend(caller)
         return self.store.add_note(text, author=author, model=model, attempt=attempt_id).to_dict()
 
-    def edit_note(self, caller: Caller, note_id: str, text: str) -> dict[str, Any]:
-        author = self._writer(caller)
+    def edit_note(self, caller: Caller, note_id: str, text: str, *, author: str | None = None) -> dict[str, Any]:
+        author = self._author(caller, author)
         self._may_change(caller, self.store.get_note(note_id, viewer=caller.viewer))
         self._spend(caller)
         return self.store.edit_note(note_id, text, author=author).to_dict()
@@ -289,8 +328,8 @@ class AgentAPI:
         self._spend(caller)
         return self.store.delete_note(note_id)
 
-    def add_tag(self, caller: Caller, note_id: str, tags: list[str]) -> dict[str, Any]:
-        author = self._writer(caller)
+    def add_tag(self, caller: Caller, note_id: str, tags: list[str], *, author: str | None = None) -> dict[str, Any]:
+        author = self._author(caller, author)
         if isinstance(tags, str):
             tags = [tags]
         if not isinstance(tags, list) or not tags or not all(isinstance(t, str) for t in tags):
@@ -298,6 +337,37 @@ class AgentAPI:
         self._may_change(caller, self.store.get_note(note_id, viewer=caller.viewer))
         self._spend(caller)
         return self.store.add_tag(note_id, *tags, author=author).to_dict()
+
+    def set_summary(self, caller: Caller, note_id: str, summary: str, *, author: str | None = None) -> dict[str, Any]:
+        """Write ``summary:`` into a note's header, changing nothing else."""
+        author = self._author(caller, author)
+        self._may_change(caller, self.store.get_note(note_id, viewer=caller.viewer))
+        self._spend(caller)
+        return self.store.set_summary(note_id, summary, author=author).to_dict()
+
+    def set_project(
+        self,
+        caller: Caller,
+        project: str,
+        *,
+        private: bool | None = None,
+        owner: str | None = None,
+        campaign: str | None = None,
+    ) -> dict[str, Any]:
+        """Change a project's settings: the store's owner only (who may see what is theirs to say)."""
+        self._writer(caller)
+        if not caller.owner:
+            raise ForbiddenError("only the store's owner may change a project's settings")
+        self._spend(caller)
+        return self.store.set_project(project, private=private, owner=owner, campaign=campaign)
+
+    def embed_pending(
+        self, caller: Caller, *, limit: int | None = None, progress: Progress | None = None
+    ) -> dict[str, Any]:
+        """Embed the notes waiting for it (the local owner: it holds the store while it runs)."""
+        if not caller.local:
+            raise ForbiddenError("embedding the backlog is the local owner's (notewell embed)")
+        return self.store.embed_pending(limit=limit, progress=progress)
 
     def start_attempt(
         self,

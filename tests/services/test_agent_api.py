@@ -1,0 +1,59 @@
+"""The one API every interface calls: the local owner (the CLI, MCP over stdio) and token callers."""
+
+from __future__ import annotations
+
+import pytest
+
+from notewell import ForbiddenError, InvalidArgumentError, UnauthorizedError
+from notewell.services.agent_api import MAX_LIMIT, AgentAPI, Caller
+from notewell.services.tokens import Token
+
+OWNER = Caller(local=True)
+ALICE = Caller(token=Token("alice"))
+READER = Caller(token=Token("rita", read_only=True))
+
+
+def test_the_local_owner_names_the_author_and_a_token_writes_under_its_own(backend):
+    api = AgentAPI(backend)
+    assert api.add_note(OWNER, "# a\n\nx", author="ada")["author"] == "ada"
+    assert api.add_note(ALICE, "# b\n\ny")["author"] == "alice"
+    assert api.add_note(ALICE, "# c\n\nz", author="alice")["author"] == "alice"
+    with pytest.raises(ForbiddenError, match="its own name"):
+        api.add_note(ALICE, "# d\n\nw", author="bob")
+    with pytest.raises(ForbiddenError):
+        api.add_note(READER, "# e\n\nv")
+    with pytest.raises(UnauthorizedError):
+        api.add_note(Caller(), "# f\n\nu")
+
+
+def test_the_owner_has_the_stores_bounds_and_a_remote_caller_the_servers(backend):
+    api = AgentAPI(backend)
+    api.add_note(OWNER, "# pool\n\nconnection pool")
+    assert api.search_notes(OWNER, "pool", limit=MAX_LIMIT + 1)["cards"]
+    with pytest.raises(InvalidArgumentError, match="limit"):
+        api.search_notes(ALICE, "pool", limit=MAX_LIMIT + 1)
+    long_query = "pool " * 250  # 1,250 characters: over the servers' bound, under the store's
+    assert api.search_notes(OWNER, long_query)["cards"]
+    with pytest.raises(Exception, match="characters"):
+        api.search_notes(ALICE, long_query)
+
+
+def test_project_settings_and_the_embedding_backlog_are_the_owners(backend):
+    api = AgentAPI(backend)
+    assert api.set_project(OWNER, "infra", private=True, owner="alice")["private"] is True
+    with pytest.raises(ForbiddenError):
+        api.set_project(ALICE, "infra", private=False)
+    with pytest.raises(ForbiddenError):
+        api.embed_pending(ALICE)
+
+
+def test_summary_history_and_reads_through_the_api(backend):
+    api = AgentAPI(backend)
+    note = api.add_note(OWNER, "# t\n\none")
+    api.edit_note(OWNER, note["id"], "# t\n\ntwo", author="ada")
+    assert [r["revision"] for r in api.history(OWNER, note["id"])["revisions"]] == [1, 2]
+    assert api.set_summary(OWNER, note["id"], "the second text")["summary"] == "the second text"
+    attempt = api.start_attempt(OWNER, "infra", author="ada")
+    api.get_note(OWNER, note["id"], working_attempt_id=attempt["id"])
+    assert [r["note_id"] for r in api.attempt_reads(OWNER, attempt["id"])["reads"]] == [note["id"]]
+    assert api.resolve(OWNER, note["id"]) == note["id"]
