@@ -117,6 +117,11 @@ class Filters:
     hidden_projects: tuple[str, ...] = ()
     campaign_projects: tuple[str, ...] | None = None
 
+    def __post_init__(self) -> None:
+        # Checked once, here: a Filters that exists is valid, and rendering it (sql, pg_sql,
+        # fts) cannot fail. Rendering once runs every check, with the errors callers know.
+        self.sql()
+
     @classmethod
     def from_kwargs(cls, kwargs: dict[str, Any]) -> Filters:
         unknown = sorted(set(kwargs) - set(FILTER_NAMES))
@@ -142,7 +147,6 @@ class Filters:
     def fts(self) -> str | None:
         """The filters on kind, tags, author, model and builds_on as an FTS5 expression over
         notes_fts.meta (None when there are none); :meth:`sql` with ``dates_only`` has the rest."""
-        self.sql()  # the same checks, the same errors
         parts: list[str] = []
 
         def any_of(field: str, values: list[str], op: str = " OR ") -> None:
@@ -245,7 +249,6 @@ class Filters:
     def pg_sql(self, alias: str = "n") -> tuple[str, list[Any]]:
         """The same filters as :meth:`sql`, over the PostgreSQL ``notes`` table (as *alias*),
         with ``%s`` parameters."""
-        self.sql()  # the same checks, the same errors
         clauses: list[str] = []
         params: list[Any] = []
         if self.hidden_projects:

@@ -213,7 +213,7 @@ def keyword_search(
     """The best *limit* notes for *query*, as cards with highlighted snippets. Notes found
     only by the loose pass (not every word) go into *partial* if given, each with the share
     of the query's words it holds (:func:`fusion.coverage`)."""
-    check_limit(limit)
+    check_limit(limit)  # cheap; the engines are public, and the plan asks them for pools
     cq = compile_query(query)
     filters = filters or Filters()
     where, params = filters.sql(dates_only=True)

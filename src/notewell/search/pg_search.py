@@ -371,7 +371,7 @@ def pg_keyword_search(
     """The best *limit* notes for *query* as cards with highlighted snippets. Ids found only
     by the loose pass (not every word) are added to *partial* if given. *rarity*: the
     store's cache of how many notes hold each term (without one, they are counted anew)."""
-    check_limit(limit)
+    check_limit(limit)  # cheap; the engines are public, and the plan asks them for pools
     cq = compile_query(query)  # the same checks and errors as the embedded store
     counts = rarity or TermRarity()
     where, params = (filters or Filters()).pg_sql()
