@@ -276,7 +276,7 @@ def test_initialize_tools_and_keyword_search_answer_while_the_model_loads(tmp_pa
     asyncio.run(scenario())
 
 
-def test_the_search_tool_takes_every_filter_of_the_one_list(tmp_path):
+def test_the_search_and_list_tools_take_every_filter_of_the_one_list(tmp_path):
     # The MCP tool's arguments are written out for the SDK's schema; this holds them to the list.
     from notewell.interfaces.mcp_server import make_mcp
     from notewell.search.filters import FILTER_NAMES
@@ -284,4 +284,5 @@ def test_the_search_tool_takes_every_filter_of_the_one_list(tmp_path):
 
     with notewell.open(tmp_path / "notes", embedder=None) as store:
         tools = {t.name: t for t in asyncio.run(make_mcp(AgentAPI(store), None, local=True).list_tools())}
-    assert set(FILTER_NAMES) <= set(tools["search_notes"].input_schema["properties"])
+    for name in ("search_notes", "list_notes"):
+        assert set(FILTER_NAMES) <= set(tools[name].input_schema["properties"]), name

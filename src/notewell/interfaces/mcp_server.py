@@ -180,13 +180,35 @@ def make_mcp(
         limit: Limit = 20,
         offset: Annotated[int, Field(ge=0)] = 0,
         project: Text = None,
+        campaign: Text = None,
         attempt_id: Text = None,
         kind: Text = None,
-        tags: Annotated[list[str] | None, Field(description="header tags")] = None,
+        tags: Annotated[list[str] | None, Field(description="header tags (any of them, or all with tag_mode)")] = None,
+        tag_mode: Annotated[Literal["any", "all"] | None, Field(description="any (default) or all")] = None,
         author: Text = None,
+        model: Text = None,
+        builds_on: Annotated[str | None, Field(description="only notes that build on this note id")] = None,
+        created_after: Text = None,
+        created_before: Text = None,
+        updated_after: Text = None,
+        updated_before: Text = None,
     ) -> dict[str, Any]:
         """Notes as cards, most recently updated first (for browsing; use search_notes to find)."""
-        filters = {"project": project, "attempt_id": attempt_id, "kind": kind, "tags": tags, "author": author}
+        filters = {
+            "project": project,
+            "campaign": campaign,
+            "attempt_id": attempt_id,
+            "kind": kind,
+            "tags": tags,
+            "tag_mode": tag_mode,
+            "author": author,
+            "model": model,
+            "builds_on": builds_on,
+            "created_after": created_after,
+            "created_before": created_before,
+            "updated_after": updated_after,
+            "updated_before": updated_before,
+        }
         return run(ctx, lambda c: api.list_notes(c, limit=limit, offset=offset, **filters))
 
     @mcp.tool(annotations=_READ)
