@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from ..errors import NotewellError, UnauthorizedError
+from ..search.filters import FILTER_NAMES
 from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller, caller_from_header
 from ..services.contract import NoteStore
 from ..services.tokens import Tokens
@@ -116,21 +117,8 @@ def make_mcp(
         but not the words; both to get the exact list and the semantic list side by side in one call.
         Scope with project, campaign or attempt_id (omit all three: all public work). Read a card's note
         with get_note."""
-        filters = {
-            "project": project,
-            "campaign": campaign,
-            "attempt_id": attempt_id,
-            "kind": kind,
-            "tags": tags,
-            "tag_mode": tag_mode,
-            "author": author,
-            "model": model,
-            "builds_on": builds_on,
-            "created_after": created_after,
-            "created_before": created_before,
-            "updated_after": updated_after,
-            "updated_before": updated_before,
-        }
+        arguments = locals()  # the filters are this tool's arguments named in the one table
+        filters = {name: arguments[name] for name in FILTER_NAMES}
         if mode != "keyword" and ready is not None:
             ready()
         return run(ctx, lambda c: api.search_notes(c, query, mode=mode, limit=limit, wait=wait, **filters))
@@ -194,21 +182,8 @@ def make_mcp(
         updated_before: Text = None,
     ) -> dict[str, Any]:
         """Notes as cards, most recently updated first (for browsing; use search_notes to find)."""
-        filters = {
-            "project": project,
-            "campaign": campaign,
-            "attempt_id": attempt_id,
-            "kind": kind,
-            "tags": tags,
-            "tag_mode": tag_mode,
-            "author": author,
-            "model": model,
-            "builds_on": builds_on,
-            "created_after": created_after,
-            "created_before": created_before,
-            "updated_after": updated_after,
-            "updated_before": updated_before,
-        }
+        arguments = locals()  # as in search_notes
+        filters = {name: arguments[name] for name in FILTER_NAMES}
         return run(ctx, lambda c: api.list_notes(c, limit=limit, offset=offset, **filters))
 
     @mcp.tool(annotations=_READ)
