@@ -10,11 +10,11 @@ import sys
 import pytest
 
 import notewell
-from notewell.interfaces.openai_chat import OpenAIChatClient
 from notewell.agents.assistant import ProjectAssistant, kind_for
 from notewell.agents.context import ContextConfig
 from notewell.agents.memory import ConversationMemory, ExtractiveSummarizer
 from notewell.agents.note_tools import ToolContext, execute_tool, summarize_note, tool_schemas
+from notewell.interfaces.openai_chat import OpenAIChatClient
 from tests.interfaces.cli_harness import call
 from tests.llm_server import ScriptedLLM
 

@@ -10,6 +10,7 @@ the same as exact search and only recall can differ (measured by
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,8 @@ class AnnIndex:
             expansion_add=_EXPANSION_ADD,
             expansion_search=expansion_search,
         )
+        # Searches on several threads at once share usearch's per-thread search state: one at a time.
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._index)
@@ -64,21 +67,25 @@ class AnnIndex:
         """Add *vectors* under the row numbers *rows*."""
         if len(rows):
             np = numpy()
-            self._index.add(np.asarray(rows, dtype=np.uint64), vectors, threads=os.cpu_count() or 1)
+            with self._lock:
+                self._index.add(np.asarray(rows, dtype=np.uint64), vectors, threads=os.cpu_count() or 1)
 
     def remove(self, rows: list[int]) -> None:
         if rows:
             np = numpy()
-            self._index.remove(np.asarray(rows, dtype=np.uint64))
+            with self._lock:
+                self._index.remove(np.asarray(rows, dtype=np.uint64))
 
     def candidates(self, query: np.ndarray, count: int) -> np.ndarray:
         """Row numbers of about the *count* nearest vectors (approximate)."""
         np = numpy()
-        found = self._index.search(query, min(count, max(1, len(self._index))))
+        with self._lock:
+            found = self._index.search(query, min(count, max(1, len(self._index))))
         return np.asarray(found.keys, dtype=np.int64)
 
     def save(self, path: Path) -> None:
-        self._index.save(str(path))
+        with self._lock:
+            self._index.save(str(path))
 
     @classmethod
     def load(cls, path: Path, dim: int) -> AnnIndex:

@@ -16,7 +16,8 @@ import os
 import re
 import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -116,6 +117,10 @@ class VectorMatrix:
     rows are compacted away when they reach a quarter. A full load (a new model, a rebuilt
     index, a log trimmed past this matrix, or too many changes) reads a memory-mapped sidecar
     when one of this log's epoch exists, then applies the log from there.
+
+    Searches on several threads score against the matrix at once; a change (applying the
+    log, a load, building the approximate index) waits until they are done, and searches
+    that come meanwhile wait for it, since rows are changed in place.
     """
 
     def __init__(self, *, ann_min: int | None = None) -> None:
@@ -131,7 +136,9 @@ class VectorMatrix:
         self._dead = 0
         self._since_sidecar = 0  # changes applied since the sidecar this matrix came from
         self._ann: AnnIndex | None = None
-        self._lock = threading.Lock()
+        self._turns = threading.Condition(threading.Lock())
+        self._scoring = 0  # searches reading the matrix now
+        self._changing = False  # a thread changes the matrix (no search reads it meanwhile)
 
     @property
     def matrix(self) -> np.ndarray | None:
@@ -143,21 +150,62 @@ class VectorMatrix:
         return len(self.notes) - self._dead
 
     def current(self, index: Index, embedder: Embedder) -> VectorMatrix:
-        with self._lock:
+        """The matrix brought up to date with the index."""
+        with self._changing_it():
             self._refresh(index, embedder)
         return self
+
+    @contextmanager
+    def _changing_it(self) -> Iterator[None]:
+        with self._turns:
+            while self._changing:
+                self._turns.wait()
+            self._changing = True  # from here no new search starts scoring
+            while self._scoring:
+                self._turns.wait()
+        try:
+            yield
+        finally:
+            with self._turns:
+                self._changing = False
+                self._turns.notify_all()
+
+    @contextmanager
+    def _scoring_it(self) -> Iterator[None]:
+        with self._turns:
+            while self._changing:
+                self._turns.wait()
+            self._scoring += 1
+        try:
+            yield
+        finally:
+            with self._turns:
+                self._scoring -= 1
+                self._turns.notify_all()
+
+    def _up_to_date(self, index: Index, embedder: Embedder) -> bool:
+        """Whether the matrix holds what the index (as this thread's read sees it) holds,
+        and the approximate index is as it should be: then a search changes nothing."""
+        (last,) = index.conn.execute("SELECT max(seq) FROM vector_log").fetchone()
+        if (index.vectors_epoch(), embedder.model_id) != (self.epoch, self.model) or (last or 0) > self.seq:
+            return False
+        wanted = self.ann_min is not None and self.live >= self.ann_min
+        return (self._ann is not None) == wanted or (wanted and not ann_available())
 
     def nearest(
         self, index: Index, embedder: Embedder, wanted: np.ndarray, limit: int, allowed: set[str] | None
     ) -> list[tuple[str, float, tuple[int, int]]]:
         """The *limit* best notes (among *allowed*): (id, best passage's cosine, its span)."""
         np = numpy()
-        with self._lock:
-            self._refresh(index, embedder)
+        if not self._up_to_date(index, embedder):
+            with self._changing_it():
+                self._refresh(index, embedder)
+                self._approximate(index, embedder)
+        with self._scoring_it():
             matrix = self.matrix
             if matrix is None or not self.live:
                 return []
-            ann = self._approximate(index, embedder)
+            ann = self._ann if self.ann_min is not None and self.live >= self.ann_min else None
             want = max(256, 32 * limit)
             if ann is not None:
                 # Candidates from the graph, scored exactly: the scores are exact, recall may not be.

@@ -6,7 +6,7 @@ survives a rebuild of the index like every note does.
 
 from __future__ import annotations
 
-import threading
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FrozenError, InvalidArgumentError, NotFoundError
@@ -19,7 +19,7 @@ from ..model.visibility import hidden_projects as viewer_hidden_projects
 from ..search.filters import Filters
 from ..storage.index import Index
 from ..storage.sync import Syncer
-from .guard import guarded
+from .guard import StoreLock, guarded
 
 __all__ = ["AttemptsMixin"]
 
@@ -31,11 +31,13 @@ class AttemptsMixin:
 
     _index: Index
     _sync: Syncer
-    _lock: threading.RLock
+    _lock: StoreLock
 
     if TYPE_CHECKING:
 
         def refresh(self, *, wait: bool = True) -> Any: ...
+
+        def _read(self) -> AbstractContextManager[Index]: ...
 
         def add_notes(self, texts: Any, **options: Any) -> list[Note]: ...
 
@@ -99,8 +101,7 @@ class AttemptsMixin:
     def get_attempt(self, attempt_id: str, *, viewer: Viewer | None = None) -> Attempt:
         """An attempt: who ran it on what, when, how it ended, how many notes it wrote."""
         attempt_id = check_attempt_id(attempt_id)
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             attempt = self._attempt(attempt_id)
             if attempt.project in self._hidden_projects(viewer):
                 raise NotFoundError(f"no attempt {attempt_id}")
@@ -126,8 +127,7 @@ class AttemptsMixin:
             params.append(check_project(project))
         if running is not None:
             clauses.append("ended_at IS NULL" if running else "ended_at IS NOT NULL")
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             hidden = self._hidden_projects(viewer)
             if hidden:
                 clauses.append(f"project NOT IN ({','.join('?' * len(hidden))})")
@@ -171,8 +171,7 @@ class AttemptsMixin:
     def get_project(self, project: str, *, viewer: Viewer | None = None) -> dict[str, Any]:
         """A project: its settings and how many attempts and notes it has."""
         name = check_project(project)
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             found = self._project(name)
             known = self._index.conn.execute("SELECT 1 FROM projects WHERE name = ?", (name,)).fetchone()
             if not (known or found["attempts"]) or not may_see(viewer, private=found["private"], owner=found["owner"]):
@@ -182,8 +181,7 @@ class AttemptsMixin:
     @guarded
     def list_projects(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every project *viewer* may see (settings, counts, last activity), most recently active first."""
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             hidden = set(self._hidden_projects(viewer))
             rows = self._index.conn.execute(
                 "SELECT name, max(at) FROM (SELECT name, NULL AS at FROM projects"
@@ -202,8 +200,7 @@ class AttemptsMixin:
     def attempt_reads(self, attempt_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """The notes read while working on an attempt (get_note with working_attempt_id), oldest first."""
         attempt_id = check_attempt_id(attempt_id)
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             hidden = self._hidden_projects(viewer)
             if self._attempt(attempt_id).project in hidden:
                 raise NotFoundError(f"no attempt {attempt_id}")
@@ -262,8 +259,7 @@ class AttemptsMixin:
     @guarded
     def hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:
         """The private projects *viewer* may not see (their names)."""
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             return self._hidden_projects(viewer)
 
     def _hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:
@@ -297,8 +293,9 @@ class AttemptsMixin:
         }
 
     def _record_read(self, attempt_id: str, note_id: str, viewer: Viewer | None = None) -> None:
-        """Note that *note_id* was read while working on an attempt. An attempt that has
-        ended takes no more records: the read is served, not recorded."""
+        """Note that *note_id* was read while working on an attempt (with the store's lock
+        held: a write). An attempt that has ended takes no more records: the read is served,
+        not recorded."""
         attempt = self._attempt(check_attempt_id(attempt_id))
         if attempt.project in self._hidden_projects(viewer):
             raise NotFoundError(f"no attempt {attempt.id}")

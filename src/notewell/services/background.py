@@ -8,6 +8,11 @@ from collections.abc import Callable
 __all__ = ["BackgroundEmbedding"]
 
 
+# Starting and stopping are rare: one lock for every store's thread is enough to keep two
+# threads from starting two embedding threads for one store.
+_turn = threading.Lock()
+
+
 class BackgroundEmbedding:
     """Start and stop a store's embedding thread; the store supplies the work."""
 
@@ -17,18 +22,23 @@ class BackgroundEmbedding:
     def _launch_embedding(self, work: Callable[[threading.Event], None], name: str) -> bool:
         """Run *work* (given the event that asks it to stop) on a daemon thread; False when
         one runs already."""
-        if self._embedding is not None and self._embedding.is_alive():
-            return False
-        stop = threading.Event()
-        self._embedding_stop = stop
-        self._embedding = threading.Thread(target=work, args=(stop,), name=name, daemon=True)
-        self._embedding.start()
-        return True
+        with _turn:
+            if self._embedding is not None and self._embedding.is_alive():
+                return False
+            stop = threading.Event()
+            self._embedding_stop = stop
+            self._embedding = threading.Thread(target=work, args=(stop,), name=name, daemon=True)
+            self._embedding.start()
+            return True
 
     def stop_embedding(self) -> None:
         """Stop the background embedding thread (it finishes the batch in hand)."""
-        if self._embedding is not None:
+        with _turn:
+            thread = self._embedding
+            if thread is None:
+                return
             self._embedding_stop.set()
-            self._embedding.join(timeout=60)
-            if not self._embedding.is_alive():
+        thread.join(timeout=60)  # not holding the lock: another store's start need not wait
+        with _turn:
+            if self._embedding is thread and not thread.is_alive():
                 self._embedding = None

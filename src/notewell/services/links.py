@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from ..model.visibility import Viewer
 from ..search.filters import Filters
 from ..search.keyword import list_cards
 from ..storage.index import Index
-from .guard import guarded
+from .guard import StoreLock, guarded
 
 __all__ = ["MAX_RECENT", "LinksMixin", "check_link_args", "link_tree", "make_brief"]
 
@@ -29,11 +29,13 @@ class LinksMixin:
     """Links and briefs, for :class:`Store`."""
 
     _index: Index
-    _lock: threading.RLock
+    _lock: StoreLock
 
     if TYPE_CHECKING:
 
         def refresh(self, *, wait: bool = True) -> Any: ...
+
+        def _read(self) -> AbstractContextManager[Index]: ...
 
         def _hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]: ...
 
@@ -46,8 +48,7 @@ class LinksMixin:
         """What a note builds on and what builds on it, *depth* steps out (1–10). A note met
         again on a path is listed with ``"again": true`` and not followed, so loops end."""
         note_id, depth = check_link_args(note_id, depth)
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             hidden = set(self._hidden_projects(viewer))
             return link_tree(
                 note_id,
@@ -98,8 +99,7 @@ class LinksMixin:
         notes the digest does not cover yet."""
         name = check_project(project)
         whole_number("recent", recent, 1, MAX_RECENT)
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             info = self.get_project(name, viewer=viewer)
             scope = self._scoped(Filters(project=name), viewer)
             return make_brief(

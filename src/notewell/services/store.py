@@ -4,6 +4,13 @@ A store is a folder of Markdown notes (the source of truth) plus a derived
 SQLite index under ``.notewell/``. Every write is an atomic file write and, in
 the same index transaction, the journal line and the index rows for that note.
 Outside changes are picked up before every read.
+
+In a server the store is called from many threads. Writes hold the store's lock, one at a
+time. Reads hold no lock: each runs on its thread's own read connection in one snapshot
+(WAL), beside other reads (as many at once as there are cores, two at least) and a write,
+inside a gate that only a swap of the index (a rebuild, a reopen, closing) shuts. A read
+takes the lock only to catch up with changes found in the folder, and only when it is free
+(see :meth:`Store._catch_up`).
 """
 
 from __future__ import annotations
@@ -12,9 +19,10 @@ import contextlib
 import hashlib
 import json
 import os
+import select
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -61,7 +69,7 @@ from ..storage.sync import Progress, Syncer, SyncReport, build_row
 from ..storage.watch import Watcher
 from .attempts import AttemptsMixin
 from .background import BackgroundEmbedding
-from .guard import guarded
+from .guard import ReadGate, StoreLock, guarded
 from .links import LinksMixin
 from .tokens import TokenBook
 from .watching import WatchingMixin
@@ -82,6 +90,16 @@ _TRANSFER_ATTEMPT = (
     "summary_note",
 )
 _MAX_DEFER = 2.0  # seconds a read may go on without the changes another writer's lock holds back
+_CLOSE_WAIT = 30.0  # seconds closing waits for the reads in flight to end
+# Reads running at once. More than the cores is slower, not faster: every row SQLite returns
+# hands the GIL back and forth between the reading threads (measured with 4 clients on 2
+# cores: 26% fewer searches a second unbounded, as many as one at a time with 2). Two at
+# least, so that one slow read always leaves room for the others.
+_READ_SLOTS = max(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+class _Stale(Exception):
+    """A note's file no longer holds the text its index row describes (written meanwhile)."""
 
 
 class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
@@ -111,7 +129,13 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
                 raise StorageError(f"cannot create the store folder {root}: {exc.strerror}") from exc
         self.root = root.resolve()
         self.max_bytes = max_bytes
-        self._lock = threading.RLock()
+        self._gate = ReadGate()  # reads pass it at once; a swap of the index shuts it
+        self._lock = StoreLock(self._gate)  # writes, catching up, swapping: one thread at a time
+        self._held_back = False  # changes inotify gave that a refresh could not apply yet
+        self._checked = False  # a refresh has applied the folder's changes since the store opened
+        self._refresh_turn = threading.Condition(threading.Lock())
+        self._refreshes = 0  # catch-ups running (under the lock: at most one at a time)
+        self._read_slots = threading.BoundedSemaphore(_READ_SLOTS)
         self._folder = NoteFolder(self.root)
         self._history = History(self.root)
         self._busy_timeout = busy_timeout
@@ -132,6 +156,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
         self.last_sync = SyncReport()
         if self._index.rebuilt:
             self.last_sync = self._full_sync()  # a new or repaired index: fill it now
+            self._checked = True
 
     @property
     def location(self) -> str:
@@ -148,7 +173,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     def close(self) -> None:
         """Release the index connection and the watcher (and stop the embedding thread)."""
         self.stop_embedding()
-        with self._lock:
+        with self._lock, self._gate.exclusive(timeout=_CLOSE_WAIT):
             if self._watcher is not None:
                 self._watcher.close()
             self._index.close()
@@ -173,14 +198,17 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
                     return row[0] if row else None
 
                 while not stop.is_set():
-                    if index.replaced():  # a reindex put a new database in place
-                        index.close()
-                        index = Index(self.root, busy_timeout=self._busy_timeout)
-                    try:
-                        with translated():
-                            done = embed_pending(index, embedder, text_of, limit=_EMBED_STEP)
-                    except NotewellError:
-                        done = 0  # busy, or the index being rebuilt: try again after a pause
+                    # Inside the gate, as a read is: a rebuild waits for the batch in hand, and
+                    # the batch never works on a database being moved aside.
+                    with self._gate.shared():
+                        try:
+                            if index.replaced():  # a reindex put a new database in place
+                                index.close()
+                                index = Index(self.root, busy_timeout=self._busy_timeout)
+                            with translated():
+                                done = embed_pending(index, embedder, text_of, limit=_EMBED_STEP)
+                        except NotewellError:
+                            done = 0  # busy, or the index being rebuilt: try again after a pause
                     if not done:
                         stop.wait(idle)
             finally:
@@ -223,7 +251,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
         whole) and the changes are applied by a later call. Not for longer than
         _MAX_DEFER seconds: then the read waits its turn.
         """
-        with self._lock:
+        with self._lock, self._refreshing():
             if not wait and self._deferred_since is not None:
                 wait = time.monotonic() - self._deferred_since > _MAX_DEFER
             changes = self._watcher.changes() if self._watcher is not None and self._scanned else None
@@ -233,6 +261,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
                 # Not applied: keep the changes for the next call (a failure must not drop them).
                 if changes is not None and self._watcher is not None:
                     self._watcher.hand_back(*changes)
+                    self._held_back = True
                 else:
                     self._scanned = False  # the next read compares the whole folder again
                 if not isinstance(exc, LockHeld):
@@ -242,7 +271,102 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
                 self.last_check = "deferred"
                 return SyncReport()
             self._deferred_since = None
+            self._held_back = False
+            self._checked = True
             return report
+
+    @contextlib.contextmanager
+    def _refreshing(self) -> Iterator[None]:
+        """Mark a catch-up in progress, for the reads that wait for it (see :meth:`_catch_up`)."""
+        with self._refresh_turn:
+            self._refreshes += 1
+        try:
+            yield
+        finally:
+            with self._refresh_turn:
+                self._refreshes -= 1
+                self._refresh_turn.notify_all()
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[Index]:
+        """Around a read: catch up with the folder as far as that needs no waiting, then
+        read on this thread's own connection, in one snapshot, inside the gate (so the index
+        is not swapped meanwhile). Inside a write or another read: that one's."""
+        if self._gate.depth():
+            yield self._index
+            return
+        if self._lock.held():
+            self.refresh(wait=False)
+            yield self._index
+            return
+        with self._gate.shared():
+            self._catch_up()
+            index = self._index
+            with self._read_slots, index.reading(), index.snapshot():
+                yield index
+
+    def _catch_up(self) -> None:
+        """Before a read: apply what changed in the folder, unless nothing can have changed
+        (then take no lock at all). Applying writes the index and needs the lock. When
+        another thread holds it:
+
+        - catching up (applying the changes this read should see): wait for that to end, for
+          at most _MAX_DEFER seconds, and look again;
+        - writing: serve the index as last committed, as when another process holds the write
+          lock (see :meth:`refresh`); after _MAX_DEFER seconds of that, wait for the lock.
+
+        Until the folder has been checked once since the store opened, a read waits its turn.
+        """
+        patience = time.monotonic() + _MAX_DEFER
+        while True:
+            with self._index.reading():
+                if self._caught_up():
+                    self.last_check = "inotify"
+                    return
+                if self._lock.acquire(blocking=False):
+                    try:
+                        self.refresh(wait=False)
+                    finally:
+                        self._lock.release()
+                    return
+            if not self._checked:
+                break
+            if self._refreshes and time.monotonic() < patience:
+                with self._gate.stepped_out(), self._refresh_turn:  # out of the gate: a swap may come
+                    if self._refreshes:
+                        self._refresh_turn.wait(max(0.0, patience - time.monotonic()))
+                continue
+            since = self._deferred_since
+            if since is None or time.monotonic() - since <= _MAX_DEFER:
+                if since is None:
+                    self._deferred_since = time.monotonic()
+                self.last_check = "deferred"
+                return
+            break
+        with self._lock:  # steps out of the gate while it waits: a swap may hold the lock
+            self.refresh(wait=False)
+
+    def _caught_up(self) -> bool:
+        """True when nothing can have changed since the last refresh: the folder was
+        checked, inotify has queued nothing (asked without reading the queue), no refresh
+        is applying what it took from the queue, no change was handed back, and no other
+        process wrote the journal. Needs no lock."""
+        watcher = self._watcher
+        if not self._scanned or watcher is None or not watcher.active:
+            return False
+        # Cookies need no look of their own: a cookie file's creation is an event in the queue.
+        poller = select.poll()
+        try:
+            poller.register(watcher.fileno(), select.POLLIN)
+            if poller.poll(0):
+                return False
+        except (OSError, ValueError):  # closed meanwhile: refresh() finds out why
+            return False
+        # In this order: a refresh counts itself before it empties the queue, and marks what it
+        # hands back before it stops counting, so an empty queue seen above is never missed here.
+        if self._refreshes or self._held_back:
+            return False
+        return not self._sync.journal_behind()
 
     def _apply_changes(self, changes: tuple[set[str], bool] | None, wait: bool) -> SyncReport:
         if changes is None:
@@ -275,7 +399,11 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
             return self.last_sync
 
     def _reopen_index(self, *, rebuild: bool, progress: Progress | None = None) -> None:
-        with self._lock:
+        # The lock keeps writers out; the shut gate waits for the reads on the old index to
+        # end, so none reads a database being closed or moved aside.
+        with self._lock, self._gate.exclusive():
+            if not rebuild and not self._index.closed and not self._index.replaced():
+                return  # another thread reopened it meanwhile
             self._index.close()
             if not rebuild:
                 self._index = Index(self.root, busy_timeout=self._busy_timeout)
@@ -316,8 +444,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     @guarded
     def problems(self) -> list[dict[str, str]]:
         """Files in the folder that could not be indexed, with the reason."""
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             return self._index.problems()
 
     # -- writes -------------------------------------------------------------
@@ -608,17 +735,33 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
         not found."""
         note_id = check_note_id(note_id)
         check_revision(revision)
-        with self._lock:
-            self.refresh(wait=False)
-            self._check_visible(note_id, viewer)
-            note = self._get_caught_up(note_id, revision, viewer)
-            hidden = self._hidden_projects(viewer)
-            if hidden and note.backlinks:
-                shown = {b["id"] for b in note.backlinks} - self._notes_in(hidden, [b["id"] for b in note.backlinks])
-                note.backlinks = [b for b in note.backlinks if b["id"] in shown]
-            if working_attempt_id is not None:
+        try:
+            with self._read():
+                note = self._visible_note(note_id, revision, viewer, checked=True)
+        except (FileNotFoundError, _Stale):
+            # The index is behind the file: a delete, rename or edit by another thread, another
+            # process or an editor. Read it as a write does, under the lock, caught up.
+            with self._lock:
+                self.refresh(wait=False)
+                note = self._visible_note(note_id, revision, viewer)
+        if working_attempt_id is not None:
+            with self._lock:
                 self._record_read(working_attempt_id, note_id, viewer)
-            return note
+        return note
+
+    def _visible_note(
+        self, note_id: str, revision: int | None, viewer: Viewer | None, *, checked: bool = False
+    ) -> Note:
+        """The note as *viewer* may see it (its backlinks from hidden projects left out).
+        *checked*: raise FileNotFoundError or _Stale when its file does not hold the text
+        its index row describes (else catch up and look again, waiting for the lock)."""
+        self._check_visible(note_id, viewer)
+        note = self._get(note_id, revision, checked=True) if checked else self._get_caught_up(note_id, revision, viewer)
+        hidden = self._hidden_projects(viewer)
+        if hidden and note.backlinks:
+            shown = {b["id"] for b in note.backlinks} - self._notes_in(hidden, [b["id"] for b in note.backlinks])
+            note.backlinks = [b for b in note.backlinks if b["id"] in shown]
+        return note
 
     def _get_caught_up(self, note_id: str, revision: int | None, viewer: Viewer | None) -> Note:
         try:
@@ -633,9 +776,9 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
             except FileNotFoundError as exc:
                 raise StorageError(f"cannot read {os.path.basename(exc.filename or '')}: {exc.strerror}") from exc
 
-    def _get(self, note_id: str, revision: int | None) -> Note:
+    def _get(self, note_id: str, revision: int | None, *, checked: bool = False) -> Note:
         row = self._index.query(
-            "SELECT id, path, author, created_at, updated_at, revision, model, attempt_id, note_kind"
+            "SELECT id, path, author, created_at, updated_at, revision, model, attempt_id, note_kind, sha256"
             " FROM note_index WHERE id = ?",
             (note_id,),
         )
@@ -646,11 +789,11 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
                 gone = " (deleted or unreadable; its kept revisions can be read by number)" if meta else ""
                 raise NotFoundError(f"no note {note_id}{gone}")
             last = self._index.query("SELECT max(revision) FROM revisions WHERE id = ?", (note_id,))[0][0] or 0
-            row = [(note_id, "", meta[2], meta[4], meta[5], last, meta[3], meta[9], meta[10])]
+            row = [(note_id, "", meta[2], meta[4], meta[5], last, meta[3], meta[9], meta[10], None)]
             deleted = True
         else:
             deleted = False
-        nid, path, author, created, updated, current_rev, row_model, attempt_id, note_kind = row[0]
+        nid, path, author, created, updated, current_rev, row_model, attempt_id, note_kind, sha = row[0]
         if not deleted and (revision is None or revision == current_rev):
             try:
                 data = self._folder.read(path)
@@ -658,6 +801,9 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
                 raise  # get_note catches up and asks again
             except OSError as exc:
                 raise StorageError(f"cannot read {path}: {exc.strerror}") from exc
+            if checked and hashlib.sha256(data).hexdigest() != sha:
+                # Read without the lock: the text must be the one whose revision and times the row gives.
+                raise _Stale(path)
             rev = current_rev
         else:
             assert revision is not None
@@ -745,8 +891,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
         "any"/"all"), author, model, builds_on, created_after/created_before/updated_after/updated_before.
         """
         request = SearchRequest.make(query, mode=mode, limit=limit, wait=wait, filters=filters)
-        with self._lock:
-            self.refresh(wait=False)
+        # A search that embeds the waiting notes first writes: it runs as a write does.
+        with self._lock if request.wait else contextlib.nullcontext(), self._read():
             f = self._scoped(request.filters, viewer)
             if request.lists_recent(f):
                 return list_cards(self._index, limit=request.limit, filters=f)
@@ -766,8 +912,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     @guarded
     def pending_embeddings(self) -> int:
         """How many notes semantic search does not know yet (or knows from another model)."""
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             return pending_count(self._index, self._embedder_now().model_id)
 
     def _embed(self, limit: int | None, progress: Progress | None) -> int:
@@ -789,8 +934,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     ) -> list[Card]:
         """Notes, most recently updated first, as cards (same filters as search)."""
         f = Filters.from_kwargs(filters)
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             f = self._scoped(f, viewer)
             return list_cards(self._index, limit=limit, offset=offset, filters=f)
 
@@ -798,8 +942,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     def summary(self, *, recent: int = 5, viewer: Viewer | None = None) -> dict[str, Any]:
         """Counts by kind, the most recent notes, and files that could not be read (the
         last only for the store's owner: file paths say what a private note is)."""
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             hidden = self._hidden_projects(viewer)
             where, params = Filters(hidden_projects=hidden).sql()
             where = f" WHERE {where}" if where else ""
@@ -820,8 +963,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     def note_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Each note's tags and summary (with its id and title), most recently updated first:
         the whole collection at a glance (`notewell tags --notes`)."""
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             hidden = self._hidden_projects(viewer)
             out = []
             for nid, title, tags, summary, project in self._index.query(
@@ -835,8 +977,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     @guarded
     def list_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every tag with the number of notes carrying it, most used first."""
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             where, params = Filters(hidden_projects=self._hidden_projects(viewer)).sql()
             join = f" JOIN note_index n ON n.rowid = t.note WHERE {where}" if where else ""
             rows = self._index.query(
@@ -848,8 +989,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     def history(self, note_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every revision of a note, oldest first, and whether its text was kept."""
         note_id = check_note_id(note_id)
-        with self._lock:
-            self.refresh(wait=False)
+        with self._read():
             self._check_visible(note_id, viewer)
             current = self._index.query("SELECT revision FROM note_index WHERE id = ?", (note_id,))
             rows = self._index.query(
@@ -959,8 +1099,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     def resolve(self, ref: str) -> str:
         """A note id from an id or a path inside the store (``notes/x.md``)."""
         if isinstance(ref, str) and ref.endswith(".md") and not is_note_id(ref):
-            with self._lock:
-                self.refresh(wait=False)
+            with self._read():
                 rel = ref.replace(os.sep, "/")
                 if os.path.isabs(ref):
                     try:
@@ -976,7 +1115,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
 
 class _Engines:
     """The embedded store's search engines, for :func:`~..search.plan.run_search` (called
-    with the store's lock held)."""
+    inside a read, or with the store's lock held for a search that embeds first)."""
 
     def __init__(self, store: Store) -> None:
         self._store = store

@@ -23,6 +23,7 @@ from ..errors import NotewellError, StorageError
 from ..storage.index import Index, translated
 from ..storage.sync import SyncReport
 from ..storage.watch import COOKIE_PREFIX, Watcher
+from .guard import StoreLock
 
 __all__ = ["WatchingMixin"]
 
@@ -36,7 +37,7 @@ class WatchingMixin:
     root: Path
     _index: Index
     _watcher: Watcher | None
-    _lock: threading.RLock
+    _lock: StoreLock
     _asked_at: float = 0.0  # when a question other than a cookie last came (time.time())
 
     if TYPE_CHECKING:

@@ -3,15 +3,23 @@
 Every write of a note updates note_index, note_text, note_tags, note_links and notes_fts
 in one transaction; sqlite3 errors are turned into notewell errors here and
 nowhere above.
+
+One connection writes (and serves whoever is not reading: its callers hold the store's
+lock). A thread inside :meth:`Index.reading` reads through a read-only connection of its
+own instead, so reads on many threads run at once, beside a write (WAL): each sees the
+index as last committed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import sqlite3
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,6 +38,10 @@ INDEX_DIR = ".notewell"
 VECTOR_LOG_KEEP = 50_000  # vector changes a process may be behind and still catch up
 _PREVIEW_CHARS = 240
 _KEYED = "SELECT 1 FROM pragma_table_info('note_vectors') WHERE name = 'key'"
+# Each reading thread has a page cache of its own: smaller than the writer's (bulk FTS5
+# inserts want a big one), since a server may have dozens of threads and the kernel's page
+# cache holds the file for them all anyway.
+_READ_CACHE_KIB = 16_000
 
 
 @dataclass(slots=True)
@@ -117,8 +129,27 @@ def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
     return any(s in text for s in ("malformed", "not a database", "corrupt", "no such table", "no such column"))
 
 
+class _Reader:
+    """One thread's read connection; it is closed when the thread ends (its thread-local
+    storage goes, and this with it) or when the index closes."""
+
+    __slots__ = ("__weakref__", "conn")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+
+def _forget(readers: dict[int, sqlite3.Connection], lock: threading.Lock, key: int) -> None:
+    # Whoever takes a connection out of *readers* closes it: it is closed exactly once.
+    with lock:
+        conn = readers.pop(key, None)
+    if conn is not None:
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
+
+
 class Index:
-    """One connection to a store's index database."""
+    """A store's index database: one write connection, and a read connection per reading thread."""
 
     def __init__(self, root: Path, *, busy_timeout: float = 60.0) -> None:
         self.dir = root / INDEX_DIR
@@ -126,8 +157,87 @@ class Index:
         self.busy_timeout = busy_timeout
         self._undo: list[Callable[[], object]] = []
         self.rebuilt = False  # True when this open had to (re)create the database
-        self.conn = self._open()
+        self._local = threading.local()  # per thread: reading depth, writing flag, read connection
+        self._readers: dict[int, sqlite3.Connection] = {}  # every open read connection
+        self._readers_lock = threading.Lock()
+        self._closed = False
+        self._writer = self._open()
         self.inode = self._inode()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The connection for the calling thread: its own read connection inside
+        :meth:`reading` (unless it is writing), else the write connection."""
+        local = self._local
+        if getattr(local, "reading", 0) and not getattr(local, "writing", False):
+            holder = getattr(local, "reader", None)
+            if holder is None:
+                holder = local.reader = self._new_reader()
+            return holder.conn
+        return self._writer
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Read through this thread's own read-only connection inside (a write transaction
+        begun inside still writes through the write connection). Nests."""
+        local = self._local
+        depth = getattr(local, "reading", 0)
+        local.reading = depth + 1
+        try:
+            yield
+        finally:
+            local.reading = depth
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction around the statements inside :meth:`reading`: they all see
+        the index as committed when the first of them ran, whatever is written meanwhile."""
+        conn = self.conn
+        if conn is self._writer or conn.in_transaction:
+            yield  # the caller holds the store's lock, or an outer snapshot is open
+            return
+        conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+
+    def _new_reader(self) -> _Reader:
+        if self._closed:
+            raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+        with translated():
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=self.busy_timeout)
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+                conn.execute("PRAGMA query_only = 1")  # a read that tried to write would fail, not write
+                conn.execute("PRAGMA temp_store = MEMORY")
+                conn.execute(f"PRAGMA cache_size = -{_READ_CACHE_KIB}")
+            except BaseException:
+                conn.close()
+                raise
+        holder = _Reader(conn)
+        key = id(holder)
+        with self._readers_lock:
+            if self._closed:
+                conn.close()
+                raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+            self._readers[key] = conn
+        weakref.finalize(holder, _forget, self._readers, self._readers_lock, key)
+        return holder
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran."""
+        return self._closed
+
+    def readers(self) -> int:
+        """How many read connections are open (one per thread that read and still runs)."""
+        with self._readers_lock:
+            return len(self._readers)
 
     def _inode(self) -> int | None:
         try:
@@ -184,7 +294,7 @@ class Index:
 
     def discard(self) -> None:
         """Close and delete the database (it is derived; the caller rebuilds it)."""
-        self.conn.close()
+        self.close()
         self._discard_files()
 
     def _discard_files(self) -> None:
@@ -261,7 +371,15 @@ class Index:
             raise
 
     def close(self) -> None:
-        self.conn.close()
+        """Close the write connection and every thread's read connection."""
+        with self._readers_lock:
+            self._closed = True
+            readers = list(self._readers.values())
+            self._readers.clear()
+        for conn in readers:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+        self._writer.close()
 
     @staticmethod
     def _missing_indexes(conn: sqlite3.Connection) -> bool:
@@ -293,24 +411,26 @@ class Index:
         self._begin(wait)
         self._undo = []
         try:
-            yield self.conn
-        except BaseException:
-            self._abort()
-            raise
-        try:
-            self.conn.execute("COMMIT")
-        except sqlite3.Error as exc:  # a full disk, an I/O error: the files must not say otherwise
-            self._abort()
-            raise StorageError(f"index error: {exc}; nothing was written") from exc
+            try:
+                yield self._writer
+            except BaseException:
+                self._abort()
+                raise
+            try:
+                self._writer.execute("COMMIT")
+            except sqlite3.Error as exc:  # a full disk, an I/O error: the files must not say otherwise
+                self._abort()
+                raise StorageError(f"index error: {exc}; nothing was written") from exc
         finally:
             self._undo = []
+            self._local.writing = False
 
     def _begin(self, wait: bool) -> None:
         # SQLite's own busy handler sleeps up to 100 ms between tries, so under a few busy
         # writers a waiter rarely finds the lock free and can starve for many seconds.
         # Asking every millisecond or so (backing off to 5 ms) keeps the wait near the
         # time the lock is actually held.
-        conn = self.conn
+        conn = self._writer
         deadline = time.monotonic() + self.busy_timeout
         pause = 0.0005
         conn.execute("PRAGMA busy_timeout = 0")
@@ -318,6 +438,7 @@ class Index:
             while True:
                 try:
                     conn.execute("BEGIN IMMEDIATE")
+                    self._local.writing = True  # this thread's statements go to the writer now
                     return
                 except sqlite3.OperationalError as exc:
                     if "locked" not in str(exc) and "busy" not in str(exc):
@@ -346,7 +467,7 @@ class Index:
                 pass
         self._undo = []
         try:
-            self.conn.execute("ROLLBACK")
+            self._writer.execute("ROLLBACK")
         except sqlite3.Error:
             pass
 
@@ -368,7 +489,7 @@ class Index:
         """Store a cached value if the write lock is free right now; False when it is not, or
         when the disk is full. For what a reader merely saves itself work with: it never waits
         behind writers and never fails the read."""
-        conn = self.conn
+        conn = self._writer
         try:
             self._begin(wait=False)
         except (BusyError, StorageError):
@@ -383,6 +504,8 @@ class Index:
             except sqlite3.Error:
                 pass
             return False
+        finally:
+            self._local.writing = False
 
     # -- journal, applied ---------------------------------------------------
 
