@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import random
-import socket
 import string
 import subprocess
 import sys
@@ -39,7 +38,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_store import Corpus, pct  # noqa: E402 - the same note generator
+from bench_store import Corpus, free_port, pct
+from bench_store import log_stderr as log  # noqa: E402 - the same note generator
 
 LETTERS = string.ascii_lowercase
 # Every pair of one-letter prefixes, ORed: FTS5 walks every note for each, then ranks them all.
@@ -53,16 +53,6 @@ corpus = Corpus(3)
 with notewell.open(sys.argv[1], watch=False, embedder=None) as store:
     store.add_notes(corpus.note(i) for i in range(int(sys.argv[2])))
 """
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def environment(src: Path) -> dict[str, str]:

@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,19 +31,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_store import Corpus, pct  # noqa: E402 - the same note generator
+from bench_store import Corpus, free_port, pct
+from bench_store import log_stderr as log  # noqa: E402 - the same note generator
 
 import notewell  # noqa: E402
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cli(store: Path, *args: str) -> str:

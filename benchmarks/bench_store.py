@@ -250,6 +250,20 @@ class Corpus:
 # -- helpers --------------------------------------------------------------------
 
 
+def log_stderr(msg: str) -> None:
+    """A timestamped progress line on stderr (the figures go to stdout)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 nobody listens on right now, for a server a benchmark starts."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def pct(xs: list[float], p: float) -> float:
     """Percentile with linear interpolation (p in 0..100)."""
     if not xs:
