@@ -705,3 +705,22 @@ def test_semantic_modes_without_an_embedder_are_unavailable_on_both_stores(kind_
                 store.search_notes("heron", mode=mode)
         with pytest.raises(notewell.InvalidArgumentError, match="mode must be one of"):
             store.search_notes("heron", mode="fuzzy")
+
+
+def test_hybrid_makes_keyword_snippets_only_for_the_cards_it_returns(backend, monkeypatch):
+    from notewell.search import keyword, pg_search, snippets
+
+    for i in range(12):
+        backend.add_note(f"# pool note {i}\n\nthe connection pool ran dry on host {i}")
+    made = []
+    real = snippets.make_snippet
+
+    def counted(*args, **kwargs):
+        made.append(1)
+        return real(*args, **kwargs)
+
+    for module in (keyword, pg_search, snippets):
+        monkeypatch.setattr(module, "make_snippet", counted)
+    cards = backend.search_notes("connection pool", mode="hybrid", limit=3)
+    assert len(cards) == 3 and all("**" in c.snippet for c in cards)
+    assert len(made) == 3  # not one for each of the pool's 12 keyword cards

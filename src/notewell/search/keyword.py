@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import InvalidQueryError
@@ -17,7 +18,7 @@ from .filters import Filters, check_offset
 from .fusion import coverage
 from .query import CompiledQuery, compile_query, title_expression
 from .request import check_limit
-from .snippets import make_snippet, phrases_of
+from .snippets import make_snippet, phrases_of, snippet_maker
 
 __all__ = ["CARD_COLUMNS", "CARD_FROM", "card_from_row", "card_rows", "keyword_ids", "keyword_search", "list_cards"]
 
@@ -209,10 +210,12 @@ def keyword_search(
     limit: int = 10,
     filters: Filters | None = None,
     partial: dict[str, float] | None = None,
+    snippets: dict[str, Callable[[], str]] | None = None,
 ) -> list[Card]:
     """The best *limit* notes for *query*, as cards with highlighted snippets. Notes found
     only by the loose pass (not every word) go into *partial* if given, each with the share
-    of the query's words it holds (:func:`fusion.coverage`)."""
+    of the query's words it holds (:func:`fusion.coverage`). With *snippets*, the cards come
+    without one and *snippets* maps each id to what makes it (for the few a fusion keeps)."""
     check_limit(limit)  # cheap; the engines are public, and the plan asks them for pools
     cq = compile_query(query)
     filters = filters or Filters()
@@ -231,7 +234,11 @@ def keyword_search(
         if row is None:
             continue
         body = unsegment(bodies.get(rowid) or "")
-        snippet = make_snippet(body, phrases[expr]) or row[_PREVIEW]
+        if snippets is None:
+            snippet = make_snippet(body, phrases[expr]) or row[_PREVIEW]
+        else:
+            snippet = ""
+            snippets[row[1]] = snippet_maker(body, phrases[expr], row[_PREVIEW])
         cards.append(card_from_row(row, snippet, float(f"{-score:.6g}")))
         if partial is not None and expr not in (cq.strict, cq.fallback):
             partial[row[1]] = coverage(cq, row[2], body)

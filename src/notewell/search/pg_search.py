@@ -52,7 +52,7 @@ from .keyword import RANK_WINDOW, TITLE_WINDOW
 from .pg_rank import TermRarity, scan_idf, split_terms
 from .query import SEARCH_COLUMNS, Near, Node, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
 from .request import check_limit
-from .snippets import make_snippet, phrases_of
+from .snippets import make_snippet, phrases_of, snippet_maker
 
 __all__ = ["CARD_SQL", "card_from_pg", "pg_keyword_search", "pg_list_cards"]
 
@@ -367,6 +367,7 @@ def pg_keyword_search(
     filters: Filters | None = None,
     partial: set[str] | None = None,
     rarity: TermRarity | None = None,
+    snippets: dict[str, Callable[[], str]] | None = None,
 ) -> list[Card]:
     """The best *limit* notes for *query* as cards with highlighted snippets. Ids found only
     by the loose pass (not every word) are added to *partial* if given. *rarity*: the
@@ -405,7 +406,11 @@ def pg_keyword_search(
             partial.update(h[0][0] for h in hits[before:])
     cards = []
     for row, score, body, expr in hits:
-        snippet = make_snippet(body, phrases_of(expr)) or _preview(body)
+        if snippets is None:
+            snippet = make_snippet(body, phrases_of(expr)) or _preview(body)
+        else:  # made later, for the cards a fusion keeps (as on SQLite)
+            snippet = ""
+            snippets[row[0]] = snippet_maker(body, phrases_of(expr), _preview(body))
         cards.append(card_from_pg(row, snippet, float(f"{score:.6g}")))
     return cards
 

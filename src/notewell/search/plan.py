@@ -8,6 +8,8 @@ how hybrid fuses the two lists (:mod:`.fusion`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Protocol
 
 from ..errors import InvalidQueryError
@@ -23,9 +25,17 @@ __all__ = ["Engines", "run_search"]
 class Engines(Protocol):
     """One store's search engines, every call already scoped by *filters*."""
 
-    def keyword(self, query: str, limit: int, filters: Filters, coverage: dict[str, float] | None = None) -> list[Card]:
+    def keyword(
+        self,
+        query: str,
+        limit: int,
+        filters: Filters,
+        coverage: dict[str, float] | None = None,
+        snippets: dict[str, Callable[[], str]] | None = None,
+    ) -> list[Card]:
         """The best *limit* keyword cards; with *coverage*, fill it with each loose-pass hit's
-        share of the query's words (:func:`.fusion.coverage`)."""
+        share of the query's words (:func:`.fusion.coverage`); with *snippets*, the cards come
+        without snippets and *snippets* gets what makes each (by id)."""
         ...
 
     def feedback_ids(self, query: str, limit: int, filters: Filters) -> list[str]:
@@ -56,9 +66,12 @@ def run_search(request: SearchRequest, filters: Filters, engines: Engines) -> li
             engines.embed_waiting()
         pool = hybrid_pool(limit)
         coverage: dict[str, float] = {}
-        keyword = engines.keyword(query, pool, filters, coverage)
+        # Each engine gives a pool; only the fused top gets its keyword snippet made.
+        makers: dict[str, Callable[[], str]] = {}
+        keyword = engines.keyword(query, pool, filters, coverage, makers)
         semantic = engines.semantic(query, pool, filters, [c.id for c in keyword])
-        return fuse_hybrid({"keyword": keyword, "semantic": semantic}, coverage, limit)
+        fused = fuse_hybrid({"keyword": keyword, "semantic": semantic}, coverage, limit)
+        return [replace(c, snippet=makers[c.id]()) if c.id in makers else c for c in fused]
     wanted = feedback_limit()
     cards: list[Card] = []
     if mode == "both":

@@ -13,14 +13,24 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..model.cjk import CJK_RE
 from .query import Near, Node, QuerySyntaxError, parse_fts5
 from .query import Phrase as QueryPhrase
 
-__all__ = ["Phrase", "densest", "find_hits", "fold", "make_snippet", "phrase_finder", "phrases_of", "scan"]
+__all__ = [
+    "Phrase",
+    "densest",
+    "find_hits",
+    "fold",
+    "make_snippet",
+    "phrase_finder",
+    "phrases_of",
+    "scan",
+    "snippet_maker",
+]
 
 SNIPPET_CHARS = 180  # about 24 words
 _LEAD_CHARS = 30  # context shown before the first hit
@@ -153,6 +163,12 @@ def _pattern(phrase: Phrase) -> str:
         # letters is searched for by the regex engine's fast literal scan.
         parts.append((r"(?<!\w)" if k else "") + re.escape(stem if len(stem) < 5 else stem[:5]) + r"\w*")
     return r"\W*".join(parts)
+
+
+def snippet_maker(body: str, phrases: Sequence[Phrase], fallback: str) -> Callable[[], str]:
+    """What makes a card's snippet later (:func:`make_snippet`, else *fallback*): a fused
+    ranking builds snippets only for the cards it keeps."""
+    return lambda: make_snippet(body, phrases) or fallback
 
 
 def make_snippet(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import secrets
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import NotewellError
@@ -123,11 +124,20 @@ class _PgEngines:
     def __init__(self, store: PgSemanticMixin) -> None:
         self._store = store
 
-    def keyword(self, query: str, limit: int, filters: Filters, coverage: dict[str, float] | None = None) -> list[Card]:
+    def keyword(
+        self,
+        query: str,
+        limit: int,
+        filters: Filters,
+        coverage: dict[str, float] | None = None,
+        snippets: dict[str, Callable[[], str]] | None = None,
+    ) -> list[Card]:
         store = self._store
         loose: set[str] | None = set() if coverage is not None else None
         with store._db.transaction() as conn:
-            cards = pg_keyword_search(conn, query, limit=limit, filters=filters, partial=loose, rarity=store._rarity)
+            cards = pg_keyword_search(
+                conn, query, limit=limit, filters=filters, partial=loose, rarity=store._rarity, snippets=snippets
+            )
             if coverage is not None and loose:
                 coverage.update(_coverages(conn, query, loose))
         return cards

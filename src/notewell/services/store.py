@@ -1120,8 +1120,17 @@ class _Engines:
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    def keyword(self, query: str, limit: int, filters: Filters, coverage: dict[str, float] | None = None) -> list[Card]:
-        return keyword_search(self._store._index, query, limit=limit, filters=filters, partial=coverage)
+    def keyword(
+        self,
+        query: str,
+        limit: int,
+        filters: Filters,
+        coverage: dict[str, float] | None = None,
+        snippets: dict[str, Callable[[], str]] | None = None,
+    ) -> list[Card]:
+        return keyword_search(
+            self._store._index, query, limit=limit, filters=filters, partial=coverage, snippets=snippets
+        )
 
     def feedback_ids(self, query: str, limit: int, filters: Filters) -> list[str]:
         return keyword_ids(self._store._index, query, limit=limit, filters=filters)
