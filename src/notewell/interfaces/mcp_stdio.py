@@ -108,12 +108,6 @@ class _Reader(io.TextIOBase):
             return line.decode("utf-8", errors="replace")
         return self._wire.readline().decode("utf-8", errors="replace")
 
-    def __next__(self) -> str:
-        line = self.readline()
-        if not line:
-            raise StopIteration
-        return line
-
 
 class _Writer(io.TextIOBase):
     """The server's messages to the client, less the SDK's answer to an ``initialize`` that
@@ -161,7 +155,6 @@ class StdioWire:
     def __init__(self, wire_in: BinaryIO, wire_out: BinaryIO) -> None:
         self._in = wire_in
         self._out = wire_out
-        self.answered_early = False
         self.reader: io.TextIOBase | None = None
         self.writer: io.TextIOBase | None = None
 
@@ -174,7 +167,6 @@ class StdioWire:
             ident, answer = early
             self._out.write(answer)
             self._out.flush()
-            self.answered_early = True
             self.writer = _Writer(self._out, ident, answer)
         else:
             self.writer = _Writer(self._out, None, None)

@@ -14,7 +14,6 @@ from .numbers import whole_number
 
 __all__ = [
     "AUTHOR_MAX",
-    "CARD_FIELDS",
     "DEFAULT_MAX_BYTES",
     "MODEL_MAX",
     "Card",
@@ -142,7 +141,7 @@ class Card:
 
     @classmethod
     def from_columns(cls, columns: Sequence[Any], snippet: str, score: float | None) -> Card:
-        """A card from a store's card columns, in the order of :data:`CARD_FIELDS` (tags and
+        """A card from a store's card columns, in the order of the stores' card queries (tags and
         builds_on as lists: each store decodes its own column types first)."""
         (nid, title, kind, tags, builds_on, model, author, created, updated) = columns[:9]
         attempt_id, project, campaign, note_kind, outcome, ended = columns[9:15]
@@ -165,26 +164,6 @@ class Card:
             attempt_outcome=outcome,
             attempt_ended_at=ended,
         )
-
-
-# What each store selects for a card, in this order (from the note, its attempt and project).
-CARD_FIELDS = (
-    "id",
-    "title",
-    "kind",
-    "tags",
-    "builds_on",
-    "model",
-    "author",
-    "created_at",
-    "updated_at",
-    "attempt_id",
-    "project",
-    "campaign",
-    "note_kind",
-    "attempt_outcome",
-    "attempt_ended_at",
-)
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from ..errors import InvalidArgumentError
 from ..model.attempt import check_attempt_id, check_project
 from ..model.ids import is_link_id
 from ..model.note import check_unicode
+from ..model.numbers import whole_number
 from ..model.slug import slugify
 from ..model.timestamps import parse_when
 from ..model.visibility import Viewer, hidden_projects
@@ -70,12 +71,7 @@ MAX_OFFSET = 2**63 - 1
 
 def check_offset(offset: int) -> int:
     """*offset* if it is a whole number a database can skip to; InvalidArgumentError if not."""
-    if isinstance(offset, bool) or not isinstance(offset, int):
-        raise InvalidArgumentError(f"offset must be a whole number, got {offset!r}")
-    if not 0 <= offset <= MAX_OFFSET:
-        # The value is left out: Python refuses to print an int of more than 4,300 digits.
-        raise InvalidArgumentError(f"offset must be a whole number from 0 to {MAX_OFFSET} (2**63 - 1)")
-    return offset
+    return whole_number("offset", offset, 0, MAX_OFFSET)
 
 
 def check_filter_text(name: str, value: object) -> str:

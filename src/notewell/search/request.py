@@ -22,7 +22,6 @@ __all__ = [
     "MAX_REMOTE_OFFSET",
     "SEARCH_MODES",
     "SearchRequest",
-    "check_count",
     "check_limit",
     "check_offset",
 ]
@@ -36,14 +35,9 @@ MAX_REMOTE_LIMIT = 100
 MAX_REMOTE_OFFSET = 1_000_000
 
 
-def check_count(name: str, value: object, low: int, high: int) -> int:
-    """*value* if it is a whole number from *low* to *high*; InvalidArgumentError if not."""
-    return whole_number(name, value, low, high)
-
-
 def check_limit(limit: object, high: int = MAX_LIMIT) -> int:
     """*limit* if it is a whole number of cards from 1 to *high*."""
-    return check_count("limit", limit, 1, high)
+    return whole_number("limit", limit, 1, high)
 
 
 @dataclass(frozen=True)

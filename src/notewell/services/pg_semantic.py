@@ -143,7 +143,7 @@ class _PgEngines:
         return cards
 
     def feedback_ids(self, query: str, limit: int, filters: Filters) -> list[str]:
-        return [c.id for c in self.keyword(query, limit, filters)]
+        return [c.id for c in self.keyword(query, limit, filters, snippets={})]  # ids only: no snippets
 
     def semantic(self, query: str, limit: int, filters: Filters, feedback: list[str]) -> list[Card]:
         store = self._store
