@@ -106,3 +106,8 @@ def test_the_wire_reads_the_installed_sdks_versions():
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
     assert _handshake_versions() == tuple(HANDSHAKE_PROTOCOL_VERSIONS)
+
+
+def test_a_first_line_nested_past_the_recursion_limit_is_left_to_the_sdk(tmp_path):
+    answers, _ = _session(tmp_path, ["[" * 100_000 + "]" * 100_000, _initialize(9)], {9})
+    assert _result(answers, 9)["serverInfo"]["name"] == "notewell"

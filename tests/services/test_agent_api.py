@@ -57,3 +57,25 @@ def test_summary_history_and_reads_through_the_api(backend):
     api.get_note(OWNER, note["id"], working_attempt_id=attempt["id"])
     assert [r["note_id"] for r in api.attempt_reads(OWNER, attempt["id"])["reads"]] == [note["id"]]
     assert api.resolve(OWNER, note["id"]) == note["id"]
+
+
+def test_the_not_embedded_count_is_kept_from_a_viewer_kept_from_a_private_project(backend):
+    api = AgentAPI(backend)
+    api.set_project(OWNER, "secret", private=True, owner="owen")
+    attempt = api.start_attempt(OWNER, "secret", author="owen")
+    api.add_note(OWNER, "# hidden\n\nprivate work in progress", attempt_id=attempt["id"])
+    # The store-wide count would tell anyone how much is being written in the private project.
+    assert "not_embedded" not in api.search_notes(Caller(), "work", mode="semantic")
+    assert "not_embedded" not in api.search_notes(ALICE, "work", mode="hybrid")
+    assert api.search_notes(OWNER, "work", mode="semantic")["not_embedded"] == 1
+    owen = Caller(token=Token("owen"))
+    assert api.search_notes(owen, "work", mode="semantic")["not_embedded"] == 1  # sees every project
+
+
+def test_a_filter_names_a_bounded_number_of_kinds_or_tags(backend):
+    from notewell.search.filters import MAX_FILTER_VALUES
+
+    assert backend.list_notes(kind=["finding"] * MAX_FILTER_VALUES) == []
+    for name in ("kind", "tags"):
+        with pytest.raises(InvalidArgumentError, match="at most"):
+            backend.search_notes("x", **{name: ["a"] * (MAX_FILTER_VALUES + 1)})

@@ -320,7 +320,7 @@ def cmd_search(args: argparse.Namespace) -> None:
             answer = api.search_notes(
                 _owner(), query, limit=args.limit, mode=args.mode, wait=args.wait, **_filters(args)
             )
-            cards, pending = answer["cards"], answer.get("not_embedded", 0)
+            cards, pending = answer["cards"], answer.get("not_embedded") or 0
             if args.mode in _MODEL_MODES and getattr(args, "autowatch", None) is not None:
                 # No helper answered: start one for the next searches (this one is answered here).
                 args.spawned = getattr(args, "folder", None) is not None and _start_helper(args.folder)

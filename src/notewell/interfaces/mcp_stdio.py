@@ -69,7 +69,7 @@ def _early_answer(line: bytes) -> tuple[Any, bytes] | None:
     module can answer as the SDK would; else None."""
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the interpreter's depth: not ours to answer
         return None
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "initialize":
         return None
@@ -134,7 +134,7 @@ class _Writer(io.TextIOBase):
     def _is_second_answer(self, text: str) -> bool:
         try:
             message = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
         return isinstance(message, dict) and message.get("id") == self._answered and "method" not in message
 

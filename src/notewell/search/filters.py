@@ -18,7 +18,16 @@ from ..model.timestamps import parse_when
 from ..model.visibility import Viewer, hidden_projects
 from ..storage.schema import meta_token
 
-__all__ = ["FILTERS", "FILTER_NAMES", "MAX_OFFSET", "FilterSpec", "Filters", "check_filter_text", "check_offset"]
+__all__ = [
+    "FILTERS",
+    "FILTER_NAMES",
+    "MAX_FILTER_VALUES",
+    "MAX_OFFSET",
+    "FilterSpec",
+    "Filters",
+    "check_filter_text",
+    "check_offset",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +74,7 @@ FILTERS: tuple[FilterSpec, ...] = (
 FILTER_NAMES = tuple(spec.name for spec in FILTERS)
 
 When = str | datetime | None
+MAX_FILTER_VALUES = 100  # kinds or tags one filter may name
 # Both SQLite and PostgreSQL keep a row offset in a signed 64-bit integer.
 MAX_OFFSET = 2**63 - 1
 
@@ -87,6 +97,9 @@ def _as_list(value: str | list[str] | tuple[str, ...] | None, name: str) -> list
     if isinstance(value, str):
         return [value]
     if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        if len(value) > MAX_FILTER_VALUES:
+            # Each value is slugged and matched: the cost grows with them, so it has a bound.
+            raise InvalidArgumentError(f"{name}: at most {MAX_FILTER_VALUES} values, got {len(value)}")
         return list(value)
     raise InvalidArgumentError(f"{name}: expected a string or a list of strings")
 

@@ -213,7 +213,7 @@ class AgentAPI:
             **self._filters(filters),
         )
         out: dict[str, Any] = {"query": query, "mode": mode, "cards": [c.to_dict() for c in answer.cards]}
-        if mode != "keyword":
+        if mode != "keyword" and answer.not_embedded is not None:
             out["not_embedded"] = answer.not_embedded
         return out
 

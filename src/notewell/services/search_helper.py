@@ -244,7 +244,7 @@ class SearchHelper:
             from .searching import search  # the watcher's side: its store is open already
 
             found = search(self.store, query, limit=limit, mode=mode, wait=wait, **filters)
-            answer = {"ok": True, "cards": [c.to_dict() for c in found.cards], "pending": found.not_embedded}
+            answer = {"ok": True, "cards": [c.to_dict() for c in found.cards], "pending": found.not_embedded or 0}
         except NotewellError as exc:
             answer = _failure(exc)
         except Exception as exc:  # noqa: BLE001 - the caller searches itself and meets it there

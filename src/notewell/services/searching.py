@@ -22,7 +22,9 @@ class SearchAnswer:
     """The cards of a search, and the notes it could not have found by meaning."""
 
     cards: list[Card]
-    not_embedded: int  # always 0 for a keyword search, which needs no model
+    # Always 0 for a keyword search, which needs no model; None for a viewer kept from some
+    # private project: the store-wide count would tell them how much is written there.
+    not_embedded: int | None
 
 
 def search(
@@ -37,4 +39,8 @@ def search(
 ) -> SearchAnswer:
     """Search *store* (as :meth:`NoteStore.search_notes`) and count what the model has not seen."""
     cards = store.search_notes(query, mode=mode, limit=limit, wait=wait, viewer=viewer, **filters)
-    return SearchAnswer(cards, store.pending_embeddings() if mode != "keyword" else 0)
+    if mode == "keyword":
+        return SearchAnswer(cards, 0)
+    if store.hidden_projects(viewer):
+        return SearchAnswer(cards, None)
+    return SearchAnswer(cards, store.pending_embeddings())
