@@ -359,3 +359,43 @@ def test_semantic_searches_on_many_threads_while_the_vectors_change(s):
     assert errors == []
     assert s.search_notes("badgers", mode="semantic", limit=12)[0].title.startswith("note")
     assert s._vectors.live == 30
+
+
+
+def test_a_read_behind_the_matrix_still_gets_its_limit_of_cards(tmp_path, monkeypatch):
+    # Another thread brings the shared matrix past this read's snapshot; the read must still
+    # find *limit* notes among those its snapshot holds.
+    from notewell.search import semantic
+    from notewell.search.embedders import HashEmbedder
+
+    store = notewell.open(tmp_path / "n", embedder=HashEmbedder(64))
+    try:
+        store.add_notes([f"# old {i}\n\nplain words about otters, number {i}\n" for i in range(12)])
+        store.embed_pending()
+        entered, release, held = threading.Event(), threading.Event(), []
+        real = semantic.VectorMatrix.nearest
+
+        def nearest(self, *args, **kwargs):
+            if threading.get_ident() in held:
+                entered.set()
+                release.wait(30)
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(semantic.VectorMatrix, "nearest", nearest)
+        out = {}
+
+        def search():
+            held.append(threading.get_ident())
+            out["cards"] = store.search_notes("otters number", mode="semantic", limit=12)
+
+        thread = threading.Thread(target=search)
+        thread.start()
+        assert entered.wait(30)
+        store.add_notes([f"# new {i}\n\notters number otters number\n" for i in range(6)])
+        store.embed_pending()
+        store.search_notes("otters number", mode="semantic", limit=12)
+        release.set()
+        thread.join(30)
+        assert len(out["cards"]) == 12 and all(c.title.startswith("old") for c in out["cards"])
+    finally:
+        store.close()

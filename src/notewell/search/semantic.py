@@ -205,6 +205,11 @@ class VectorMatrix:
             matrix = self.matrix
             if matrix is None or not self.live:
                 return []
+            # Another thread may have brought the matrix past this read's snapshot: each change
+            # since is a log row, so that many more notes make up for the ones the caller's
+            # snapshot does not hold yet (semantic_search keeps the first *limit* it finds).
+            (last,) = index.conn.execute("SELECT max(seq) FROM vector_log").fetchone()
+            limit += max(0, self.seq - (last or 0))
             ann = self._ann if self.ann_min is not None and self.live >= self.ann_min else None
             want = max(256, 32 * limit)
             if ann is not None:
@@ -635,7 +640,7 @@ def semantic_search(
             continue
         snippet = passage_snippet(parse_note(row[16]).body, start, stop)
         cards.append(replace(card_from_row(row, snippet, round(score, 6)), mode="semantic"))
-    return cards
+    return cards[:limit]
 
 
 def _release(data: np.ndarray | None) -> None:

@@ -322,6 +322,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
             with self._index.reading():
                 if self._caught_up():
                     self.last_check = "inotify"
+                    self._deferred_since = None  # nothing held back: a deferral, if any, is over
                     return
                 if self._lock.acquire(blocking=False):
                     try:
