@@ -138,8 +138,15 @@ def test_a_reindex_waits_for_the_reads_inside_and_later_reads_use_the_new_index(
         order.append("rebuild begins")
         return real_begin(self)
 
+    real_keyword = store_module.keyword_search
+
+    def later_keyword(*args, **kwargs):
+        order.append("later read")
+        return real_keyword(*args, **kwargs)
+
     monkeypatch.setattr(store_module, "list_cards", slow_list_cards)
     monkeypatch.setattr(store_module.Rebuild, "begin", begin)
+    monkeypatch.setattr(store_module, "keyword_search", later_keyword)
     old = s._index
     reader, read_out = in_thread(s.list_notes, limit=100)
     assert held.entered.wait(LONG)
@@ -149,8 +156,9 @@ def test_a_reindex_waits_for_the_reads_inside_and_later_reads_use_the_new_index(
     held.release.set()
     assert len(finish(reader, read_out)) == 30
     finish(rebuild, rebuild_out)
-    assert order == ["read done", "rebuild begins"]
     assert len(finish(later, later_out)) == 30
+    # The later read waited at the shut gate: it ran only once the rebuild had begun.
+    assert order == ["read done", "rebuild begins", "later read"]
     assert old.closed and s._index is not old and old.readers() == 0
 
 
@@ -361,7 +369,6 @@ def test_semantic_searches_on_many_threads_while_the_vectors_change(s):
     assert s._vectors.live == 30
 
 
-
 def test_a_read_behind_the_matrix_still_gets_its_limit_of_cards(tmp_path, monkeypatch):
     # Another thread brings the shared matrix past this read's snapshot; the read must still
     # find *limit* notes among those its snapshot holds.
@@ -397,5 +404,37 @@ def test_a_read_behind_the_matrix_still_gets_its_limit_of_cards(tmp_path, monkey
         release.set()
         thread.join(30)
         assert len(out["cards"]) == 12 and all(c.title.startswith("old") for c in out["cards"])
+    finally:
+        store.close()
+
+
+def test_a_read_with_nothing_to_catch_up_ends_a_deferral(tmp_path):
+    from notewell.search.embedders import HashEmbedder
+
+    store = notewell.open(tmp_path / "d", embedder=HashEmbedder(64))
+    try:
+        store.add_notes([f"# n{i}\n\nwords {i}\n" for i in range(5)])
+        store.list_notes()
+        entered, release = threading.Event(), threading.Event()
+        real = store._sync.commit_records
+
+        def held_commit(records, **kwargs):
+            real(records, **kwargs)
+            if threading.current_thread().name == "writer":
+                entered.set()
+                release.wait(30)
+
+        store._sync.commit_records = held_commit
+        writer = threading.Thread(target=lambda: store.start_attempt("proj", author="a"), name="writer")
+        writer.start()
+        assert entered.wait(30)
+        reader, read_out = in_thread(store.list_notes)
+        assert len(finish(reader, read_out)) == 5  # served beside the write, as last committed
+        assert store._deferred_since is not None
+        release.set()
+        writer.join(30)
+        store.list_notes()  # nothing to catch up: the deferral is over
+        # Left set, it would make a read beside a write more than 2 s later wait for the write.
+        assert store._deferred_since is None
     finally:
         store.close()
