@@ -70,12 +70,6 @@ class AnnIndex:
             with self._lock:
                 self._index.add(np.asarray(rows, dtype=np.uint64), vectors, threads=os.cpu_count() or 1)
 
-    def remove(self, rows: list[int]) -> None:
-        if rows:
-            np = numpy()
-            with self._lock:
-                self._index.remove(np.asarray(rows, dtype=np.uint64))
-
     def candidates(self, query: np.ndarray, count: int) -> np.ndarray:
         """Row numbers of about the *count* nearest vectors (approximate)."""
         np = numpy()

@@ -292,11 +292,6 @@ class Index:
                 self._discard_files()
         raise AssertionError("unreachable")
 
-    def discard(self) -> None:
-        """Close and delete the database (it is derived; the caller rebuilds it)."""
-        self.close()
-        self._discard_files()
-
     def _discard_files(self) -> None:
         # The index is derived: a damaged one is thrown away and rebuilt from the folder.
         for suffix in ("", "-wal", "-shm"):
