@@ -15,6 +15,10 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "notewell"
 # NoteStore, so mypy holds Store and PgStore to the Protocol there.
 CORE = [
     "services/contract.py",
+    "services/service.py",
+    "backends/records.py",
+    "backends/sqlite/records.py",
+    "backends/postgres/records.py",
     "services/opening.py",
     "services/searching.py",
     "search/request.py",

@@ -17,6 +17,7 @@ import pytest
 
 import notewell
 from notewell.search.embedders import HashEmbedder
+from notewell.backends.sqlite import records as sqlite_records
 from notewell.services import store as store_module
 from tests.conftest import wait_for
 
@@ -75,14 +76,14 @@ def finish(thread: threading.Thread, out: dict):
 
 def test_a_read_held_up_does_not_hold_up_other_reads_or_a_write(s, monkeypatch):
     held = Held()
-    real = store_module.list_cards
+    real = sqlite_records.list_cards
 
     def slow_list_cards(*args, **kwargs):
         first = real(*args, **kwargs)  # the read's snapshot begins here
         held.stop_here()
         return first, real(*args, **kwargs)
 
-    monkeypatch.setattr(store_module, "list_cards", slow_list_cards)
+    monkeypatch.setattr(sqlite_records, "list_cards", slow_list_cards)
     slow, slow_out = in_thread(s.list_notes, limit=100)
     assert held.entered.wait(LONG)
     # Other reads, and a write, run to the end while that read is held inside the store.
@@ -126,7 +127,7 @@ def test_a_read_runs_beside_a_write_in_progress_and_sees_it_once_committed(s, mo
 def test_a_reindex_waits_for_the_reads_inside_and_later_reads_use_the_new_index(s, monkeypatch):
     held = Held()
     order: list[str] = []
-    real_list, real_begin = store_module.list_cards, store_module.Rebuild.begin
+    real_list, real_begin = sqlite_records.list_cards, store_module.Rebuild.begin
 
     def slow_list_cards(*args, **kwargs):
         held.stop_here()
@@ -144,7 +145,7 @@ def test_a_reindex_waits_for_the_reads_inside_and_later_reads_use_the_new_index(
         order.append("later read")
         return real_keyword(*args, **kwargs)
 
-    monkeypatch.setattr(store_module, "list_cards", slow_list_cards)
+    monkeypatch.setattr(sqlite_records, "list_cards", slow_list_cards)
     monkeypatch.setattr(store_module.Rebuild, "begin", begin)
     monkeypatch.setattr(store_module, "keyword_search", later_keyword)
     old = s._index
@@ -228,13 +229,13 @@ def test_read_connections_are_read_only_per_thread_and_closed_with_their_thread(
 
 def test_closing_waits_for_a_read_in_flight(s, monkeypatch):
     held = Held()
-    real = store_module.list_cards
+    real = sqlite_records.list_cards
 
     def slow_list_cards(*args, **kwargs):
         held.stop_here()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(store_module, "list_cards", slow_list_cards)
+    monkeypatch.setattr(sqlite_records, "list_cards", slow_list_cards)
     reader, read_out = in_thread(s.list_notes, limit=100)
     assert held.entered.wait(LONG)
     closer, close_out = in_thread(s.close)

@@ -7,16 +7,28 @@ ends; a project may belong to a campaign. Notes may also be written outside any 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..errors import InvalidArgumentError, InvalidIdError
+from ..errors import FrozenError, InvalidArgumentError, InvalidIdError, NotFoundError
 from .header import compose_note, parse_note
 from .ids import ATTEMPT_ID_RE
 from .note import derive_title
 from .slug import slugify
 
-__all__ = ["OUTCOMES", "Attempt", "check_attempt_id", "check_outcome", "check_project", "titled_summary"]
+__all__ = [
+    "ATTEMPT_COLUMNS",
+    "OUTCOMES",
+    "Attempt",
+    "check_attempt_id",
+    "check_outcome",
+    "check_project",
+    "attempt_from_row",
+    "require_running",
+    "require_unfrozen",
+    "titled_summary",
+]
 
 OUTCOMES = ("succeeded", "failed", "abandoned")
 _PROJECT_MAX = 80
@@ -73,6 +85,34 @@ class Attempt:
         out = asdict(self)
         out["running"] = self.running
         return out
+
+
+ATTEMPT_COLUMNS = "id, project, campaign, author, model, started_at, ended_at, outcome, summary_note"
+
+
+def attempt_from_row(row: Sequence[Any], notes: int) -> Attempt:
+    """An attempt from its ATTEMPT_COLUMNS *row* and its count of notes."""
+    return Attempt(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], notes=notes)
+
+
+def require_running(attempt: Attempt | None, attempt_id: str) -> Attempt:
+    """*attempt* when it runs: NotFoundError when there is none, FrozenError when it ended
+    (an ended attempt takes no more notes, and its notes no more changes)."""
+    if attempt is None:
+        raise NotFoundError(f"no attempt {attempt_id}")
+    if not attempt.running:
+        raise FrozenError(
+            f"attempt {attempt.id} ended ({attempt.outcome}) at {attempt.ended_at}; it takes no more notes"
+        )
+    return attempt
+
+
+def require_unfrozen(note_id: str, attempt: Attempt | None) -> None:
+    """FrozenError when the note was written on *attempt* and it has ended."""
+    if attempt is not None and not attempt.running:
+        raise FrozenError(
+            f"{note_id} is frozen: its attempt {attempt.id} ended ({attempt.outcome}) at {attempt.ended_at}"
+        )
 
 
 def titled_summary(text: str, project: str, outcome: str) -> str:

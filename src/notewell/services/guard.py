@@ -14,11 +14,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from ..storage.index import CorruptIndexError, translated
 
-__all__ = ["ReadGate", "StoreLock", "guarded"]
+T = TypeVar("T")
+
+__all__ = ["ReadGate", "StoreLock", "guarded", "run_guarded"]
 
 
 class ReadGate:
@@ -161,33 +163,38 @@ _calls = threading.local()  # how deep the calling thread is in guarded methods,
 
 
 def guarded(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Run a public method with sqlite3 errors translated; a damaged index, or one
+    """A public store method run through :func:`run_guarded`."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return run_guarded(self, lambda: method(self, *args, **kwargs))
+
+    return wrapper
+
+
+def run_guarded(store: Any, call: Callable[[], T]) -> T:
+    """Run one public call of *store* with sqlite3 errors translated; a damaged index, or one
     replaced by another process's reindex, is reopened or rebuilt, then the call retried.
 
     Only the outermost call on a thread does that: a method called by another one runs
     inside its caller's read or lock, where no index may be swapped underneath it."""
-
-    @functools.wraps(method)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        depths: dict[int, int] = _calls.__dict__.setdefault("depths", {})
-        key = id(self)
-        if depths.get(key):
+    depths: dict[int, int] = _calls.__dict__.setdefault("depths", {})
+    key = id(store)
+    if depths.get(key):
+        with translated():
+            return call()
+    for attempt in (0, 1):
+        try:
             with translated():
-                return method(self, *args, **kwargs)
-        for attempt in (0, 1):
-            try:
-                with translated():
-                    if self._index.replaced():
-                        self._reopen_index(rebuild=False)
-                    depths[key] = 1
-                    try:
-                        return method(self, *args, **kwargs)
-                    finally:
-                        depths.pop(key, None)
-            except CorruptIndexError:
-                if attempt:
-                    raise
-                self._reopen_index(rebuild=True)
-        raise AssertionError("unreachable")
-
-    return wrapper
+                if store._index.replaced():
+                    store._reopen_index(rebuild=False)
+                depths[key] = 1
+                try:
+                    return call()
+                finally:
+                    depths.pop(key, None)
+        except CorruptIndexError:
+            if attempt:
+                raise
+            store._reopen_index(rebuild=True)
+    raise AssertionError("unreachable")

@@ -11,21 +11,21 @@ schema version 3); semantic search is :class:`.pg_semantic.PgSemanticMixin`.
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ..errors import InvalidArgumentError, NotFoundError, StorageError
-from ..model.attempt import check_attempt_id, check_project
+from ..backends.postgres.records import PgChanges, PgPooledRecords, PgRecords
+from ..backends.records import Changes, Records
+from ..errors import NotFoundError, StorageError
+from ..model.attempt import Attempt, check_attempt_id, require_running, require_unfrozen
 from ..model.header import parse_note
-from ..model.header_edit import with_summary, with_tags
-from ..model.ids import check_note_id, is_attempt_id, is_note_id, new_note_id
+from ..model.ids import check_note_id, is_note_id, new_note_id
 from ..model.note import (
     AUTHOR_MAX,
     DEFAULT_MAX_BYTES,
     MODEL_MAX,
-    Card,
     Note,
     check_label,
     check_revision,
@@ -33,40 +33,26 @@ from ..model.note import (
     derive_title,
     note_from_text,
 )
-from ..model.numbers import whole_number
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 from ..search.embedder_slot import EmbedderSpec
-from ..search.filters import Filters
 from ..search.pg_rank import TermRarity
-from ..search.pg_search import pg_list_cards
-from ..search.plan import run_search
+from ..search.plan import Engines
 from ..search.request import SearchRequest
 from ..storage.pg import PgDatabase
 from ..storage.pg_vector_schema import enable_pgvector
 from ..storage.sync import Progress
-from .links import MAX_RECENT, check_link_args, link_tree, make_brief
-from .pg_attempts import (
-    PgAttemptsMixin,
-    PgProjectsMixin,
-    check_running,
-    check_unfrozen,
-    check_visible,
-    hidden_projects,
-    load_attempt,
-    record_read,
-    scoped,
-)
 from .pg_semantic import PgSemanticMixin
 from .pg_tokens import PgTokenBook
 from .pg_transfer import export_folder, import_folder
+from .service import NoteService
 
 __all__ = ["PgStore"]
 
 _NOTE_COLUMNS = "id, path, text, author, created_at, updated_at, revision, model, attempt_id, note_kind"
 
 
-class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
+class PgStore(NoteService, PgSemanticMixin):
     """Notes in a PostgreSQL database (``notewell.open("postgresql://…")``)."""
 
     def __init__(
@@ -130,13 +116,19 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
         """The servers' bearer tokens, in this database (shared by every server of it)."""
         return PgTokenBook(self._db)
 
-    # -- writes ---------------------------------------------------------------
+    # -- what the note service runs on -----------------------------------------
 
-    def add_note(
-        self, text: str | bytes, *, author: str | None = None, model: str | None = None, attempt: str | None = None
-    ) -> Note:
-        """Store a new note, on a running *attempt* if given; its text is kept byte for byte."""
-        return self.add_notes([text], author=author, model=model, attempt=attempt)[0]
+    @contextlib.contextmanager
+    def _records(self) -> Iterator[Records]:
+        with self._db.transaction() as conn:
+            yield PgRecords(conn)
+
+    @contextlib.contextmanager
+    def _changes(self) -> Iterator[Changes]:
+        with self._db.transaction() as conn:
+            yield PgChanges(conn, self._insert_summary)
+
+    # -- writes ---------------------------------------------------------------
 
     def add_notes(
         self,
@@ -159,8 +151,10 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
             with self._db.transaction() as conn:
                 who, what = author, model
                 if attempt is not None:
-                    by, with_model, _project = check_running(conn, attempt)
-                    who, what = who or by, what or with_model
+                    running = require_running(
+                        PgChanges(conn, self._insert_summary).lock_attempt(attempt, "share"), attempt
+                    )
+                    who, what = who or running.author, what or running.model
                 rows = []
                 for text, _data in checked[start : start + batch]:
                     nid, at = new_note_id(), now_iso()
@@ -173,35 +167,14 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
         with self._db.transaction() as conn:
             return _added_notes(conn, ids, attempt)
 
-    def _insert_summary(self, conn: Any, text: str, attempt_id: str, author: str | None, model: str | None) -> str:
+    def _insert_summary(self, conn: Any, text: str, attempt: Attempt) -> str:
         nid, at = new_note_id(), now_iso()
-        row = _row(nid, f"{nid}.md", text, author=author, model=model, created=at, updated=at)
-        row["attempt_id"], row["note_kind"] = attempt_id, "summary"
+        row = _row(nid, f"{nid}.md", text, author=attempt.author, model=attempt.model, created=at, updated=at)
+        row["attempt_id"], row["note_kind"] = attempt.id, "summary"
         _insert_rows(conn, [row])
         return nid
 
-    def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
-        """Replace a note's text; the previous text stays as an earlier revision."""
-        note_id = check_note_id(note_id)
-        checked = check_text(text, max_bytes=self.max_bytes)
-        return self._edit(note_id, lambda _current: checked, author)
-
-    def add_tag(self, note_id: str, *tags: str, author: str | None = None) -> Note:
-        """Add tags to a note's header (slugged; ones it has are skipped)."""
-        note_id = check_note_id(note_id)
-        if not tags:
-            raise InvalidArgumentError("give at least one tag")
-        with_tags("x", list(tags))  # bad tags fail before anything is read
-        return self._edit(note_id, lambda current: with_tags(current, list(tags))[0], author)
-
-    def set_summary(self, note_id: str, summary: str, *, author: str | None = None) -> Note:
-        """Write ``summary:`` into a note's header (one line), changing nothing else."""
-        note_id = check_note_id(note_id)
-        with_summary("# x", summary)
-        return self._edit(note_id, lambda current: with_summary(current, summary), author)
-
     def _edit(self, note_id: str, make: Callable[[str], str | tuple[str, bytes]], author: str | None) -> Note:
-        author = check_label(author, "author", AUTHOR_MAX)
         with self._db.transaction() as conn:
             found = conn.execute(
                 "SELECT text, revision, path, created_at, model, attempt_id FROM notes WHERE id = %s FOR UPDATE",
@@ -210,7 +183,7 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
             if found is None:
                 raise NotFoundError(f"no note {note_id}")
             current, revision, path, created, model, attempt_id = found
-            check_unfrozen(conn, note_id, attempt_id)
+            self._check_unfrozen(conn, note_id, attempt_id)
             made = make(current)
             text, _data = made if isinstance(made, tuple) else check_text(made, max_bytes=self.max_bytes)
             if text != current:
@@ -236,13 +209,17 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
                 )
         return self.get_note(note_id)
 
-    def delete_note(self, note_id: str) -> dict[str, Any]:
+    def _check_unfrozen(self, conn: Any, note_id: str, attempt_id: str | None) -> None:
+        """FrozenError when the note's attempt ended (its row held so it cannot end meanwhile)."""
+        if attempt_id is not None:
+            require_unfrozen(note_id, PgChanges(conn, self._insert_summary).lock_attempt(attempt_id, "share"))
+
+    def _delete(self, note_id: str) -> dict[str, Any]:
         """Remove a note; its texts stay readable by revision number."""
-        note_id = check_note_id(note_id)
         with self._db.transaction() as conn:
             owner = conn.execute("SELECT attempt_id FROM notes WHERE id = %s FOR UPDATE", (note_id,)).fetchone()
             if owner is not None:
-                check_unfrozen(conn, note_id, owner[0])
+                self._check_unfrozen(conn, note_id, owner[0])
             found = conn.execute(
                 "DELETE FROM notes WHERE id = %s RETURNING title, path, revision, author, model, created_at,"
                 " attempt_id, note_kind",
@@ -293,7 +270,8 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
         check_revision(revision)
         reading_for = check_attempt_id(working_attempt_id) if working_attempt_id is not None else None
         with self._db.transaction() as conn:
-            check_visible(conn, note_id, viewer)
+            records = PgChanges(conn, self._insert_summary)
+            self._check_visible(records, note_id, viewer)
             row = conn.execute(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id = %s", (note_id,)).fetchone()
             if row is None:
                 gone = conn.execute(
@@ -315,7 +293,7 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
                 if kept is None:
                     raise NotFoundError(f"revision {revision} of {note_id} was not kept")
                 text, updated, author = kept
-            hidden = list(scoped(conn, Filters(), viewer).hidden_projects)
+            hidden = list(self._hidden(records, viewer))
             backlinks = [
                 {"id": b, "title": t, "kind": k, "updated_at": u}
                 for b, t, k, u in conn.execute(
@@ -325,171 +303,16 @@ class PgStore(PgAttemptsMixin, PgProjectsMixin, PgSemanticMixin):
                     (note_id, hidden),
                 )
             ]
-            attempt = load_attempt(conn, attempt_id) if attempt_id else None
+            attempt = records.attempt(attempt_id) if attempt_id else None
             if reading_for is not None:
-                record_read(conn, reading_for, note_id, viewer)
+                self._record_read(records, reading_for, note_id, viewer)
         shown = (nid, path, text, author, created, updated, current_rev, model, attempt_id, note_kind)
         return _note_of(shown, backlinks, attempt.to_dict() if attempt else None, revision)
 
-    def search_notes(
-        self,
-        query: str,
-        *,
-        limit: int = 10,
-        mode: str = "keyword",
-        wait: bool = False,
-        viewer: Viewer | None = None,
-        **filters: Any,
-    ) -> list[Card]:
-        """Search: the best *limit* notes as cards, each carrying the ``mode`` that found it
-        (filters as for :meth:`list_notes`, in every mode).
-
-        Modes, as on the embedded store: ``keyword`` (tsvector, title 3x; exact),
-        ``semantic`` (nearest in meaning, the best passage as snippet, cosine as score),
-        ``both`` (the keyword list, then the semantic list, unfused) and ``hybrid`` (one
-        fused ranking). With *wait*, the notes waiting to be embedded that no other server
-        holds are embedded first."""
-        request = SearchRequest.make(query, mode=mode, limit=limit, wait=wait, filters=filters)
-        with self._db.transaction() as conn:
-            f = scoped(conn, request.filters, viewer)
-            if request.lists_recent(f):
-                return pg_list_cards(conn, limit=request.limit, filters=f)
-        # Outside that transaction: each engine takes a connection of its own from the pool.
-        return run_search(request, f, self._engines())
-
-    def list_notes(
-        self, *, limit: int = 20, offset: int = 0, viewer: Viewer | None = None, **filters: Any
-    ) -> list[Card]:
-        """Notes, most recently updated first, as cards (filters: project, campaign, attempt_id,
-        kind, tags + tag_mode, author, model, builds_on, created/updated after/before)."""
-        f = Filters.from_kwargs(filters)
-        with self._db.transaction() as conn:
-            return pg_list_cards(conn, limit=limit, offset=offset, filters=scoped(conn, f, viewer))
-
-    def note_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
-        """Each note's tags and summary (with its id and title), most recently updated first."""
-        with self._db.transaction() as conn:
-            where, params = scoped(conn, Filters(), viewer).pg_sql()
-            rows = conn.execute(
-                "SELECT n.id, n.title, n.tags, n.summary FROM notes n"
-                + (f" WHERE {where}" if where else "")
-                + " ORDER BY n.updated_at DESC, n.seq DESC",
-                params,
-            ).fetchall()
-        return [{"id": n, "title": title, "tags": list(tags), "summary": summary} for n, title, tags, summary in rows]
-
-    def list_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
-        """Every tag with the number of notes carrying it, most used first."""
-        with self._db.transaction() as conn:
-            where, params = scoped(conn, Filters(), viewer).pg_sql()
-            rows = conn.execute(
-                "SELECT t.tag, count(*) FROM notes n CROSS JOIN LATERAL unnest(n.tags) AS t(tag)"
-                + (f" WHERE {where}" if where else "")
-                + " GROUP BY t.tag ORDER BY count(*) DESC, t.tag",
-                params,
-            ).fetchall()
-        return [{"tag": t, "count": c} for t, c in rows]
-
-    def links(self, note_id: str, *, depth: int = 1, viewer: Viewer | None = None) -> dict[str, Any]:
-        """What a note builds on and what builds on it, *depth* steps out (1–10); a note met
-        again on a path is listed with ``"again": true`` and not followed."""
-        note_id, depth = check_link_args(note_id, depth)
-        with self._db.transaction() as conn:
-            hidden = set(hidden_projects(conn, viewer))
-
-            def node(ref: str) -> dict[str, Any] | None:
-                if is_attempt_id(ref):
-                    got = conn.execute("SELECT project, author FROM attempts WHERE id = %s", (ref,)).fetchone()
-                    if got is None:
-                        return {"id": ref, "missing": True}
-                    if got[0] in hidden:
-                        return None
-                    return {"id": ref, "title": f"attempt on {got[0]} by {got[1]}", "kind": "attempt"}
-                row = conn.execute(
-                    "SELECT n.id, n.title, n.kind, a.project FROM notes n LEFT JOIN attempts a ON a.id = n.attempt_id"
-                    " WHERE n.id = %s",
-                    (ref,),
-                ).fetchone()
-                if row is None:
-                    return {"id": ref, "missing": True}
-                if row[3] is not None and row[3] in hidden:
-                    return None
-                return {"id": row[0], "title": row[1], "kind": row[2]}
-
-            def neighbours(ref: str, up: bool) -> list[dict[str, Any]]:
-                if up:
-                    row = conn.execute("SELECT builds_on FROM notes WHERE id = %s", (ref,)).fetchone()
-                    refs = list(row[0]) if row else []
-                else:
-                    refs = [
-                        r
-                        for (r,) in conn.execute(
-                            "SELECT n.id FROM note_links l JOIN notes n ON n.id = l.source WHERE l.target = %s"
-                            " ORDER BY n.updated_at DESC",
-                            (ref,),
-                        )
-                    ]
-                return [found for r in refs if (found := node(r)) is not None]
-
-            return link_tree(note_id, depth, node, neighbours)
-
-    def brief(self, project: str, *, recent: int = 10, viewer: Viewer | None = None) -> dict[str, Any]:
-        """A project's newest digest, its recent notes, and the notes the digest does not cover."""
-        name = check_project(project)
-        whole_number("recent", recent, 1, MAX_RECENT)
-        info = self.get_project(name, viewer=viewer)
-        with self._db.transaction() as conn:
-            scope = scoped(conn, Filters(project=name), viewer)
-            return make_brief(
-                info, scope, recent, lambda limit, offset, f: pg_list_cards(conn, limit=limit, offset=offset, filters=f)
-            )
-
-    def history(self, note_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
-        """Every revision of a note, oldest first."""
-        note_id = check_note_id(note_id)
-        with self._db.transaction() as conn:
-            check_visible(conn, note_id, viewer)
-            live = conn.execute("SELECT revision FROM notes WHERE id = %s", (note_id,)).fetchone()
-            rows = conn.execute(
-                "SELECT revision, op, at, author, text FROM revisions WHERE id = %s ORDER BY revision", (note_id,)
-            ).fetchall()
-        if not live and not rows:
-            raise NotFoundError(f"no note {note_id}")
-        current = live[0] if live else None
-        return [
-            {
-                "revision": rev,
-                "op": op,
-                "at": at,
-                "author": author,
-                "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                "size": len(text.encode("utf-8")),
-                "current": rev == current,
-                "kept": True,
-            }
-            for rev, op, at, author, text in rows
-        ]
-
-    def summary(self, *, recent: int = 5, viewer: Viewer | None = None) -> dict[str, Any]:
-        """Counts by kind and the most recent notes (of the projects *viewer* may see)."""
-        with self._db.transaction() as conn:
-            f = scoped(conn, Filters(), viewer)
-            where, params = f.pg_sql()
-            where = f" WHERE {where}" if where else ""
-            total = conn.execute(f"SELECT count(*) FROM notes n{where}", params).fetchone()[0]
-            kinds = conn.execute(
-                f"SELECT n.kind, count(*) FROM notes n{where} GROUP BY n.kind"
-                " ORDER BY count(*) DESC, n.kind NULLS FIRST",  # as SQLite orders NULL
-                params,
-            ).fetchall()
-            cards = pg_list_cards(conn, limit=max(1, recent), filters=f)
-        # The same shape as the embedded store's; a database has no unreadable files to report.
-        return {
-            "total_notes": total,
-            "by_kind": [{"kind": k, "count": c} for k, c in kinds],
-            "recent_notes": [c.to_dict() for c in cards],
-            "problems": [],
-        }
+    @contextlib.contextmanager
+    def _searching(self, request: SearchRequest) -> Iterator[tuple[Records, Engines]]:
+        # No transaction held across the search: each engine takes a connection of its own.
+        yield PgPooledRecords(self._db), self._engines()
 
     # -- moving between a folder and the database -----------------------------
 
@@ -562,7 +385,7 @@ def _added_notes(conn: Any, ids: list[str], attempt: str | None) -> list[Note]:
         (ids,),
     ):
         backlinks.setdefault(target, []).append({"id": b, "title": t, "kind": k, "updated_at": u})
-    loaded = load_attempt(conn, attempt) if attempt is not None else None
+    loaded = PgRecords(conn).attempt(attempt) if attempt is not None else None
     on_attempt = loaded.to_dict() if loaded else None
     notes = []
     for nid in ids:

@@ -25,16 +25,18 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from ..backends.records import Changes, Records
+from ..backends.sqlite.records import SqliteChanges, SqliteRecords
 from ..errors import (
     InvalidArgumentError,
     NotewellError,
     NotFoundError,
     StorageError,
 )
+from ..model.attempt import Attempt, check_attempt_id, require_running, require_unfrozen
 from ..model.header import parse_note
-from ..model.header_edit import with_summary, with_tags
 from ..model.ids import check_note_id, is_note_id, new_note_id
 from ..model.note import (
     AUTHOR_MAX,
@@ -56,8 +58,8 @@ from ..search.embedder_slot import EmbedderSlot
 from ..search.embedders import Embedder
 from ..search.embedding import embed_pending, pending_count
 from ..search.filters import Filters
-from ..search.keyword import keyword_ids, keyword_search, list_cards
-from ..search.plan import run_search
+from ..search.keyword import keyword_ids, keyword_search
+from ..search.plan import Engines
 from ..search.request import SearchRequest
 from ..search.semantic import VectorMatrix, semantic_search
 from ..search.vector_reuse import carry_vectors
@@ -67,14 +69,15 @@ from ..storage.index import Index, IndexRow, LockHeld, translated
 from ..storage.rebuild import Rebuild
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
 from ..storage.watch import Watcher
-from .attempts import AttemptsMixin
 from .background import BackgroundEmbedding
-from .guard import ReadGate, StoreLock, guarded
-from .links import LinksMixin
+from .guard import ReadGate, StoreLock, guarded, run_guarded
+from .service import NoteService
 from .tokens import TokenBook
 from .watching import WatchingMixin
 
 __all__ = ["Store"]
+
+T = TypeVar("T")
 
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
@@ -102,7 +105,7 @@ class _Stale(Exception):
     """A note's file no longer holds the text its index row describes (written meanwhile)."""
 
 
-class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
+class Store(NoteService, WatchingMixin, BackgroundEmbedding):
     """A notes folder and its index. Use :func:`notewell.open` to get one."""
 
     def __init__(
@@ -228,6 +231,39 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     def token_book(self) -> TokenBook:
         """The servers' bearer tokens: ``.notewell/tokens.json`` beside the index, never among the notes."""
         return TokenBook(self.root / ".notewell")
+
+    # -- what the note service runs on ---------------------------------------
+
+    def _guarded(self, call: Callable[[], T]) -> T:
+        return run_guarded(self, call)
+
+    def _rec(self) -> SqliteRecords:
+        """The records of the index this thread reads now (inside a read or the lock)."""
+        return SqliteRecords(self._index, self._history)
+
+    @contextlib.contextmanager
+    def _records(self) -> Iterator[Records]:
+        with self._read() as index:
+            yield SqliteRecords(index, self._history)
+
+    @contextlib.contextmanager
+    def _changes(self) -> Iterator[Changes]:
+        with self._lock:
+            self.refresh()
+            yield SqliteChanges(self._index, self._history, self._sync, self._add_summary)
+
+    def _add_summary(self, text: str, attempt: Attempt) -> str:
+        return self.add_notes([text], attempt=attempt.id, _note_kind="summary")[0].id
+
+    def _attempt_dict(self, attempt_id: str | None) -> dict[str, Any] | None:
+        found = self._rec().attempt(attempt_id) if attempt_id else None
+        return found.to_dict() if found else None
+
+    def _check_unfrozen(self, note_id: str) -> None:
+        """FrozenError when the note was written on an attempt that has ended."""
+        rec = self._rec()
+        attempt_id = rec.note_attempt(note_id)
+        require_unfrozen(note_id, rec.attempt(attempt_id) if attempt_id else None)
 
     # -- keeping up with the folder ----------------------------------------
 
@@ -451,14 +487,6 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     # -- writes -------------------------------------------------------------
 
     @guarded
-    def add_note(
-        self, text: str | bytes, *, author: str | None = None, model: str | None = None, attempt: str | None = None
-    ) -> Note:
-        """Store a new note, on a running *attempt* if given; its text is kept byte for byte.
-        Returns the whole note."""
-        return self.add_notes([text], author=author, model=model, attempt=attempt)[0]
-
-    @guarded
     def add_notes(
         self,
         texts: Iterable[str | bytes],
@@ -479,7 +507,9 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
         model = check_label(model, "model", MODEL_MAX)
         origin = {"attempt": None, "note_kind": _note_kind}
         if attempt is not None:
-            running = self._running_attempt(attempt)  # before any file is written
+            attempt_id = check_attempt_id(attempt)
+            with self._records() as records:  # before any file is written
+                running = require_running(records.attempt(attempt_id), attempt_id)
             origin["attempt"] = running.id
             author = author or running.author
             model = model or running.model
@@ -600,34 +630,9 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
             os.sync()  # one flush for the whole batch instead of one per file
         return records, rows
 
-    @guarded
-    def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
-        """Replace a note's text; the previous text stays as an earlier revision."""
-        note_id = check_note_id(note_id)
-        checked = check_text(text, max_bytes=self.max_bytes)
-        return self._edit(note_id, lambda _current: checked, author)
-
-    @guarded
-    def add_tag(self, note_id: str, *tags: str, author: str | None = None) -> Note:
-        """Add tags to a note's header (slugged; ones it has are skipped), creating a header
-        when it has none. Every other line of the note stays byte for byte."""
-        note_id = check_note_id(note_id)
-        if not tags:
-            raise InvalidArgumentError("give at least one tag")
-        with_tags("x", list(tags))  # bad tags fail before anything is read
-        return self._edit(note_id, lambda current: with_tags(current, list(tags))[0], author)
-
-    @guarded
-    def set_summary(self, note_id: str, summary: str, *, author: str | None = None) -> Note:
-        """Write ``summary:`` into a note's header (one line), changing nothing else."""
-        note_id = check_note_id(note_id)
-        with_summary("# x", summary)  # a bad summary fails before anything is read
-        return self._edit(note_id, lambda current: with_summary(current, summary), author)
-
     def _edit(self, note_id: str, make: Callable[[str], str | tuple[str, bytes]], author: str | None) -> Note:
         """Write the text *make* returns for the note's current text, inside the write
         lock, so that no edit made meanwhile by another process is lost."""
-        author = check_label(author, "author", AUTHOR_MAX)
         with self._lock:
             self.refresh()
             with self._index.write():
@@ -698,10 +703,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
             raise StorageError(f"{path} changed while being written; try again")
         return rowid, path, revision, data
 
-    @guarded
-    def delete_note(self, note_id: str) -> dict[str, Any]:
+    def _delete(self, note_id: str) -> dict[str, Any]:
         """Remove a note's file; its last text stays in the history folder."""
-        note_id = check_note_id(note_id)
         with self._lock:
             self.refresh()
             with self._index.write():
@@ -746,8 +749,8 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
                 self.refresh(wait=False)
                 note = self._visible_note(note_id, revision, viewer)
         if working_attempt_id is not None:
-            with self._lock:
-                self._record_read(working_attempt_id, note_id, viewer)
+            with self._changes() as changes:
+                self._record_read(changes, working_attempt_id, note_id, viewer)
         return note
 
     def _visible_note(
@@ -756,11 +759,11 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
         """The note as *viewer* may see it (its backlinks from hidden projects left out).
         *checked*: raise FileNotFoundError or _Stale when its file does not hold the text
         its index row describes (else catch up and look again, waiting for the lock)."""
-        self._check_visible(note_id, viewer)
+        self._check_visible(self._rec(), note_id, viewer)
         note = self._get(note_id, revision, checked=True) if checked else self._get_caught_up(note_id, revision, viewer)
-        hidden = self._hidden_projects(viewer)
+        hidden = self._hidden(self._rec(), viewer)
         if hidden and note.backlinks:
-            shown = {b["id"] for b in note.backlinks} - self._notes_in(hidden, [b["id"] for b in note.backlinks])
+            shown = {b["id"] for b in note.backlinks} - self._rec().notes_in(hidden, [b["id"] for b in note.backlinks])
             note.backlinks = [b for b in note.backlinks if b["id"] in shown]
         return note
 
@@ -771,7 +774,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
             # The index is behind a delete or rename (another writer's, or one made
             # outside): wait for the lock, catch up, and look again.
             self.refresh()
-            self._check_visible(note_id, viewer)
+            self._check_visible(self._rec(), note_id, viewer)
             try:
                 return self._get(note_id, revision)
             except FileNotFoundError as exc:
@@ -842,7 +845,7 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
             backlinks=backlinks,
             attempt_id=attempt_id,
             note_kind=note_kind or "note",
-            attempt=self._attempt(attempt_id).to_dict() if attempt_id else None,
+            attempt=self._attempt_dict(attempt_id),
         )
 
     def _note_from_row(self, row: IndexRow) -> Note:
@@ -867,37 +870,14 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
             backlinks=[],
             attempt_id=row.attempt_id,
             note_kind=row.note_kind,
-            attempt=self._attempt(row.attempt_id).to_dict() if row.attempt_id else None,
+            attempt=self._attempt_dict(row.attempt_id),
         )
 
-    @guarded
-    def search_notes(
-        self,
-        query: str,
-        *,
-        limit: int = 10,
-        mode: str = "keyword",
-        wait: bool = False,
-        viewer: Viewer | None = None,
-        **filters: Any,
-    ) -> list[Card]:
-        """Search: the best *limit* notes as cards, each carrying the ``mode`` that found it.
-
-        Modes: ``keyword`` (FTS5, BM25, title 3x; exact), ``semantic`` (nearest in meaning,
-        the best passage as snippet), ``both`` (the keyword list, then the semantic list:
-        side by side, not fused). With *wait*, notes not embedded yet are embedded first.
-        Where: project, campaign, attempt_id (omit all three: all the work the *viewer*
-        may see). Without search words, a project or an attempt gives its recent notes;
-        the broader scopes ask for a query. Filters (every mode): kind, tags (+ tag_mode
-        "any"/"all"), author, model, builds_on, created_after/created_before/updated_after/updated_before.
-        """
-        request = SearchRequest.make(query, mode=mode, limit=limit, wait=wait, filters=filters)
+    @contextlib.contextmanager
+    def _searching(self, request: SearchRequest) -> Iterator[tuple[Records, Engines]]:
         # A search that embeds the waiting notes first writes: it runs as a write does.
-        with self._lock if request.wait else contextlib.nullcontext(), self._read():
-            f = self._scoped(request.filters, viewer)
-            if request.lists_recent(f):
-                return list_cards(self._index, limit=request.limit, filters=f)
-            return run_search(request, f, _Engines(self))
+        with self._lock if request.wait else contextlib.nullcontext(), self._read() as index:
+            yield SqliteRecords(index, self._history), _Engines(self)
 
     @guarded
     def embed_pending(self, *, limit: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
@@ -928,94 +908,6 @@ class Store(AttemptsMixin, LinksMixin, WatchingMixin, BackgroundEmbedding):
     def _embedder_now(self) -> Embedder:
         """The store's embedder, made on first use (the model loads only when needed, once)."""
         return self._embedders.get()
-
-    @guarded
-    def list_notes(
-        self, *, limit: int = 20, offset: int = 0, viewer: Viewer | None = None, **filters: Any
-    ) -> list[Card]:
-        """Notes, most recently updated first, as cards (same filters as search)."""
-        f = Filters.from_kwargs(filters)
-        with self._read():
-            f = self._scoped(f, viewer)
-            return list_cards(self._index, limit=limit, offset=offset, filters=f)
-
-    @guarded
-    def summary(self, *, recent: int = 5, viewer: Viewer | None = None) -> dict[str, Any]:
-        """Counts by kind, the most recent notes, and files that could not be read (the
-        last only for the store's owner: file paths say what a private note is)."""
-        with self._read():
-            hidden = self._hidden_projects(viewer)
-            where, params = Filters(hidden_projects=hidden).sql()
-            where = f" WHERE {where}" if where else ""
-            total = self._index.query(f"SELECT count(*) FROM note_index n{where}", params)[0][0]
-            kinds = self._index.query(
-                f"SELECT n.kind, count(*) FROM note_index n{where} GROUP BY n.kind ORDER BY count(*) DESC, n.kind",
-                params,
-            )
-            scope = Filters(hidden_projects=hidden)
-            return {
-                "total_notes": total,
-                "by_kind": [{"kind": k, "count": c} for k, c in kinds],
-                "recent_notes": [c.to_dict() for c in list_cards(self._index, limit=max(1, recent), filters=scope)],
-                "problems": self._index.problems() if viewer is None or viewer.admin else [],
-            }
-
-    @guarded
-    def note_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
-        """Each note's tags and summary (with its id and title), most recently updated first:
-        the whole collection at a glance (`notewell tags --notes`)."""
-        with self._read():
-            hidden = self._hidden_projects(viewer)
-            out = []
-            for nid, title, tags, summary, project in self._index.query(
-                "SELECT n.id, n.title, n.tags, n.summary, a.project FROM note_index n"
-                " LEFT JOIN attempts a ON a.id = n.attempt_id ORDER BY n.updated_at DESC, n.rowid DESC"
-            ):
-                if project is None or project not in hidden:
-                    out.append({"id": nid, "title": title, "tags": json.loads(tags), "summary": summary})
-            return out
-
-    @guarded
-    def list_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
-        """Every tag with the number of notes carrying it, most used first."""
-        with self._read():
-            where, params = Filters(hidden_projects=self._hidden_projects(viewer)).sql()
-            join = f" JOIN note_index n ON n.rowid = t.note WHERE {where}" if where else ""
-            rows = self._index.query(
-                f"SELECT t.tag, count(*) FROM note_tags t{join} GROUP BY t.tag ORDER BY count(*) DESC, t.tag", params
-            )
-            return [{"tag": t, "count": c} for t, c in rows]
-
-    @guarded
-    def history(self, note_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
-        """Every revision of a note, oldest first, and whether its text was kept."""
-        note_id = check_note_id(note_id)
-        with self._read():
-            self._check_visible(note_id, viewer)
-            current = self._index.query("SELECT revision FROM note_index WHERE id = ?", (note_id,))
-            rows = self._index.query(
-                "SELECT revision, op, at, author, sha256, size FROM revisions WHERE id = ? ORDER BY revision",
-                (note_id,),
-            )
-            if not current and not rows:
-                raise NotFoundError(f"no note {note_id}")
-            live = current[0][0] if current else None
-            out = []
-            for rev, op, at, author, sha, size in rows:
-                kept = rev == live or self._history.load_revision(note_id, rev) is not None
-                out.append(
-                    {
-                        "revision": rev,
-                        "op": op,
-                        "at": at,
-                        "author": author,
-                        "sha256": sha,
-                        "size": size,
-                        "current": rev == live,
-                        "kept": kept,
-                    }
-                )
-            return out
 
     @guarded
     def transfer_rows(self) -> dict[str, list[dict[str, Any]]]:

@@ -1,0 +1,1 @@
+"""The PostgreSQL backend: one database, shared by many notewell servers."""

@@ -1,0 +1,1 @@
+"""The embedded backend: a folder of notes with an SQLite index beside it."""

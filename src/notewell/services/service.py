@@ -1,0 +1,463 @@
+"""The note service: the policy every store follows, written once over a backend's records.
+
+Who may see a note, an attempt or a project; which attempt may take a note and when a note
+is frozen; what a project, a link tree, a brief, a tag list or a summary holds; how bad
+arguments are refused. Each store (:class:`~.store.Store` on a folder with SQLite,
+:class:`~.pg_store.PgStore` on PostgreSQL) gives only its reads and writes
+(:mod:`..backends.records`) through :meth:`NoteService._records` and
+:meth:`NoteService._changes`, and how a public call runs (:meth:`NoteService._guarded`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from typing import Any, TypeVar
+
+from ..backends.records import Changes, Records
+from ..errors import InvalidArgumentError, NotFoundError
+from ..model.attempt import Attempt, check_attempt_id, check_outcome, check_project, require_running, titled_summary
+from ..model.header_edit import with_summary, with_tags
+from ..model.ids import check_note_id, is_attempt_id, new_attempt_id
+from ..model.note import AUTHOR_MAX, MODEL_MAX, Card, Note, check_label, check_text
+from ..model.numbers import whole_number
+from ..model.timestamps import now_iso
+from ..model.visibility import Viewer, may_see
+from ..model.visibility import hidden_projects as viewer_hidden_projects
+from ..search.filters import Filters
+from ..search.plan import Engines, run_search
+from ..search.request import SearchRequest, check_limit
+from ..storage.sync import Progress
+from .links import MAX_RECENT, Node, check_link_args, link_tree, make_brief
+
+__all__ = ["NoteService", "service_call"]
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def service_call(method: F) -> F:
+    """A public call of the service: run through the store's :meth:`NoteService._guarded`."""
+
+    @functools.wraps(method)
+    def wrapper(self: NoteService, *args: Any, **kwargs: Any) -> Any:
+        return self._guarded(lambda: method(self, *args, **kwargs))
+
+    return wrapper  # type: ignore[return-value]
+
+
+class NoteService:
+    """Policy over a backend's records; a store subclasses it and gives the three hooks."""
+
+    max_bytes: int
+
+    # -- what a store gives ---------------------------------------------------
+
+    def _records(self) -> AbstractContextManager[Records]:
+        """Reads in one snapshot of the store."""
+        raise NotImplementedError
+
+    def _changes(self) -> AbstractContextManager[Changes]:
+        """The store's write turn: writes, and reads that see them."""
+        raise NotImplementedError
+
+    def _guarded(self, call: Callable[[], T]) -> T:
+        """Run one public call (a store may translate or retry it)."""
+        return call()
+
+    def _searching(self, request: SearchRequest) -> AbstractContextManager[tuple[Records, Engines]]:
+        """Where a search runs: the records to scope it and list recent notes, and the engines."""
+        raise NotImplementedError
+
+    def _edit(self, note_id: str, make: Callable[[str], str | tuple[str, bytes]], author: str | None) -> Note:
+        """Write the text *make* returns for the note's current text (checked text, or a
+        str that is checked then), atomically with that read, refusing a frozen note."""
+        raise NotImplementedError
+
+    def _delete(self, note_id: str) -> dict[str, Any]:
+        """Remove a note (refusing a frozen one); its texts stay readable by revision number."""
+        raise NotImplementedError
+
+    def add_notes(
+        self,
+        texts: Iterable[str | bytes],
+        *,
+        author: str | None = None,
+        model: str | None = None,
+        attempt: str | None = None,
+        progress: Progress | None = None,
+        batch: int = 1000,
+    ) -> list[Note]:
+        """Store many notes, a batch per transaction (the bulk import path)."""
+        raise NotImplementedError
+
+    # -- notes -----------------------------------------------------------------
+
+    @service_call
+    def add_note(
+        self, text: str | bytes, *, author: str | None = None, model: str | None = None, attempt: str | None = None
+    ) -> Note:
+        """Store a new note, on a running *attempt* if given; its text is kept byte for byte.
+        Returns the whole note."""
+        return self.add_notes([text], author=author, model=model, attempt=attempt)[0]
+
+    @service_call
+    def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
+        """Replace a note's text; the previous text stays as an earlier revision."""
+        note_id = check_note_id(note_id)
+        checked = check_text(text, max_bytes=self.max_bytes)
+        return self._edit(note_id, lambda _current: checked, check_label(author, "author", AUTHOR_MAX))
+
+    @service_call
+    def add_tag(self, note_id: str, *tags: str, author: str | None = None) -> Note:
+        """Add tags to a note's header (slugged; ones it has are skipped), creating a header
+        when it has none. Every other line of the note stays byte for byte."""
+        note_id = check_note_id(note_id)
+        if not tags:
+            raise InvalidArgumentError("give at least one tag")
+        with_tags("x", list(tags))  # bad tags fail before anything is read
+        author = check_label(author, "author", AUTHOR_MAX)
+        return self._edit(note_id, lambda current: with_tags(current, list(tags))[0], author)
+
+    @service_call
+    def set_summary(self, note_id: str, summary: str, *, author: str | None = None) -> Note:
+        """Write ``summary:`` into a note's header (one line), changing nothing else."""
+        note_id = check_note_id(note_id)
+        with_summary("# x", summary)  # a bad summary fails before anything is read
+        author = check_label(author, "author", AUTHOR_MAX)
+        return self._edit(note_id, lambda current: with_summary(current, summary), author)
+
+    @service_call
+    def delete_note(self, note_id: str) -> dict[str, Any]:
+        """Remove a note; its last text stays readable by revision number."""
+        return self._delete(check_note_id(note_id))
+
+    @service_call
+    def search_notes(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        mode: str = "keyword",
+        wait: bool = False,
+        viewer: Viewer | None = None,
+        **filters: Any,
+    ) -> list[Card]:
+        """Search: the best *limit* notes as cards, each carrying the ``mode`` that found it.
+
+        Modes: ``keyword`` (BM25, title 3x; exact), ``semantic`` (nearest in meaning, the
+        best passage as snippet), ``both`` (the keyword list, then the semantic list: side by
+        side, not fused) and ``hybrid`` (one fused ranking). With *wait*, notes not embedded
+        yet are embedded first. Where: project, campaign, attempt_id (omit all three: all the
+        work the *viewer* may see). Without search words, a project or an attempt gives its
+        recent notes; the broader scopes ask for a query. Filters (every mode): kind, tags
+        (+ tag_mode "any"/"all"), author, model, builds_on,
+        created_after/created_before/updated_after/updated_before.
+        """
+        request = SearchRequest.make(query, mode=mode, limit=limit, wait=wait, filters=filters)
+        with self._searching(request) as (records, engines):
+            f = self._scope(records, request.filters, viewer)
+            if request.lists_recent(f):
+                return records.cards(limit=request.limit, offset=0, filters=f)
+            return run_search(request, f, engines)
+
+    # -- viewer scoping --------------------------------------------------------
+
+    @staticmethod
+    def _hidden(records: Records, viewer: Viewer | None) -> tuple[str, ...]:
+        """The private projects *viewer* may not see (none for the owner: no lookup)."""
+        return viewer_hidden_projects(viewer, records.private_projects)
+
+    @staticmethod
+    def _scope(records: Records, filters: Filters, viewer: Viewer | None) -> Filters:
+        """*filters* scoped to what *viewer* may see (:meth:`Filters.scoped`)."""
+        return filters.scoped(
+            viewer, private_projects=records.private_projects, campaign_members=records.campaign_members
+        )
+
+    def _check_visible(self, records: Records, note_id: str, viewer: Viewer | None) -> None:
+        """NotFoundError when the note (live or deleted) is in a project *viewer* may not see."""
+        hidden = self._hidden(records, viewer)
+        if hidden and records.note_project(note_id) in hidden:
+            raise NotFoundError(f"no note {note_id}")
+
+    def _visible_attempt(self, records: Records, attempt_id: str, viewer: Viewer | None) -> Attempt:
+        attempt = records.attempt(attempt_id)
+        if attempt is None or attempt.project in self._hidden(records, viewer):
+            raise NotFoundError(f"no attempt {attempt_id}")
+        return attempt
+
+    @service_call
+    def hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:
+        """The private projects *viewer* may not see (their names)."""
+        with self._records() as records:
+            return self._hidden(records, viewer)
+
+    # -- attempts --------------------------------------------------------------
+
+    @service_call
+    def start_attempt(
+        self, project: str, *, author: str, model: str | None = None, campaign: str | None = None
+    ) -> Attempt:
+        """Start a run on *project* (a name, kept as its slug); notes written with its id
+        land on it and can change until :meth:`end_attempt`."""
+        project = check_project(project)
+        campaign = check_project(campaign, "campaign") if campaign is not None else None
+        who = check_label(author, "author", AUTHOR_MAX)
+        if who is None:
+            raise InvalidArgumentError("an attempt needs an author (an agent's or a person's name)")
+        model = check_label(model, "model", MODEL_MAX)
+        with self._changes() as changes:
+            while True:
+                attempt_id = new_attempt_id()
+                at = now_iso()
+                if changes.insert_attempt(
+                    attempt_id, project=project, campaign=campaign, author=who, model=model, at=at
+                ):
+                    break
+            started = changes.attempt(attempt_id)
+        assert started is not None
+        return started
+
+    @service_call
+    def end_attempt(self, attempt_id: str, *, outcome: str, summary: str | bytes | None = None) -> Attempt:
+        """End a running attempt with an outcome (succeeded, failed, abandoned, or another
+        short word). A *summary* is written first, as a note of ``note_kind`` summary on it.
+        Its notes are frozen from then on."""
+        attempt_id = check_attempt_id(attempt_id)
+        outcome = check_outcome(outcome)
+        text = check_text(summary, max_bytes=self.max_bytes)[0] if summary is not None else None  # before any change
+        with self._changes() as changes:
+            running = require_running(changes.lock_attempt(attempt_id, "update"), attempt_id)
+            summary_id = None
+            if text is not None:
+                summary_id = changes.add_summary(titled_summary(text, running.project, outcome), running)
+            changes.end_attempt(attempt_id, outcome=outcome, at=now_iso(), summary_id=summary_id)
+            ended = changes.attempt(attempt_id)
+        assert ended is not None
+        return ended
+
+    @service_call
+    def get_attempt(self, attempt_id: str, *, viewer: Viewer | None = None) -> Attempt:
+        """An attempt: who ran it on what, when, how it ended, how many notes it wrote."""
+        attempt_id = check_attempt_id(attempt_id)
+        with self._records() as records:
+            return self._visible_attempt(records, attempt_id, viewer)
+
+    @service_call
+    def list_attempts(
+        self,
+        *,
+        project: str | None = None,
+        running: bool | None = None,
+        limit: int = 50,
+        viewer: Viewer | None = None,
+    ) -> list[Attempt]:
+        """Attempts, the most recently started first; optionally one project's, or only
+        the running (or only the ended) ones."""
+        check_limit(limit)
+        name = check_project(project) if project is not None else None
+        with self._records() as records:
+            return records.attempts(project=name, running=running, hidden=self._hidden(records, viewer), limit=limit)
+
+    @service_call
+    def attempt_reads(self, attempt_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        """The notes read while working on an attempt (get_note with working_attempt_id), oldest
+        first: ``note_id``, ``title`` (None once the note is deleted) and ``at``. Notes in
+        projects *viewer* may not see are left out."""
+        attempt_id = check_attempt_id(attempt_id)
+        with self._records() as records:
+            self._visible_attempt(records, attempt_id, viewer)
+            rows = records.reads(attempt_id)
+            secret = records.notes_in(self._hidden(records, viewer), list({n for n, _t, _a in rows}))
+            return [{"note_id": n, "title": t, "at": a} for n, t, a in rows if n not in secret]
+
+    def _record_read(self, changes: Changes, attempt_id: str, note_id: str, viewer: Viewer | None) -> None:
+        """Note that *note_id* was read while working on an attempt. An attempt that has
+        ended takes no more records: the read is served, not recorded."""
+        attempt_id = check_attempt_id(attempt_id)
+        attempt = changes.lock_attempt(attempt_id, "share")
+        if attempt is None or attempt.project in self._hidden(changes, viewer):
+            raise NotFoundError(f"no attempt {attempt_id}")
+        if attempt.running:
+            changes.record_read(attempt_id, note_id, now_iso())
+
+    # -- projects --------------------------------------------------------------
+
+    @service_call
+    def set_project(
+        self,
+        project: str,
+        *,
+        private: bool | None = None,
+        owner: str | None = None,
+        campaign: str | None = None,
+    ) -> dict[str, Any]:
+        """Settings of a project: private (seen by its owner and administrators only), its
+        owner, its campaign. Only what is given changes. Returns the project."""
+        name = check_project(project)
+        settings: dict[str, object] = {}
+        if private is not None:
+            if not isinstance(private, bool):
+                raise InvalidArgumentError("private must be true or false")
+            settings["private"] = private
+        if owner is not None:
+            settings["owner"] = check_label(owner, "owner", AUTHOR_MAX)
+        if campaign is not None:
+            settings["campaign"] = check_project(campaign, "campaign")
+        with self._changes() as changes:
+            changes.update_project(name, settings, now_iso())
+            return _project_dict(changes, name)
+
+    @service_call
+    def get_project(self, project: str, *, viewer: Viewer | None = None) -> dict[str, Any]:
+        """A project: its settings and how many attempts and notes it has."""
+        name = check_project(project)
+        with self._records() as records:
+            return self._visible_project(records, name, viewer)
+
+    @staticmethod
+    def _visible_project(records: Records, name: str, viewer: Viewer | None) -> dict[str, Any]:
+        row = records.project(name)
+        if not (row.known or row.attempts) or not may_see(viewer, private=row.private, owner=row.owner):
+            raise NotFoundError(f"no project {name}")
+        return _project_dict(records, name, row)
+
+    @service_call
+    def list_projects(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        """Every project *viewer* may see (settings, counts, last activity), most recently active first."""
+        with self._records() as records:
+            hidden = set(self._hidden(records, viewer))
+            out = [
+                {**_project_dict(records, name), "last_activity": last}
+                for name, last in records.project_activity()
+                if name not in hidden
+            ]
+        out.sort(key=lambda p: (p["last_activity"] or "", p["name"]), reverse=True)
+        return out
+
+    # -- links and briefs ------------------------------------------------------
+
+    @service_call
+    def links(self, note_id: str, *, depth: int = 1, viewer: Viewer | None = None) -> dict[str, Any]:
+        """What a note builds on and what builds on it, *depth* steps out (1–10). A note met
+        again on a path is listed with ``"again": true`` and not followed, so loops end."""
+        note_id, depth = check_link_args(note_id, depth)
+        with self._records() as records:
+            hidden = set(self._hidden(records, viewer))
+
+            def node(ref: str) -> Node | None:
+                """A link end: a note, an attempt, or an id nothing answers to (None: hidden)."""
+                if is_attempt_id(ref):
+                    got = records.attempt_link(ref)
+                    if got is None:
+                        return {"id": ref, "missing": True}
+                    if got[0] in hidden:
+                        return None
+                    return {"id": ref, "title": f"attempt on {got[0]} by {got[1]}", "kind": "attempt"}
+                found = records.linked_note(ref)
+                if found is None:
+                    return {"id": ref, "missing": True}
+                if found.project is not None and found.project in hidden:
+                    return None
+                return {"id": found.id, "title": found.title, "kind": found.kind}
+
+            def neighbours(ref: str, up: bool) -> list[Node]:
+                refs = records.builds_on(ref) if up else records.built_on_by(ref)
+                return [end for r in refs if (end := node(r)) is not None]
+
+            return link_tree(note_id, depth, node, neighbours)
+
+    @service_call
+    def brief(self, project: str, *, recent: int = 10, viewer: Viewer | None = None) -> dict[str, Any]:
+        """The one thing to read first on a project: its newest digest (a note of kind
+        ``digest`` citing what it pulls together in builds_on), the recent stream, and the
+        notes the digest does not cover yet."""
+        name = check_project(project)
+        whole_number("recent", recent, 1, MAX_RECENT)
+        with self._records() as records:
+            info = self._visible_project(records, name, viewer)
+            scope = self._scope(records, Filters(project=name), viewer)
+            return make_brief(
+                info, scope, recent, lambda limit, offset, f: records.cards(limit=limit, offset=offset, filters=f)
+            )
+
+    # -- the collection at a glance --------------------------------------------
+
+    @service_call
+    def list_notes(
+        self, *, limit: int = 20, offset: int = 0, viewer: Viewer | None = None, **filters: Any
+    ) -> list[Card]:
+        """Notes, most recently updated first, as cards (filters: project, campaign, attempt_id,
+        kind, tags + tag_mode, author, model, builds_on, created/updated after/before)."""
+        f = Filters.from_kwargs(filters)
+        with self._records() as records:
+            return records.cards(limit=limit, offset=offset, filters=self._scope(records, f, viewer))
+
+    @service_call
+    def summary(self, *, recent: int = 5, viewer: Viewer | None = None) -> dict[str, Any]:
+        """Counts by kind, the most recent notes, and what could not be indexed (the last
+        only for the store's owner and administrators: file paths say what a private note is)."""
+        with self._records() as records:
+            scope = Filters(hidden_projects=self._hidden(records, viewer))
+            return {
+                "total_notes": records.count(scope),
+                "by_kind": [{"kind": k, "count": c} for k, c in records.kind_counts(scope)],
+                "recent_notes": [c.to_dict() for c in records.cards(limit=max(1, recent), offset=0, filters=scope)],
+                "problems": records.problems() if viewer is None or viewer.admin else [],
+            }
+
+    @service_call
+    def note_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        """Each note's tags and summary (with its id and title), most recently updated first:
+        the whole collection at a glance (`notewell tags --notes`)."""
+        with self._records() as records:
+            scope = Filters(hidden_projects=self._hidden(records, viewer))
+            return [
+                {"id": nid, "title": title, "tags": tags, "summary": summary}
+                for nid, title, tags, summary in records.tags_and_summaries(scope)
+            ]
+
+    @service_call
+    def list_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        """Every tag with the number of notes carrying it, most used first."""
+        with self._records() as records:
+            scope = Filters(hidden_projects=self._hidden(records, viewer))
+            return [{"tag": t, "count": c} for t, c in records.tag_counts(scope)]
+
+    @service_call
+    def history(self, note_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
+        """Every revision of a note, oldest first, and whether its text was kept."""
+        note_id = check_note_id(note_id)
+        with self._records() as records:
+            self._check_visible(records, note_id, viewer)
+            live = records.live_revision(note_id)
+            rows = records.revisions(note_id, live)
+        if live is None and not rows:
+            raise NotFoundError(f"no note {note_id}")
+        return [
+            {
+                "revision": r.revision,
+                "op": r.op,
+                "at": r.at,
+                "author": r.author,
+                "sha256": r.sha256,
+                "size": r.size,
+                "current": r.revision == live,
+                "kept": r.kept,
+            }
+            for r in rows
+        ]
+
+
+def _project_dict(records: Records, name: str, row: Any = None) -> dict[str, Any]:
+    row = row or records.project(name)
+    return {
+        "name": name,
+        "private": row.private,
+        "owner": row.owner,
+        "campaign": row.campaign,
+        "attempts": row.attempts,
+        "notes": row.notes,
+    }
