@@ -81,6 +81,10 @@ class Attempt:
     def running(self) -> bool:
         return self.ended_at is None
 
+    def credits(self, author: str | None, model: str | None) -> tuple[str | None, str | None]:
+        """Who wrote a note on this attempt, and with what model: as given, else the attempt's."""
+        return author or self.author, model or self.model
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["running"] = self.running

@@ -13,28 +13,23 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..backends.postgres.records import PgChanges, PgPooledRecords, PgRecords
 from ..backends.records import Changes, Records
 from ..errors import NotFoundError, StorageError
-from ..model.attempt import Attempt, check_attempt_id, require_running, require_unfrozen
+from ..model.attempt import Attempt, require_running, require_unfrozen
 from ..model.header import parse_note
-from ..model.ids import check_note_id, is_note_id, new_note_id
+from ..model.ids import new_note_id
 from ..model.note import (
-    AUTHOR_MAX,
     DEFAULT_MAX_BYTES,
-    MODEL_MAX,
     Note,
-    check_label,
-    check_revision,
     check_text,
     derive_title,
     note_from_text,
 )
 from ..model.timestamps import now_iso
-from ..model.visibility import Viewer
 from ..search.embedder_slot import EmbedderSpec
 from ..search.pg_rank import TermRarity
 from ..search.plan import Engines
@@ -45,7 +40,7 @@ from ..storage.sync import Progress
 from .pg_semantic import PgSemanticMixin
 from .pg_tokens import PgTokenBook
 from .pg_transfer import export_folder, import_folder
-from .service import NoteService
+from .service import NoteLoader, NoteService
 
 __all__ = ["PgStore"]
 
@@ -82,12 +77,6 @@ class PgStore(NoteService, PgSemanticMixin):
         """Stop the embedding thread, then close the connections."""
         self.stop_embedding()
         self._db.close()
-
-    def __enter__(self) -> PgStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @property
     def address(self) -> str:
@@ -130,22 +119,17 @@ class PgStore(NoteService, PgSemanticMixin):
 
     # -- writes ---------------------------------------------------------------
 
-    def add_notes(
+    def _insert_notes(
         self,
-        texts: Iterable[str | bytes],
-        *,
-        author: str | None = None,
-        model: str | None = None,
-        attempt: str | None = None,
-        progress: Progress | None = None,
-        batch: int = 1000,
+        checked: list[tuple[str, bytes]],
+        author: str | None,
+        model: str | None,
+        attempt: str | None,
+        note_kind: str,
+        progress: Progress | None,
+        batch: int,
     ) -> list[Note]:
-        """Store many notes, a batch per transaction (every text is checked first); *progress*
-        is told (notes stored, notes in all) after each batch."""
-        author = check_label(author, "author", AUTHOR_MAX)
-        model = check_label(model, "model", MODEL_MAX)
-        attempt = check_attempt_id(attempt) if attempt is not None else None
-        checked = [check_text(t, max_bytes=self.max_bytes) for t in texts]
+        """Each batch in one transaction, holding the attempt against ending while it lands."""
         ids: list[str] = []
         for start in range(0, len(checked), batch):
             with self._db.transaction() as conn:
@@ -154,12 +138,12 @@ class PgStore(NoteService, PgSemanticMixin):
                     running = require_running(
                         PgChanges(conn, self._insert_summary).lock_attempt(attempt, "share"), attempt
                     )
-                    who, what = who or running.author, what or running.model
+                    who, what = running.credits(who, what)
                 rows = []
                 for text, _data in checked[start : start + batch]:
                     nid, at = new_note_id(), now_iso()
                     rows.append(_row(nid, f"{nid}.md", text, author=who, model=what, created=at, updated=at))
-                    rows[-1]["attempt_id"] = attempt
+                    rows[-1]["attempt_id"], rows[-1]["note_kind"] = attempt, note_kind
                 _insert_rows(conn, rows)
             ids += [r["id"] for r in rows]
             if progress is not None:
@@ -238,76 +222,23 @@ class PgStore(NoteService, PgSemanticMixin):
 
     # -- reads ----------------------------------------------------------------
 
-    def resolve(self, ref: str) -> str:
-        """A note id from an id or from the path the note has in the store's folder form
-        (``notes/x.md``, as ``notewell export`` writes it and ``import`` read it)."""
-        if isinstance(ref, str) and ref.endswith(".md") and not is_note_id(ref):
-            if os.path.isabs(ref):
-                raise NotFoundError(f"{ref}: a store in a database has no folder; give a note id or its relative path")
-            rel = ref.replace(os.sep, "/").removeprefix("./")
-            if "\x00" in rel or rel.encode("utf-8", "replace").decode("utf-8") != rel:
-                raise NotFoundError(f"no note at {ref!r}")  # no stored path holds a NUL or a lone surrogate
-            with self._db.transaction() as conn:
-                row = conn.execute("SELECT id FROM notes WHERE path = %s", (rel,)).fetchone()
-            if row is None:
-                raise NotFoundError(f"no note at {ref}")
-            return str(row[0])
-        return check_note_id(ref)
-
-    def get_note(
-        self,
-        note_id: str,
-        *,
-        revision: int | None = None,
-        viewer: Viewer | None = None,
-        working_attempt_id: str | None = None,
-    ) -> Note:
-        """The whole note (or one of its revisions by number), with the notes that build on it
-        and the attempt it was written on. Passing *working_attempt_id* (a running attempt)
-        records the read on that attempt. A note in a private project the *viewer* may not
-        see is not found."""
-        note_id = check_note_id(note_id)
-        check_revision(revision)
-        reading_for = check_attempt_id(working_attempt_id) if working_attempt_id is not None else None
+    def _note_at(self, ref: str) -> str:
+        """The note at the path it has in the store's folder form (``notes/x.md``, as
+        ``notewell export`` writes it and ``import`` read it)."""
+        if os.path.isabs(ref):
+            raise NotFoundError(f"{ref}: a store in a database has no folder; give a note id or its relative path")
+        rel = ref.replace(os.sep, "/").removeprefix("./")
+        if "\x00" in rel or rel.encode("utf-8", "replace").decode("utf-8") != rel:
+            raise NotFoundError(f"no note at {ref!r}")  # no stored path holds a NUL or a lone surrogate
         with self._db.transaction() as conn:
-            records = PgChanges(conn, self._insert_summary)
-            self._check_visible(records, note_id, viewer)
-            row = conn.execute(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id = %s", (note_id,)).fetchone()
-            if row is None:
-                gone = conn.execute(
-                    "SELECT id, path, '', author, created_at, deleted_at, revision, model, attempt_id, note_kind"
-                    " FROM gone WHERE id = %s",
-                    (note_id,),
-                ).fetchone()
-                if gone is None or revision is None:
-                    hint = " (deleted; its revisions can be read by number)" if gone else ""
-                    raise NotFoundError(f"no note {note_id}{hint}")
-                row = gone
-            nid, path, text, author, created, updated, current_rev, model, attempt_id, note_kind = row
-            if revision is not None and (revision != current_rev or not text):
-                if revision > current_rev:
-                    raise NotFoundError(f"{note_id} has {current_rev} revision(s); there is no revision {revision}")
-                kept = conn.execute(
-                    "SELECT text, at, author FROM revisions WHERE id = %s AND revision = %s", (note_id, revision)
-                ).fetchone()
-                if kept is None:
-                    raise NotFoundError(f"revision {revision} of {note_id} was not kept")
-                text, updated, author = kept
-            hidden = list(self._hidden(records, viewer))
-            backlinks = [
-                {"id": b, "title": t, "kind": k, "updated_at": u}
-                for b, t, k, u in conn.execute(
-                    "SELECT n.id, n.title, n.kind, n.updated_at FROM note_links l JOIN notes n ON n.id = l.source"
-                    " WHERE l.target = %s AND (n.attempt_id IS NULL OR n.attempt_id NOT IN"
-                    " (SELECT id FROM attempts WHERE project = ANY(%s))) ORDER BY n.updated_at DESC",
-                    (note_id, hidden),
-                )
-            ]
-            attempt = records.attempt(attempt_id) if attempt_id else None
-            if reading_for is not None:
-                self._record_read(records, reading_for, note_id, viewer)
-        shown = (nid, path, text, author, created, updated, current_rev, model, attempt_id, note_kind)
-        return _note_of(shown, backlinks, attempt.to_dict() if attempt else None, revision)
+            row = conn.execute("SELECT id FROM notes WHERE path = %s", (rel,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no note at {ref}")
+        return str(row[0])
+
+    def _reading_note(self, body: Callable[[Records, NoteLoader], Note]) -> Note:
+        with self._db.transaction() as conn:
+            return body(PgRecords(conn), lambda nid, rev, _viewer: _load_note(conn, nid, rev))
 
     @contextlib.contextmanager
     def _searching(self, request: SearchRequest) -> Iterator[tuple[Records, Engines]]:
@@ -449,3 +380,40 @@ def _row(
         "attempt_id": None,
         "note_kind": "note",
     }
+
+
+def _load_note(conn: Any, note_id: str, revision: int | None) -> Note:
+    """The note (or one of its revisions by number), with every note that builds on it and
+    the attempt it was written on."""
+    row = conn.execute(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id = %s", (note_id,)).fetchone()
+    if row is None:
+        gone = conn.execute(
+            "SELECT id, path, '', author, created_at, deleted_at, revision, model, attempt_id, note_kind"
+            " FROM gone WHERE id = %s",
+            (note_id,),
+        ).fetchone()
+        if gone is None or revision is None:
+            hint = " (deleted; its revisions can be read by number)" if gone else ""
+            raise NotFoundError(f"no note {note_id}{hint}")
+        row = gone
+    nid, path, text, author, created, updated, current_rev, model, attempt_id, note_kind = row
+    if revision is not None and (revision != current_rev or not text):
+        if revision > current_rev:
+            raise NotFoundError(f"{note_id} has {current_rev} revision(s); there is no revision {revision}")
+        kept = conn.execute(
+            "SELECT text, at, author FROM revisions WHERE id = %s AND revision = %s", (note_id, revision)
+        ).fetchone()
+        if kept is None:
+            raise NotFoundError(f"revision {revision} of {note_id} was not kept")
+        text, updated, author = kept
+    backlinks = [
+        {"id": b, "title": t, "kind": k, "updated_at": u}
+        for b, t, k, u in conn.execute(
+            "SELECT n.id, n.title, n.kind, n.updated_at FROM note_links l JOIN notes n ON n.id = l.source"
+            " WHERE l.target = %s ORDER BY n.updated_at DESC",
+            (note_id,),
+        )
+    ]
+    attempt = PgRecords(conn).attempt(attempt_id) if attempt_id else None
+    shown = (nid, path, text, author, created, updated, current_rev, model, attempt_id, note_kind)
+    return _note_of(shown, backlinks, attempt.to_dict() if attempt else None, revision)

@@ -13,14 +13,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from ..backends.records import Changes, Records
 from ..errors import InvalidArgumentError, NotFoundError
 from ..model.attempt import Attempt, check_attempt_id, check_outcome, check_project, require_running, titled_summary
 from ..model.header_edit import with_summary, with_tags
-from ..model.ids import check_note_id, is_attempt_id, new_attempt_id
-from ..model.note import AUTHOR_MAX, MODEL_MAX, Card, Note, check_label, check_text
+from ..model.ids import check_note_id, is_attempt_id, is_note_id, new_attempt_id
+from ..model.note import AUTHOR_MAX, MODEL_MAX, Card, Note, check_label, check_revision, check_text
 from ..model.numbers import whole_number
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer, may_see
@@ -31,9 +31,11 @@ from ..search.request import SearchRequest, check_limit
 from ..storage.sync import Progress
 from .links import MAX_RECENT, Node, check_link_args, link_tree, make_brief
 
-__all__ = ["NoteService", "service_call"]
+__all__ = ["NoteLoader", "NoteService", "service_call"]
 
 T = TypeVar("T")
+# How a store loads a whole note: (note id, revision or None, viewer) -> the note.
+NoteLoader = Callable[[str, "int | None", "Viewer | None"], Note]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -75,22 +77,42 @@ class NoteService:
         str that is checked then), atomically with that read, refusing a frozen note."""
         raise NotImplementedError
 
+    def _reading_note(self, body: Callable[[Records, NoteLoader], Note]) -> Note:
+        """Run *body* on the records and a loader of whole notes, as the store reads a note
+        (a store may run it again, caught up, when its index was behind its files)."""
+        raise NotImplementedError
+
     def _delete(self, note_id: str) -> dict[str, Any]:
         """Remove a note (refusing a frozen one); its texts stay readable by revision number."""
         raise NotImplementedError
 
-    def add_notes(
+    def _insert_notes(
         self,
-        texts: Iterable[str | bytes],
-        *,
-        author: str | None = None,
-        model: str | None = None,
-        attempt: str | None = None,
-        progress: Progress | None = None,
-        batch: int = 1000,
+        checked: list[tuple[str, bytes]],
+        author: str | None,
+        model: str | None,
+        attempt_id: str | None,
+        note_kind: str,
+        progress: Progress | None,
+        batch: int,
     ) -> list[Note]:
-        """Store many notes, a batch per transaction (the bulk import path)."""
+        """Store checked texts (text, bytes) as new notes, *batch* to a transaction, on a
+        running attempt (its author and model where none are given) or none."""
         raise NotImplementedError
+
+    def _note_at(self, ref: str) -> str:
+        """The id of the note at *ref*, a path inside the store; NotFoundError otherwise."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop the store's threads and close its connections."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- notes -----------------------------------------------------------------
 
@@ -101,6 +123,34 @@ class NoteService:
         """Store a new note, on a running *attempt* if given; its text is kept byte for byte.
         Returns the whole note."""
         return self.add_notes([text], author=author, model=model, attempt=attempt)[0]
+
+    @service_call
+    def add_notes(
+        self,
+        texts: Iterable[str | bytes],
+        *,
+        author: str | None = None,
+        model: str | None = None,
+        attempt: str | None = None,
+        progress: Progress | None = None,
+        batch: int = 1000,
+    ) -> list[Note]:
+        """Store many notes, a batch per transaction (the bulk import path). Every text is
+        checked before anything is written; *progress* is told (notes stored, notes in all)
+        after each batch."""
+        author = check_label(author, "author", AUTHOR_MAX)
+        model = check_label(model, "model", MODEL_MAX)
+        attempt_id = check_attempt_id(attempt) if attempt is not None else None
+        batch = whole_number("batch", batch, 1)
+        checked = [check_text(t, max_bytes=self.max_bytes) for t in texts]
+        return self._insert_notes(checked, author, model, attempt_id, "note", progress, batch)
+
+    @service_call
+    def resolve(self, ref: str) -> str:
+        """A note id from an id or from the path of a note inside the store (``notes/x.md``)."""
+        if isinstance(ref, str) and ref.endswith(".md") and not is_note_id(ref):
+            return self._note_at(ref)
+        return check_note_id(ref)
 
     @service_call
     def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
@@ -127,6 +177,38 @@ class NoteService:
         with_summary("# x", summary)  # a bad summary fails before anything is read
         author = check_label(author, "author", AUTHOR_MAX)
         return self._edit(note_id, lambda current: with_summary(current, summary), author)
+
+    @service_call
+    def get_note(
+        self,
+        note_id: str,
+        *,
+        revision: int | None = None,
+        viewer: Viewer | None = None,
+        working_attempt_id: str | None = None,
+    ) -> Note:
+        """The whole note (or one of its revisions by number): text as written, parsed header,
+        extra, body, the notes that build on it, and the attempt it was written on. Passing
+        *working_attempt_id* (a running attempt) records the read on that attempt. A note in a
+        private project the *viewer* may not see is not found, nor are such backlinks shown."""
+        note_id = check_note_id(note_id)
+        check_revision(revision)
+        reading_for = check_attempt_id(working_attempt_id) if working_attempt_id is not None else None
+
+        def visible(records: Records, load: NoteLoader) -> Note:
+            self._check_visible(records, note_id, viewer)
+            note = load(note_id, revision, viewer)
+            hidden = self._hidden(records, viewer)
+            if hidden and note.backlinks:
+                secret = records.notes_in(hidden, [b["id"] for b in note.backlinks])
+                note.backlinks = [b for b in note.backlinks if b["id"] not in secret]
+            return note
+
+        note = self._reading_note(visible)
+        if reading_for is not None:
+            with self._changes() as changes:
+                self._record_read(changes, reading_for, note_id, viewer)
+        return note
 
     @service_call
     def delete_note(self, note_id: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ import os
 import select
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,17 +35,13 @@ from ..errors import (
     NotFoundError,
     StorageError,
 )
-from ..model.attempt import Attempt, check_attempt_id, require_running, require_unfrozen
+from ..model.attempt import Attempt, require_running, require_unfrozen
 from ..model.header import parse_note
-from ..model.ids import check_note_id, is_note_id, new_note_id
+from ..model.ids import check_note_id, new_note_id
 from ..model.note import (
-    AUTHOR_MAX,
     DEFAULT_MAX_BYTES,
-    MODEL_MAX,
     Card,
     Note,
-    check_label,
-    check_revision,
     check_text,
     derive_title,
     note_from_text,
@@ -71,7 +67,7 @@ from ..storage.sync import Progress, Syncer, SyncReport, build_row
 from ..storage.watch import Watcher
 from .background import BackgroundEmbedding
 from .guard import ReadGate, StoreLock, guarded, run_guarded
-from .service import NoteService
+from .service import NoteLoader, NoteService
 from .tokens import TokenBook
 from .watching import WatchingMixin
 
@@ -219,12 +215,6 @@ class Store(NoteService, WatchingMixin, BackgroundEmbedding):
 
         return self._launch_embedding(work, "notewell-embed")
 
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"<notewell.Store {str(self.root)!r}>"
 
@@ -253,7 +243,8 @@ class Store(NoteService, WatchingMixin, BackgroundEmbedding):
             yield SqliteChanges(self._index, self._history, self._sync, self._add_summary)
 
     def _add_summary(self, text: str, attempt: Attempt) -> str:
-        return self.add_notes([text], attempt=attempt.id, _note_kind="summary")[0].id
+        checked = [check_text(text, max_bytes=self.max_bytes)]
+        return self._insert_notes(checked, None, None, attempt.id, "summary", None, 1000)[0].id
 
     def _attempt_dict(self, attempt_id: str | None) -> dict[str, Any] | None:
         found = self._rec().attempt(attempt_id) if attempt_id else None
@@ -486,34 +477,23 @@ class Store(NoteService, WatchingMixin, BackgroundEmbedding):
 
     # -- writes -------------------------------------------------------------
 
-    @guarded
-    def add_notes(
+    def _insert_notes(
         self,
-        texts: Iterable[str | bytes],
-        *,
-        author: str | None = None,
-        model: str | None = None,
-        attempt: str | None = None,
-        progress: Progress | None = None,
-        batch: int = 1000,
-        _note_kind: str = "note",
+        checked: list[tuple[str, bytes]],
+        author: str | None,
+        model: str | None,
+        attempt_id: str | None,
+        note_kind: str,
+        progress: Progress | None,
+        batch: int,
     ) -> list[Note]:
-        """Store many notes, a batch per transaction (the bulk import path).
-
-        Every text is checked before anything is written; each file is on disk
-        (synced) before the transaction that indexes it commits.
-        """
-        author = check_label(author, "author", AUTHOR_MAX)
-        model = check_label(model, "model", MODEL_MAX)
-        origin = {"attempt": None, "note_kind": _note_kind}
-        if attempt is not None:
-            attempt_id = check_attempt_id(attempt)
+        """Each file is on disk (synced) before the transaction that indexes it commits."""
+        origin: dict[str, Any] = {"attempt": None, "note_kind": note_kind}
+        if attempt_id is not None:
             with self._records() as records:  # before any file is written
                 running = require_running(records.attempt(attempt_id), attempt_id)
             origin["attempt"] = running.id
-            author = author or running.author
-            model = model or running.model
-        checked = [check_text(t, max_bytes=self.max_bytes) for t in texts]
+            author, model = running.credits(author, model)
         chunks = [checked[i : i + batch] for i in range(0, len(checked), batch)]
         durable = len(checked) == 1
         notes: list[Note] = []
@@ -724,48 +704,16 @@ class Store(NoteService, WatchingMixin, BackgroundEmbedding):
 
     # -- reads --------------------------------------------------------------
 
-    @guarded
-    def get_note(
-        self,
-        note_id: str,
-        *,
-        revision: int | None = None,
-        viewer: Viewer | None = None,
-        working_attempt_id: str | None = None,
-    ) -> Note:
-        """The whole note: text as written, parsed header, extra, body, backlinks, and the
-        attempt it was written on. Passing *working_attempt_id* (a running attempt) records
-        the read on that attempt. A note in a private project the *viewer* may not see is
-        not found."""
-        note_id = check_note_id(note_id)
-        check_revision(revision)
+    def _reading_note(self, body: Callable[[Records, NoteLoader], Note]) -> Note:
         try:
             with self._read():
-                note = self._visible_note(note_id, revision, viewer, checked=True)
+                return body(self._rec(), lambda nid, rev, _viewer: self._get(nid, rev, checked=True))
         except (FileNotFoundError, _Stale):
             # The index is behind the file: a delete, rename or edit by another thread, another
             # process or an editor. Read it as a write does, under the lock, caught up.
             with self._lock:
                 self.refresh(wait=False)
-                note = self._visible_note(note_id, revision, viewer)
-        if working_attempt_id is not None:
-            with self._changes() as changes:
-                self._record_read(changes, working_attempt_id, note_id, viewer)
-        return note
-
-    def _visible_note(
-        self, note_id: str, revision: int | None, viewer: Viewer | None, *, checked: bool = False
-    ) -> Note:
-        """The note as *viewer* may see it (its backlinks from hidden projects left out).
-        *checked*: raise FileNotFoundError or _Stale when its file does not hold the text
-        its index row describes (else catch up and look again, waiting for the lock)."""
-        self._check_visible(self._rec(), note_id, viewer)
-        note = self._get(note_id, revision, checked=True) if checked else self._get_caught_up(note_id, revision, viewer)
-        hidden = self._hidden(self._rec(), viewer)
-        if hidden and note.backlinks:
-            shown = {b["id"] for b in note.backlinks} - self._rec().notes_in(hidden, [b["id"] for b in note.backlinks])
-            note.backlinks = [b for b in note.backlinks if b["id"] in shown]
-        return note
+                return body(self._rec(), self._get_caught_up)
 
     def _get_caught_up(self, note_id: str, revision: int | None, viewer: Viewer | None) -> Note:
         try:
@@ -988,22 +936,18 @@ class Store(NoteService, WatchingMixin, BackgroundEmbedding):
         """The kept text of an earlier revision of a note (None when it was not kept)."""
         return self._history.load_revision(check_note_id(note_id), revision)
 
-    @guarded
-    def resolve(self, ref: str) -> str:
-        """A note id from an id or a path inside the store (``notes/x.md``)."""
-        if isinstance(ref, str) and ref.endswith(".md") and not is_note_id(ref):
-            with self._read():
-                rel = ref.replace(os.sep, "/")
-                if os.path.isabs(ref):
-                    try:
-                        rel = Path(ref).resolve().relative_to(self.root).as_posix()
-                    except ValueError:
-                        raise NotFoundError(f"{ref} is not inside the store {self.root}") from None
-                row = self._index.row_for_path(rel.removeprefix("./"))
-                if row is None:
-                    raise NotFoundError(f"no note at {ref}")
-                return row[1]
-        return check_note_id(ref)
+    def _note_at(self, ref: str) -> str:
+        with self._read():
+            rel = ref.replace(os.sep, "/")
+            if os.path.isabs(ref):
+                try:
+                    rel = Path(ref).resolve().relative_to(self.root).as_posix()
+                except ValueError:
+                    raise NotFoundError(f"{ref} is not inside the store {self.root}") from None
+            row = self._index.row_for_path(rel.removeprefix("./"))
+            if row is None:
+                raise NotFoundError(f"no note at {ref}")
+            return str(row[1])
 
 
 class _Engines:
