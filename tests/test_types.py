@@ -26,6 +26,7 @@ CORE = [
     "search/fusion.py",
     "search/filters.py",
     "search/embedder_slot.py",
+    "search/passage_matrix.py",
     "model/numbers.py",
     "model/note.py",
     "model/visibility.py",

@@ -15,7 +15,7 @@ import os
 import re
 import threading
 import zlib
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import UnavailableError
 
@@ -33,7 +33,7 @@ _USE_BATCH = 8
 _EXTRA = "semantic search needs the 'semantic' extra: pip install 'notewell[semantic]'"
 
 
-def numpy():  # noqa: ANN201 - the module, imported on first use
+def numpy() -> Any:  # the module, imported on first use
     """numpy, or UnavailableError naming the extra that brings it."""
     try:
         import numpy as np

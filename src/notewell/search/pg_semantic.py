@@ -19,26 +19,24 @@ without the extension (Debian 12 offers no postgresql-15-pgvector package).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..model.note import Card
 from ..storage.pg import PgDatabase
-from .embedders import Embedder, numpy
+from .embedders import Embedder
 from .filters import Filters
+from .passage_matrix import Passage, PassageMatrix
 from .pg_search import CARD_SQL, card_from_pg
 from .pg_vector import PgVectorIndex
 from .semantic import (
-    COMPACT_MIN,
-    RELOAD_MIN,
     above_floor,
-    best_notes,
     feedback_notes,
     passage_snippet,
     query_vector,
     respan,
-    rows_by_note,
     stacked,
     with_feedback,
 )
@@ -55,23 +53,18 @@ _CARDS = (
 )
 
 
-class PgVectorMatrix:
+_Read = tuple[Any, tuple[str, int]]  # the connection (in one snapshot), the model and dimension
+
+
+class PgVectorMatrix(PassageMatrix[_Read]):
     """Every passage vector of one model in one matrix, kept current from ``vector_log``."""
 
-    def __init__(self) -> None:
-        self.seq = 0  # the last vector_log entry applied
-        self.key: tuple[str, int] | None = None  # the model and dimension loaded
-        self.notes: list[str | None] = []  # None: a dead row
-        self.spans: list[tuple[int, int]] = []
-        self.full_loads = 0
-        self._data: np.ndarray | None = None
-        self._rows: dict[str, list[int]] = {}
-        self._dead = 0
-        self._lock = threading.Lock()
+    _vector_type = "<f4"
 
-    @property
-    def live(self) -> int:
-        return len(self.notes) - self._dead
+    def __init__(self) -> None:
+        super().__init__()
+        self.key: tuple[str, int] | None = None  # the model and dimension loaded
+        self._lock = threading.Lock()
 
     def refresh(self, db: PgDatabase, embedder: Embedder) -> None:
         """Apply what the log says changed since this matrix last looked (or load it whole)."""
@@ -81,51 +74,25 @@ class PgVectorMatrix:
             first, last = conn.execute("SELECT min(seq), max(seq) FROM vector_log").fetchone()
             first, last = first or 0, last or 0
             key = (embedder.model_id, embedder.dim)
-            if key != self.key or last < self.seq:  # another model, or a log that went back (a new database)
-                self._load(conn, key, last)
-            elif first > self.seq + 1:
-                self._load(conn, key, last)  # the log was trimmed past this matrix
-            elif last > self.seq:
-                changed = [
-                    nid
-                    for (nid,) in conn.execute(
-                        "SELECT DISTINCT note_id FROM vector_log WHERE seq > %s AND seq <= %s", (self.seq, last)
-                    )
-                ]
-                if len(changed) > max(RELOAD_MIN, self.live // 4):
-                    self._load(conn, key, last)
-                else:
-                    self._apply(conn, key, changed)
-                    self.seq = last
+            # Another model, or a log that went back (a new database): loaded whole.
+            self._follow((conn, key), first, last, other=key != self.key or last < self.seq)
+            self.key = key
 
     def nearest(
         self, wanted: np.ndarray, limit: int, allowed: set[str] | None
     ) -> list[tuple[str, float, tuple[int, int]]]:
         """The *limit* best notes (among *allowed*): (id, best passage's cosine, its span)."""
-        np = numpy()
         with self._lock:
-            if self._data is None or not self.live:
-                return []
-            matrix = self._data[: len(self.notes)]
-            scores = matrix @ wanted
-            want = max(256, 32 * limit)
-            # The best few hundred passages usually hold the best notes.
-            pool = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else np.arange(len(scores))
-            ranked = pool[np.argsort(-scores[pool])]
-            best = best_notes(self.notes, ranked, scores[ranked], limit, allowed)
-            if len(best) < limit and len(pool) < len(scores):
-                # Filters (or many passages per note) left too few: rank every passage.
-                order = np.argsort(-scores)
-                best = best_notes(self.notes, order, scores[order], limit, allowed)
-            return [(nid, score, self.spans[i]) for nid, (score, i) in best.items()]
+            return self._rank(wanted, limit, allowed)
 
-    def _load(self, conn: Any, key: tuple[str, int], last: int) -> None:
-        np = numpy()
-        self.full_loads += 1
+    def _changed_notes(self, source: _Read, after: int, last: int) -> list[str]:
+        sql = "SELECT DISTINCT note_id FROM vector_log WHERE seq > %s AND seq <= %s"
+        return [nid for (nid,) in source[0].execute(sql, (after, last))]
+
+    @contextmanager
+    def _all_passages(self, source: _Read) -> Iterator[tuple[int, int, Iterable[Passage]]]:
+        conn, key = source
         (count,) = conn.execute("SELECT count(*) FROM note_vectors WHERE model = %s AND dim = %s", key).fetchone()
-        data = np.empty((count, key[1]), dtype=np.float32)
-        notes: list[str | None] = []
-        spans: list[tuple[int, int]] = []
         # A server-side cursor in binary: the vectors arrive as bytes a slice at a time,
         # never all held at once beside the matrix.
         with conn.cursor(name="notewell_vectors", binary=True) as cur:
@@ -135,62 +102,17 @@ class PgVectorMatrix:
                 " ORDER BY note_id, chunk",
                 key,
             )
-            for i, (nid, start, stop, blob) in enumerate(cur):
-                data[i] = np.frombuffer(blob, dtype="<f4")
-                notes.append(nid)
-                spans.append((start, stop))
-        self.key, self.seq = key, last
-        self.notes, self.spans, self._data = notes, spans, data
-        self._index_rows()
+            yield count, key[1], cur
 
-    def _index_rows(self) -> None:
-        self._rows, self._dead = rows_by_note(self.notes)
-
-    def _apply(self, conn: Any, key: tuple[str, int], changed: list[str]) -> None:
-        """Replace the rows of the *changed* notes with what the table holds now."""
-        np = numpy()
-        fresh = conn.execute(
+    def _fresh_passages(self, source: _Read, notes: list[str]) -> list[Passage]:
+        conn, key = source
+        fresh: list[Passage] = conn.execute(
             "SELECT note_id, start, stop, vector FROM note_vectors WHERE note_id = ANY(%s) AND model = %s"
             " AND dim = %s ORDER BY note_id, chunk",
-            (changed, *key),
+            (notes, *key),
             binary=True,
         ).fetchall()
-        data = self._writable(len(fresh), key[1])
-        for nid in changed:
-            for i in self._rows.pop(nid, ()):
-                data[i] = 0.0  # a dead row scores 0 and is skipped
-                self.notes[i] = None
-                self._dead += 1
-        for nid, start, stop, blob in fresh:
-            i = len(self.notes)
-            data[i] = np.frombuffer(blob, dtype="<f4")
-            self.notes.append(nid)
-            self.spans.append((start, stop))
-            self._rows.setdefault(nid, []).append(i)
-        if self._dead > max(COMPACT_MIN, len(self.notes) // 4):
-            self._compact()
-
-    def _writable(self, extra: int, dim: int) -> np.ndarray:
-        """The data array with room for *extra* more rows."""
-        np = numpy()
-        used = len(self.notes)
-        data = self._data
-        if data is None or used + extra > len(data):
-            # Room for more without keeping much spare: memory stays near the vectors' own size.
-            grown = np.empty((used + extra + max(64, min(used // 16, 8192)), dim), dtype=np.float32)
-            if used and data is not None:
-                grown[:used] = data[:used]
-            self._data = data = grown
-        return data
-
-    def _compact(self) -> None:
-        np = numpy()
-        assert self._data is not None
-        keep = [i for i, nid in enumerate(self.notes) if nid is not None]
-        self._data = np.ascontiguousarray(self._data[keep])
-        self.notes = [self.notes[i] for i in keep]
-        self.spans = [self.spans[i] for i in keep]
-        self._index_rows()
+        return fresh
 
 
 def _allowed(conn: Any, filters: Filters) -> set[str] | None:

@@ -16,9 +16,9 @@ import os
 import re
 import secrets
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +31,7 @@ from .ann import AnnIndex, ann_available
 from .embedders import Embedder, numpy
 from .filters import Filters
 from .keyword import card_from_row, card_rows, keyword_ids
+from .passage_matrix import COMPACT_MIN, RELOAD_MIN, Passage, PassageMatrix, best_notes, rows_by_note
 from .request import check_limit
 
 if TYPE_CHECKING:
@@ -60,8 +61,6 @@ PASSAGE = 1000  # characters in each further passage of a long note
 OVERLAP = 200
 MAX_PASSAGES = 24
 SIDECAR_MIN = 5000  # passages from which a full load leaves a file to map next time
-COMPACT_MIN = 1000  # dead rows (and at least a quarter of all) from which the matrix is compacted
-RELOAD_MIN = 2000  # changed notes (and at least a quarter of the live rows) from which a full load is cheaper
 # Pseudo-relevance feedback: the opening passages of the FEEDBACK_NOTES best keyword hits,
 # FEEDBACK_WEIGHT of their mean added to the query vector (chosen across the evaluation sets
 # and LoCoMo: README).
@@ -98,25 +97,23 @@ def passages(title: str, body: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def rows_by_note(notes: list[str | None]) -> tuple[dict[str, list[int]], int]:
-    """Each note's rows in a matrix whose row i holds a passage of *notes[i]* (None: a dead
-    row, left by an edit or a delete until the matrix is compacted), and the dead rows' count."""
-    rows: dict[str, list[int]] = {}
-    for i, nid in enumerate(notes):
-        if nid is not None:
-            rows.setdefault(nid, []).append(i)
-    return rows, len(notes) - sum(map(len, rows.values()))
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """What the matrix reads through: the index (in one read snapshot), the model, the log's epoch."""
+
+    index: Index
+    embedder: Embedder
+    epoch: str
 
 
-class VectorMatrix:
+class VectorMatrix(PassageMatrix[_Read]):
     """Every passage vector of one model in one float32 matrix, kept up to date incrementally.
 
-    The index logs whose vectors changed (``vector_log``); a matrix remembers the last log
-    entry it applied, and on the next search replaces only those notes' rows: their old rows
-    become dead (zeroed, skipped) and their new ones are appended to spare capacity. Dead
-    rows are compacted away when they reach a quarter. A full load (a new model, a rebuilt
-    index, a log trimmed past this matrix, or too many changes) reads a memory-mapped sidecar
-    when one of this log's epoch exists, then applies the log from there.
+    The index logs whose vectors changed (``vector_log``); the matrix applies the log as
+    :class:`.passage_matrix.PassageMatrix` does. A full load (a new model, a rebuilt index,
+    a log trimmed past this matrix, or too many changes) reads a memory-mapped sidecar when
+    one of this log's epoch exists, then applies the log from there. From ``ann_min`` live
+    passages an approximate index supplies the candidates a search scores exactly.
 
     Searches on several threads score against the matrix at once; a change (applying the
     log, a load, building the approximate index) waits until they are done, and searches
@@ -124,30 +121,15 @@ class VectorMatrix:
     """
 
     def __init__(self, *, ann_min: int | None = None) -> None:
+        super().__init__()
         self.ann_min = ann_min  # live passages from which to search an approximate index (None: never)
         self.epoch: str | None = None
-        self.seq = 0  # the last vector_log entry applied
         self.model: str | None = None
-        self.notes: list[str | None] = []  # None: a dead row
-        self.spans: list[tuple[int, int]] = []
-        self.full_loads = 0
-        self._data: np.ndarray | None = None
-        self._rows: dict[str, list[int]] = {}
-        self._dead = 0
         self._since_sidecar = 0  # changes applied since the sidecar this matrix came from
         self._ann: AnnIndex | None = None
         self._turns = threading.Condition(threading.Lock())
         self._scoring = 0  # searches reading the matrix now
         self._changing = False  # a thread changes the matrix (no search reads it meanwhile)
-
-    @property
-    def matrix(self) -> np.ndarray | None:
-        """The rows in use (a view; dead rows are zero)."""
-        return None if self._data is None else self._data[: len(self.notes)]
-
-    @property
-    def live(self) -> int:
-        return len(self.notes) - self._dead
 
     def current(self, index: Index, embedder: Embedder) -> VectorMatrix:
         """The matrix brought up to date with the index."""
@@ -196,41 +178,25 @@ class VectorMatrix:
         self, index: Index, embedder: Embedder, wanted: np.ndarray, limit: int, allowed: set[str] | None
     ) -> list[tuple[str, float, tuple[int, int]]]:
         """The *limit* best notes (among *allowed*): (id, best passage's cosine, its span)."""
-        np = numpy()
+        numpy()  # without the extra: 'unavailable', naming it, before any work
         if not self._up_to_date(index, embedder):
             with self._changing_it():
                 self._refresh(index, embedder)
                 self._approximate(index, embedder)
         with self._scoring_it():
-            matrix = self.matrix
-            if matrix is None or not self.live:
-                return []
             # Another thread may have brought the matrix past this read's snapshot: each change
             # since is a log row, so that many more notes make up for the ones the caller's
             # snapshot does not hold yet (semantic_search keeps the first *limit* it finds).
             (last,) = index.conn.execute("SELECT max(seq) FROM vector_log").fetchone()
-            limit += max(0, self.seq - (last or 0))
-            ann = self._ann if self.ann_min is not None and self.live >= self.ann_min else None
-            want = max(256, 32 * limit)
-            if ann is not None:
-                # Candidates from the graph, scored exactly: the scores are exact, recall may not be.
-                pool = ann.candidates(wanted, want)
-                pool_scores = self._read_rows(pool) @ wanted
-                scores = None
-            else:
-                scores = matrix @ wanted
-                # The best few hundred passages usually hold the best notes.
-                pool = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else np.arange(len(scores))
-                pool_scores = scores[pool]
-            ranked = np.argsort(-pool_scores)
-            best = best_notes(self.notes, pool[ranked], pool_scores[ranked], limit, allowed)
-            if len(best) < limit and len(pool) < len(matrix):
-                # Filters (or many passages per note) left too few: rank every passage.
-                if scores is None:
-                    scores = matrix @ wanted
-                order = np.argsort(-scores)
-                best = best_notes(self.notes, order, scores[order], limit, allowed)
-            return [(nid, score, self.spans[i]) for nid, (score, i) in best.items()]
+            return self._rank(wanted, limit + max(0, self.seq - (last or 0)), allowed)
+
+    def _candidates(self, wanted: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Candidates from the approximate index once there are ann_min live passages, scored
+        exactly: the scores are exact, recall may not be."""
+        if self._ann is None or self.ann_min is None or self.live < self.ann_min:
+            return None
+        pool = self._ann.candidates(wanted, want)
+        return pool, self._read_rows(pool) @ wanted
 
     def _read_rows(self, rows: np.ndarray) -> np.ndarray:
         """The matrix's *rows*. From a mapped sidecar they are read with pread: a mapped page
@@ -281,29 +247,45 @@ class VectorMatrix:
         try:
             epoch = index.vectors_epoch()
             first, last = index.conn.execute("SELECT min(seq), max(seq) FROM vector_log").fetchone()
-            first, last = first or 0, last or 0
-            if epoch != self.epoch or embedder.model_id != self.model:
-                self._load(index, embedder, epoch, last)
-            elif last > self.seq:
-                if first > self.seq + 1:
-                    self._load(index, embedder, epoch, last)  # the log was trimmed past us
-                else:
-                    changed = [
-                        nid
-                        for (nid,) in index.conn.execute(
-                            "SELECT DISTINCT note_id FROM vector_log WHERE seq > ? AND seq <= ?", (self.seq, last)
-                        )
-                    ]
-                    if len(changed) > max(RELOAD_MIN, self.live // 4):
-                        self._load(index, embedder, epoch, last)
-                    else:
-                        self.seq = last  # before applying: a sidecar saved on the way is at this position
-                        self._apply(index, embedder, changed)
+            other = (epoch, embedder.model_id) != (self.epoch, self.model)
+            self._follow(_Read(index, embedder, epoch), first or 0, last or 0, other=other)
         finally:
             if opened:
                 index.conn.execute("COMMIT")
 
-    def _load(self, index: Index, embedder: Embedder, epoch: str, last: int) -> None:
+    def _thresholds(self) -> tuple[int, int]:
+        return COMPACT_MIN, RELOAD_MIN  # as this module has them now (the tests lower them)
+
+    def _changed_notes(self, source: _Read, after: int, last: int) -> list[str]:
+        sql = "SELECT DISTINCT note_id FROM vector_log WHERE seq > ? AND seq <= ?"
+        return [nid for (nid,) in source.index.conn.execute(sql, (after, last))]
+
+    @contextmanager
+    def _all_passages(self, source: _Read) -> Iterator[tuple[int, int, Iterable[Passage]]]:
+        key = (source.embedder.model_id, source.embedder.dim)
+        conn = source.index.conn
+        (count,) = conn.execute("SELECT count(*) FROM note_vectors WHERE model = ? AND dim = ?", key).fetchone()
+        # Row by row into the one matrix: the blobs are never all held at once beside it.
+        rows = conn.execute(
+            "SELECT note_id, start, stop, vector FROM note_vectors WHERE model = ? AND dim = ? ORDER BY note_id, chunk",
+            key,
+        )
+        yield count, key[1], rows
+
+    def _fresh_passages(self, source: _Read, notes: list[str]) -> list[Passage]:
+        fresh: list[Passage] = []
+        for at in range(0, len(notes), 500):
+            group = notes[at : at + 500]
+            marks = ",".join("?" * len(group))
+            fresh += source.index.conn.execute(
+                f"SELECT note_id, start, stop, vector FROM note_vectors WHERE note_id IN ({marks})"
+                " AND model = ? AND dim = ? ORDER BY note_id, chunk",
+                (*group, source.embedder.model_id, source.embedder.dim),
+            ).fetchall()
+        return fresh
+
+    def _load(self, source: _Read, last: int) -> None:
+        index, embedder, epoch = source.index, source.embedder, source.epoch
         self.full_loads += 1
         # A sidecar older than what this matrix had applied would mean replaying even more.
         floor = self.seq if (epoch, embedder.model_id) == (self.epoch, self.model) else 0
@@ -311,104 +293,31 @@ class VectorMatrix:
         self._rows, self._dead, self._since_sidecar, self._ann = {}, 0, 0, None
         behind = self._load_sidecar(index, embedder, epoch, last, floor)
         if behind is not None:
-            changed = [
-                nid
-                for (nid,) in index.conn.execute(
-                    "SELECT DISTINCT note_id FROM vector_log WHERE seq > ? AND seq <= ?", (behind, last)
-                )
-            ]
             self._index_rows()
-            self._apply(index, embedder, changed)
+            self._catch_up(source, self._changed_notes(source, behind, last), last)
             return
-        np = numpy()
-        key = (embedder.model_id, embedder.dim)
-        (count,) = index.conn.execute("SELECT count(*) FROM note_vectors WHERE model = ? AND dim = ?", key).fetchone()
-        data = np.empty((count, embedder.dim), dtype=np.float32)
-        notes: list[str | None] = []
-        spans: list[tuple[int, int]] = []
-        # Row by row into the one matrix: the blobs are never all held at once beside it.
-        cursor = index.conn.execute(
-            "SELECT note_id, start, stop, vector FROM note_vectors WHERE model = ? AND dim = ? ORDER BY note_id, chunk",
-            key,
-        )
-        for i, (nid, start, stop, blob) in enumerate(cursor):
-            if i >= count:
-                break
-            data[i] = np.frombuffer(blob, dtype=np.float32)
-            notes.append(nid)
-            spans.append((start, stop))
-        self.notes, self.spans, self._data = notes, spans, data
-        self._index_rows()
-        if len(notes) >= SIDECAR_MIN:
+        with self._all_passages(source) as (count, dim, passages):
+            self._fill(count, dim, passages)
+        if len(self.notes) >= SIDECAR_MIN:
             self._save_sidecar(index, embedder)
 
-    def _index_rows(self) -> None:
-        self._rows, self._dead = rows_by_note(self.notes)
-
-    def _apply(self, index: Index, embedder: Embedder, changed: list[str]) -> None:
-        """Replace the rows of the *changed* notes with what the table holds now."""
+    def _catch_up(self, source: _Read, changed: list[str], last: int) -> None:
+        first_new = len(self.notes)  # zeroing keeps the rows: the fresh ones are appended from here
+        super()._catch_up(source, changed, last)  # the position first: a sidecar saved below is at it
         if not changed:
             return
-        np = numpy()
-        fresh: list[tuple[str, int, int, bytes]] = []
-        for at in range(0, len(changed), 500):
-            group = changed[at : at + 500]
-            marks = ",".join("?" * len(group))
-            fresh += index.conn.execute(
-                f"SELECT note_id, start, stop, vector FROM note_vectors WHERE note_id IN ({marks})"
-                " AND model = ? AND dim = ? ORDER BY note_id, chunk",
-                (*group, embedder.model_id, embedder.dim),
-            ).fetchall()
-        data = self._writable(len(fresh), embedder.dim)
-        dead: list[int] = []
-        for nid in changed:
-            for i in self._rows.pop(nid, ()):
-                data[i] = 0.0  # a dead row scores 0 and is skipped
-                self.notes[i] = None
-                dead.append(i)
-        self._dead += len(dead)
-        first_new = len(self.notes)
-        for nid, start, stop, blob in fresh:
-            i = len(self.notes)
-            data[i] = np.frombuffer(blob, dtype=np.float32)
-            self.notes.append(nid)
-            self.spans.append((start, stop))
-            self._rows.setdefault(nid, []).append(i)
-        if self._ann is not None:
+        if self._ann is not None:  # (None when compacted: the rows were renumbered)
             # Dead rows stay in the graph (their vectors are zero and searches skip them):
             # removing keys one by one from usearch wears it out until remove() never returns.
-            self._ann.add(np.arange(first_new, len(self.notes)), data[first_new : len(self.notes)])
+            assert self._data is not None
+            self._ann.add(numpy().arange(first_new, len(self.notes)), self._data[first_new : len(self.notes)])
         self._since_sidecar += len(changed)
-        if self._dead > max(COMPACT_MIN, len(self.notes) // 4):
-            self._compact()  # renumbers the rows: an approximate index is built again when next needed
         if self._since_sidecar >= SIDECAR_MIN and self.live >= SIDECAR_MIN:
-            self._save_sidecar(index, embedder)
-
-    def _writable(self, extra: int, dim: int) -> np.ndarray:
-        """The data array, in memory (not a read-only map) with room for *extra* more rows."""
-        np = numpy()
-        used = len(self.notes)
-        data = self._data
-        assert data is not None or used == 0
-        if data is None or not data.flags.writeable or used + extra > len(data):
-            # Room for more without keeping much spare: memory stays near the vectors' own size.
-            grown = np.empty((used + extra + max(64, min(used // 16, 8192)), dim), dtype=np.float32)
-            if used:
-                assert data is not None
-                grown[:used] = data[:used]
-            self._data = data = grown
-        return data
+            self._save_sidecar(source.index, source.embedder)
 
     def _compact(self) -> None:
-        np = numpy()
-        self._ann = None  # keyed by the old row numbers
-        assert self._data is not None
-        keep = [i for i, nid in enumerate(self.notes) if nid is not None]
-        self._data = np.ascontiguousarray(self._data[keep]) if keep else self._data[:0].copy()
-        self.notes = [self.notes[i] for i in keep]
-        self.spans = [self.spans[i] for i in keep]
-        self._dead = 0
-        self._index_rows()
+        self._ann = None  # keyed by the old row numbers: built again when next needed
+        super()._compact()
 
     @staticmethod
     def _sidecar(index: Index, embedder: Embedder) -> tuple[str, Path]:
@@ -500,23 +409,6 @@ def passage_snippet(body: str, start: int, stop: int) -> str:
     passage = " ".join(unsegment(body.strip("\n")[start:stop]).split())
     snippet = passage[:_SNIPPET] + ("…" if len(passage) > _SNIPPET else "")
     return "…" + snippet if start > 0 else snippet
-
-
-def best_notes(
-    notes: list[str | None], rows: np.ndarray, scores: np.ndarray, limit: int, allowed: set[str] | None
-) -> dict[str, tuple[float, int]]:
-    """The first *limit* notes (allowed, live: *notes* holds each row's note id, None when
-    dead) of *rows*, best first, each with its best passage's score and row."""
-    best: dict[str, tuple[float, int]] = {}
-    for at in range(0, len(rows), 4096):  # a slice at a time: the rest is rarely needed
-        for i, score in zip(rows[at : at + 4096].tolist(), scores[at : at + 4096].tolist(), strict=True):
-            nid = notes[i]
-            if nid is None or nid in best or (allowed is not None and nid not in allowed):
-                continue
-            best[nid] = (score, i)
-            if len(best) >= limit:
-                return best
-    return best
 
 
 def _allowed(index: Index, filters: Filters) -> set[str] | None:
