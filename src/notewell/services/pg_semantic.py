@@ -14,17 +14,16 @@ under an advisory lock, so servers doing it together do it once).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..errors import NotewellError
 from ..model.note import Card
-from ..model.numbers import whole_number
 from ..search.embedder_slot import EmbedderSlot, EmbedderSpec
-from ..search.embedders import Embedder, numpy
+from ..search.embedders import Embedder
 from ..search.filters import Filters
 from ..search.fusion import coverage
 from ..search.pg_embedding import pg_embed_pending, pg_pending_count
@@ -36,14 +35,13 @@ from ..search.query import compile_query
 from ..storage.pg import PgDatabase
 from ..storage.pg_vector_schema import vector_ready
 from ..storage.sync import Progress
-from .background import BackgroundEmbedding
 
 __all__ = ["PgSemanticMixin"]
 
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 
 
-class PgSemanticMixin(BackgroundEmbedding):
+class PgSemanticMixin:
     """Embedding and search by meaning, for :class:`~.pg_store.PgStore`."""
 
     _db: PgDatabase
@@ -61,44 +59,17 @@ class PgSemanticMixin(BackgroundEmbedding):
         self._embedding: threading.Thread | None = None
         self._embedding_stop = threading.Event()
 
-    def embed_pending(self, *, limit: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
-        """Embed the notes waiting for it (new, changed, or embedded by another model) that no
-        other server is embedding. Returns how many were embedded and how many still wait."""
-        if limit is not None:
-            whole_number("limit", limit)
-        embedder = self._embedder_now()
-        done = pg_embed_pending(self._db, embedder, worker=self._worker, limit=limit, progress=progress)
+    def _embed_some(self, embedder: Embedder, limit: int | None, progress: Progress | None) -> int:
+        # Only the notes no other server holds: each claims what it embeds under its own name.
+        return pg_embed_pending(self._db, embedder, worker=self._worker, limit=limit, progress=progress)
+
+    def _pending_count(self, model_id: str) -> int:
         with self._db.transaction() as conn:
-            return {"embedded": done, "pending": pg_pending_count(conn, embedder.model_id)}
+            return pg_pending_count(conn, model_id)
 
-    def pending_embeddings(self) -> int:
-        """How many notes semantic search does not know yet (or knows from another model)."""
-        embedder = self._embedder_now()
-        with self._db.transaction() as conn:
-            return pg_pending_count(conn, embedder.model_id)
-
-    def start_embedding(self, *, idle: float = 2.0) -> bool:
-        """Embed queued notes on a background thread (for servers), so that reads and writes
-        never wait for the model. Returns False when one runs already."""
-        if self._embedding is not None and self._embedding.is_alive():
-            return False
-        embedder = self._embedder_now()  # fails here, not on the thread, without a model
-        numpy()
-
-        def work(stop: threading.Event) -> None:
-            while not stop.is_set():
-                try:
-                    done = pg_embed_pending(self._db, embedder, worker=self._worker, limit=_EMBED_STEP)
-                except NotewellError:
-                    done = 0  # the database busy or unreachable: try again after a pause
-                if not done:
-                    stop.wait(idle)
-
-        return self._launch_embedding(work, "notewell-pg-embed")
-
-    def _embedder_now(self) -> Embedder:
-        """The store's embedder, made on first use (the model loads only when needed, once)."""
-        return self._embedders.get()
+    @contextlib.contextmanager
+    def _embedding_steps(self, embedder: Embedder) -> Iterator[Callable[[], int]]:
+        yield lambda: pg_embed_pending(self._db, embedder, worker=self._worker, limit=_EMBED_STEP)
 
     def _searcher(self) -> PgVectorMatrix | PgVectorIndex:
         """What semantic search asks: the database's pgvector index when the database is ready

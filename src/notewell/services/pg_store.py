@@ -47,7 +47,7 @@ __all__ = ["PgStore"]
 _NOTE_COLUMNS = "id, path, text, author, created_at, updated_at, revision, model, attempt_id, note_kind"
 
 
-class PgStore(NoteService, PgSemanticMixin):
+class PgStore(PgSemanticMixin, NoteService):
     """Notes in a PostgreSQL database (``notewell.open("postgresql://…")``)."""
 
     def __init__(

@@ -10,13 +10,16 @@ arguments are refused. Each store (:class:`~.store.Store` on a folder with SQLit
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any, Self, TypeVar
 
 from ..backends.records import Changes, Records
-from ..errors import InvalidArgumentError, NotFoundError
+from ..errors import InvalidArgumentError, NotewellError, NotFoundError
 from ..model.attempt import Attempt, check_attempt_id, check_outcome, check_project, require_running, titled_summary
 from ..model.header_edit import with_summary, with_tags
 from ..model.ids import check_note_id, is_attempt_id, is_note_id, new_attempt_id
@@ -25,10 +28,13 @@ from ..model.numbers import whole_number
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer, may_see
 from ..model.visibility import hidden_projects as viewer_hidden_projects
+from ..search.embedder_slot import EmbedderSlot
+from ..search.embedders import Embedder, numpy
 from ..search.filters import Filters
 from ..search.plan import Engines, run_search
 from ..search.request import SearchRequest, check_limit
 from ..storage.sync import Progress
+from .background import BackgroundEmbedding
 from .links import MAX_RECENT, Node, check_link_args, link_tree, make_brief
 
 __all__ = ["NoteLoader", "NoteService", "service_call"]
@@ -49,43 +55,44 @@ def service_call(method: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-class NoteService:
+class NoteService(BackgroundEmbedding, ABC):
     """Policy over a backend's records; a store subclasses it and gives the three hooks."""
 
     max_bytes: int
 
     # -- what a store gives ---------------------------------------------------
 
+    @abstractmethod
     def _records(self) -> AbstractContextManager[Records]:
         """Reads in one snapshot of the store."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _changes(self) -> AbstractContextManager[Changes]:
         """The store's write turn: writes, and reads that see them."""
-        raise NotImplementedError
 
     def _guarded(self, call: Callable[[], T]) -> T:
         """Run one public call (a store may translate or retry it)."""
         return call()
 
+    @abstractmethod
     def _searching(self, request: SearchRequest) -> AbstractContextManager[tuple[Records, Engines]]:
         """Where a search runs: the records to scope it and list recent notes, and the engines."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _edit(self, note_id: str, make: Callable[[str], str | tuple[str, bytes]], author: str | None) -> Note:
         """Write the text *make* returns for the note's current text (checked text, or a
         str that is checked then), atomically with that read, refusing a frozen note."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _reading_note(self, body: Callable[[Records, NoteLoader], Note]) -> Note:
         """Run *body* on the records and a loader of whole notes, as the store reads a note
         (a store may run it again, caught up, when its index was behind its files)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _delete(self, note_id: str) -> dict[str, Any]:
         """Remove a note (refusing a frozen one); its texts stay readable by revision number."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _insert_notes(
         self,
         checked: list[tuple[str, bytes]],
@@ -98,21 +105,81 @@ class NoteService:
     ) -> list[Note]:
         """Store checked texts (text, bytes) as new notes, *batch* to a transaction, on a
         running attempt (its author and model where none are given) or none."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _note_at(self, ref: str) -> str:
         """The id of the note at *ref*, a path inside the store; NotFoundError otherwise."""
-        raise NotImplementedError
 
+    @abstractmethod
     def close(self) -> None:
         """Stop the store's threads and close its connections."""
-        raise NotImplementedError
+
+    _embedders: EmbedderSlot
+
+    def _embedding_turn(self) -> AbstractContextManager[None]:
+        """Around embedding on request (a store may take its write turn)."""
+        return contextlib.nullcontext()
+
+    @abstractmethod
+    def _embed_some(self, embedder: Embedder, limit: int | None, progress: Progress | None) -> int:
+        """Embed up to *limit* waiting notes (all when None); how many were embedded."""
+
+    @abstractmethod
+    def _pending_count(self, model_id: str) -> int:
+        """How many notes wait for embedding by *model_id*."""
+
+    @abstractmethod
+    def _embedding_steps(self, embedder: Embedder) -> AbstractContextManager[Callable[[], int]]:
+        """Entered on the background thread: a step that embeds a batch and says how many."""
+
+    def _embedder_now(self) -> Embedder:
+        """The store's embedder, made on first use (the model loads only when needed, once)."""
+        return self._embedders.get()
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- embedding ---------------------------------------------------------------
+
+    @service_call
+    def embed_pending(self, *, limit: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
+        """Embed the notes waiting for it (new, changed, made outside notewell, or embedded by
+        another model; on a shared database, those no other server is embedding). Returns how
+        many were embedded and how many still wait."""
+        if limit is not None:
+            whole_number("limit", limit)
+        embedder = self._embedder_now()
+        with self._embedding_turn():
+            done = self._embed_some(embedder, limit, progress)
+            return {"embedded": done, "pending": self._pending_count(embedder.model_id)}
+
+    @service_call
+    def pending_embeddings(self) -> int:
+        """How many notes semantic search does not know yet (or knows from another model)."""
+        return self._pending_count(self._embedder_now().model_id)
+
+    def start_embedding(self, *, idle: float = 2.0) -> bool:
+        """Embed queued notes on a background thread (for long-running processes), so that
+        reads and writes never wait for the model. Returns False when one runs already."""
+        if self._embedding is not None and self._embedding.is_alive():
+            return False
+        embedder = self._embedder_now()  # fails here, not on the thread, without a model
+        numpy()  # or without the extra
+
+        def work(stop: threading.Event) -> None:
+            with self._embedding_steps(embedder) as step:
+                while not stop.is_set():
+                    try:
+                        done = step()
+                    except NotewellError:
+                        done = 0  # busy, unreachable, or the index being rebuilt: try again after a pause
+                    if not done:
+                        stop.wait(idle)
+
+        return self._launch_embedding(work, "notewell-embed")
 
     # -- notes -----------------------------------------------------------------
 

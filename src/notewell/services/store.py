@@ -65,7 +65,6 @@ from ..storage.index import Index, IndexRow, LockHeld, translated
 from ..storage.rebuild import Rebuild
 from ..storage.sync import Progress, Syncer, SyncReport, build_row
 from ..storage.watch import Watcher
-from .background import BackgroundEmbedding
 from .guard import ReadGate, StoreLock, guarded, run_guarded
 from .service import NoteLoader, NoteService
 from .tokens import TokenBook
@@ -101,7 +100,7 @@ class _Stale(Exception):
     """A note's file no longer holds the text its index row describes (written meanwhile)."""
 
 
-class Store(NoteService, WatchingMixin, BackgroundEmbedding):
+class Store(WatchingMixin, NoteService):
     """A notes folder and its index. Use :func:`notewell.open` to get one."""
 
     def __init__(
@@ -177,43 +176,34 @@ class Store(NoteService, WatchingMixin, BackgroundEmbedding):
                 self._watcher.close()
             self._index.close()
 
-    def start_embedding(self, *, idle: float = 2.0) -> bool:
-        """Embed queued notes on a background thread (for long-running processes), with
-        its own connection, so that reads and writes never wait for the model. Returns
-        False when one runs already."""
-        if self._embedding is not None and self._embedding.is_alive():
-            return False
-        embedder = self._embedder_now()  # fails here, not on the thread, without the extra
+    @contextlib.contextmanager
+    def _embedding_steps(self, embedder: Embedder) -> Iterator[Callable[[], int]]:
+        # On the embedding thread: a connection of its own, so that reads and writes never
+        # wait for the model.
+        index = Index(self.root, busy_timeout=self._busy_timeout)
 
-        def work(stop: threading.Event) -> None:
-            index = Index(self.root, busy_timeout=self._busy_timeout)
-            try:
+        def text_of(note_id: str) -> str | None:
+            row = index.conn.execute(
+                "SELECT t.text FROM note_index n JOIN note_text t ON t.rowid = n.rowid WHERE n.id = ?",
+                (note_id,),
+            ).fetchone()
+            return row[0] if row else None
 
-                def text_of(note_id: str) -> str | None:
-                    row = index.conn.execute(
-                        "SELECT t.text FROM note_index n JOIN note_text t ON t.rowid = n.rowid WHERE n.id = ?",
-                        (note_id,),
-                    ).fetchone()
-                    return row[0] if row else None
+        def step() -> int:
+            nonlocal index
+            # Inside the gate, as a read is: a rebuild waits for the batch in hand, and the
+            # batch never works on a database being moved aside.
+            with self._gate.shared():
+                if index.replaced():  # a reindex put a new database in place
+                    index.close()
+                    index = Index(self.root, busy_timeout=self._busy_timeout)
+                with translated():
+                    return embed_pending(index, embedder, text_of, limit=_EMBED_STEP)
 
-                while not stop.is_set():
-                    # Inside the gate, as a read is: a rebuild waits for the batch in hand, and
-                    # the batch never works on a database being moved aside.
-                    with self._gate.shared():
-                        try:
-                            if index.replaced():  # a reindex put a new database in place
-                                index.close()
-                                index = Index(self.root, busy_timeout=self._busy_timeout)
-                            with translated():
-                                done = embed_pending(index, embedder, text_of, limit=_EMBED_STEP)
-                        except NotewellError:
-                            done = 0  # busy, or the index being rebuilt: try again after a pause
-                    if not done:
-                        stop.wait(idle)
-            finally:
-                index.close()
-
-        return self._launch_embedding(work, "notewell-embed")
+        try:
+            yield step
+        finally:
+            index.close()
 
     def __repr__(self) -> str:
         return f"<notewell.Store {str(self.root)!r}>"
@@ -827,22 +817,18 @@ class Store(NoteService, WatchingMixin, BackgroundEmbedding):
         with self._lock if request.wait else contextlib.nullcontext(), self._read() as index:
             yield SqliteRecords(index, self._history), _Engines(self)
 
-    @guarded
-    def embed_pending(self, *, limit: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
-        """Embed the notes waiting for it (new, changed, made outside notewell, or embedded
-        by another model). Returns how many were embedded and how many still wait."""
-        if limit is not None:
-            whole_number("limit", limit)
+    @contextlib.contextmanager
+    def _embedding_turn(self) -> Iterator[None]:
         with self._lock:
             self.refresh()
-            done = self._embed(limit, progress)
-            return {"embedded": done, "pending": pending_count(self._index, self._embedder_now().model_id)}
+            yield
 
-    @guarded
-    def pending_embeddings(self) -> int:
-        """How many notes semantic search does not know yet (or knows from another model)."""
-        with self._read():
-            return pending_count(self._index, self._embedder_now().model_id)
+    def _embed_some(self, embedder: Embedder, limit: int | None, progress: Progress | None) -> int:
+        return self._embed(limit, progress)
+
+    def _pending_count(self, model_id: str) -> int:
+        with self._read() as index:
+            return pending_count(index, model_id)
 
     def _embed(self, limit: int | None, progress: Progress | None) -> int:
         def text_of(note_id: str) -> str | None:
@@ -852,10 +838,6 @@ class Store(NoteService, WatchingMixin, BackgroundEmbedding):
             return row[0] if row else None
 
         return embed_pending(self._index, self._embedder_now(), text_of, limit=limit, progress=progress)
-
-    def _embedder_now(self) -> Embedder:
-        """The store's embedder, made on first use (the model loads only when needed, once)."""
-        return self._embedders.get()
 
     @guarded
     def transfer_rows(self) -> dict[str, list[dict[str, Any]]]:
