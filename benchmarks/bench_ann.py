@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from notewell.search.ann import AnnIndex
+from notewell.backends.sqlite.ann import AnnIndex
 
 
 def log(msg: str) -> None:

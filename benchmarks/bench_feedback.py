@@ -21,7 +21,7 @@ import eval_search  # noqa: E402
 from bench_store import Corpus  # noqa: E402
 
 import notewell  # noqa: E402
-from notewell.search import semantic  # noqa: E402
+from notewell.search import passages  # noqa: E402
 from notewell.search.embedders import HashEmbedder  # noqa: E402
 
 
@@ -32,15 +32,15 @@ def pct(values: list[float], p: int) -> float:
 
 def arms(store: object, queries: list[str], rounds: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {"without feedback": [], "with feedback": []}
-    weight = semantic.FEEDBACK_WEIGHT
+    weight = passages.FEEDBACK_WEIGHT
     for _round in range(rounds):
         for arm in times:
-            semantic.FEEDBACK_WEIGHT = weight if arm == "with feedback" else 0.0
+            passages.FEEDBACK_WEIGHT = weight if arm == "with feedback" else 0.0
             for q in queries:
                 started = time.perf_counter()
                 store.search_notes(q, mode="semantic", limit=10)
                 times[arm].append((time.perf_counter() - started) * 1000)
-    semantic.FEEDBACK_WEIGHT = weight
+    passages.FEEDBACK_WEIGHT = weight
     return times
 
 

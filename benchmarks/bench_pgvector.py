@@ -35,8 +35,8 @@ from pathlib import Path
 from types import ModuleType
 
 import notewell
+from notewell.backends.postgres.vector_schema import enable_pgvector, ensure_hnsw_index, hnsw_index_name
 from notewell.search.embedders import HashEmbedder
-from notewell.storage.pg_vector_schema import enable_pgvector, ensure_hnsw_index, hnsw_index_name
 
 HERE = Path(__file__).resolve().parent
 

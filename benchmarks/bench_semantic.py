@@ -34,8 +34,9 @@ import numpy as np
 from bench_store import Corpus, fmt_ms, pct  # noqa: E402 - the same note generator
 
 import notewell
+from notewell.backends.sqlite.semantic import VectorMatrix, semantic_search
 from notewell.search.embedders import USE_MODEL_ID, default_embedder
-from notewell.search.semantic import VectorMatrix, passages, semantic_search
+from notewell.search.passages import passages
 
 
 def log(msg: str) -> None:

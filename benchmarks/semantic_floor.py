@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import eval_search  # noqa: E402
 import locomo  # noqa: E402
 
-from notewell.search import semantic  # noqa: E402
+from notewell.search import passages  # noqa: E402
 from notewell.search.embedders import UseEmbedder  # noqa: E402
 
 OFF_TOPIC = [
@@ -108,7 +108,7 @@ def main() -> int:
         locomo.close(lbuilt)
         for _name, store in stores[: len(stores) - len(lbuilt)]:
             store.close()
-    print(f"feedback weight {semantic.FEEDBACK_WEIGHT}, notes {semantic.FEEDBACK_NOTES}")
+    print(f"feedback weight {passages.FEEDBACK_WEIGHT}, notes {passages.FEEDBACK_NOTES}")
     for name in relevant_scores:
         print(f"\n{name}: relevant hits in the top 10 ({len(relevant_scores[name])}):")
         print("  " + percentiles(relevant_scores[name]))

@@ -35,11 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import eval_search  # noqa: E402
 import locomo  # noqa: E402
 
-from notewell.search import fusion, semantic  # noqa: E402
+from notewell.backends.sqlite.keyword import keyword_search  # noqa: E402
+from notewell.backends.sqlite.semantic import semantic_search  # noqa: E402
+from notewell.search import fusion, passages  # noqa: E402
 from notewell.search.filters import Filters  # noqa: E402
 from notewell.search.fusion import fuse_hybrid, hybrid_pool  # noqa: E402
-from notewell.search.keyword import keyword_search  # noqa: E402
-from notewell.search.semantic import semantic_search  # noqa: E402
 
 LOCOMO_TUNE = 5  # conversations 1-5 tune; 6-10 are held out
 LIMIT = 10
@@ -87,7 +87,7 @@ def search_lists(queries: list[Query], weights: list[float]) -> None:
             q.keyword = []
     embedder_of = {}
     for w in weights:
-        semantic.FEEDBACK_WEIGHT = w
+        passages.FEEDBACK_WEIGHT = w
         for q in queries:
             if id(q.store) not in embedder_of:
                 embedder_of[id(q.store)] = q.store._embedder_now()

@@ -12,7 +12,7 @@ import pytest
 import notewell
 
 PKG = pathlib.Path(notewell.__file__).parent
-ORDER = ["version", "errors", "model", "storage", "search", "backends", "services", "agents", "interfaces"]
+ORDER = ["version", "errors", "model", "search", "backends", "services", "agents", "interfaces"]
 # Top-level modules that are facades over a layer: they count as that layer.
 FACADES = {"compat": "interfaces", "notebook": "agents", "__main__": "interfaces"}
 
@@ -137,7 +137,7 @@ def test_the_checks_see_lazy_absolute_and_relative_imports():
 
 def test_core_has_no_interface_imports():
     banned = ("argparse", "click", "http", "urllib", "asyncio", "starlette", "mcp")
-    for layer in ("model", "storage", "search", "backends", "services", "agents"):
+    for layer in ("model", "search", "backends", "services", "agents"):
         for path in (PKG / layer).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text())):
                 names = []
@@ -152,7 +152,7 @@ def test_core_has_no_interface_imports():
 
 
 def test_public_api_is_explicit():
-    helpers = {"TYPE_CHECKING", "Any", "annotations", "errors", "model", "storage", "search", "services", "interfaces"}
+    helpers = {"TYPE_CHECKING", "Any", "annotations", "errors", "model", "search", "services", "interfaces"}
     helpers |= {"agents", "backends"}
     helpers |= {"version"}
     helpers |= {"compat"}  # a submodule, present once imported

@@ -11,9 +11,9 @@ print(book.show())          # read back the accepted revision
 from __future__ import annotations
 
 from .agents.notebook import AcceptResult, Notebook, notebook_root
+from .agents.raw_log import RawEvent, RawLog, TamperedError
 from .model.notebook_doc import NotebookDoc, parse_notebook
 from .model.notebook_rules import DEFAULT_BUDGET, Finding, estimate_tokens, validate_notebook
-from .storage.raw_log import RawEvent, RawLog, TamperedError
 
 __all__ = [
     "DEFAULT_BUDGET",

@@ -7,8 +7,8 @@ import os
 import pytest
 
 from notewell.agents.notebook import Notebook
+from notewell.agents.raw_log import TamperedError
 from notewell.errors import InvalidArgumentError, NotFoundError
-from notewell.storage.raw_log import TamperedError
 
 
 @pytest.fixture

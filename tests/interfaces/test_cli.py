@@ -262,7 +262,7 @@ def test_links_and_brief_commands(place):
 
 
 def test_db_upgrade_and_status_on_a_real_database(pg_url):
-    from notewell.storage.pg import MIGRATIONS
+    from notewell.backends.postgres.db import MIGRATIONS
 
     latest = len(MIGRATIONS)
     assert js(run(["db", "status", "--json", "--database", pg_url])) == {

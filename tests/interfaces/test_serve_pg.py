@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import notewell
-from notewell.storage.pg import MIGRATIONS
+from notewell.backends.postgres.db import MIGRATIONS
 from tests.interfaces.server_fixture import Answer, free_port, http_call
 
 pytest.importorskip("uvicorn")

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notewell.search import bm25
-from notewell.search.bm25 import bm25_ranks, document_frequency, weigh
+from notewell.backends.sqlite import bm25
+from notewell.backends.sqlite.bm25 import bm25_ranks, document_frequency, weigh
 
 WORDS = "raft leader vote term log commit snapshot quorum cluster node replica disk page cache lock".split()
 
@@ -85,7 +85,7 @@ def test_search_ranks_title_and_term_counts(store):
 
 
 def test_search_gives_the_same_results_whichever_ranks(store, monkeypatch):
-    from notewell.search import keyword
+    from notewell.backends.sqlite import keyword
 
     _fill(store, 11, 120)
     queries = ["raft", "leader vote", "quorum disk page", "what about the snapshot cache?", "commit OR lock", "sna*"]
@@ -104,7 +104,7 @@ def test_search_gives_the_same_results_whichever_ranks(store, monkeypatch):
 
 
 def test_a_title_match_must_match_the_whole_query(store, monkeypatch):
-    from notewell.search import keyword
+    from notewell.backends.sqlite import keyword
 
     monkeypatch.setattr(keyword, "FTS5_WALK", 0)  # through bm25_ranks
     monkeypatch.setattr(keyword, "RANK_WINDOW", 20)
@@ -115,7 +115,7 @@ def test_a_title_match_must_match_the_whole_query(store, monkeypatch):
 
 
 def test_forms_the_stemmer_joins_still_count(store, monkeypatch):
-    from notewell.search import keyword
+    from notewell.backends.sqlite import keyword
 
     monkeypatch.setattr(keyword, "FTS5_WALK", -1)
     joined = store.add_note("# campus\n\nthe universal library")  # porter: univers, as for university

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 import notewell
 from notewell import InvalidArgumentError, InvalidQueryError
-from notewell.search.keyword import keyword_search
+from notewell.backends.sqlite.keyword import keyword_search
+from notewell.search.meta_tokens import meta_token
 from notewell.search.query import compile_query, parse_fts5, plain_terms, title_expression
-from notewell.storage.schema import meta_token
 from tests.conftest import CARD_KEYS
 
 
@@ -69,7 +69,7 @@ def test_words_match_as_words_not_substrings(store):
     ],
 )
 def test_chinese_substrings(store, query, found):
-    from notewell.search.keyword import _ranked
+    from notewell.backends.sqlite.keyword import _ranked
 
     n = store.add_note("# 关于素数的笔记\n\n素数是只能被1和自身整除的数。\n")
     store.add_note("another note in English")
@@ -226,7 +226,7 @@ def test_filters(store_dir):
 
 
 def test_rank_window_ranks_the_newest_matches_and_keeps_title_hits(store, monkeypatch):
-    from notewell.search import keyword
+    from notewell.backends.sqlite import keyword
 
     monkeypatch.setattr(keyword, "RANK_WINDOW", 3)
     titled = store.add_note("# kiwi\n\nabout the fruit")  # the best match, written first

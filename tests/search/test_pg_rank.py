@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import notewell
-from notewell.search import pg_rank
-from notewell.search.pg_rank import TermRarity, idf, split_terms
+from notewell.backends.postgres import rank as pg_rank
+from notewell.backends.postgres.rank import TermRarity, idf, split_terms
 
 
 def test_idf_is_fts5s_and_a_term_in_most_notes_weighs_almost_nothing():

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 import notewell
 from notewell import InvalidArgumentError, InvalidQueryError
-from notewell.search.keyword import keyword_search
-from notewell.search.pg_search import pg_keyword_search
+from notewell.backends.postgres.keyword import pg_keyword_search
+from notewell.backends.sqlite.keyword import keyword_search
+from notewell.search.meta_tokens import meta_token
 from notewell.search.query import BoolOp, Near, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
-from notewell.storage.schema import meta_token
 from tests.search.test_keyword import COLUMN_NOTES, COLUMN_QUERIES
 
 # -- the FTS5 grammar, without a server -------------------------------------------------------

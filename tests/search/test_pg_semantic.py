@@ -13,11 +13,11 @@ import pytest
 
 import notewell
 from notewell import InvalidArgumentError, UnavailableError
+from notewell.backends.postgres import embedding as pg_embedding
+from notewell.backends.postgres.db import MIGRATIONS, PgDatabase
 from notewell.interfaces import server_cli
-from notewell.search import pg_embedding
 from notewell.search.embedders import HashEmbedder
-from notewell.search.semantic import passages
-from notewell.storage.pg import MIGRATIONS, PgDatabase
+from notewell.search.passages import passages
 
 pytest.importorskip("numpy")
 
@@ -279,7 +279,7 @@ def test_the_options_a_database_takes(pg_url):
 
 
 def test_a_version_2_database_queues_its_notes_when_upgraded(pg_url, monkeypatch):
-    from notewell.storage import pg
+    from notewell.backends.postgres import db as pg
 
     db = PgDatabase(pg_url)
     try:
@@ -307,7 +307,7 @@ def test_serve_starts_embedding_on_a_database_and_says_when_it_cannot(pg_url, ca
 
 
 def test_a_server_without_pgvector_keeps_the_matrix_and_its_schema(pstore):
-    from notewell.storage.pg_vector_schema import enable_pgvector, pgvector_available, vector_ready
+    from notewell.backends.postgres.vector_schema import enable_pgvector, pgvector_available, vector_ready
 
     with pstore._db.transaction() as conn:
         if pgvector_available(conn):

@@ -13,12 +13,12 @@ import pytest
 
 import notewell
 from notewell import StorageError
+from notewell.backends.postgres import pgvector as pg_vector
+from notewell.backends.postgres.pgvector import PgVectorIndex, vector_param, write_cursor
+from notewell.backends.postgres.vector_schema import enable_pgvector, hnsw_index_name, vector_ready
 from notewell.model.visibility import Viewer
-from notewell.search import pg_vector
 from notewell.search.embedders import HashEmbedder
 from notewell.search.filters import Filters
-from notewell.search.pg_vector import PgVectorIndex, vector_param, write_cursor
-from notewell.storage.pg_vector_schema import enable_pgvector, hnsw_index_name, vector_ready
 from tests.services import test_backends as shared
 
 WORDS = (

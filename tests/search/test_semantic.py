@@ -10,7 +10,7 @@ import pytest
 import notewell
 from notewell import InvalidArgumentError, UnavailableError
 from notewell.search.embedders import HashEmbedder
-from notewell.search.semantic import OPENING, passages
+from notewell.search.passages import OPENING, passages
 
 
 @pytest.fixture
@@ -87,7 +87,7 @@ def test_another_model_reembeds_and_outside_notes_are_queued(store_dir):
 
 
 def test_a_failure_mid_embedding_leaves_whole_notes(store_dir, monkeypatch):
-    from notewell.search import embedding
+    from notewell.backends.sqlite import embedding
 
     monkeypatch.setattr(embedding, "_BATCH", 2)
 
@@ -163,7 +163,7 @@ def test_a_background_thread_embeds_as_notes_come(sstore):
 
 
 def test_a_large_matrix_is_mapped_from_a_sidecar_then_catches_up_from_the_log(sstore, monkeypatch):
-    from notewell.search import semantic
+    from notewell.backends.sqlite import semantic
 
     np = pytest.importorskip("numpy")
     monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
@@ -213,7 +213,7 @@ def test_a_long_lived_matrix_applies_only_the_changes(sstore):
 
 
 def test_dead_rows_are_compacted_and_many_changes_reload(sstore, monkeypatch):
-    from notewell.search import semantic
+    from notewell.backends.sqlite import semantic
 
     monkeypatch.setattr(semantic, "COMPACT_MIN", 3)
     notes = [sstore.add_note(f"# plum {i}\n\nplum tree {i}") for i in range(8)]
@@ -248,7 +248,7 @@ def test_dead_rows_are_compacted_and_many_changes_reload(sstore, monkeypatch):
 
 
 def test_a_sidecar_saved_while_applying_changes_is_at_the_matrix_position(sstore, monkeypatch):
-    from notewell.search import semantic
+    from notewell.backends.sqlite import semantic
 
     np = pytest.importorskip("numpy")
     monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
@@ -282,7 +282,7 @@ def test_an_index_from_before_the_vector_log_gets_one(store_dir):
 
 
 def test_the_vector_log_is_trimmed(sstore, monkeypatch):
-    monkeypatch.setattr("notewell.storage.index.VECTOR_LOG_KEEP", 10)
+    monkeypatch.setattr("notewell.backends.sqlite.index.VECTOR_LOG_KEEP", 10)
     with sstore._index.write():
         for i in range(1100):
             sstore._index.log_vectors([f"n{i}"])
@@ -343,7 +343,7 @@ def test_review_fixes_queue_race_delete_generation_and_limits(sstore, monkeypatc
 def test_a_rebuilt_index_never_maps_the_old_sidecar(store_dir, monkeypatch):
     import shutil
 
-    from notewell.search import semantic
+    from notewell.backends.sqlite import semantic
 
     monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
     s = notewell.open(store_dir, embedder=HashEmbedder())

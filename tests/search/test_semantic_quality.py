@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import notewell
-from notewell.search import semantic
+from notewell.search import passages as passage_module
 from notewell.search.embedders import HashEmbedder
-from notewell.search.semantic import passages, with_feedback
+from notewell.search.passages import passages, with_feedback
 
 DIGEST = """---
 title: Week 12 digest
@@ -51,10 +51,10 @@ def test_semantic_search_takes_feedback_from_keyword_hits(store_dir, monkeypatch
     target = s.add_note("# Zookeeper session expiry\n\nquorum lost when the ensemble split")
     other = s.add_note("# Ensemble methods\n\nbagging boosting stacking ensemble ensemble")
     s.embed_pending()
-    monkeypatch.setattr(semantic, "FEEDBACK_NOTES", 1)  # the one note holding every word
-    monkeypatch.setattr(semantic, "FEEDBACK_WEIGHT", 0.0)
+    monkeypatch.setattr(passage_module, "FEEDBACK_NOTES", 1)  # the one note holding every word
+    monkeypatch.setattr(passage_module, "FEEDBACK_WEIGHT", 0.0)
     without = [c.id for c in s.search_notes("ensemble ensemble zookeeper", mode="semantic")]
-    monkeypatch.setattr(semantic, "FEEDBACK_WEIGHT", 2.0)
+    monkeypatch.setattr(passage_module, "FEEDBACK_WEIGHT", 2.0)
     with_it = [c.id for c in s.search_notes("ensemble ensemble zookeeper", mode="semantic")]
     assert without[0] == other.id and with_it[0] == target.id  # "zookeeper" finds the target by keyword
     s.close()

@@ -185,7 +185,7 @@ def test_a_crash_while_the_old_index_is_deleted_leaves_nothing_to_restore(store_
 _KILLED = """
 import os, signal, sys
 import notewell
-from notewell.search import vector_reuse
+from notewell.backends.sqlite import vector_reuse
 from notewell.search.embedders import HashEmbedder
 from notewell.services import store as store_module
 
@@ -269,8 +269,8 @@ def test_the_rebuild_after_damage_keeps_what_the_old_file_still_reads(store_dir)
 
 
 def test_an_unreadable_old_index_carries_nothing(tmp_path):
-    from notewell.search.vector_reuse import carry_vectors
-    from notewell.storage.index import Index
+    from notewell.backends.sqlite.index import Index
+    from notewell.backends.sqlite.vector_reuse import carry_vectors
 
     garbage = tmp_path / "previous-00000000.db"
     garbage.write_bytes(b"not a database at all" * 500)

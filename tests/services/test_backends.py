@@ -11,8 +11,8 @@ import threading
 import pytest
 
 import notewell
+from notewell.backends.postgres.db import MIGRATIONS, PgDatabase
 from notewell.model.visibility import Viewer
-from notewell.storage.pg import MIGRATIONS, PgDatabase
 
 NOTE = (
     "---\ntitle: Cache stampede\nkind: blocker\ntags: [cache, redis]\n---\nEvery worker refills the cache at once.\r\n"
@@ -482,7 +482,7 @@ def test_reads_move_with_the_store_both_ways(tmp_path, pg_url):
 
 
 def test_a_version_1_database_gains_reads_and_tokens_by_upgrade(pg_url, monkeypatch):
-    from notewell.storage import pg
+    from notewell.backends.postgres import db as pg
 
     db = PgDatabase(pg_url)
     try:
@@ -708,7 +708,9 @@ def test_semantic_modes_without_an_embedder_are_unavailable_on_both_stores(kind_
 
 
 def test_hybrid_makes_keyword_snippets_only_for_the_cards_it_returns(backend, monkeypatch):
-    from notewell.search import keyword, pg_search, snippets
+    from notewell.backends.postgres import keyword as pg_search
+    from notewell.backends.sqlite import keyword
+    from notewell.search import snippets
 
     for i in range(12):
         backend.add_note(f"# pool note {i}\n\nthe connection pool ran dry on host {i}")

@@ -321,7 +321,7 @@ def test_a_write_waits_for_the_lock_and_then_lands(store_dir):
 
 
 def test_asking_for_the_lock_without_waiting(store_dir):
-    from notewell.storage.index import Index, LockHeld
+    from notewell.backends.sqlite.index import Index, LockHeld
 
     notewell.open(store_dir).close()
     index = Index(store_dir)

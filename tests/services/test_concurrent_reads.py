@@ -16,8 +16,8 @@ import threading
 import pytest
 
 import notewell
-from notewell.search.embedders import HashEmbedder
 from notewell.backends.sqlite import records as sqlite_records
+from notewell.search.embedders import HashEmbedder
 from notewell.services import store as store_module
 from tests.conftest import wait_for
 
@@ -373,7 +373,7 @@ def test_semantic_searches_on_many_threads_while_the_vectors_change(s):
 def test_a_read_behind_the_matrix_still_gets_its_limit_of_cards(tmp_path, monkeypatch):
     # Another thread brings the shared matrix past this read's snapshot; the read must still
     # find *limit* notes among those its snapshot holds.
-    from notewell.search import semantic
+    from notewell.backends.sqlite import semantic
     from notewell.search.embedders import HashEmbedder
 
     store = notewell.open(tmp_path / "n", embedder=HashEmbedder(64))

@@ -381,7 +381,7 @@ def test_file_saved_between_scan_and_read(store_dir):
 
 
 def test_moving_many_files_keeps_ids(store_dir, monkeypatch):
-    from notewell.storage import sync
+    from notewell.backends.sqlite import sync
 
     monkeypatch.setattr(sync, "_BATCH", 3)
     store_dir.mkdir()
@@ -498,8 +498,8 @@ def test_same_size_edit_is_seen_after_an_unchanged_check(store_dir):
 
 
 def test_a_bulk_add_merges_the_keyword_index_only_when_it_is_a_good_part_of_the_store(tmp_path, monkeypatch):
+    from notewell.backends.sqlite.index import Index
     from notewell.services import store as store_module
-    from notewell.storage.index import Index
 
     merges = []
     original = Index.optimize

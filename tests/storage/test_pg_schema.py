@@ -8,8 +8,8 @@ import re
 import pytest
 
 import notewell
+from notewell.backends.postgres.db import MIGRATIONS, PgDatabase
 from notewell.model.cjk import CJK_RE
-from notewell.storage.pg import MIGRATIONS, PgDatabase
 
 
 def _ranges() -> list[tuple[str, str]]:
@@ -49,7 +49,7 @@ def test_grams_are_each_runs_characters_and_pairs_never_across_the_title_and_bod
 
 
 def test_a_version_3_database_gains_the_grams_of_its_notes_by_upgrade(pg_url, monkeypatch):
-    from notewell.storage import pg
+    from notewell.backends.postgres import db as pg
 
     monkeypatch.setattr(pg, "MIGRATIONS", MIGRATIONS[:3])  # the schema before cjk_grams
     with notewell.open(pg_url) as store:

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
+from notewell.agents.raw_log import RawLog, TamperedError
 from notewell.errors import InvalidArgumentError, NotFoundError
-from notewell.storage.raw_log import RawLog, TamperedError
 
 
 def test_events_are_stored_exactly_and_numbered(tmp_path):

@@ -8,10 +8,10 @@ import time
 import pytest
 
 from notewell import StorageError
-from notewell.storage.files import NoteFolder
-from notewell.storage.history import History
-from notewell.storage.index import Index
-from notewell.storage.watch import COOKIE_PREFIX, Watcher
+from notewell.backends.sqlite.files import NoteFolder
+from notewell.backends.sqlite.history import History
+from notewell.backends.sqlite.index import Index
+from notewell.backends.sqlite.watch import COOKIE_PREFIX, Watcher
 
 
 def test_create_never_overwrites_and_replace_is_whole(tmp_path):
@@ -111,7 +111,7 @@ def _note_indexes(index: Index) -> set[str]:
 def test_missing_secondary_indexes_come_back_at_open(tmp_path):
     index = Index(tmp_path)
     every = _note_indexes(index)
-    from notewell.storage.schema import NOTE_INDEXES
+    from notewell.backends.sqlite.schema import NOTE_INDEXES
 
     assert "note_index_files" in every and len(every) == len(NOTE_INDEXES)
     with index.write():
@@ -125,7 +125,7 @@ def test_missing_secondary_indexes_come_back_at_open(tmp_path):
 
 def test_bulk_rebuild_makes_its_indexes_again(tmp_path, monkeypatch):
     import notewell
-    from notewell.storage import sync
+    from notewell.backends.sqlite import sync
 
     monkeypatch.setattr(sync, "_OPTIMIZE_AFTER", 5)
     monkeypatch.setattr(sync, "_BATCH", 4)
@@ -199,7 +199,7 @@ def test_leftovers_of_a_killed_writer_are_swept(tmp_path, monkeypatch):
     (root / "sub").mkdir()
     for path in (*old, fresh, other):
         path.write_text("partial")
-    from notewell.storage import files
+    from notewell.backends.sqlite import files
 
     # ctime cannot be set back by hand: let the sweep count "an hour" as no time at all.
     monkeypatch.setattr(files.NoteFolder.sweep, "__defaults__", (-1.0,))

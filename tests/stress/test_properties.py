@@ -23,8 +23,8 @@ from notewell.model.ids import is_link_id
 from notewell.model.notebook_doc import SECTIONS, parse_notebook
 from notewell.model.notebook_rules import Finding, text_problems, validate_notebook
 from notewell.search.embedders import HashEmbedder
+from notewell.search.meta_tokens import meta_token
 from notewell.search.query import CompiledQuery, compile_query
-from notewell.storage.schema import meta_token
 
 HOSTILE_CHARS = "ab xyz:#-[]{}\"',\\\t\r\ufeff\u202e\u200b\u2028\u0085\x0b\x1c后端ü—*()^|`<>/"
 atom = st.text(alphabet=HOSTILE_CHARS, max_size=12)

@@ -30,7 +30,7 @@ from ..model.notebook_rules import (
 from ..model.numbers import whole_number
 from ..model.timestamps import now_iso
 from ..services.contract import NoteStore
-from ..storage.raw_log import RawEvent, RawLog, TamperedError
+from .raw_log import RawEvent, RawLog, TamperedError
 
 __all__ = ["AcceptResult", "NOTEBOOK_ROOT", "Notebook", "chosen_task", "notebook_root"]
 

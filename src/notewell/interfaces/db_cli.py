@@ -7,8 +7,8 @@ import argparse
 import json
 import os
 
+from ..backends.postgres.db import MIGRATIONS, PgDatabase, is_database_url
 from ..errors import InvalidArgumentError, StorageError
-from ..storage.pg import MIGRATIONS, PgDatabase, is_database_url
 
 __all__ = [
     "add_db_arguments",
@@ -58,7 +58,7 @@ def add_db_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_db(args: argparse.Namespace) -> None:
-    from ..storage.pg_vector_schema import enable_pgvector, pgvector_available, vector_ready
+    from ..backends.postgres.vector_schema import enable_pgvector, pgvector_available, vector_ready
 
     db = PgDatabase(database_url(args), max_size=2)
     try:

@@ -16,7 +16,7 @@ from ..model.numbers import whole_number
 from ..model.slug import slugify
 from ..model.timestamps import parse_when
 from ..model.visibility import Viewer, hidden_projects
-from ..storage.schema import meta_token
+from .meta_tokens import meta_token
 
 __all__ = [
     "FILTERS",

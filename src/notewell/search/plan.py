@@ -16,8 +16,8 @@ from ..errors import InvalidQueryError
 from ..model.note import Card
 from .filters import Filters
 from .fusion import fuse_hybrid, hybrid_pool
+from .passages import feedback_limit
 from .request import SearchRequest
-from .semantic import feedback_limit
 
 __all__ = ["Engines", "run_search"]
 

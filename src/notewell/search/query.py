@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidQueryError
 from ..model.cjk import CJK_RE, segment
-from ..storage.schema import meta_token
+from .meta_tokens import meta_token
 
 __all__ = [
     "FTS5_COLUMNS",

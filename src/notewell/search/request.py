@@ -20,8 +20,10 @@ __all__ = [
     "MAX_OFFSET",
     "MAX_REMOTE_LIMIT",
     "MAX_REMOTE_OFFSET",
+    "RANK_WINDOW",
     "SEARCH_MODES",
     "SearchRequest",
+    "TITLE_WINDOW",
     "check_limit",
     "check_offset",
 ]
@@ -33,6 +35,10 @@ MAX_LIMIT = 1000
 # depth whose skipping costs little; the store's own offset bound is what a database can hold.
 MAX_REMOTE_LIMIT = 100
 MAX_REMOTE_OFFSET = 1_000_000
+# A query matching many notes ranks the RANK_WINDOW most recently written matches that pass
+# the filters, together with the newest TITLE_WINDOW notes whose titles match (both stores).
+RANK_WINDOW = 400
+TITLE_WINDOW = 200
 
 
 def check_limit(limit: object, high: int = MAX_LIMIT) -> int:

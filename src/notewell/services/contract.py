@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
 
+from ..backends.sqlite.sync import Progress
 from ..model.attempt import Attempt
 from ..model.note import Card, Note
 from ..model.visibility import Viewer
-from ..storage.sync import Progress
 from .tokens import Tokens
 
 __all__ = ["NoteStore", "Progress"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..backends.postgres.db import is_database_url
 from ..errors import InvalidArgumentError
-from ..storage.pg import is_database_url
 from .contract import NoteStore
 
 __all__ = ["open_store"]

@@ -21,20 +21,20 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..backends.postgres.db import PgDatabase
+from ..backends.postgres.embedding import pg_embed_pending, pg_pending_count
+from ..backends.postgres.keyword import pg_keyword_search
+from ..backends.postgres.pgvector import PgVectorIndex
+from ..backends.postgres.rank import TermRarity
+from ..backends.postgres.semantic import PgVectorMatrix, pg_semantic_search
+from ..backends.postgres.vector_schema import vector_ready
+from ..backends.sqlite.sync import Progress
 from ..model.note import Card
 from ..search.embedder_slot import EmbedderSlot, EmbedderSpec
 from ..search.embedders import Embedder
 from ..search.filters import Filters
 from ..search.fusion import coverage
-from ..search.pg_embedding import pg_embed_pending, pg_pending_count
-from ..search.pg_rank import TermRarity
-from ..search.pg_search import pg_keyword_search
-from ..search.pg_semantic import PgVectorMatrix, pg_semantic_search
-from ..search.pg_vector import PgVectorIndex
 from ..search.query import compile_query
-from ..storage.pg import PgDatabase
-from ..storage.pg_vector_schema import vector_ready
-from ..storage.sync import Progress
 
 __all__ = ["PgSemanticMixin"]
 

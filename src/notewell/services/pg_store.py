@@ -16,8 +16,12 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..backends.postgres.db import PgDatabase
+from ..backends.postgres.rank import TermRarity
 from ..backends.postgres.records import PgChanges, PgPooledRecords, PgRecords
+from ..backends.postgres.vector_schema import enable_pgvector
 from ..backends.records import Changes, Records
+from ..backends.sqlite.sync import Progress
 from ..errors import NotFoundError, StorageError
 from ..model.attempt import Attempt, require_running, require_unfrozen
 from ..model.header import parse_note
@@ -31,12 +35,8 @@ from ..model.note import (
 )
 from ..model.timestamps import now_iso
 from ..search.embedder_slot import EmbedderSpec
-from ..search.pg_rank import TermRarity
 from ..search.plan import Engines
 from ..search.request import SearchRequest
-from ..storage.pg import PgDatabase
-from ..storage.pg_vector_schema import enable_pgvector
-from ..storage.sync import Progress
 from .pg_semantic import PgSemanticMixin
 from .pg_tokens import PgTokenBook
 from .pg_transfer import export_folder, import_folder

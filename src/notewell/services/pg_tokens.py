@@ -8,7 +8,7 @@ through one server, or by ``notewell token revoke``, is refused by all of them a
 
 from __future__ import annotations
 
-from ..storage.pg import PgDatabase
+from ..backends.postgres.db import PgDatabase
 from .tokens import Token, digest_of, name_taken_error, new_token, unknown_token_error
 
 __all__ = ["PgTokenBook"]

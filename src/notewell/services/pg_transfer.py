@@ -16,10 +16,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..backends.postgres.db import PgDatabase
+from ..backends.sqlite.files import NoteFolder
+from ..backends.sqlite.history import HISTORY_DIR, History
 from ..errors import InvalidArgumentError, StorageError
-from ..storage.files import NoteFolder
-from ..storage.history import HISTORY_DIR, History
-from ..storage.pg import PgDatabase
 
 __all__ = ["export_folder", "import_folder"]
 

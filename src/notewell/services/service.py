@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Self, TypeVar
 
 from ..backends.records import Changes, Records
+from ..backends.sqlite.sync import Progress
 from ..errors import InvalidArgumentError, NotewellError, NotFoundError
 from ..model.attempt import Attempt, check_attempt_id, check_outcome, check_project, require_running, titled_summary
 from ..model.header_edit import with_summary, with_tags
@@ -33,7 +34,6 @@ from ..search.embedders import Embedder, numpy
 from ..search.filters import Filters
 from ..search.plan import Engines, run_search
 from ..search.request import SearchRequest, check_limit
-from ..storage.sync import Progress
 from .background import BackgroundEmbedding
 from .links import MAX_RECENT, Node, check_link_args, link_tree, make_brief
 

@@ -28,7 +28,18 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..backends.records import Changes, Records
+from ..backends.sqlite.ann import ANN_MIN
+from ..backends.sqlite.embedding import embed_pending, pending_count
+from ..backends.sqlite.files import NoteFolder, printable_name
+from ..backends.sqlite.history import History
+from ..backends.sqlite.index import Index, IndexRow, LockHeld, translated
+from ..backends.sqlite.keyword import keyword_ids, keyword_search
+from ..backends.sqlite.rebuild import Rebuild
 from ..backends.sqlite.records import SqliteChanges, SqliteRecords
+from ..backends.sqlite.semantic import VectorMatrix, semantic_search
+from ..backends.sqlite.sync import Progress, Syncer, SyncReport, build_row
+from ..backends.sqlite.vector_reuse import carry_vectors
+from ..backends.sqlite.watch import Watcher
 from ..errors import (
     InvalidArgumentError,
     NotewellError,
@@ -49,22 +60,11 @@ from ..model.note import (
 from ..model.numbers import whole_number
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
-from ..search.ann import ANN_MIN
 from ..search.embedder_slot import EmbedderSlot
 from ..search.embedders import Embedder
-from ..search.embedding import embed_pending, pending_count
 from ..search.filters import Filters
-from ..search.keyword import keyword_ids, keyword_search
 from ..search.plan import Engines
 from ..search.request import SearchRequest
-from ..search.semantic import VectorMatrix, semantic_search
-from ..search.vector_reuse import carry_vectors
-from ..storage.files import NoteFolder, printable_name
-from ..storage.history import History
-from ..storage.index import Index, IndexRow, LockHeld, translated
-from ..storage.rebuild import Rebuild
-from ..storage.sync import Progress, Syncer, SyncReport, build_row
-from ..storage.watch import Watcher
 from .guard import ReadGate, StoreLock, guarded, run_guarded
 from .service import NoteLoader, NoteService
 from .tokens import TokenBook

@@ -19,10 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..backends.sqlite.index import Index, translated
+from ..backends.sqlite.sync import SyncReport
+from ..backends.sqlite.watch import COOKIE_PREFIX, Watcher
 from ..errors import NotewellError, StorageError
-from ..storage.index import Index, translated
-from ..storage.sync import SyncReport
-from ..storage.watch import COOKIE_PREFIX, Watcher
 from .guard import StoreLock
 
 __all__ = ["WatchingMixin"]

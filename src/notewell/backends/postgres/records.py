@@ -15,9 +15,9 @@ from typing import Any
 from ...model.attempt import ATTEMPT_COLUMNS, Attempt, attempt_from_row
 from ...model.note import Card
 from ...search.filters import Filters
-from ...search.pg_search import pg_list_cards
-from ...storage.pg import PgDatabase
 from ..records import LinkedNote, Lock, ProjectRow, RevisionRow
+from .db import PgDatabase
+from .keyword import pg_list_cards
 
 __all__ = ["PgChanges", "PgPooledRecords", "PgRecords"]
 

@@ -15,11 +15,11 @@ from typing import Any
 from ...model.attempt import ATTEMPT_COLUMNS, Attempt, attempt_from_row, require_running
 from ...model.note import Card
 from ...search.filters import Filters
-from ...search.keyword import list_cards
-from ...storage.history import History
-from ...storage.index import Index
-from ...storage.sync import Syncer
 from ..records import LinkedNote, Lock, ProjectRow, RevisionRow
+from .history import History
+from .index import Index
+from .keyword import list_cards
+from .sync import Syncer
 
 __all__ = ["SqliteChanges", "SqliteRecords"]
 

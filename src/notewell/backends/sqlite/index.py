@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import BusyError, StorageError
-from ..model.cjk import segment
-from ..model.header import ParsedNote
+from ...errors import BusyError, StorageError
+from ...model.cjk import segment
+from ...model.header import ParsedNote
+from ...search.meta_tokens import meta_token
 from .rebuild import recover
-from .schema import GONE_INDEX, NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, TITLES_FTS, configure, meta_token
+from .schema import GONE_INDEX, NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, TITLES_FTS, configure
 
 __all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "LockHeld", "translated"]
 

@@ -1,5 +1,5 @@
 """The database's side of pgvector (schema, not search): whether a database is ready, making
-it ready, and the HNSW index of each model. :mod:`notewell.search.pg_vector` searches it.
+it ready, and the HNSW index of each model. :mod:`notewell.backends.postgres.pgvector` searches it.
 
 :func:`enable_pgvector` makes a database ready (idempotent, safe with several servers at
 once): the extension (0.8 or later: its iterative index scans keep a filtered search from
@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..errors import StorageError
+from ...errors import StorageError
 
 __all__ = ["enable_pgvector", "ensure_hnsw_index", "hnsw_index_name", "pgvector_available", "vector_ready"]
 

@@ -14,8 +14,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import UnavailableError
-from .embedders import numpy
+from ...errors import UnavailableError
+from ...search.embedders import numpy
 
 if TYPE_CHECKING:
     import numpy as np

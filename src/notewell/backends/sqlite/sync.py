@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.ids import derived_note_id, is_note_id, new_note_id
-from ..model.timestamps import iso_from_ns, now_iso
+from ...model.ids import derived_note_id, is_note_id, new_note_id
+from ...model.timestamps import iso_from_ns, now_iso
 from .files import BAD_NAME, BAD_NAME_SIZE, OUTSIDE, OUTSIDE_SIZE, FileState, NoteFolder
 from .history import History
 from .index import Index, IndexRow

@@ -13,88 +13,40 @@ import hashlib
 import json
 import mmap
 import os
-import re
 import secrets
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidQueryError
-from ..model.cjk import unsegment
-from ..model.header import parse_note
-from ..model.note import Card
-from ..storage.index import Index
+from ...model.header import parse_note
+from ...model.note import Card
+from ...search.embedders import Embedder, numpy
+from ...search.filters import Filters
+from ...search.passage_matrix import COMPACT_MIN, RELOAD_MIN, Passage, PassageMatrix
+from ...search.passages import (
+    above_floor,
+    feedback_limit,
+    feedback_notes,
+    passage_snippet,
+    query_vector,
+    respan,
+    stacked,
+    with_feedback,
+)
 from .ann import AnnIndex, ann_available
-from .embedders import Embedder, numpy
-from .filters import Filters
+from .index import Index
 from .keyword import card_from_row, card_rows, keyword_ids
-from .passage_matrix import COMPACT_MIN, RELOAD_MIN, Passage, PassageMatrix, best_notes, rows_by_note
-from .request import check_limit
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = [
-    "FEEDBACK_NOTES",
-    "FEEDBACK_WEIGHT",
-    "VectorMatrix",
-    "above_floor",
-    "best_notes",
-    "feedback_limit",
-    "feedback_notes",
-    "passage_snippet",
-    "passages",
-    "query_vector",
-    "respan",
-    "rows_by_note",
-    "semantic_search",
-    "similarity_floor",
-    "stacked",
-    "with_feedback",
-]
+__all__ = ["VectorMatrix", "semantic_search"]
 
-OPENING = 1500  # characters of the body embedded with the title
-PASSAGE = 1000  # characters in each further passage of a long note
-OVERLAP = 200
-MAX_PASSAGES = 24
 SIDECAR_MIN = 5000  # passages from which a full load leaves a file to map next time
-# Pseudo-relevance feedback: the opening passages of the FEEDBACK_NOTES best keyword hits,
-# FEEDBACK_WEIGHT of their mean added to the query vector (chosen across the evaluation sets
-# and LoCoMo: README).
-FEEDBACK_NOTES = 3
-FEEDBACK_WEIGHT = 0.5
 _ANN_BATCH = 65_536  # rows added to the approximate index at a time
-_SNIPPET = 240
-_PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
-
-
-def passages(title: str, body: str) -> list[tuple[int, int, str]]:
-    """(start, stop, text) of what to embed: the title with the body's opening, then the
-    rest by paragraphs (packed up to PASSAGE characters; a longer one in overlapping
-    windows), so that a short finding after a long log is a passage of its own. start
-    and stop index the body."""
-    body = body.strip("\n")
-    out = [(0, min(len(body), OPENING), f"{title}\n{body[:OPENING]}")]
-    pieces: list[tuple[int, int]] = []
-    for m in _PARAGRAPH.finditer(body):
-        start, stop = max(m.start(), OPENING - OVERLAP), m.end()
-        if stop <= OPENING:
-            continue
-        while stop - start > PASSAGE:
-            pieces.append((start, start + PASSAGE))
-            start += PASSAGE - OVERLAP
-        pieces.append((start, stop))
-    for start, stop in pieces:
-        if len(out) > 1 and stop - out[-1][0] <= PASSAGE and out[-1][1] - out[-1][0] < PASSAGE - OVERLAP:
-            start = out[-1][0]
-            out.pop()
-        out.append((start, stop, body[start:stop]))
-        if len(out) >= MAX_PASSAGES:
-            break
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,62 +347,12 @@ class VectorMatrix(PassageMatrix[_Read]):
             pass  # a cache: without it the next process reads SQLite again
 
 
-def query_vector(embedder: Embedder, query: str, limit: int) -> np.ndarray:
-    """The checked *query*'s vector (InvalidQueryError, or 'unavailable' without numpy)."""
-    check_limit(limit)
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidQueryError("query is empty: give search words")
-    numpy()  # without the extra: 'unavailable', naming it, before any work
-    return embedder.embed_query(query)  # first: a remote model tells its dimension with its first answer
-
-
-def passage_snippet(body: str, start: int, stop: int) -> str:
-    """A semantic card's snippet: the best passage of *body*, cut to _SNIPPET characters."""
-    passage = " ".join(unsegment(body.strip("\n")[start:stop]).split())
-    snippet = passage[:_SNIPPET] + ("…" if len(passage) > _SNIPPET else "")
-    return "…" + snippet if start > 0 else snippet
-
-
 def _allowed(index: Index, filters: Filters) -> set[str] | None:
     """The notes the filters and scope let through (None: every note)."""
     where, params = filters.sql()
     if not where:
         return None
     return {nid for (nid,) in index.conn.execute(f"SELECT n.id FROM note_index n WHERE {where}", params)}
-
-
-def with_feedback(wanted: np.ndarray, openings: np.ndarray) -> np.ndarray:
-    """The query vector moved towards the opening passages of the best keyword hits
-    (pseudo-relevance feedback): a paraphrase's vector alone often sits far from the note
-    it means, while the note's own words, found by keyword search, sit close. Normalised."""
-    np = numpy()
-    if FEEDBACK_WEIGHT <= 0 or not len(openings):
-        return wanted
-    moved = wanted + FEEDBACK_WEIGHT * np.asarray(openings, dtype=np.float32).mean(axis=0)
-    norm = float(np.linalg.norm(moved))
-    return (moved / norm).astype(np.float32) if norm else wanted
-
-
-def feedback_limit() -> int:
-    """How many keyword hits feedback takes (0: feedback is off, no keyword pass needed)."""
-    return FEEDBACK_NOTES if FEEDBACK_WEIGHT > 0 else 0
-
-
-def feedback_notes(ids: Sequence[str]) -> list[str]:
-    """The keyword hits (best first) whose opening passages move the query vector."""
-    return list(ids)[: feedback_limit()]
-
-
-def stacked(blobs: list[bytes], dim: int) -> np.ndarray:
-    """float32 vectors stored as bytes, one row each."""
-    np = numpy()
-    return np.array([np.frombuffer(b, dtype=np.float32) for b in blobs], dtype=np.float32).reshape(-1, dim)
-
-
-def similarity_floor(embedder: Embedder) -> float | None:
-    """The cosine below which the embedder's results mean nothing close (None: no floor)."""
-    floor = getattr(embedder, "similarity_floor", None)
-    return float(floor) if isinstance(floor, int | float) else None
 
 
 def _openings(index: Index, embedder: Embedder, ids: list[str]) -> np.ndarray:
@@ -470,31 +372,6 @@ def _passage_vectors(index: Index, embedder: Embedder, ids: list[str]) -> list[t
         f"SELECT note_id, start, stop, vector FROM note_vectors WHERE note_id IN ({marks}) AND model = ? AND dim = ?",
         (*ids, embedder.model_id, embedder.dim),
     ).fetchall()
-
-
-def respan(
-    best: list[tuple[str, float, tuple[int, int]]], raw: np.ndarray, vectors: list[tuple[str, int, int, bytes]]
-) -> list[tuple[str, float, tuple[int, int]]]:
-    """*best* with each note's snippet passage chosen by the query's own vector *raw*: the
-    feedback that ranked the notes leans towards their openings, while the snippet should
-    show the passage that answers the query. *vectors*: (note, start, stop, vector bytes)."""
-    np = numpy()
-    spans: dict[str, tuple[float, tuple[int, int]]] = {}
-    for nid, start, stop, blob in vectors:
-        score = float(np.frombuffer(blob, dtype=np.float32) @ raw)
-        if nid not in spans or score > spans[nid][0]:
-            spans[nid] = (score, (start, stop))
-    return [(nid, score, spans[nid][1] if nid in spans else span) for nid, score, span in best]
-
-
-def above_floor(
-    best: list[tuple[str, float, tuple[int, int]]], embedder: Embedder
-) -> list[tuple[str, float, tuple[int, int]]]:
-    """*best* without the notes scored below the embedder's similarity floor (the score that
-    ranked them, feedback included: measured, it parts relevant notes from off-topic queries'
-    better than the query's own cosine does)."""
-    floor = similarity_floor(embedder)
-    return best if floor is None else [b for b in best if b[1] >= floor]
 
 
 def semantic_search(

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import StorageError
+from ...errors import StorageError
 
 __all__ = [
     "BAD_NAME",

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import StorageError
+from ...errors import StorageError
 from .files import NoteFolder
 
 __all__ = ["HISTORY_DIR", "History"]

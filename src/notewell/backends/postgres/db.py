@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import BusyError, InvalidArgumentError, StorageError, UnavailableError
+from ...errors import BusyError, InvalidArgumentError, StorageError, UnavailableError
 
 __all__ = ["MIGRATIONS", "PgDatabase", "is_database_url"]
 
@@ -123,7 +123,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX embed_queue_ticket ON embed_queue(ticket);
         -- Each passage's vector (float32, little-endian, as bytea), with the model that made it,
         -- the sha256 of the title and body it was made from and that note revision. Not pgvector
-        -- (no CREATE EXTENSION vector here): see notewell.search.pg_semantic for why.
+        -- (no CREATE EXTENSION vector here): see notewell.backends.postgres.semantic for why.
         CREATE TABLE note_vectors(
           note_id text NOT NULL,
           chunk integer NOT NULL,

@@ -45,14 +45,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..model.cjk import CJK_RE
-from ..model.note import Card
-from .filters import Filters, check_offset
-from .keyword import RANK_WINDOW, TITLE_WINDOW
-from .pg_rank import TermRarity, scan_idf, split_terms
-from .query import SEARCH_COLUMNS, Near, Node, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
-from .request import check_limit
-from .snippets import make_snippet, phrases_of, snippet_maker
+from ...model.cjk import CJK_RE
+from ...model.note import Card
+from ...search.filters import Filters, check_offset
+from ...search.query import SEARCH_COLUMNS, Near, Node, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
+from ...search.request import RANK_WINDOW, TITLE_WINDOW, check_limit
+from ...search.snippets import make_snippet, phrases_of, snippet_maker
+from .rank import TermRarity, scan_idf, split_terms
 
 __all__ = ["CARD_SQL", "card_from_pg", "pg_keyword_search", "pg_list_cards"]
 

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ..errors import InvalidNoteError
-from ..model.header import parse_note
-from ..model.note import check_text, derive_title
-from ..model.timestamps import iso_from_ns
+from ...errors import InvalidNoteError
+from ...model.header import parse_note
+from ...model.note import check_text, derive_title
+from ...model.timestamps import iso_from_ns
 from .files import FileState, NoteFolder
 from .index import IndexRow, row_fields
 

@@ -24,12 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotewellError
-from ..storage.pg import PgDatabase
-from ..storage.pg_vector_schema import vector_ready
-from .embedders import Embedder, numpy
-from .pg_vector import vector_param, write_cursor
-from .semantic import passages
+from ...errors import NotewellError
+from ...search.embedders import Embedder, numpy
+from ...search.passages import passages
+from .db import PgDatabase
+from .pgvector import vector_param, write_cursor
+from .vector_schema import vector_ready
 
 if TYPE_CHECKING:
     import numpy as np

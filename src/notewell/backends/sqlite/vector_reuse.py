@@ -22,10 +22,10 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
-from ..errors import UnavailableError
-from ..storage.index import Index
-from .embedders import numpy
+from ...errors import UnavailableError
+from ...search.embedders import numpy
 from .embedding import note_passages, passage_key
+from .index import Index
 
 __all__ = ["carry_vectors"]
 

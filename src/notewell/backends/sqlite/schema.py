@@ -12,7 +12,6 @@ __all__ = [
     "NOTE_INDEXES",
     "SCHEMA",
     "TITLES_FTS",
-    "meta_token",
     "SCHEMA_VERSION",
     "TITLE_WEIGHT",
     "configure",
@@ -168,18 +167,6 @@ NOTE_INDEXES = (
     # Counting notes embedded by another model reads two ranges of this, not every vector.
     "CREATE INDEX IF NOT EXISTS note_vectors_model ON note_vectors(model, note_id)",
 )
-
-
-_MARK = "\ue000"  # a private-use character: a token char to FTS5 that no one types
-
-
-def meta_token(field: str, value: str) -> str:
-    """The notes_fts.meta token for one filterable value (*field*: one letter).
-
-    Hex keeps any value one token whatever its characters; the mark keeps these tokens
-    apart from every word a note or a query can contain.
-    """
-    return _MARK + field + value.encode("utf-8").hex()
 
 
 def configure(conn: sqlite3.Connection, *, busy_timeout_ms: int) -> None:

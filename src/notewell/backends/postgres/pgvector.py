@@ -1,5 +1,5 @@
 """Semantic search with pgvector, when the database is ready for it
-(:mod:`notewell.storage.pg_vector_schema`): the nearest passages found by the database's
+(:mod:`notewell.backends.postgres.vector_schema`): the nearest passages found by the database's
 HNSW index instead of each server's matrix, then ranked into notes as everywhere else.
 
 A query names the model's dimension as a literal (the index is on the column cast to it)
@@ -13,10 +13,10 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING, Any
 
-from ..storage.pg_vector_schema import ensure_hnsw_index
-from .embedders import numpy
-from .filters import Filters
-from .semantic import best_notes
+from ...search.embedders import numpy
+from ...search.filters import Filters
+from ...search.passage_matrix import best_notes
+from .vector_schema import ensure_hnsw_index
 
 if TYPE_CHECKING:
     import numpy as np

@@ -24,14 +24,11 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..model.note import Card
-from ..storage.pg import PgDatabase
-from .embedders import Embedder
-from .filters import Filters
-from .passage_matrix import Passage, PassageMatrix
-from .pg_search import CARD_SQL, card_from_pg
-from .pg_vector import PgVectorIndex
-from .semantic import (
+from ...model.note import Card
+from ...search.embedders import Embedder
+from ...search.filters import Filters
+from ...search.passage_matrix import Passage, PassageMatrix
+from ...search.passages import (
     above_floor,
     feedback_notes,
     passage_snippet,
@@ -40,6 +37,9 @@ from .semantic import (
     stacked,
     with_feedback,
 )
+from .db import PgDatabase
+from .keyword import CARD_SQL, card_from_pg
+from .pgvector import PgVectorIndex
 
 if TYPE_CHECKING:
     import numpy as np

@@ -11,10 +11,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-from ..model.header import parse_note
-from ..storage.index import Index
-from .embedders import Embedder, numpy
-from .semantic import passages
+from ...model.header import parse_note
+from ...search.embedders import Embedder, numpy
+from ...search.passages import passages
+from .index import Index
 
 __all__ = ["embed_pending", "note_passages", "passage_key", "pending_count"]
 

@@ -22,7 +22,7 @@ import re
 import secrets
 from pathlib import Path
 
-from ..errors import StorageError
+from ...errors import StorageError
 from .files import fsync_dir
 
 __all__ = ["Rebuild", "recover"]

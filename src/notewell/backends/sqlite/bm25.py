@@ -20,9 +20,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..model.cjk import segment
-from ..storage.index import Index
-from .snippets import Phrase, fold, phrase_finder, phrases_of, scan
+from ...model.cjk import segment
+from ...search.snippets import Phrase, fold, phrase_finder, phrases_of, scan
+from .index import Index
 
 __all__ = ["PROBE", "Weights", "bm25_ranks", "document_frequency", "phrase_expression", "weigh"]
 

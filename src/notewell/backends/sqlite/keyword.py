@@ -9,16 +9,16 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import InvalidQueryError
-from ..model.cjk import unsegment
-from ..model.note import Card
-from ..storage.index import Index
+from ...errors import InvalidQueryError
+from ...model.cjk import unsegment
+from ...model.note import Card
+from ...search.filters import Filters, check_offset
+from ...search.fusion import coverage
+from ...search.query import CompiledQuery, compile_query, title_expression
+from ...search.request import RANK_WINDOW, TITLE_WINDOW, check_limit
+from ...search.snippets import make_snippet, phrases_of, snippet_maker
 from .bm25 import bm25_ranks, document_frequency, weigh
-from .filters import Filters, check_offset
-from .fusion import coverage
-from .query import CompiledQuery, compile_query, title_expression
-from .request import check_limit
-from .snippets import make_snippet, phrases_of, snippet_maker
+from .index import Index
 
 __all__ = ["CARD_COLUMNS", "CARD_FROM", "card_from_row", "card_rows", "keyword_ids", "keyword_search", "list_cards"]
 
@@ -35,8 +35,6 @@ _PREVIEW = 16  # the column after CARD_COLUMNS
 # Up to this many notes holding the query's phrases (summed), FTS5 ranks (its bm25() walks
 # them all, about 0.1 µs each); above it bm25.bm25_ranks does, from the candidates' text.
 FTS5_WALK = 50_000
-RANK_WINDOW = 400
-TITLE_WINDOW = 200
 # A loose-pass word in more notes than this waits until the rarer words are used up
 # (counted exactly: bm25.PROBE is larger).
 COMMON = 1000
