@@ -19,6 +19,8 @@ CORE = [
     "backends/records.py",
     "backends/sqlite/records.py",
     "backends/postgres/records.py",
+    "backends/sqlite/filters_sql.py",
+    "backends/postgres/filters_sql.py",
     "services/opening.py",
     "services/searching.py",
     "search/request.py",

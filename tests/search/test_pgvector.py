@@ -14,6 +14,7 @@ import pytest
 import notewell
 from notewell import StorageError
 from notewell.backends.postgres import pgvector as pg_vector
+from notewell.backends.postgres.filters_sql import pg_filter_sql
 from notewell.backends.postgres.pgvector import PgVectorIndex, vector_param, write_cursor
 from notewell.backends.postgres.vector_schema import enable_pgvector, hnsw_index_name, vector_ready
 from notewell.model.visibility import Viewer
@@ -243,7 +244,7 @@ def test_the_search_uses_the_hnsw_index(vstore):
         conn.execute("ANALYZE notes")
         conn.execute("ANALYZE note_vectors")
         for filters in (Filters(), Filters(kind="blocker"), Filters(hidden_projects=("vault",))):
-            where, params = filters.pg_sql("n")
+            where, params = pg_filter_sql(filters, "n")
             with write_cursor(conn) as cur:
                 cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
                 plan = cur.execute(

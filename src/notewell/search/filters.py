@@ -4,7 +4,7 @@ kind, tags (any/all), author, model, builds_on, and created/updated ranges."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -16,10 +16,10 @@ from ..model.numbers import whole_number
 from ..model.slug import slugify
 from ..model.timestamps import parse_when
 from ..model.visibility import Viewer, hidden_projects
-from .meta_tokens import meta_token
 
 __all__ = [
     "FILTERS",
+    "Criteria",
     "FILTER_NAMES",
     "MAX_FILTER_VALUES",
     "MAX_OFFSET",
@@ -105,6 +105,32 @@ def _as_list(value: str | list[str] | tuple[str, ...] | None, name: str) -> list
 
 
 @dataclass(frozen=True, slots=True)
+class Criteria:
+    """Filters checked and normalised (slugs, ids, parsed times): what a backend renders in
+    its SQL. ``campaign_projects`` is None without a campaign filter (empty: none match)."""
+
+    hidden_projects: tuple[str, ...]
+    project: str | None
+    campaign_projects: tuple[str, ...] | None
+    attempt_id: str | None
+    kinds: tuple[str, ...]
+    tags: tuple[str, ...]
+    all_tags: bool
+    author: str | None
+    model: str | None
+    builds_on: str | None
+    dates: tuple[tuple[str, str, str], ...]  # (column, ">=" or "<", ISO time)
+
+
+_DATES = (
+    ("created_after", "created_at", ">="),
+    ("created_before", "created_at", "<"),
+    ("updated_after", "updated_at", ">="),
+    ("updated_before", "updated_at", "<"),
+)
+
+
+@dataclass(frozen=True, slots=True)
 class Filters:
     """Which notes a search or listing may return. Every field is optional."""
 
@@ -126,10 +152,44 @@ class Filters:
     hidden_projects: tuple[str, ...] = ()
     campaign_projects: tuple[str, ...] | None = None
 
+    criteria: Criteria = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
-        # Checked once, here: a Filters that exists is valid, and rendering it (sql, pg_sql,
-        # fts) cannot fail. Rendering once runs every check, with the errors callers know.
-        self.sql()
+        # Checked once, here: a Filters that exists is valid, and each backend renders its
+        # criteria in its own SQL without checking anything again.
+        object.__setattr__(self, "criteria", self._check())
+
+    def _check(self) -> Criteria:
+        # In the order a caller reads the filters: the first bad one is the one reported.
+        project = self._scope("project")
+        campaign = self._scope("campaign")
+        attempt_id = self._scope("attempt_id")
+        kinds = tuple(slugify(k) for k in _as_list(self.kind, "kind"))
+        tags = tuple(slugify(t) for t in _as_list(self.tags, "tags"))
+        if tags and self.tag_mode not in ("any", "all"):
+            raise InvalidArgumentError(f"tag_mode: expected 'any' or 'all', got {self.tag_mode!r}")
+        author = check_filter_text("author", self.author) if self.author is not None else None
+        model = check_filter_text("model", self.model) if self.model is not None else None
+        if self.builds_on is not None and not is_link_id(self.builds_on):
+            raise InvalidArgumentError(f"builds_on: {self.builds_on!r} is not a note or attempt id (nte_… or att_…)")
+        dates = tuple(
+            (column, op, parse_when(value, name=name))
+            for name, column, op in _DATES
+            if (value := getattr(self, name)) is not None
+        )
+        return Criteria(
+            hidden_projects=tuple(self.hidden_projects),
+            project=project,
+            campaign_projects=tuple(self.campaign_projects or ()) if campaign is not None else None,
+            attempt_id=attempt_id,
+            kinds=kinds,
+            tags=tags,
+            all_tags=self.tag_mode == "all",
+            author=author,
+            model=model,
+            builds_on=self.builds_on,
+            dates=dates,
+        )
 
     @classmethod
     def from_kwargs(cls, kwargs: dict[str, Any]) -> Filters:
@@ -153,155 +213,6 @@ class Filters:
             members = tuple(campaign_members(check_project(self.campaign, "campaign")))
         return replace(self, hidden_projects=hidden_projects(viewer, private_projects), campaign_projects=members)
 
-    def fts(self) -> str | None:
-        """The filters on kind, tags, author, model and builds_on as an FTS5 expression over
-        notes_fts.meta (None when there are none); :meth:`sql` with ``dates_only`` has the rest."""
-        parts: list[str] = []
-
-        def any_of(field: str, values: list[str], op: str = " OR ") -> None:
-            tokens = list(dict.fromkeys(meta_token(field, v) for v in values))
-            parts.append("meta : (" + op.join(f'"{t}"' for t in tokens) + ")")
-
-        for name, letter in (("project", "p"), ("attempt_id", "x")):
-            value = self._scope(name)
-            if value is not None:
-                any_of(letter, [value])
-        if self._scope("campaign") is not None:
-            # No project in the campaign: a token no project has, so nothing matches.
-            any_of("p", list(self.campaign_projects or ("\x00",)))
-        kinds = [slugify(k) for k in _as_list(self.kind, "kind")]
-        if kinds:
-            any_of("k", kinds)
-        tags = [slugify(t) for t in _as_list(self.tags, "tags")]
-        if tags:
-            any_of("t", tags, " AND " if self.tag_mode == "all" else " OR ")
-        for name, field in (("author", "a"), ("model", "m")):
-            value = getattr(self, name)
-            if value is not None:
-                any_of(field, [value])
-        if self.builds_on is not None:
-            any_of("b", [self.builds_on])
-        return " AND ".join(parts) or None
-
-    def fts_suffix(self) -> str:
-        """What a match expression gets appended, in parentheses before it: the FTS5
-        filters (`` AND …``) and the hidden projects (`` NOT …``); '' when neither."""
-        suffix = ""
-        meta = self.fts()
-        if meta:
-            suffix += f" AND ({meta})"
-        if self.hidden_projects:
-            tokens = " OR ".join(f'"{meta_token("p", p)}"' for p in self.hidden_projects)
-            suffix += f" NOT meta : ({tokens})"
-        return suffix
-
-    def sql(self, alias: str = "n", *, dates_only: bool = False) -> tuple[str, list[Any]]:
-        """A WHERE fragment over note_index (as *alias*) and its parameters ('' when no filter);
-        with *dates_only*, just the created/updated ranges."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        if dates_only:
-            self._dates(alias, clauses, params)
-            return " AND ".join(clauses), params
-        if self.hidden_projects:
-            marks = ",".join("?" * len(self.hidden_projects))
-            clauses.append(
-                f"({alias}.attempt_id IS NULL OR {alias}.attempt_id NOT IN"
-                f" (SELECT id FROM attempts WHERE project IN ({marks})))"
-            )
-            params.extend(self.hidden_projects)
-        project = self._scope("project")
-        if project is not None:
-            clauses.append(f"{alias}.attempt_id IN (SELECT id FROM attempts WHERE project = ?)")
-            params.append(project)
-        if self._scope("campaign") is not None:
-            members = list(self.campaign_projects or ())
-            marks = ",".join("?" * len(members)) or "NULL"
-            clauses.append(f"{alias}.attempt_id IN (SELECT id FROM attempts WHERE project IN ({marks}))")
-            params.extend(members)
-        attempt = self._scope("attempt_id")
-        if attempt is not None:
-            clauses.append(f"{alias}.attempt_id = ?")
-            params.append(attempt)
-        kinds = [slugify(k) for k in _as_list(self.kind, "kind")]
-        if kinds:
-            clauses.append(f"{alias}.kind IN ({','.join('?' * len(kinds))})")
-            params.extend(kinds)
-        tags = [slugify(t) for t in _as_list(self.tags, "tags")]
-        if tags:
-            if self.tag_mode not in ("any", "all"):
-                raise InvalidArgumentError(f"tag_mode: expected 'any' or 'all', got {self.tag_mode!r}")
-            marks = ",".join("?" * len(tags))
-            if self.tag_mode == "all" and len(set(tags)) > 1:
-                clauses.append(
-                    f"{alias}.rowid IN (SELECT note FROM note_tags WHERE tag IN ({marks})"
-                    f" GROUP BY note HAVING count(*) = {len(set(tags))})"
-                )
-            else:
-                clauses.append(f"{alias}.rowid IN (SELECT note FROM note_tags WHERE tag IN ({marks}))")
-            params.extend(tags)
-        for name in ("author", "model"):
-            value = getattr(self, name)
-            if value is not None:
-                clauses.append(f"{alias}.{name} = ?")
-                params.append(check_filter_text(name, value))
-        if self.builds_on is not None:
-            if not is_link_id(self.builds_on):
-                raise InvalidArgumentError(
-                    f"builds_on: {self.builds_on!r} is not a note or attempt id (nte_… or att_…)"
-                )
-            clauses.append(f"{alias}.rowid IN (SELECT note FROM note_links WHERE target = ?)")
-            params.append(self.builds_on)
-        self._dates(alias, clauses, params)
-        return " AND ".join(clauses), params
-
-    def pg_sql(self, alias: str = "n") -> tuple[str, list[Any]]:
-        """The same filters as :meth:`sql`, over the PostgreSQL ``notes`` table (as *alias*),
-        with ``%s`` parameters."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        if self.hidden_projects:
-            clauses.append(
-                f"({alias}.attempt_id IS NULL OR {alias}.attempt_id NOT IN"
-                " (SELECT id FROM attempts WHERE project = ANY(%s)))"
-            )
-            params.append(list(self.hidden_projects))
-        project = self._scope("project")
-        if project is not None:
-            clauses.append(f"{alias}.attempt_id IN (SELECT id FROM attempts WHERE project = %s)")
-            params.append(project)
-        if self._scope("campaign") is not None:
-            clauses.append(f"{alias}.attempt_id IN (SELECT id FROM attempts WHERE project = ANY(%s))")
-            params.append(list(self.campaign_projects or ()))
-        attempt = self._scope("attempt_id")
-        if attempt is not None:
-            clauses.append(f"{alias}.attempt_id = %s")
-            params.append(attempt)
-        kinds = [slugify(k) for k in _as_list(self.kind, "kind")]
-        if kinds:
-            clauses.append(f"{alias}.kind = ANY(%s)")
-            params.append(kinds)
-        tags = [slugify(t) for t in _as_list(self.tags, "tags")]
-        if tags:
-            clauses.append(f"{alias}.tags {'@>' if self.tag_mode == 'all' else '&&'} %s")
-            params.append(sorted(set(tags)))
-        for name in ("author", "model"):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if "\x00" in check_filter_text(name, value):
-                # PostgreSQL text cannot hold NUL, so no note has this value: it matches
-                # nothing, as on SQLite, instead of failing in the driver.
-                clauses.append("false")
-            else:
-                clauses.append(f"{alias}.{name} = %s")
-                params.append(value)
-        if self.builds_on is not None:
-            clauses.append(f"{alias}.builds_on @> %s")
-            params.append([self.builds_on])
-        self._dates(alias, clauses, params, mark="%s")
-        return " AND ".join(clauses), params
-
     def _scope(self, name: str) -> str | None:
         value = getattr(self, name)
         if value is None:
@@ -309,15 +220,3 @@ class Filters:
         if name == "attempt_id":
             return check_attempt_id(value)
         return check_project(value, name)
-
-    def _dates(self, alias: str, clauses: list[str], params: list[Any], mark: str = "?") -> None:
-        for name, column, op in (
-            ("created_after", "created_at", ">="),
-            ("created_before", "created_at", "<"),
-            ("updated_after", "updated_at", ">="),
-            ("updated_before", "updated_at", "<"),
-        ):
-            value = getattr(self, name)
-            if value is not None:
-                clauses.append(f"{alias}.{column} {op} {mark}")
-                params.append(parse_when(value, name=name))

@@ -51,6 +51,7 @@ from ...search.filters import Filters, check_offset
 from ...search.query import SEARCH_COLUMNS, Near, Node, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
 from ...search.request import RANK_WINDOW, TITLE_WINDOW, check_limit
 from ...search.snippets import make_snippet, phrases_of, snippet_maker
+from .filters_sql import pg_filter_sql
 from .rank import TermRarity, scan_idf, split_terms
 
 __all__ = ["CARD_SQL", "card_from_pg", "pg_keyword_search", "pg_list_cards"]
@@ -374,7 +375,7 @@ def pg_keyword_search(
     check_limit(limit)  # cheap; the engines are public, and the plan asks them for pools
     cq = compile_query(query)  # the same checks and errors as the embedded store
     counts = rarity or TermRarity()
-    where, params = (filters or Filters()).pg_sql()
+    where, params = pg_filter_sql(filters or Filters())
     extra = f" AND {where}" if where else ""
     words = plain_terms(cq.text)  # a CJK run's loose pieces: pairs, as on SQLite (cjk_grams finds them)
     strict, as_written = _strict_tree(cq.text, cq.raw, words.strict)
@@ -470,7 +471,7 @@ def pg_list_cards(conn: Any, *, limit: int = 20, offset: int = 0, filters: Filte
     """Notes newest-updated first, as cards whose snippet is the opening of the body."""
     check_limit(limit)
     check_offset(offset)
-    where, params = (filters or Filters()).pg_sql()
+    where, params = pg_filter_sql(filters or Filters())
     sql = f"SELECT {CARD_SQL}, n.body FROM {_CARD_FROM}" + (f" WHERE {where}" if where else "")
     sql += " ORDER BY n.updated_at DESC, n.seq DESC LIMIT %s OFFSET %s"
     return [card_from_pg(r[:15], _preview(r[15]), None) for r in conn.execute(sql, [*params, limit, offset])]

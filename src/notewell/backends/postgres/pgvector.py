@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ...search.embedders import numpy
 from ...search.filters import Filters
 from ...search.passage_matrix import best_notes
+from .filters_sql import pg_filter_sql
 from .vector_schema import ensure_hnsw_index
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ class PgVectorIndex:
             except psycopg.errors.InsufficientPrivilege:
                 pass  # not the table's owner: searched without the index until an owner builds it
             self.ensured.add((model, dim))
-        where, params = filters.pg_sql("n")
+        where, params = pg_filter_sql(filters, "n")
         query = vector_param(np.asarray(wanted, dtype=np.float32))
         ask = max(_ASK, 4 * limit)
         with _register(conn.cursor()) as cur:

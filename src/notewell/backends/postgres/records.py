@@ -17,6 +17,7 @@ from ...model.note import Card
 from ...search.filters import Filters
 from ..records import LinkedNote, Lock, ProjectRow, RevisionRow
 from .db import PgDatabase
+from .filters_sql import pg_filter_sql
 from .keyword import pg_list_cards
 
 __all__ = ["PgChanges", "PgPooledRecords", "PgRecords"]
@@ -25,7 +26,7 @@ _LOCKS = {"share": " FOR SHARE", "update": " FOR UPDATE"}
 
 
 def _where(filters: Filters) -> tuple[str, list[Any]]:
-    where, params = filters.pg_sql()
+    where, params = pg_filter_sql(filters)
     return (f" WHERE {where}" if where else ""), list(params)
 
 

@@ -38,6 +38,7 @@ from ...search.passages import (
     with_feedback,
 )
 from .db import PgDatabase
+from .filters_sql import pg_filter_sql
 from .keyword import CARD_SQL, card_from_pg
 from .pgvector import PgVectorIndex
 
@@ -117,7 +118,7 @@ class PgVectorMatrix(PassageMatrix[_Read]):
 
 def _allowed(conn: Any, filters: Filters) -> set[str] | None:
     """The notes the filters and scope let through (None: every note)."""
-    where, params = filters.pg_sql()
+    where, params = pg_filter_sql(filters)
     if not where:
         return None
     return {nid for (nid,) in conn.execute(f"SELECT n.id FROM notes n WHERE {where}", params)}

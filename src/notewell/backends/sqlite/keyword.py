@@ -18,6 +18,7 @@ from ...search.query import CompiledQuery, compile_query, title_expression
 from ...search.request import RANK_WINDOW, TITLE_WINDOW, check_limit
 from ...search.snippets import make_snippet, phrases_of, snippet_maker
 from .bm25 import bm25_ranks, document_frequency, weigh
+from .filters_sql import filter_sql, fts_suffix
 from .index import Index
 
 __all__ = ["CARD_COLUMNS", "CARD_FROM", "card_from_row", "card_rows", "keyword_ids", "keyword_search", "list_cards"]
@@ -217,8 +218,8 @@ def keyword_search(
     check_limit(limit)  # cheap; the engines are public, and the plan asks them for pools
     cq = compile_query(query)
     filters = filters or Filters()
-    where, params = filters.sql(dates_only=True)
-    hits = _run(index, cq, where, params, limit, filters.fts_suffix(), filters.sql())
+    where, params = filter_sql(filters, dates_only=True)
+    hits = _run(index, cq, where, params, limit, fts_suffix(filters), filter_sql(filters))
     if not hits:
         return []
     marks = ",".join("?" * len(hits))
@@ -251,9 +252,9 @@ def keyword_ids(index: Index, query: str, *, limit: int = 3, filters: Filters | 
     except InvalidQueryError:
         return []
     filters = filters or Filters()
-    where, params = filters.sql(dates_only=True)
+    where, params = filter_sql(filters, dates_only=True)
     try:
-        hits = _run(index, cq, where, params, limit, filters.fts_suffix(), filters.sql())
+        hits = _run(index, cq, where, params, limit, fts_suffix(filters), filter_sql(filters))
     except InvalidQueryError:
         return []
     if not hits:
@@ -268,7 +269,7 @@ def list_cards(index: Index, *, limit: int = 20, offset: int = 0, filters: Filte
     """Notes newest-updated first, as cards whose snippet is the opening of the body."""
     check_limit(limit)
     check_offset(offset)
-    where, params = (filters or Filters()).sql()
+    where, params = filter_sql(filters or Filters())
     sql = f"SELECT {CARD_COLUMNS} FROM {CARD_FROM}" + (f" WHERE {where}" if where else "")
     sql += " ORDER BY n.updated_at DESC, n.rowid DESC LIMIT ? OFFSET ?"
     found = index.conn.execute(sql, [*params, limit, offset]).fetchall()

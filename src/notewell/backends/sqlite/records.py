@@ -16,6 +16,7 @@ from ...model.attempt import ATTEMPT_COLUMNS, Attempt, attempt_from_row, require
 from ...model.note import Card
 from ...search.filters import Filters
 from ..records import LinkedNote, Lock, ProjectRow, RevisionRow
+from .filters_sql import filter_sql
 from .history import History
 from .index import Index
 from .keyword import list_cards
@@ -25,7 +26,7 @@ __all__ = ["SqliteChanges", "SqliteRecords"]
 
 
 def _where(filters: Filters) -> tuple[str, list[Any]]:
-    where, params = filters.sql()
+    where, params = filter_sql(filters)
     return (f" WHERE {where}" if where else ""), params
 
 
@@ -181,7 +182,7 @@ class SqliteRecords:
         ]
 
     def tag_counts(self, filters: Filters) -> list[tuple[str, int]]:
-        where, params = filters.sql()
+        where, params = filter_sql(filters)
         join = f" JOIN note_index n ON n.rowid = t.note WHERE {where}" if where else ""
         rows = self._index.query(
             f"SELECT t.tag, count(*) FROM note_tags t{join} GROUP BY t.tag ORDER BY count(*) DESC, t.tag", params

@@ -37,6 +37,7 @@ from ...search.passages import (
     with_feedback,
 )
 from .ann import AnnIndex, ann_available
+from .filters_sql import filter_sql
 from .index import Index
 from .keyword import card_from_row, card_rows, keyword_ids
 
@@ -349,7 +350,7 @@ class VectorMatrix(PassageMatrix[_Read]):
 
 def _allowed(index: Index, filters: Filters) -> set[str] | None:
     """The notes the filters and scope let through (None: every note)."""
-    where, params = filters.sql()
+    where, params = filter_sql(filters)
     if not where:
         return None
     return {nid for (nid,) in index.conn.execute(f"SELECT n.id FROM note_index n WHERE {where}", params)}
