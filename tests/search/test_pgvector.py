@@ -58,7 +58,7 @@ def unready(pgvector_url, monkeypatch):
     from notewell.services import pg_store
 
     with monkeypatch.context() as m:
-        m.setattr(pg_store, "_enable_pgvector_if_possible", lambda db: None)
+        m.setattr(pg_store, "enable_pgvector_if_possible", lambda db: None)
         s = notewell.open(pgvector_url, embedder=HashEmbedder())
     yield s
     s.close()

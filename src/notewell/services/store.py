@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import select
 import threading
@@ -34,10 +33,20 @@ from ..backends.sqlite.files import NoteFolder, printable_name
 from ..backends.sqlite.history import History
 from ..backends.sqlite.index import Index, IndexRow, LockHeld, translated
 from ..backends.sqlite.keyword import keyword_ids, keyword_search
+from ..backends.sqlite.notes import (
+    backlinks_of,
+    last_revision,
+    live_note,
+    note_text,
+    queued_count,
+    revision_info,
+    used_ids,
+)
 from ..backends.sqlite.rebuild import Rebuild
 from ..backends.sqlite.records import SqliteChanges, SqliteRecords
 from ..backends.sqlite.semantic import VectorMatrix, semantic_search
 from ..backends.sqlite.sync import Progress, Syncer, SyncReport, build_row
+from ..backends.sqlite.transfer import transfer_rows
 from ..backends.sqlite.vector_reuse import carry_vectors
 from ..backends.sqlite.watch import Watcher
 from ..errors import (
@@ -76,17 +85,6 @@ T = TypeVar("T")
 
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
-_TRANSFER_ATTEMPT = (
-    "id",
-    "project",
-    "campaign",
-    "author",
-    "model",
-    "started_at",
-    "ended_at",
-    "outcome",
-    "summary_note",
-)
 _MAX_DEFER = 2.0  # seconds a read may go on without the changes another writer's lock holds back
 _CLOSE_WAIT = 30.0  # seconds closing waits for the reads in flight to end
 # Reads running at once. More than the cores is slower, not faster: every row SQLite returns
@@ -182,13 +180,6 @@ class Store(WatchingMixin, NoteService):
         # wait for the model.
         index = Index(self.root, busy_timeout=self._busy_timeout)
 
-        def text_of(note_id: str) -> str | None:
-            row = index.conn.execute(
-                "SELECT t.text FROM note_index n JOIN note_text t ON t.rowid = n.rowid WHERE n.id = ?",
-                (note_id,),
-            ).fetchone()
-            return row[0] if row else None
-
         def step() -> int:
             nonlocal index
             # Inside the gate, as a read is: a rebuild waits for the batch in hand, and the
@@ -198,7 +189,7 @@ class Store(WatchingMixin, NoteService):
                     index.close()
                     index = Index(self.root, busy_timeout=self._busy_timeout)
                 with translated():
-                    return embed_pending(index, embedder, text_of, limit=_EMBED_STEP)
+                    return embed_pending(index, embedder, lambda nid: note_text(index, nid), limit=_EMBED_STEP)
 
         try:
             yield step
@@ -455,8 +446,7 @@ class Store(WatchingMixin, NoteService):
         carried = carry_vectors(self._index, old)
         model = self._embedders.model_id()
         if model is None:
-            (queued,) = self._index.conn.execute("SELECT count(*) FROM embed_queue").fetchone()
-            return sum(carried.values()), queued
+            return sum(carried.values()), queued_count(self._index)
         return carried[model], pending_count(self._index, model)
 
     @guarded
@@ -541,13 +531,7 @@ class Store(WatchingMixin, NoteService):
         ids: list[str] = []
         while len(ids) < count:
             candidates = list({new_note_id() for _ in range(count - len(ids))} - set(ids))
-            taken: set[str] = set()
-            for i in range(0, len(candidates), 500):
-                part = candidates[i : i + 500]
-                marks = ",".join("?" * len(part))
-                taken.update(
-                    r[0] for r in self._index.query(f"SELECT id FROM journal_meta WHERE id IN ({marks})", part)
-                )
+            taken = used_ids(self._index, candidates)
             ids.extend(c for c in candidates if c not in taken)
         return ids
 
@@ -719,18 +703,14 @@ class Store(WatchingMixin, NoteService):
                 raise StorageError(f"cannot read {os.path.basename(exc.filename or '')}: {exc.strerror}") from exc
 
     def _get(self, note_id: str, revision: int | None, *, checked: bool = False) -> Note:
-        row = self._index.query(
-            "SELECT id, path, author, created_at, updated_at, revision, model, attempt_id, note_kind, sha256"
-            " FROM note_index WHERE id = ?",
-            (note_id,),
-        )
+        row = live_note(self._index, note_id)
         if not row:
             # A deleted (or now unreadable) note: its kept revisions can still be read by number.
             meta = self._index.meta_for_id(note_id)
             if meta is None or revision is None:
                 gone = " (deleted or unreadable; its kept revisions can be read by number)" if meta else ""
                 raise NotFoundError(f"no note {note_id}{gone}")
-            last = self._index.query("SELECT max(revision) FROM revisions WHERE id = ?", (note_id,))[0][0] or 0
+            last = last_revision(self._index, note_id)
             row = [(note_id, "", meta[2], meta[4], meta[5], last, meta[3], meta[9], meta[10], None)]
             deleted = True
         else:
@@ -756,20 +736,11 @@ class Store(WatchingMixin, NoteService):
                 raise NotFoundError(f"revision {revision} of {note_id} was not kept")
             data = kept
             rev = revision
-            info = self._index.query(
-                "SELECT at, author FROM revisions WHERE id = ? AND revision = ?", (note_id, revision)
-            )
+            info = revision_info(self._index, note_id, revision)
             if info:
-                updated = info[0][0] or updated
-                author = info[0][1] if info[0][1] is not None else author
-        backlinks = [
-            {"id": b, "title": t, "kind": k, "updated_at": u}
-            for b, t, k, u in self._index.query(
-                "SELECT n.id, n.title, n.kind, n.updated_at FROM note_links l JOIN note_index n ON n.rowid = l.note"
-                " WHERE l.target = ? ORDER BY n.updated_at DESC",
-                (note_id,),
-            )
-        ]
+                updated = info[0] or updated
+                author = info[1] if info[1] is not None else author
+        backlinks = backlinks_of(self._index, note_id)
         return note_from_text(
             data.decode("utf-8", errors="replace"),
             path=path,
@@ -831,13 +802,10 @@ class Store(WatchingMixin, NoteService):
             return pending_count(index, model_id)
 
     def _embed(self, limit: int | None, progress: Progress | None) -> int:
-        def text_of(note_id: str) -> str | None:
-            row = self._index.conn.execute(
-                "SELECT t.text FROM note_index n JOIN note_text t ON t.rowid = n.rowid WHERE n.id = ?", (note_id,)
-            ).fetchone()
-            return row[0] if row else None
-
-        return embed_pending(self._index, self._embedder_now(), text_of, limit=limit, progress=progress)
+        index = self._index
+        return embed_pending(
+            index, self._embedder_now(), lambda nid: note_text(index, nid), limit=limit, progress=progress
+        )
 
     @guarded
     def transfer_rows(self) -> dict[str, list[dict[str, Any]]]:
@@ -846,72 +814,7 @@ class Store(WatchingMixin, NoteService):
         the project settings and the reads recorded on attempts."""
         with self._lock:
             self.refresh()
-            live = []
-            for row in self._index.query(
-                "SELECT id, path, title, kind, tags, builds_on, model, summary, author, created_at, updated_at,"
-                " revision, attempt_id, note_kind FROM note_index ORDER BY rowid"
-            ):
-                nid, path, title, kind, tags, builds_on, model, summary, author, created, updated = row[:11]
-                try:
-                    text = self._folder.read(path).decode("utf-8")
-                except OSError as exc:
-                    raise StorageError(f"cannot read {path}: {exc.strerror}") from exc
-                live.append(
-                    {
-                        "id": nid,
-                        "path": path,
-                        "text": text,
-                        "title": title,
-                        "body": parse_note(text).body,
-                        "kind": kind,
-                        "tags": json.loads(tags),
-                        "builds_on": json.loads(builds_on),
-                        "model": model,
-                        "summary": summary,
-                        "author": author,
-                        "created_at": created,
-                        "updated_at": updated,
-                        "revision": row[11],
-                        "attempt_id": row[12],
-                        "note_kind": row[13] or "note",
-                    }
-                )
-            deleted_at: dict[str, tuple[str, str | None]] = {}
-            for record in self._history.read(0)[0]:
-                if record.get("op") in ("delete", "gone"):
-                    deleted_at[record["id"]] = (record.get("at") or "", record.get("path"))
-            gone = [
-                {
-                    "id": nid,
-                    "path": deleted_at.get(nid, ("", None))[1] or f"{nid}.md",
-                    "deleted_at": deleted_at.get(nid, ("", None))[0] or updated or created or "",
-                    "revision": revision,
-                    "author": author,
-                    "model": model,
-                    "created_at": created or "",
-                    "note_kind": note_kind or "note",
-                    "attempt_id": attempt_id,
-                }
-                for nid, author, model, created, updated, revision, note_kind, attempt_id in self._index.query(
-                    "SELECT id, author, model, created_at, updated_at, revision, note_kind, attempt FROM journal_meta"
-                    " WHERE deleted = 1 ORDER BY updated_at"
-                )
-            ]
-            attempts = [
-                dict(zip(_TRANSFER_ATTEMPT, row, strict=True))
-                for row in self._index.query(f"SELECT {', '.join(_TRANSFER_ATTEMPT)} FROM attempts ORDER BY started_at")
-            ]
-            projects = [
-                {"name": n, "private": bool(p), "owner": o, "campaign": c}
-                for n, p, o, c in self._index.query("SELECT name, private, owner, campaign FROM projects ORDER BY name")
-            ]
-            reads = [
-                {"attempt": a, "note": n, "at": at}
-                for a, n, at in self._index.query(
-                    "SELECT attempt, note, at FROM attempt_reads ORDER BY at, attempt, note"
-                )
-            ]
-            return {"live": live, "gone": gone, "attempts": attempts, "projects": projects, "reads": reads}
+            return transfer_rows(self._index, self._folder, self._history)
 
     @guarded
     def kept_revision(self, note_id: str, revision: int) -> bytes | None:
