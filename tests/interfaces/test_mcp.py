@@ -286,3 +286,12 @@ def test_the_search_and_list_tools_take_every_filter_of_the_one_list(tmp_path):
         tools = {t.name: t for t in asyncio.run(make_mcp(AgentAPI(store), None, local=True).list_tools())}
     for name in ("search_notes", "list_notes"):
         assert set(FILTER_NAMES) <= set(tools[name].input_schema["properties"]), name
+    # Each filter's description and shape come from the table: kinds and tags take one or many.
+    from notewell.search.filters import FILTERS
+
+    properties = tools["search_notes"].input_schema["properties"]
+    for spec in FILTERS:
+        assert properties[spec.name]["description"] == spec.help, spec.name
+        shapes = {option.get("type") for option in properties[spec.name]["anyOf"]}
+        assert ("array" in shapes) == (spec.shape == "texts"), spec.name
+    assert {o.get("enum") and tuple(o["enum"]) for o in properties["tag_mode"]["anyOf"]} >= {("any", "all")}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
+from types import SimpleNamespace
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -20,7 +21,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from ..errors import NotewellError, UnauthorizedError
-from ..search.filters import FILTER_NAMES
+from ..search.filters import FILTER_NAMES, FILTERS, FilterSpec
 from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller, caller_from_header
 from ..services.contract import NoteStore
 from ..services.tokens import Tokens
@@ -38,6 +39,20 @@ _CHANGE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempoten
 
 Mode = Literal["keyword", "semantic", "both", "hybrid"]
 Text = Annotated[str | None, Field(description="optional")]
+
+
+def _filter_type(spec: FilterSpec) -> Any:
+    """A filter's argument type and description, from the one table of filters."""
+    shape: Any = str | None
+    if spec.shape == "texts":
+        shape = str | list[str] | None
+    elif spec.shape == "choice":
+        shape = Literal[spec.choices] | None  # type: ignore[valid-type]
+    return Annotated[shape, Field(description=spec.help)]
+
+
+# The search and list tools' filter arguments (the SDK reads a tool's schema from its signature).
+FilterArg = SimpleNamespace(**{spec.name: _filter_type(spec) for spec in FILTERS})
 NoteId = Annotated[str, Field(description="a note id, like nte_0h3k9x2c7m")]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"how many cards, 1-{MAX_LIMIT}")]
 Task = Annotated[str | None, Field(description="the notebook's task (default: the only one)")]
@@ -96,19 +111,19 @@ def make_mcp(
             "keyword"
         ),
         limit: Limit = 10,
-        project: Text = None,
-        campaign: Text = None,
-        attempt_id: Text = None,
-        kind: Text = None,
-        tags: Annotated[list[str] | None, Field(description="header tags (any of them, or all with tag_mode)")] = None,
-        tag_mode: Annotated[Literal["any", "all"] | None, Field(description="any (default) or all")] = None,
-        author: Text = None,
-        model: Text = None,
-        builds_on: Annotated[str | None, Field(description="only notes that build on this note id")] = None,
-        created_after: Text = None,
-        created_before: Text = None,
-        updated_after: Text = None,
-        updated_before: Text = None,
+        project: FilterArg.project = None,
+        campaign: FilterArg.campaign = None,
+        attempt_id: FilterArg.attempt_id = None,
+        kind: FilterArg.kind = None,
+        tags: FilterArg.tags = None,
+        tag_mode: FilterArg.tag_mode = None,
+        author: FilterArg.author = None,
+        model: FilterArg.model = None,
+        builds_on: FilterArg.builds_on = None,
+        created_after: FilterArg.created_after = None,
+        created_before: FilterArg.created_before = None,
+        updated_after: FilterArg.updated_after = None,
+        updated_before: FilterArg.updated_before = None,
         wait: Annotated[bool, Field(description="embed notes not embedded yet before a semantic search")] = False,
     ) -> dict[str, Any]:
         """Find notes: short cards (title, kind, tags, snippet, score, the mode that found each), not bodies.
@@ -167,19 +182,19 @@ def make_mcp(
         ctx: Context,
         limit: Limit = 20,
         offset: Annotated[int, Field(ge=0)] = 0,
-        project: Text = None,
-        campaign: Text = None,
-        attempt_id: Text = None,
-        kind: Text = None,
-        tags: Annotated[list[str] | None, Field(description="header tags (any of them, or all with tag_mode)")] = None,
-        tag_mode: Annotated[Literal["any", "all"] | None, Field(description="any (default) or all")] = None,
-        author: Text = None,
-        model: Text = None,
-        builds_on: Annotated[str | None, Field(description="only notes that build on this note id")] = None,
-        created_after: Text = None,
-        created_before: Text = None,
-        updated_after: Text = None,
-        updated_before: Text = None,
+        project: FilterArg.project = None,
+        campaign: FilterArg.campaign = None,
+        attempt_id: FilterArg.attempt_id = None,
+        kind: FilterArg.kind = None,
+        tags: FilterArg.tags = None,
+        tag_mode: FilterArg.tag_mode = None,
+        author: FilterArg.author = None,
+        model: FilterArg.model = None,
+        builds_on: FilterArg.builds_on = None,
+        created_after: FilterArg.created_after = None,
+        created_before: FilterArg.created_before = None,
+        updated_after: FilterArg.updated_after = None,
+        updated_before: FilterArg.updated_before = None,
     ) -> dict[str, Any]:
         """Notes as cards, most recently updated first (for browsing; use search_notes to find)."""
         arguments = locals()  # as in search_notes

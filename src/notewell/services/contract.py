@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
 
-from ..backends.sqlite.sync import Progress
 from ..model.attempt import Attempt
 from ..model.note import Card, Note
+from ..model.progress import Progress
 from ..model.visibility import Viewer
 from .tokens import Tokens
 

@@ -28,8 +28,8 @@ from ..backends.postgres.pgvector import PgVectorIndex
 from ..backends.postgres.rank import TermRarity
 from ..backends.postgres.semantic import PgVectorMatrix, pg_semantic_search
 from ..backends.postgres.vector_schema import vector_ready
-from ..backends.sqlite.sync import Progress
 from ..model.note import Card
+from ..model.progress import Progress
 from ..search.embedder_slot import EmbedderSlot, EmbedderSpec
 from ..search.embedders import Embedder
 from ..search.filters import Filters

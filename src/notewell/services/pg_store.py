@@ -31,7 +31,6 @@ from ..backends.postgres.notes import (
 from ..backends.postgres.rank import TermRarity
 from ..backends.postgres.records import PgChanges, PgPooledRecords, PgRecords
 from ..backends.records import Changes, Records
-from ..backends.sqlite.sync import Progress
 from ..errors import NotFoundError
 from ..model.attempt import Attempt, require_running, require_unfrozen
 from ..model.ids import new_note_id
@@ -40,6 +39,7 @@ from ..model.note import (
     Note,
     check_text,
 )
+from ..model.progress import Progress
 from ..model.timestamps import now_iso
 from ..search.embedder_slot import EmbedderSpec
 from ..search.plan import Engines

@@ -19,13 +19,13 @@ from contextlib import AbstractContextManager
 from typing import Any, Self, TypeVar
 
 from ..backends.records import Changes, Records
-from ..backends.sqlite.sync import Progress
 from ..errors import InvalidArgumentError, NotewellError, NotFoundError
 from ..model.attempt import Attempt, check_attempt_id, check_outcome, check_project, require_running, titled_summary
 from ..model.header_edit import with_summary, with_tags
 from ..model.ids import check_note_id, is_attempt_id, is_note_id, new_attempt_id
 from ..model.note import AUTHOR_MAX, MODEL_MAX, Card, Note, check_label, check_revision, check_text
 from ..model.numbers import whole_number
+from ..model.progress import Progress
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer, may_see
 from ..model.visibility import hidden_projects as viewer_hidden_projects

@@ -45,7 +45,7 @@ from ..backends.sqlite.notes import (
 from ..backends.sqlite.rebuild import Rebuild
 from ..backends.sqlite.records import SqliteChanges, SqliteRecords
 from ..backends.sqlite.semantic import VectorMatrix, semantic_search
-from ..backends.sqlite.sync import Progress, Syncer, SyncReport, build_row
+from ..backends.sqlite.sync import Syncer, SyncReport, build_row
 from ..backends.sqlite.transfer import transfer_rows
 from ..backends.sqlite.vector_reuse import carry_vectors
 from ..backends.sqlite.watch import Watcher
@@ -67,6 +67,7 @@ from ..model.note import (
     note_from_text,
 )
 from ..model.numbers import whole_number
+from ..model.progress import Progress
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 from ..search.embedder_slot import EmbedderSlot

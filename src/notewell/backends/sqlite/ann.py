@@ -29,6 +29,7 @@ ANN_MIN = 1_000_000  # live passages from which the approximate index is used, w
 _CONNECTIVITY = 16
 _EXPANSION_ADD = 64
 _EXPANSION_SEARCH = 200
+_PARALLEL_ADD = 10_000  # rows in one add from which it runs on every core
 
 
 def ann_available() -> bool:
@@ -68,7 +69,11 @@ class AnnIndex:
         if len(rows):
             np = numpy()
             with self._lock:
-                self._index.add(np.asarray(rows, dtype=np.uint64), vectors, threads=os.cpu_count() or 1)
+                # One thread below _PARALLEL_ADD rows: the graph a batch makes is then the same on
+                # every run (threads insert in an order that varies, and so does what a search
+                # reaches), and a small batch gains nothing from more.
+                threads = 1 if len(rows) < _PARALLEL_ADD else os.cpu_count() or 1
+                self._index.add(np.asarray(rows, dtype=np.uint64), vectors, threads=threads)
 
     def candidates(self, query: np.ndarray, count: int) -> np.ndarray:
         """Row numbers of about the *count* nearest vectors (approximate)."""

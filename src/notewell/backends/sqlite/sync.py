@@ -10,20 +10,20 @@ timestamps and authors come back.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...model.ids import derived_note_id, is_note_id, new_note_id
+from ...model.progress import Progress
 from ...model.timestamps import iso_from_ns, now_iso
 from .files import BAD_NAME, BAD_NAME_SIZE, OUTSIDE, OUTSIDE_SIZE, FileState, NoteFolder
 from .history import History
 from .index import Index, IndexRow
 from .prepare import Prepared, Preparer, build_row, prepare_files
 
-__all__ = ["Progress", "SyncReport", "Syncer", "build_row", "folder_digest"]
+__all__ = ["SyncReport", "Syncer", "build_row", "folder_digest"]
 
-Progress = Callable[[int, int], None]
 _BATCH = 2000
 _OPTIMIZE_AFTER = 5000  # notes indexed in one pass before the keyword index is merged
 
