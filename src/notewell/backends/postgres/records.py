@@ -120,6 +120,13 @@ class PgRecords:
         )
         return row[0] if row else None
 
+    def note_attempt(self, note_id: str) -> str | None:
+        row = self._one(
+            "SELECT attempt_id FROM notes WHERE id = %s UNION ALL SELECT attempt_id FROM gone WHERE id = %s",
+            (note_id, note_id),
+        )
+        return row[0] if row else None
+
     def notes_in(self, projects: tuple[str, ...], note_ids: list[str]) -> set[str]:
         if not projects or not note_ids:
             return set()

@@ -1,0 +1,101 @@
+"""Both backends give the service the same records: every member of the Protocol with its
+parameters, and the same answers to the same questions about the same store."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from notewell.backends.postgres.records import PgChanges, PgPooledRecords, PgRecords
+from notewell.backends.records import Changes, Records
+from notewell.backends.sqlite.records import SqliteChanges, SqliteRecords
+from notewell.search.filters import Filters
+
+
+def _members(protocol: type) -> list[str]:
+    return sorted(
+        name
+        for klass in protocol.__mro__
+        if klass not in (object,) and klass.__name__ != "Protocol" and klass.__name__ != "Generic"
+        for name, value in vars(klass).items()
+        if not name.startswith("_") and callable(value)
+    )
+
+
+def _parameters(function) -> list[tuple[str, object, object]]:
+    return [(p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()]
+
+
+PAIRS = [
+    (Records, SqliteRecords),
+    (Records, PgRecords),
+    (Records, PgPooledRecords),
+    (Changes, SqliteChanges),
+    (Changes, PgChanges),
+]
+
+
+@pytest.mark.parametrize(("protocol", "cls"), PAIRS, ids=lambda x: x.__name__)
+def test_each_backend_has_every_member_of_the_protocol(protocol, cls):
+    members = _members(protocol)
+    assert len(members) >= (22 if protocol is Records else 28)
+    for name in members:
+        got = getattr(cls, name, None)
+        assert got is not None, f"{cls.__name__} has no {name}"
+        assert _parameters(got) == _parameters(getattr(protocol, name)), f"{cls.__name__}.{name}"
+
+
+def _answers(store) -> dict[str, object]:
+    """What the records say about the store :func:`_fill` made (ids and times left out)."""
+    with store._records() as records:
+        attempt = records.attempts(project=None, running=None, hidden=(), limit=10)
+        a_id = attempt[0].id
+        notes = records.cards(limit=10, offset=0, filters=Filters())
+        by_title = {c.title: c.id for c in notes}
+        base, top = by_title["base"], by_title["on base"]
+        hidden_note = by_title["secret work"]
+        return {
+            "private": records.private_projects(),
+            "campaign": sorted(records.campaign_members("winter")),
+            "attempt": (attempt[0].project, attempt[0].author, attempt[0].notes, attempt[0].running),
+            "hidden attempts": len(records.attempts(project=None, running=None, hidden=("vault",), limit=10)),
+            "project": records.project("vault"),
+            "unknown project": records.project("nothing-here"),
+            "activity": sorted(name for name, _last in records.project_activity()),
+            "note project": (records.note_project(hidden_note), records.note_project(base)),
+            "note attempt": records.note_attempt(hidden_note) == a_id,
+            "notes in": records.notes_in(("vault",), [hidden_note, base]) == {hidden_note},
+            "reads": [(t, bool(at)) for _n, t, at in records.reads(a_id)],
+            "linked": records.linked_note(top).title if records.linked_note(top) else None,
+            "builds on": records.builds_on(top) == [base],
+            "built on by": records.built_on_by(base) == [top],
+            "count": records.count(Filters()),
+            "hidden count": records.count(Filters(hidden_projects=("vault",))),
+            "kinds": records.kind_counts(Filters()),
+            "tags": records.tag_counts(Filters()),
+            "tags and summaries": sorted((t, tags, s) for _i, t, tags, s in records.tags_and_summaries(Filters())),
+            "live revision": records.live_revision(base),
+            "revisions": [(r.revision, r.op, r.kept) for r in records.revisions(base, records.live_revision(base))],
+            "problems": records.problems(),
+        }
+
+
+def _fill(store) -> None:
+    store.set_project("vault", private=True, owner="alice", campaign="winter")
+    attempt = store.start_attempt("vault", author="alice")
+    base = store.add_note("---\nkind: finding\ntags: [db, pool]\nsummary: the pool\n---\n# base\n\nthe pool")
+    store.add_note(f"---\nkind: idea\nbuilds_on: [{base.id}]\n---\n# on base\n\nbuilds on the base note")
+    secret = store.add_note("# secret work\n\nin the vault", attempt=attempt.id)
+    store.get_note(base.id, working_attempt_id=attempt.id)
+    store.edit_note(base.id, "---\nkind: finding\ntags: [db, pool]\nsummary: the pool\n---\n# base\n\nthe pool, v2")
+    assert secret.attempt_id == attempt.id
+
+
+def test_both_backends_answer_the_same(backend, tmp_path):
+    import notewell
+
+    _fill(backend)
+    with notewell.open(tmp_path / "other") as folder:
+        _fill(folder)
+        assert _answers(backend) == _answers(folder)
