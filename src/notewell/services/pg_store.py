@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from ..backends.postgres.db import PgDatabase
@@ -30,8 +31,9 @@ from ..backends.postgres.notes import (
 )
 from ..backends.postgres.rank import TermRarity
 from ..backends.postgres.records import PgChanges, PgPooledRecords, PgRecords
+from ..backends.postgres.transfer import check_empty, export_folder, import_folder
 from ..backends.records import Changes, Records
-from ..errors import NotFoundError
+from ..errors import InvalidArgumentError, NotFoundError
 from ..model.attempt import Attempt, require_running, require_unfrozen
 from ..model.ids import new_note_id
 from ..model.note import (
@@ -46,7 +48,6 @@ from ..search.plan import Engines
 from ..search.request import SearchRequest
 from .pg_semantic import PgSemanticMixin
 from .pg_tokens import PgTokenBook
-from .pg_transfer import export_folder, import_folder
 from .service import NoteLoader, NoteService
 
 __all__ = ["PgStore"]
@@ -229,4 +230,11 @@ class PgStore(PgSemanticMixin, NoteService):
 
     def import_folder(self, folder: str | os.PathLike[str]) -> dict[str, int]:
         """Load the embedded store in *folder* into this (empty) database, history and all."""
-        return import_folder(self._db, folder, max_bytes=self.max_bytes)
+        from .store import Store  # the folder is read the way the embedded store reads it
+
+        root = Path(folder)
+        if not root.is_dir():
+            raise InvalidArgumentError(f"{root} is not a folder")
+        check_empty(self._db)
+        with Store(root, watch=False, embedder=None, create=False, max_bytes=self.max_bytes) as source:
+            return import_folder(self._db, source)

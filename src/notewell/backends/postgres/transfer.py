@@ -14,14 +14,14 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from ..backends.postgres.db import PgDatabase
-from ..backends.sqlite.files import NoteFolder
-from ..backends.sqlite.history import HISTORY_DIR, History
-from ..errors import InvalidArgumentError, StorageError
+from ...errors import InvalidArgumentError, StorageError
+from ..sqlite.files import NoteFolder
+from ..sqlite.history import HISTORY_DIR, History
+from .db import PgDatabase
 
-__all__ = ["export_folder", "import_folder"]
+__all__ = ["TransferSource", "check_empty", "export_folder", "import_folder"]
 
 
 def export_folder(db: PgDatabase, folder: str | os.PathLike[str]) -> dict[str, int]:
@@ -128,73 +128,79 @@ def _revisions(
             history.save_revision(nid, rev, data, durable=False)
 
 
-def import_folder(db: PgDatabase, folder: str | os.PathLike[str], *, max_bytes: int) -> dict[str, int]:
-    """Load the store in *folder* into an empty database. Returns counts."""
-    from .store import Store  # the folder is read the way the embedded store reads it
+class TransferSource(Protocol):
+    """A folder store as :func:`import_folder` reads it (the embedded store is one)."""
 
-    root = Path(folder)
-    if not root.is_dir():
-        raise InvalidArgumentError(f"{root} is not a folder")
+    def transfer_rows(self) -> dict[str, list[dict[str, Any]]]: ...
+
+    def history(self, note_id: str) -> list[dict[str, Any]]: ...
+
+    def kept_revision(self, note_id: str, revision: int) -> bytes | None: ...
+
+
+def check_empty(db: PgDatabase) -> None:
+    """InvalidArgumentError unless the database holds no notes, live or deleted."""
     with db.transaction() as conn:
         if conn.execute("SELECT exists(SELECT 1 FROM notes) OR exists(SELECT 1 FROM gone)").fetchone()[0]:
             raise InvalidArgumentError("the database already holds notes; import into an empty one")
+
+
+def import_folder(db: PgDatabase, source: TransferSource) -> dict[str, int]:
+    """Load the folder store *source* into an empty database (see :func:`check_empty`),
+    history and all. Returns counts."""
     counts = {"notes": 0, "revisions": 0, "deleted": 0}
-    source = Store(root, watch=False, embedder=None, create=False, max_bytes=max_bytes)
-    try:
-        rows = source.transfer_rows()
-        live, gone = rows["live"], rows["gone"]
-        with db.transaction() as conn, conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO attempts(id, project, campaign, author, model, started_at, ended_at, outcome,"
-                " summary_note) VALUES (%(id)s, %(project)s, %(campaign)s, %(author)s, %(model)s,"
-                " %(started_at)s, %(ended_at)s, %(outcome)s, %(summary_note)s)",
-                rows["attempts"],
+    rows = source.transfer_rows()
+    live, gone = rows["live"], rows["gone"]
+    with db.transaction() as conn, conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO attempts(id, project, campaign, author, model, started_at, ended_at, outcome,"
+            " summary_note) VALUES (%(id)s, %(project)s, %(campaign)s, %(author)s, %(model)s,"
+            " %(started_at)s, %(ended_at)s, %(outcome)s, %(summary_note)s)",
+            rows["attempts"],
+        )
+        cur.executemany(
+            "INSERT INTO projects(name, private, owner, campaign) VALUES"
+            " (%(name)s, %(private)s, %(owner)s, %(campaign)s)",
+            rows["projects"],
+        )
+        cur.executemany(
+            "INSERT INTO attempt_reads(attempt, note, at) VALUES (%(attempt)s, %(note)s, %(at)s)", rows["reads"]
+        )
+        for row in live:
+            nid = row["id"]
+            versions = _kept_versions(source, nid, row["revision"], row["text"])
+            conn.execute(
+                "INSERT INTO notes(id, path, text, title, body, kind, tags, builds_on, model, summary, author,"
+                " created_at, updated_at, revision, attempt_id, note_kind) VALUES (%(id)s, %(path)s, %(text)s,"
+                " %(title)s, %(body)s, %(kind)s, %(tags)s, %(builds_on)s, %(model)s, %(summary)s, %(author)s,"
+                " %(created_at)s, %(updated_at)s, %(revision)s, %(attempt_id)s, %(note_kind)s)",
+                row,
             )
-            cur.executemany(
-                "INSERT INTO projects(name, private, owner, campaign) VALUES"
-                " (%(name)s, %(private)s, %(owner)s, %(campaign)s)",
-                rows["projects"],
-            )
-            cur.executemany(
-                "INSERT INTO attempt_reads(attempt, note, at) VALUES (%(attempt)s, %(note)s, %(at)s)", rows["reads"]
-            )
-            for row in live:
-                nid = row["id"]
-                versions = _kept_versions(source, nid, row["revision"], row["text"])
+            for target in row["builds_on"]:
                 conn.execute(
-                    "INSERT INTO notes(id, path, text, title, body, kind, tags, builds_on, model, summary, author,"
-                    " created_at, updated_at, revision, attempt_id, note_kind) VALUES (%(id)s, %(path)s, %(text)s,"
-                    " %(title)s, %(body)s, %(kind)s, %(tags)s, %(builds_on)s, %(model)s, %(summary)s, %(author)s,"
-                    " %(created_at)s, %(updated_at)s, %(revision)s, %(attempt_id)s, %(note_kind)s)",
-                    row,
+                    "INSERT INTO note_links(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING", (target, nid)
                 )
-                for target in row["builds_on"]:
-                    conn.execute(
-                        "INSERT INTO note_links(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING", (target, nid)
-                    )
-                _insert_revisions(conn, nid, versions)
-                counts["notes"] += 1
-                counts["revisions"] += len(versions)
-            for row in gone:
-                versions = _kept_versions(source, row["id"], row["revision"], None)
-                conn.execute(
-                    "INSERT INTO gone(id, path, deleted_at, revision, author, model, created_at, attempt_id,"
-                    " note_kind) VALUES (%(id)s, %(path)s, %(deleted_at)s, %(revision)s, %(author)s, %(model)s,"
-                    " %(created_at)s, %(attempt_id)s, %(note_kind)s)",
-                    row,
-                )
-                _insert_revisions(conn, row["id"], versions)
-                counts["deleted"] += 1
-                counts["revisions"] += len(versions)
-    finally:
-        source.close()
+            _insert_revisions(conn, nid, versions)
+            counts["notes"] += 1
+            counts["revisions"] += len(versions)
+        for row in gone:
+            versions = _kept_versions(source, row["id"], row["revision"], None)
+            conn.execute(
+                "INSERT INTO gone(id, path, deleted_at, revision, author, model, created_at, attempt_id,"
+                " note_kind) VALUES (%(id)s, %(path)s, %(deleted_at)s, %(revision)s, %(author)s, %(model)s,"
+                " %(created_at)s, %(attempt_id)s, %(note_kind)s)",
+                row,
+            )
+            _insert_revisions(conn, row["id"], versions)
+            counts["deleted"] += 1
+            counts["revisions"] += len(versions)
     return counts
 
 
 Version = tuple[int, str, str, str | None, str]  # revision, text, at, author, op
 
 
-def _kept_versions(source: Any, nid: str, current: int, text: str | None) -> list[Version]:
+def _kept_versions(source: TransferSource, nid: str, current: int, text: str | None) -> list[Version]:
     """(revision, text, at, author, op) of every revision whose text the folder kept."""
     out = []
     for h in source.history(nid):
