@@ -21,7 +21,7 @@ from notewell.backends.postgres.keyword import pg_keyword_search
 from notewell.backends.sqlite.keyword import keyword_search
 from notewell.search.meta_tokens import meta_token
 from notewell.search.query import BoolOp, Near, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
-from tests.search.test_keyword import COLUMN_NOTES, COLUMN_QUERIES
+from tests.backends.sqlite.test_keyword import COLUMN_NOTES, COLUMN_QUERIES
 
 # -- the FTS5 grammar, without a server -------------------------------------------------------
 

@@ -311,7 +311,7 @@ def test_a_server_without_pgvector_keeps_the_matrix_and_its_schema(pstore):
 
     with pstore._db.transaction() as conn:
         if pgvector_available(conn):
-            pytest.skip("this server has pgvector: tests/search/test_pgvector.py covers it")
+            pytest.skip("this server has pgvector: tests/backends/postgres/test_pgvector.py covers it")
     note = pstore.add_note("# sloe\n\nsloe gin")
     pstore.embed_pending()
     assert [c.id for c in pstore.search_notes("sloe gin", mode="semantic")] == [note.id]
