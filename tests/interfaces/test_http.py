@@ -173,7 +173,7 @@ def test_the_server_sees_files_written_beside_it_and_embeds_in_the_background(tm
 
     server = Server(tmp_path / "notes")
     try:
-        server.store.start_embedding()  # what `notewell serve` does
+        server.store.start_embedding(idle=0.05)  # what `notewell serve` does (it looks at the queue every 2 s)
         (server.store.root / "outside.md").write_text("# Written outside\n\nplatypus migration findings\n")
         deadline = time.monotonic() + 15
         cards = []

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -56,6 +57,13 @@ def _session(store, messages: list, wanted: set) -> tuple[list[dict], str]:
             stream.close()
 
 
+def _side_by_side(*sessions: tuple) -> list[tuple[list[dict], str]]:
+    """Each ``(store, messages, wanted)`` run by :func:`_session` at the same time as the
+    others, each its own `notewell mcp` process on its own store; their results in order."""
+    with ThreadPoolExecutor(len(sessions)) as pool:
+        return list(pool.map(lambda args: _session(*args), sessions))
+
+
 def _result(answers: list[dict], ident) -> dict:
     mine = [a for a in answers if a.get("id") == ident]
     assert len(mine) == 1, mine
@@ -68,8 +76,10 @@ def test_the_early_answer_is_the_sdks_own(tmp_path, version):
     list_tools = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
     initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     ping = {"jsonrpc": "2.0", "id": "p", "method": "ping"}
-    sdk, _ = _session(tmp_path, [ping, _initialize(1, version), initialized, list_tools], {"p", 1, 3})
-    early, err = _session(tmp_path, [_initialize(1, version), initialized, list_tools], {1, 3})
+    (sdk, _), (early, err) = _side_by_side(
+        (tmp_path / "sdk", [ping, _initialize(1, version), initialized, list_tools], {"p", 1, 3}),
+        (tmp_path / "early", [_initialize(1, version), initialized, list_tools], {1, 3}),
+    )
     assert _result(early, 1) == _result(sdk, 1)
     assert _result(early, 1)["protocolVersion"] == version
     assert _result(early, 3) == _result(sdk, 3)  # and the session goes on as before
@@ -77,10 +87,12 @@ def test_the_early_answer_is_the_sdks_own(tmp_path, version):
 
 
 def test_an_unknown_version_or_a_bad_first_line_is_left_to_the_sdk(tmp_path):
-    answers, _ = _session(tmp_path, [_initialize(7, "1999-01-01")], {7})
-    assert _result(answers, 7)["protocolVersion"] in _handshake_versions()
-    answers, _ = _session(tmp_path, ["this is not json", _initialize(8)], {8})
-    assert _result(answers, 8)["serverInfo"]["name"] == "notewell"
+    (unknown, _), (bad_first, _) = _side_by_side(
+        (tmp_path / "unknown", [_initialize(7, "1999-01-01")], {7}),
+        (tmp_path / "bad", ["this is not json", _initialize(8)], {8}),
+    )
+    assert _result(unknown, 7)["protocolVersion"] in _handshake_versions()
+    assert _result(bad_first, 8)["serverInfo"]["name"] == "notewell"
 
 
 def test_only_a_well_formed_initialize_is_answered_early():

@@ -43,10 +43,18 @@ class Stub(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch):
+    """Every retry still happens, 10 ms apart at first instead of half a second (the CLI's
+    embedder too: the command runs in this process)."""
+    monkeypatch.setattr(OpenAICompatibleEmbedder, "backoff", 0.01)
+
+
 @pytest.fixture
 def server():
     httpd = HTTPServer(("127.0.0.1", 0), Stub)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # A short poll: shutdown() waits for the loop's next look at its flag (half a second by default).
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     Stub.calls, Stub.fail_next, Stub.garbage = [], 0, False
     yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"

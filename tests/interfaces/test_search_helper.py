@@ -1,5 +1,7 @@
 """The search helper: `notewell watch` answers other commands' semantic searches over the
-store's socket. Real processes, real sockets, the hash embedder (the model's stand-in)."""
+store's socket. Real processes, real sockets, the hash embedder (the model's stand-in). The
+commands that only set the scene or give the reference answer (no helper involved) run in the
+test process (cli_harness), the ones that ask the helper in processes of their own."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from notewell.search.embedders import HashEmbedder
 from notewell.services.query_socket import MAX_REQUEST, helper_dir
 from notewell.services.search_helper import PROTOCOL, helper_status
 from tests.conftest import wait_for
+from tests.interfaces.cli_harness import call
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watcher needs Linux inotify")
 
@@ -74,6 +77,13 @@ def store(tmp_path) -> Path:
         s.embed_pending()
         s.add_note("# Waiting\n\nA cache note that is not embedded yet.\n")  # the CLI warns of it
     return root
+
+
+def cli_here(store: Path, args: list[str], **env: str) -> tuple[int, bytes, bytes]:
+    """:func:`cli` in this process (the same environment): for a command no helper answers."""
+    extra = {"NOTEWELL_EMBEDDER": "hash", "NOTEWELL_AUTOWATCH": "off", **env}
+    done = call(["--store", str(store), *args], env=extra, unset=("NOTEWELL_STORE",))
+    return done.returncode, done.stdout, done.stderr
 
 
 class Helper:
@@ -146,7 +156,7 @@ def _raw(root: Path, payload: bytes, *, close_write: bool = False) -> dict:
 
 
 def test_the_helper_answers_with_the_bytes_an_in_process_search_prints(store):
-    here = [cli(store, args) for args in SEARCHES]
+    here = [cli_here(store, args) for args in SEARCHES]  # no helper yet: each command searches itself
     assert here[0][0] == 0 and b"Cache stampede" in here[0][1]
     assert b"1 note(s) not embedded yet" in here[0][2]
     assert here[-2][0] == 2 and here[-2][2].startswith(b"notewell: invalid_argument: limit")
@@ -243,7 +253,7 @@ def test_with_no_helper_the_command_answers_itself_and_starts_one(store):
     finally:
         os.close(fd)
     assert (helper_dir(store) / "search.sock").exists() and helper_status(store) is None
-    reference = cli(store, SEARCHES[0])  # NOTEWELL_AUTOWATCH=off: answered here, nothing started
+    reference = cli_here(store, SEARCHES[0])  # NOTEWELL_AUTOWATCH=off: answered here, nothing started
     assert reference[0] == 0 and b"Cache stampede" in reference[1]
     # With auto-watching on, the command answers the same itself and starts a helper.
     assert cli(store, SEARCHES[0], NOTEWELL_AUTOWATCH="on") == reference
@@ -263,8 +273,8 @@ def test_with_no_helper_the_command_answers_itself_and_starts_one(store):
 
 
 def test_a_reindex_that_removes_the_socket_is_followed(helper, store):
-    assert cli(store, ["reindex"])[0] == 0  # deletes .notewell/, the socket with it
-    assert cli(store, ["embed"])[0] == 0
+    assert cli_here(store, ["reindex"])[0] == 0  # deletes .notewell/, the socket with it
+    assert cli_here(store, ["embed"])[0] == 0
     status = wait_for(lambda: helper_status(store))
     assert status and status["pid"] == helper.proc.pid
     code, out, _ = cli(store, ["search", "--mode", "semantic", "cache"])

@@ -1,7 +1,9 @@
 """`notewell serve|token|mcp --database URL`: real server processes sharing one PostgreSQL database.
 
 Each test gets a new database on the server the ``pg_url`` fixture starts (skipped, saying
-why, when none can be); the servers are real ``notewell serve`` processes on 127.0.0.1.
+why, when none can be); the servers are real ``notewell serve`` processes on 127.0.0.1 (and
+`notewell mcp` a real stdio process). The one-shot commands around them (``token``, ``db``,
+the refusals) run in the test process (cli_harness): what they do is the database's.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pytest
 
 import notewell
 from notewell.backends.postgres.db import MIGRATIONS
+from tests.interfaces.cli_harness import Finished, call
 from tests.interfaces.server_fixture import Answer, free_port, http_call
 
 pytest.importorskip("uvicorn")
@@ -33,24 +36,44 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def cli(*args: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "notewell", *args], capture_output=True, text=True, env=_env(env), timeout=60
-    )
+def cli(*args: str, env: dict[str, str] | None = None, check: bool = True) -> Finished:
+    """``notewell ARGS`` in this process (text output), with the environment a server gets."""
+    done = call(args, env={"NOTEWELL_AUTOWATCH": "off", **(env or {})}, unset=_UNSET, text=True)
     if check:
         assert done.returncode == 0, done.stderr
     return done
 
 
-class Served:
-    """A `notewell serve --database URL` process on a free port of 127.0.0.1."""
+_UNSET = ("NOTEWELL_STORE", "NOTEWELL_DATABASE")
+_GIVEN: set[str] = set()
 
-    def __init__(self, url: str, env: dict[str, str] | None = None, extra: tuple[str, ...] = ()) -> None:
-        self.base = f"http://127.0.0.1:{free_port()}"
-        port = self.base.rsplit(":", 1)[1]
+
+def _new_port() -> str:
+    """A free port no other server of these tests was given: servers started side by side
+    have not bound theirs yet when the next one asks."""
+    while (port := str(free_port())) in _GIVEN:
+        pass
+    _GIVEN.add(port)
+    return port
+
+
+class Served:
+    """A `notewell serve --database URL` process on a free port of 127.0.0.1; with
+    ``wait=False`` started only, :meth:`wait_ready` then waits for it to answer (so that
+    servers start side by side)."""
+
+    def __init__(
+        self, url: str, env: dict[str, str] | None = None, extra: tuple[str, ...] = (), *, wait: bool = True
+    ) -> None:
+        port = _new_port()
+        self.base = f"http://127.0.0.1:{port}"
         cmd = [sys.executable, "-m", "notewell", "serve", "--database", url, "--port", port, "--write-rate", "500"]
         cmd += extra
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(env))
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -76,11 +99,14 @@ class Served:
 def serve():
     started: list[Served] = []
 
-    def start(url: str, env: dict[str, str] | None = None) -> Served:
-        started.append(Served(url, env))
+    def start(url: str, env: dict[str, str] | None = None, *, wait: bool = True) -> Served:
+        started.append(Served(url, env, wait=wait))
         return started[-1]
 
     yield start
+    for server in started:  # all told to stop first: they shut down side by side
+        if server.proc.poll() is None:
+            server.proc.terminate()
     for server in started:
         server.close()
 
@@ -109,8 +135,10 @@ def test_two_servers_on_one_database_share_notes_and_tokens(pg_url, serve):
         stored = json.dumps(conn.execute("SELECT * FROM tokens").fetchall(), default=str)
     assert not any(secret in stored for secret in tokens.values())
 
-    first = serve(pg_url.replace("postgres@", "postgres:s3cret@", 1))  # the test server trusts 127.0.0.1
-    second = serve(pg_url)
+    first = serve(pg_url.replace("postgres@", "postgres:s3cret@", 1), wait=False)  # the test server trusts 127.0.0.1
+    second = serve(pg_url, wait=False)
+    first.wait_ready()
+    second.wait_ready()
     assert "s3cret" not in first.banner and "serving postgres@127.0.0.1:" in first.banner
     alice, bob, reader = tokens["alice"], tokens["bob"], tokens["reader"]
 

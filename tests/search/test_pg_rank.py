@@ -1,4 +1,4 @@
-"""How rare a term is on PostgreSQL (search/pg_rank.py), on a real server (the ``pg_url``
+"""How rare a term is on PostgreSQL (search/pg_rank.py), on a real server (the ``pg_store_url``
 fixture; skipped, saying why, when none can be started)."""
 
 from __future__ import annotations
@@ -55,11 +55,11 @@ def test_any_lexemes_joined_by_and_or_come_back_apart(words, ops, wrap):
 
 
 @pytest.fixture
-def conn_and_store(pg_url):
+def conn_and_store(pg_store_url):
     import psycopg
 
-    store = notewell.open(pg_url, embedder=None)
-    conn = psycopg.connect(pg_url, autocommit=True)
+    store = notewell.open(pg_store_url, embedder=None)
+    conn = psycopg.connect(pg_store_url, autocommit=True)
     yield conn, store
     conn.close()
     store.close()

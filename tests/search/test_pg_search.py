@@ -205,8 +205,8 @@ def test_each_form_finds_the_same_notes_on_both(pair, query):
 
 
 @pytest.fixture
-def pg(pg_url):
-    store = notewell.open(pg_url)
+def pg(pg_store_url):
+    store = notewell.open(pg_store_url)
     yield store
     store.close()
 

@@ -40,8 +40,8 @@ class CountingEmbedder(HashEmbedder):
 
 
 @pytest.fixture
-def pstore(pg_url):
-    s = notewell.open(pg_url, embedder=HashEmbedder())
+def pstore(pg_store_url):
+    s = notewell.open(pg_store_url, embedder=HashEmbedder())
     yield s
     s.close()
 

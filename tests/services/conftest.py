@@ -14,6 +14,6 @@ def backend(request, tmp_path):
     if request.param == "sqlite":
         s = notewell.open(tmp_path / "notes")
     else:
-        s = notewell.open(request.getfixturevalue("pg_url"))
+        s = notewell.open(request.getfixturevalue("pg_store_url"))
     yield s
     s.close()

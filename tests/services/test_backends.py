@@ -602,7 +602,7 @@ def sbackend(request, tmp_path):
     pytest.importorskip("numpy")
     from notewell.search.embedders import HashEmbedder
 
-    where = tmp_path / "notes" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    where = tmp_path / "notes" if request.param == "sqlite" else request.getfixturevalue("pg_store_url")
     s = notewell.open(where, embedder=HashEmbedder())
     yield s
     s.close()
@@ -693,7 +693,7 @@ def test_the_pending_count_falls_to_zero_and_wait_embeds_first(sbackend):
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def kind_and_where(request, tmp_path):
-    return tmp_path / "notes" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    return tmp_path / "notes" if request.param == "sqlite" else request.getfixturevalue("pg_store_url")
 
 
 def test_semantic_modes_without_an_embedder_are_unavailable_on_both_stores(kind_and_where):

@@ -16,6 +16,7 @@ import pytest
 
 import notewell
 from tests.conftest import wait_for
+from tests.interfaces.cli_harness import call
 
 WRITER = textwrap.dedent(
     """
@@ -152,39 +153,59 @@ def test_watch_daemon_lets_one_shot_readers_skip_the_scan(store_dir):
 
 READER = textwrap.dedent(
     """
-    import sys, time, notewell
+    import os, sys, time, notewell
     store = notewell.open(sys.argv[1], watch=False)
-    end = time.time() + float(sys.argv[2])
+    ready, stop = sys.argv[2], sys.argv[3]
+    end = time.time() + 100  # a cap, in case nobody says stop
     n = 0
-    while time.time() < end:
+    while True:
         store.list_notes(limit=5)
         store.search_notes("parallel")
         n += 1
+        if n == 1:
+            open(ready, "w").close()
+        if os.path.exists(stop) or time.time() > end:
+            break
     print("ok", n)
     """
 )
 
 
-def test_writer_and_readers_at_once(store_dir):
+def test_writer_and_readers_at_once(store_dir, tmp_path):
     notewell.open(store_dir).close()
+    stop = tmp_path / "stop"
     readers = [
         subprocess.Popen(
-            [sys.executable, "-c", READER, str(store_dir), "8"],
+            [sys.executable, "-c", READER, str(store_dir), str(tmp_path / f"reading{k}"), str(stop)],
             env=_env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for _ in range(2)
+        for k in range(2)
     ]
-    writer = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(store_dir), "w", "150"],
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    for p in [writer, *readers]:
+    try:
+        # The readers read from before the writer's first note until after its last one.
+        def reading() -> bool:
+            return all((tmp_path / f"reading{k}").exists() for k in range(2))
+
+        wait_for(lambda: reading() or any(p.poll() is not None for p in readers))
+        if not (reading() and all(p.poll() is None for p in readers)):
+            stop.touch()
+            pytest.fail(f"the readers did not start reading: {[p.communicate(timeout=120) for p in readers]}")
+        writer = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(store_dir), "w", "150"],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        out, err = writer.communicate(timeout=120)
+        assert writer.returncode == 0, err
+        assert out.startswith("ok")
+    finally:
+        stop.touch()
+    for p in readers:
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
         assert out.startswith("ok")
@@ -207,15 +228,14 @@ def test_a_large_folder_starts_a_watcher_on_demand_that_stops_when_idle(store_di
     s.add_notes([f"note {i} about otters" for i in range(4)])
     s.close()
     cli = [sys.executable, "-m", "notewell", "--store", str(store_dir)]
-    # Off, or a folder under the threshold: no watcher.
+    # Off, or a folder under the threshold: no watcher. (These commands start nothing, and a
+    # watcher they wrongly started would be a process all the same: they run in this one.)
     for value in ("off", "1000"):
-        done = subprocess.run(
-            [*cli, "search", "otters"], env={**_env(), "NOTEWELL_AUTOWATCH": value}, text=True, capture_output=True
-        )
+        done = call(["--store", str(store_dir), "search", "otters"], env={"NOTEWELL_AUTOWATCH": value}, text=True)
         assert done.returncode == 0 and "otters" in done.stdout
     time.sleep(1.0)
     assert watcher_pid(store_dir) is None
-    bad = subprocess.run([*cli, "list"], env={**_env(), "NOTEWELL_AUTOWATCH": "lots"}, text=True, capture_output=True)
+    bad = call(["--store", str(store_dir), "list"], env={"NOTEWELL_AUTOWATCH": "lots"}, text=True)
     assert bad.returncode != 0 and "NOTEWELL_AUTOWATCH" in bad.stderr and "Traceback" not in bad.stderr
     # Over the threshold: the command answers, then a watcher starts in the background.
     done = subprocess.run(

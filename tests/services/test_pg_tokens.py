@@ -16,7 +16,7 @@ def book(request, tmp_path):
     if request.param == "file":
         yield TokenBook(tmp_path / ".notewell")
         return
-    store = notewell.open(request.getfixturevalue("pg_url"), pool_size=2)
+    store = notewell.open(request.getfixturevalue("pg_store_url"), pool_size=2)
     yield store.token_book()
     store.close()
 

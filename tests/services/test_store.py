@@ -139,7 +139,7 @@ def test_bad_text_is_refused_and_nothing_written(backend, request):
     for bad in ["", "   \n", "nul\x00byte", b"\xff\xfe bad utf8", "\ud800"]:
         with pytest.raises(InvalidNoteError):
             store.add_note(bad)
-    where = store.root if hasattr(store, "root") else request.getfixturevalue("pg_url")
+    where = store.root if hasattr(store, "root") else request.getfixturevalue("pg_store_url")
     with notewell.open(where, max_bytes=100) as small:
         with pytest.raises(NoteTooLargeError):
             small.add_note("x" * 101)

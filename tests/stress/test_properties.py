@@ -114,16 +114,36 @@ TAG = st.one_of(
 
 def _changed_only(old: str, new: str, removed: re.Pattern[str], added: re.Pattern[str]) -> None:
     """*new* is *old* with some lines removed (each one *removed* matches) and some added (each one *added*
-    matches): every other line, with its line ending, is there byte for byte and in order."""
+    matches): every other line, with its line ending, is there byte for byte and in order.
+
+    Some way of lining the two up must show it, not necessarily difflib's: where lines repeat (a body
+    that copies the header, say) difflib may pair a kept line with its twin and call the real edit a
+    removal and an insertion of unchanged lines."""
     assert old.startswith("\ufeff") == new.startswith("\ufeff")  # a byte-order mark stays first
     a, b = _pieces(old.removeprefix("\ufeff")), _pieces(new.removeprefix("\ufeff"))
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    # reach[i][j]: the first i lines of old can become the first j lines of new by such changes.
+    reach = [[False] * (len(b) + 1) for _ in range(len(a) + 1)]
+    reach[0][0] = True
+    for i in range(len(a) + 1):
+        for j in range(len(b) + 1):
+            if not reach[i][j]:
+                continue
+            if i < len(a) and removed.match(a[i]):
+                reach[i + 1][j] = True
+            if j < len(b) and added.match(b[j]):
+                reach[i][j + 1] = True
+            if i < len(a) and j < len(b) and a[i] == b[j]:
+                reach[i + 1][j + 1] = True
+    if reach[len(a)][len(b)]:
+        return
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():  # what changed
         if tag == "equal":
             continue
         for line in a[i1:i2]:
             assert removed.match(line), ("removed", line, old, new)
         for line in b[j1:j2]:
             assert added.match(line), ("added", line, old, new)
+    raise AssertionError(("not only those lines changed", old, new))
 
 
 def _bodies(before, after) -> None:

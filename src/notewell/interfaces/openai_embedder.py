@@ -31,6 +31,8 @@ _RETRY = (429, 500, 502, 503, 504)
 class OpenAICompatibleEmbedder:
     """Embeddings from an OpenAI-compatible server (base URL like ``http://127.0.0.1:11434/v1``)."""
 
+    backoff: float = 0.5  # first wait between retries (doubles each time)
+
     def __init__(
         self,
         base_url: str,
@@ -62,7 +64,7 @@ class OpenAICompatibleEmbedder:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        delay = 0.5
+        delay = self.backoff
         for attempt in range(self.retries + 1):
             request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
             try:
