@@ -79,3 +79,25 @@ def test_a_filter_names_a_bounded_number_of_kinds_or_tags(backend):
     for name in ("kind", "tags"):
         with pytest.raises(InvalidArgumentError, match="at most"):
             backend.search_notes("x", **{name: ["a"] * (MAX_FILTER_VALUES + 1)})
+
+
+def test_a_note_embedded_while_the_search_ran_is_still_counted_as_not_seen(tmp_path, monkeypatch):
+    # Two servers on one database: one embeds a note while the other searches. The search did
+    # not see the note; counted only after it, the answer said nothing was missed.
+    import notewell
+    from notewell.search.embedders import HashEmbedder
+    from notewell.services.searching import search
+
+    with notewell.open(tmp_path / "notes", embedder=HashEmbedder()) as store:
+        store.add_note("# lark\n\nsings at dawn")
+        real = store.search_notes
+
+        def racing(*args, **kwargs):
+            cards = real(*args, **kwargs)
+            store.embed_pending()  # the vector lands just after the search looked
+            return cards
+
+        monkeypatch.setattr(store, "search_notes", racing)
+        answer = search(store, "lark", mode="semantic")
+        assert answer.cards == [] and answer.not_embedded == 1
+        assert search(store, "lark", mode="semantic").not_embedded == 0  # seen now: nothing missed

@@ -10,11 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import NotewellError
 from ..model.note import Card
 from ..model.visibility import Viewer
 from .contract import NoteStore
 
 __all__ = ["SearchAnswer", "search"]
+
+_BY_MEANING = ("semantic", "both", "hybrid")  # the modes that ask the model
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +41,25 @@ def search(
     **filters: Any,
 ) -> SearchAnswer:
     """Search *store* (as :meth:`NoteStore.search_notes`) and count what the model has not seen."""
-    cards = store.search_notes(query, mode=mode, limit=limit, wait=wait, viewer=viewer, **filters)
-    if mode == "keyword":
-        return SearchAnswer(cards, 0)
+
+    def run() -> list[Card]:
+        return store.search_notes(query, mode=mode, limit=limit, wait=wait, viewer=viewer, **filters)
+
+    if mode not in _BY_MEANING:
+        return SearchAnswer(run(), 0)  # keyword search needs no model (and a bad mode fails in it)
     if store.hidden_projects(viewer):
-        return SearchAnswer(cards, None)
-    return SearchAnswer(cards, store.pending_embeddings())
+        return SearchAnswer(run(), None)
+    # Counted before the search too: a note embedded while it ran was not seen by it, and a
+    # count made only after would say nothing was missed. (A search that waits embeds first.)
+    before = None if wait else _pending(store)
+    cards = run()
+    return SearchAnswer(cards, max(store.pending_embeddings(), before or 0))
+
+
+def _pending(store: NoteStore) -> int | None:
+    """The store's count of notes waiting for the model; None when it cannot count (no model:
+    the search then says why, in its own words)."""
+    try:
+        return store.pending_embeddings()
+    except NotewellError:
+        return None
