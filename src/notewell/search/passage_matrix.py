@@ -11,6 +11,7 @@ approximate index and searches taking turns with a change; PostgreSQL's
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
@@ -56,7 +57,7 @@ def best_notes(
     return best
 
 
-class PassageMatrix(Generic[Source]):
+class PassageMatrix(ABC, Generic[Source]):
     """Every passage vector of one model in one float32 matrix, kept up to date incrementally.
 
     A matrix remembers the last log entry it applied (``seq``). Catching up replaces only the
@@ -91,18 +92,18 @@ class PassageMatrix(Generic[Source]):
 
     # What a store supplies: its SQL.
 
+    @abstractmethod
     def _changed_notes(self, source: Source, after: int, last: int) -> list[str]:
         """The notes whose vectors the log says changed after entry *after*, up to *last*."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _all_passages(self, source: Source) -> AbstractContextManager[tuple[int, int, Iterable[Passage]]]:
         """While open: how many passages the model has, their dimension, and the passages
         (ordered by note and chunk), streamed."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _fresh_passages(self, source: Source, notes: list[str]) -> list[Passage]:
         """The passages the *notes* have now (ordered by note and chunk)."""
-        raise NotImplementedError
 
     def _candidates(self, wanted: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray] | None:
         """About *want* rows likely to score best, with their exact scores (None: score every row)."""
