@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -149,6 +150,51 @@ def test_core_has_no_interface_imports():
                     assert "interfaces" not in node.module, path
                 for name in names:
                     assert name.split(".")[0] not in banned, (path, name)
+
+
+_SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX))\b", re.I)
+
+
+def _code_strings(path: pathlib.Path) -> list[tuple[int, str]]:
+    """The string literals of a module's code (docstrings left out: they may name SQL)."""
+    tree = ast.parse(path.read_text())
+    docs = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+    ]
+
+
+@pytest.mark.parametrize("layer", ["model", "search", "services", "agents", "interfaces"])
+def test_sql_lives_in_the_backends_only(layer):
+    found = [
+        f"{path.relative_to(PKG)}:{line}: {text[:60]!r}"
+        for path in (PKG / layer).rglob("*.py")
+        for line, text in _code_strings(path)
+        if _SQL.search(text)
+    ]
+    assert not found, found
+
+
+def test_the_sql_check_sees_a_statement():
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        fh.write('"""SELECT x FROM doc is fine."""\nQ = "SELECT id FROM notes WHERE x = ?"\n')
+    try:
+        assert [text for _, text in _code_strings(pathlib.Path(fh.name)) if _SQL.search(text)] == [
+            "SELECT id FROM notes WHERE x = ?"
+        ]
+    finally:
+        pathlib.Path(fh.name).unlink()
 
 
 def test_public_api_is_explicit():

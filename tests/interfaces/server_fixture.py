@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import notewell
+from notewell.backends.sqlite.tokens import TokenBook
 from notewell.search.embedders import HashEmbedder
-from notewell.services.tokens import TokenBook
 
 
 def free_port() -> int:

@@ -243,7 +243,7 @@ def test_concurrent_token_creation_keeps_every_token(tmp_path):
         for i in range(8)
     ]  # fmt: skip
     secrets = [p.communicate(timeout=60)[0].decode().strip() for p in procs]
-    from notewell.services.tokens import TokenBook
+    from notewell.backends.sqlite.tokens import TokenBook
 
     book = TokenBook(store / ".notewell")
     assert sorted(t.name for t in book.list()) == [f"t{i}" for i in range(8)]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from notewell import ForbiddenError, InvalidArgumentError, UnauthorizedError
+from notewell.model.access_tokens import Token
 from notewell.services.agent_api import MAX_LIMIT, AgentAPI, Caller
-from notewell.services.tokens import Token
 
 OWNER = Caller(local=True)
 ALICE = Caller(token=Token("alice"))

@@ -18,8 +18,8 @@ import anyio.to_thread
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
+from ..model.access_tokens import Tokens
 from ..services.agent_api import AgentAPI
-from ..services.tokens import Tokens
 
 __all__ = ["deferred_mcp_routes"]
 

@@ -25,9 +25,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..errors import InvalidArgumentError, NoteTooLargeError, NotewellError
+from ..model.access_tokens import Tokens
 from ..search.filters import FILTER_NAMES, FILTERS
 from ..services.agent_api import AgentAPI, Caller, caller_from_header
-from ..services.tokens import Tokens
 from .openapi import openapi_document
 
 __all__ = ["LOOPBACK", "STATUS", "body_limit", "make_app"]

@@ -21,10 +21,10 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from ..errors import NotewellError, UnauthorizedError
+from ..model.access_tokens import Tokens
 from ..search.filters import FILTER_NAMES, FILTERS, FilterSpec
 from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller, caller_from_header
 from ..services.contract import NoteStore
-from ..services.tokens import Tokens
 from ..version import __version__
 from .mcp_stdio import INSTRUCTIONS, StdioWire
 

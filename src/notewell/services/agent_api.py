@@ -29,6 +29,7 @@ from ..errors import (
     RateLimitedError,
     UnauthorizedError,
 )
+from ..model.access_tokens import Token, Tokens
 from ..model.attempt import check_project
 from ..model.note import Note
 from ..model.numbers import whole_number
@@ -38,7 +39,6 @@ from ..search.request import MAX_LIMIT as STORE_MAX_LIMIT
 from ..search.request import MAX_REMOTE_LIMIT, MAX_REMOTE_OFFSET
 from .contract import NoteStore, Progress
 from .searching import search
-from .tokens import Token, Tokens
 
 __all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "WriteLimiter", "caller_from_header"]
 

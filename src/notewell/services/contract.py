@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
 
+from ..model.access_tokens import Tokens
 from ..model.attempt import Attempt
 from ..model.note import Card, Note
 from ..model.progress import Progress
 from ..model.visibility import Viewer
-from .tokens import Tokens
 
 __all__ = ["NoteStore", "Progress"]
 

@@ -31,6 +31,8 @@ from ..backends.postgres.notes import (
 )
 from ..backends.postgres.rank import TermRarity
 from ..backends.postgres.records import PgChanges, PgPooledRecords, PgRecords
+from ..backends.postgres.semantic_mixin import PgSemanticMixin
+from ..backends.postgres.tokens import PgTokenBook
 from ..backends.postgres.transfer import check_empty, export_folder, import_folder
 from ..backends.records import Changes, Records
 from ..errors import InvalidArgumentError, NotFoundError
@@ -46,8 +48,6 @@ from ..model.timestamps import now_iso
 from ..search.embedder_slot import EmbedderSpec
 from ..search.plan import Engines
 from ..search.request import SearchRequest
-from .pg_semantic import PgSemanticMixin
-from .pg_tokens import PgTokenBook
 from .service import NoteLoader, NoteService
 
 __all__ = ["PgStore"]

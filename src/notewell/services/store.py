@@ -16,7 +16,6 @@ takes the lock only to catch up with changes found in the folder, and only when 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import select
 import threading
@@ -30,25 +29,27 @@ from ..backends.records import Changes, Records
 from ..backends.sqlite.ann import ANN_MIN
 from ..backends.sqlite.embedding import embed_pending, pending_count
 from ..backends.sqlite.files import NoteFolder, printable_name
+from ..backends.sqlite.guard import ReadGate, StoreLock, guarded, run_guarded
 from ..backends.sqlite.history import History
 from ..backends.sqlite.index import Index, IndexRow, LockHeld, translated
 from ..backends.sqlite.keyword import keyword_ids, keyword_search
+from ..backends.sqlite.note_writes import delete_note_file, drop_kept, edit_note_file, fresh_ids, prepare_batch
 from ..backends.sqlite.notes import (
-    backlinks_of,
-    last_revision,
-    live_note,
+    StaleRow,
+    load_note,
+    note_from_row,
     note_text,
     queued_count,
-    revision_info,
-    used_ids,
 )
 from ..backends.sqlite.rebuild import Rebuild
 from ..backends.sqlite.records import SqliteChanges, SqliteRecords
 from ..backends.sqlite.semantic import VectorMatrix, semantic_search
-from ..backends.sqlite.sync import Syncer, SyncReport, build_row
+from ..backends.sqlite.sync import Syncer, SyncReport
+from ..backends.sqlite.tokens import TokenBook
 from ..backends.sqlite.transfer import transfer_rows
 from ..backends.sqlite.vector_reuse import carry_vectors
 from ..backends.sqlite.watch import Watcher
+from ..backends.sqlite.watching import WatchingMixin
 from ..errors import (
     InvalidArgumentError,
     NotewellError,
@@ -56,29 +57,22 @@ from ..errors import (
     StorageError,
 )
 from ..model.attempt import Attempt, require_running, require_unfrozen
-from ..model.header import parse_note
-from ..model.ids import check_note_id, new_note_id
+from ..model.ids import check_note_id
 from ..model.note import (
     DEFAULT_MAX_BYTES,
     Card,
     Note,
     check_text,
-    derive_title,
-    note_from_text,
 )
 from ..model.numbers import whole_number
 from ..model.progress import Progress
-from ..model.timestamps import now_iso
 from ..model.visibility import Viewer
 from ..search.embedder_slot import EmbedderSlot
 from ..search.embedders import Embedder
 from ..search.filters import Filters
 from ..search.plan import Engines
 from ..search.request import SearchRequest
-from .guard import ReadGate, StoreLock, guarded, run_guarded
 from .service import NoteLoader, NoteService
-from .tokens import TokenBook
-from .watching import WatchingMixin
 
 __all__ = ["Store"]
 
@@ -93,10 +87,6 @@ _CLOSE_WAIT = 30.0  # seconds closing waits for the reads in flight to end
 # cores: 26% fewer searches a second unbounded, as many as one at a time with 2). Two at
 # least, so that one slow read always leaves room for the others.
 _READ_SLOTS = max(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-
-
-class _Stale(Exception):
-    """A note's file no longer holds the text its index row describes (written meanwhile)."""
 
 
 class Store(WatchingMixin, NoteService):
@@ -480,21 +470,28 @@ class Store(WatchingMixin, NoteService):
         notes: list[Note] = []
         with self._lock:
             if len(chunks) < 2:
-                ready = [self._prepare(c, self._fresh_ids(len(c)), durable, author, model, origin) for c in chunks]
+                ready = [
+                    prepare_batch(self._folder, c, fresh_ids(self._index, len(c)), durable, author, model, origin)
+                    for c in chunks
+                ]
                 self._index_batches(iter(ready).__next__, len(chunks), notes, progress, len(checked))
                 return notes
             # A second thread writes the next batch's files and parses its notes while this
             # one indexes the current batch (SQLite and file system calls release the GIL).
             with ThreadPoolExecutor(max_workers=1) as pool:
-                first = self._fresh_ids(len(chunks[0]))
-                futures = [pool.submit(self._prepare, chunks[0], first, False, author, model, origin)]
+                first = fresh_ids(self._index, len(chunks[0]))
+                futures = [pool.submit(prepare_batch, self._folder, chunks[0], first, False, author, model, origin)]
 
                 def next_ready() -> tuple[list[dict[str, Any]], list[IndexRow]]:
                     done = futures[-1].result()
                     position = len(futures)
                     if position < len(chunks):
-                        ids = self._fresh_ids(len(chunks[position]))
-                        futures.append(pool.submit(self._prepare, chunks[position], ids, False, author, model, origin))
+                        ids = fresh_ids(self._index, len(chunks[position]))
+                        futures.append(
+                            pool.submit(
+                                prepare_batch, self._folder, chunks[position], ids, False, author, model, origin
+                            )
+                        )
                     return done
 
                 self._index_batches(next_ready, len(chunks), notes, progress, len(checked))
@@ -523,67 +520,9 @@ class Store(WatchingMixin, NoteService):
                     # Not new=True: a reader in another process may have found the file
                     # (written before this transaction began) and indexed it already.
                     self._index.upsert(row)
-            notes.extend(self._note_from_row(row) for row in rows)
+            notes.extend(note_from_row(row, self._attempt_dict(row.attempt_id)) for row in rows)
             if progress is not None:
                 progress(len(notes), total)
-
-    def _fresh_ids(self, count: int) -> list[str]:
-        """Ids never used in this store (checked against the journal)."""
-        ids: list[str] = []
-        while len(ids) < count:
-            candidates = list({new_note_id() for _ in range(count - len(ids))} - set(ids))
-            taken = used_ids(self._index, candidates)
-            ids.extend(c for c in candidates if c not in taken)
-        return ids
-
-    def _prepare(
-        self,
-        chunk: list[tuple[str, bytes]],
-        ids: list[str],
-        durable: bool,
-        author: str | None,
-        model: str | None,
-        origin: dict[str, Any],
-    ) -> tuple[list[dict[str, Any]], list[IndexRow]]:
-        """Create one file per note (never over an existing file), sync them, and build
-        the journal records and index rows. Touches no database: it runs on a thread."""
-        records: list[dict[str, Any]] = []
-        rows: list[IndexRow] = []
-        for (text, data), nid in zip(chunk, ids, strict=True):
-            while True:
-                path = f"{nid}.md"
-                try:
-                    state = self._folder.create(path, data, durable=durable)
-                    break
-                except FileExistsError:
-                    nid = new_note_id()  # a hand-made file took the name (36^10 ids): try another
-                except OSError as exc:
-                    raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
-            at = now_iso()
-            sha = hashlib.sha256(data).hexdigest()
-            record = {
-                "op": "add",
-                "id": nid,
-                "path": path,
-                "at": at,
-                "author": author,
-                "model": model,
-                "rev": 1,
-                "sha256": sha,
-                "size": len(data),
-            }
-            if origin["attempt"]:
-                record["attempt"] = origin["attempt"]
-            if origin["note_kind"] != "note":
-                record["note_kind"] = origin["note_kind"]
-            records.append(record)
-            meta = {"author": author, "model": model, "created_at": at, "updated_at": at, "revision": 1}
-            row = build_row(note_id=nid, path=path, text=text, sha256=sha, state=state, meta=meta)
-            row.attempt_id, row.note_kind = origin["attempt"], origin["note_kind"]
-            rows.append(row)
-        if not durable:
-            os.sync()  # one flush for the whole batch instead of one per file
-        return records, rows
 
     def _edit(self, note_id: str, make: Callable[[str], str | tuple[str, bytes]], author: str | None) -> Note:
         """Write the text *make* returns for the note's current text, inside the write
@@ -592,71 +531,19 @@ class Store(WatchingMixin, NoteService):
             self.refresh()
             with self._index.write():
                 self._sync.catch_up()
-                rowid, path, revision, current = self._current(note_id)
-                self._check_unfrozen(note_id)
-                made = make(current.decode("utf-8", errors="replace"))
-                text, data = made if isinstance(made, tuple) else check_text(made, max_bytes=self.max_bytes)
-                sha = hashlib.sha256(data).hexdigest()
-                if sha == hashlib.sha256(current).hexdigest():
-                    row = None
-                else:
-                    self._history.save_revision(note_id, revision, current)
-                    kept = self._folder.keep(path)
-                    try:
-                        state = self._folder.replace(path, data)
-                    except OSError as exc:
-                        if kept:
-                            os.unlink(kept)
-                        raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
-                    if kept:
-                        self._index.on_abort(lambda: self._folder.put_back(path, kept))
-                    else:
-                        self._index.on_abort(lambda: self._folder.replace(path, current))
-                    rec = {
-                        "op": "edit",
-                        "id": note_id,
-                        "at": now_iso(),
-                        "author": author,
-                        "rev": revision + 1,
-                        "sha256": sha,
-                        "size": len(data),
-                    }
-                    self._sync.commit_records([rec])
-                    meta = self._index.meta_for_id(note_id)
-                    row = build_row(
-                        note_id=note_id,
-                        path=path,
-                        text=text,
-                        sha256=sha,
-                        state=state,
-                        meta={
-                            "author": meta[2],
-                            "model": meta[3],
-                            "created_at": meta[4],
-                            "updated_at": meta[5],
-                            "revision": meta[6],
-                        },
-                    )
-                    row.attempt_id, row.note_kind = meta[9], meta[10] or "note"
-                    self._index.upsert(row)
-            if row is not None and kept:
-                with contextlib.suppress(OSError):
-                    os.unlink(kept)  # committed: the old text is a revision now
+                kept = edit_note_file(
+                    self._index,
+                    self._folder,
+                    self._history,
+                    self._sync,
+                    note_id,
+                    make,
+                    author,
+                    max_bytes=self.max_bytes,
+                    check_unfrozen=self._check_unfrozen,
+                )
+            drop_kept(kept)
             return self._get_caught_up(note_id, None, None)
-
-    def _current(self, note_id: str) -> tuple[int, str, int, bytes]:
-        """rowid, path, revision and bytes of a note, checked against the file on disk."""
-        row = self._index.row_for_id(note_id)
-        if row is None:
-            raise NotFoundError(f"no note {note_id}")
-        rowid, _nid, path, _mtime, _size, sha, revision = row
-        try:
-            data = self._folder.read(path)
-        except OSError as exc:
-            raise StorageError(f"cannot read {path}: {exc.strerror}") from exc
-        if hashlib.sha256(data).hexdigest() != sha:
-            raise StorageError(f"{path} changed while being written; try again")
-        return rowid, path, revision, data
 
     def _delete(self, note_id: str) -> dict[str, Any]:
         """Remove a note's file; its last text stays in the history folder."""
@@ -664,18 +551,9 @@ class Store(WatchingMixin, NoteService):
             self.refresh()
             with self._index.write():
                 self._sync.catch_up()
-                rowid, path, revision, current = self._current(note_id)
-                self._check_unfrozen(note_id)
-                title = derive_title(parse_note(current.decode("utf-8")), path)
-                self._history.save_revision(note_id, revision, current)
-                try:
-                    self._folder.remove(path)
-                except OSError as exc:
-                    raise StorageError(f"cannot delete {path}: {exc.strerror}") from exc
-                self._index.on_abort(lambda: self._folder.create(path, current))
-                self._sync.commit_records([{"op": "delete", "id": note_id, "path": path, "at": now_iso()}])
-                self._index.delete(rowid)
-            return {"id": note_id, "title": title, "path": path, "deleted": True, "revision": revision}
+                return delete_note_file(
+                    self._index, self._folder, self._history, self._sync, note_id, check_unfrozen=self._check_unfrozen
+                )
 
     # -- reads --------------------------------------------------------------
 
@@ -683,7 +561,7 @@ class Store(WatchingMixin, NoteService):
         try:
             with self._read():
                 return body(self._rec(), lambda nid, rev, _viewer: self._get(nid, rev, checked=True))
-        except (FileNotFoundError, _Stale):
+        except (FileNotFoundError, StaleRow):
             # The index is behind the file: a delete, rename or edit by another thread, another
             # process or an editor. Read it as a write does, under the lock, caught up.
             with self._lock:
@@ -704,83 +582,8 @@ class Store(WatchingMixin, NoteService):
                 raise StorageError(f"cannot read {os.path.basename(exc.filename or '')}: {exc.strerror}") from exc
 
     def _get(self, note_id: str, revision: int | None, *, checked: bool = False) -> Note:
-        row = live_note(self._index, note_id)
-        if not row:
-            # A deleted (or now unreadable) note: its kept revisions can still be read by number.
-            meta = self._index.meta_for_id(note_id)
-            if meta is None or revision is None:
-                gone = " (deleted or unreadable; its kept revisions can be read by number)" if meta else ""
-                raise NotFoundError(f"no note {note_id}{gone}")
-            last = last_revision(self._index, note_id)
-            row = [(note_id, "", meta[2], meta[4], meta[5], last, meta[3], meta[9], meta[10], None)]
-            deleted = True
-        else:
-            deleted = False
-        nid, path, author, created, updated, current_rev, row_model, attempt_id, note_kind, sha = row[0]
-        if not deleted and (revision is None or revision == current_rev):
-            try:
-                data = self._folder.read(path)
-            except FileNotFoundError:
-                raise  # get_note catches up and asks again
-            except OSError as exc:
-                raise StorageError(f"cannot read {path}: {exc.strerror}") from exc
-            if checked and hashlib.sha256(data).hexdigest() != sha:
-                # Read without the lock: the text must be the one whose revision and times the row gives.
-                raise _Stale(path)
-            rev = current_rev
-        else:
-            assert revision is not None
-            if revision > current_rev:
-                raise NotFoundError(f"{note_id} has {current_rev} revision(s); there is no revision {revision}")
-            kept = self._history.load_revision(note_id, revision)
-            if kept is None:
-                raise NotFoundError(f"revision {revision} of {note_id} was not kept")
-            data = kept
-            rev = revision
-            info = revision_info(self._index, note_id, revision)
-            if info:
-                updated = info[0] or updated
-                author = info[1] if info[1] is not None else author
-        backlinks = backlinks_of(self._index, note_id)
-        return note_from_text(
-            data.decode("utf-8", errors="replace"),
-            path=path,
-            model=row_model,
-            id=nid,
-            author=author,
-            created_at=created,
-            updated_at=updated,
-            revision=rev,
-            revisions=current_rev,
-            backlinks=backlinks,
-            attempt_id=attempt_id,
-            note_kind=note_kind or "note",
-            attempt=self._attempt_dict(attempt_id),
-        )
-
-    def _note_from_row(self, row: IndexRow) -> Note:
-        return Note(
-            id=row.id,
-            path=row.path,
-            title=row.title,
-            kind=row.kind,
-            tags=list(row.tags),
-            builds_on=list(row.builds_on),
-            model=row.model,
-            summary=row.summary,
-            author=row.author,
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-            revision=row.revision,
-            revisions=row.revision,
-            text=row.text,
-            header=row.header,
-            extra=list(row.extra),
-            body=row.body,
-            backlinks=[],
-            attempt_id=row.attempt_id,
-            note_kind=row.note_kind,
-            attempt=self._attempt_dict(row.attempt_id),
+        return load_note(
+            self._index, self._folder, self._history, note_id, revision, self._attempt_dict, checked=checked
         )
 
     @contextlib.contextmanager

@@ -1,4 +1,5 @@
-"""The token book in PostgreSQL answers as the file book does, and is shared by every store opened on it."""
+"""Both token books, a folder store's file and a database's table, answer alike; the
+database's is shared by every store opened on it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import threading
 import pytest
 
 import notewell
-from notewell.services.tokens import TOKEN_PREFIX, TokenBook
+from notewell.backends.sqlite.tokens import TokenBook
+from notewell.model.access_tokens import TOKEN_PREFIX
 
 
 @pytest.fixture(params=["file", "postgres"])

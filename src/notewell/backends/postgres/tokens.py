@@ -1,6 +1,6 @@
 """Bearer tokens kept in the PostgreSQL database, shared by every server of that database.
 
-The same book as :class:`~notewell.services.tokens.TokenBook` (the same names, secrets,
+The same book as :class:`~notewell.backends.sqlite.tokens.TokenBook` (the same names, secrets,
 expiry and errors), in the ``tokens`` table: only each secret's SHA-256 is stored. A check
 looks the digest up in the table every time (no copy kept in memory), so a token revoked
 through one server, or by ``notewell token revoke``, is refused by all of them at once.
@@ -8,8 +8,8 @@ through one server, or by ``notewell token revoke``, is refused by all of them a
 
 from __future__ import annotations
 
-from ..backends.postgres.db import PgDatabase
-from .tokens import Token, digest_of, name_taken_error, new_token, unknown_token_error
+from ...model.access_tokens import Token, digest_of, name_taken_error, new_token, unknown_token_error
+from .db import PgDatabase
 
 __all__ = ["PgTokenBook"]
 

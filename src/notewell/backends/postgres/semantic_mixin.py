@@ -21,20 +21,20 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..backends.postgres.db import PgDatabase
-from ..backends.postgres.embedding import pg_embed_pending, pg_pending_count
-from ..backends.postgres.keyword import pg_keyword_search
-from ..backends.postgres.pgvector import PgVectorIndex
-from ..backends.postgres.rank import TermRarity
-from ..backends.postgres.semantic import PgVectorMatrix, pg_semantic_search
-from ..backends.postgres.vector_schema import vector_ready
-from ..model.note import Card
-from ..model.progress import Progress
-from ..search.embedder_slot import EmbedderSlot, EmbedderSpec
-from ..search.embedders import Embedder
-from ..search.filters import Filters
-from ..search.fusion import coverage
-from ..search.query import compile_query
+from ...model.note import Card
+from ...model.progress import Progress
+from ...search.embedder_slot import EmbedderSlot, EmbedderSpec
+from ...search.embedders import Embedder
+from ...search.filters import Filters
+from ...search.fusion import coverage
+from ...search.query import compile_query
+from .db import PgDatabase
+from .embedding import pg_embed_pending, pg_pending_count
+from .keyword import pg_keyword_search
+from .pgvector import PgVectorIndex
+from .rank import TermRarity
+from .semantic import PgVectorMatrix, pg_semantic_search
+from .vector_schema import vector_ready
 
 __all__ = ["PgSemanticMixin"]
 

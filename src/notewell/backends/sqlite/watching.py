@@ -19,11 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..backends.sqlite.index import Index, translated
-from ..backends.sqlite.sync import SyncReport
-from ..backends.sqlite.watch import COOKIE_PREFIX, Watcher
-from ..errors import NotewellError, StorageError
+from ...errors import NotewellError, StorageError
 from .guard import StoreLock
+from .index import Index, translated
+from .sync import SyncReport
+from .watch import COOKIE_PREFIX, Watcher
 
 __all__ = ["WatchingMixin"]
 

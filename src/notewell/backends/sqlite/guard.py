@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from ..backends.sqlite.index import CorruptIndexError, translated
+from .index import CorruptIndexError, translated
 
 T = TypeVar("T")
 
