@@ -277,7 +277,7 @@ def test_initialize_tools_and_keyword_search_answer_while_the_model_loads(tmp_pa
 
 
 def test_the_search_and_list_tools_take_every_filter_of_the_one_list(tmp_path):
-    # The MCP tool's arguments are written out for the SDK's schema; this holds them to the list.
+    # The tools' filter arguments are made from the table; this holds the schema the SDK reads to it.
     from notewell.interfaces.mcp_server import make_mcp
     from notewell.search.filters import FILTER_NAMES
     from notewell.services.agent_api import AgentAPI
@@ -295,3 +295,23 @@ def test_the_search_and_list_tools_take_every_filter_of_the_one_list(tmp_path):
         shapes = {option.get("type") for option in properties[spec.name]["anyOf"]}
         assert ("array" in shapes) == (spec.shape == "texts"), spec.name
     assert {o.get("enum") and tuple(o["enum"]) for o in properties["tag_mode"]["anyOf"]} >= {("any", "all")}
+
+
+def test_the_filters_the_tools_are_given_reach_the_store(tmp_path):
+    from notewell.interfaces.mcp_server import make_mcp
+    from notewell.services.agent_api import AgentAPI
+
+    with notewell.open(tmp_path / "notes", embedder=None) as store:
+        a = store.add_note("---\ntitle: A\nkind: finding\ntags: [x]\n---\nhello world").id
+        b = store.add_note("---\ntitle: B\nkind: idea\ntags: [y]\n---\nhello there").id
+        mcp = make_mcp(AgentAPI(store), None, local=True)
+
+        def ids(tool, **arguments):
+            return sorted(c["id"] for c in _ok(asyncio.run(mcp.call_tool(tool, arguments)))["cards"])
+
+        assert ids("search_notes", query="hello") == sorted([a, b])
+        assert ids("search_notes", query="hello", tags="x") == [a]
+        assert ids("search_notes", query="hello", kind=["idea"]) == [b]
+        assert ids("list_notes", tags=["y"]) == [b]
+        assert ids("list_notes", tags=["x", "y"], tag_mode="all") == []
+        assert ids("list_notes", created_after="2999-01-01") == []

@@ -17,8 +17,8 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
 from notewell.backends.sqlite.tokens import TokenBook
-from notewell.model.access_tokens import TOKEN_PREFIX  # noqa: E402
 from notewell.model import access_tokens as tokens_module  # noqa: E402
+from notewell.model.access_tokens import TOKEN_PREFIX  # noqa: E402
 from tests.interfaces.server_fixture import Server  # noqa: E402
 
 

@@ -10,9 +10,9 @@ error whose text starts with its code (``not_found: ...``) and whose structured 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
-from types import SimpleNamespace
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -22,7 +22,7 @@ from pydantic import Field
 
 from ..errors import NotewellError, UnauthorizedError
 from ..model.access_tokens import Tokens
-from ..search.filters import FILTER_NAMES, FILTERS, FilterSpec
+from ..search.filters import FILTERS, FilterSpec
 from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller, caller_from_header
 from ..services.contract import NoteStore
 from ..version import __version__
@@ -51,8 +51,18 @@ def _filter_type(spec: FilterSpec) -> Any:
     return Annotated[shape, Field(description=spec.help)]
 
 
-# The search and list tools' filter arguments (the SDK reads a tool's schema from its signature).
-FilterArg = SimpleNamespace(**{spec.name: _filter_type(spec) for spec in FILTERS})
+def _with_filters(tool: Callable[..., Any]) -> Callable[..., Any]:
+    """*tool* takes the filters as ``**filters``; its signature, which the SDK reads the tool's
+    schema from, gains one keyword argument per filter of the one table (each None by default)."""
+    signature = inspect.signature(tool, eval_str=True)
+    kept = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    added = [
+        inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=_filter_type(spec))
+        for spec in FILTERS
+    ]
+    tool.__signature__ = signature.replace(parameters=kept + added)  # type: ignore[attr-defined]
+    return tool
+
 NoteId = Annotated[str, Field(description="a note id, like nte_0h3k9x2c7m")]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"how many cards, 1-{MAX_LIMIT}")]
 Task = Annotated[str | None, Field(description="the notebook's task (default: the only one)")]
@@ -104,6 +114,7 @@ def make_mcp(
             return _failure(exc)
 
     @mcp.tool(annotations=_READ)
+    @_with_filters
     def search_notes(
         ctx: Context,
         query: Annotated[str, Field(description="search words; empty with a project or attempt_id: its recent notes")],
@@ -111,20 +122,8 @@ def make_mcp(
             "keyword"
         ),
         limit: Limit = 10,
-        project: FilterArg.project = None,
-        campaign: FilterArg.campaign = None,
-        attempt_id: FilterArg.attempt_id = None,
-        kind: FilterArg.kind = None,
-        tags: FilterArg.tags = None,
-        tag_mode: FilterArg.tag_mode = None,
-        author: FilterArg.author = None,
-        model: FilterArg.model = None,
-        builds_on: FilterArg.builds_on = None,
-        created_after: FilterArg.created_after = None,
-        created_before: FilterArg.created_before = None,
-        updated_after: FilterArg.updated_after = None,
-        updated_before: FilterArg.updated_before = None,
         wait: Annotated[bool, Field(description="embed notes not embedded yet before a semantic search")] = False,
+        **filters: Any,
     ) -> dict[str, Any]:
         """Find notes: short cards (title, kind, tags, snippet, score, the mode that found each), not bodies.
 
@@ -132,8 +131,6 @@ def make_mcp(
         but not the words; both to get the exact list and the semantic list side by side in one call.
         Scope with project, campaign or attempt_id (omit all three: all public work). Read a card's note
         with get_note."""
-        arguments = locals()  # the filters are this tool's arguments named in the one table
-        filters = {name: arguments[name] for name in FILTER_NAMES}
         if mode != "keyword" and ready is not None:
             ready()
         return run(ctx, lambda c: api.search_notes(c, query, mode=mode, limit=limit, wait=wait, **filters))
@@ -178,27 +175,14 @@ def make_mcp(
         return run(ctx, lambda c: api.delete_note(c, id))
 
     @mcp.tool(annotations=_READ)
+    @_with_filters
     def list_notes(
         ctx: Context,
         limit: Limit = 20,
         offset: Annotated[int, Field(ge=0)] = 0,
-        project: FilterArg.project = None,
-        campaign: FilterArg.campaign = None,
-        attempt_id: FilterArg.attempt_id = None,
-        kind: FilterArg.kind = None,
-        tags: FilterArg.tags = None,
-        tag_mode: FilterArg.tag_mode = None,
-        author: FilterArg.author = None,
-        model: FilterArg.model = None,
-        builds_on: FilterArg.builds_on = None,
-        created_after: FilterArg.created_after = None,
-        created_before: FilterArg.created_before = None,
-        updated_after: FilterArg.updated_after = None,
-        updated_before: FilterArg.updated_before = None,
+        **filters: Any,
     ) -> dict[str, Any]:
         """Notes as cards, most recently updated first (for browsing; use search_notes to find)."""
-        arguments = locals()  # as in search_notes
-        filters = {name: arguments[name] for name in FILTER_NAMES}
         return run(ctx, lambda c: api.list_notes(c, limit=limit, offset=offset, **filters))
 
     @mcp.tool(annotations=_READ)

@@ -16,6 +16,7 @@ takes the lock only to catch up with changes found in the folder, and only when 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import select
 import threading
@@ -381,7 +382,7 @@ class Store(WatchingMixin, NoteService):
             self.last_sync = self._full_sync(wait=wait)
         elif paths:
             paths = {p if printable_name(p) is None else str(printable_name(p)) for p in paths}
-            fs = {p: tuple(st) for p in paths if (st := self._folder.state(p)) is not None}
+            fs = {p: (st[0], st[1]) for p in paths if (st := self._folder.state(p)) is not None}
             self.last_sync = self._sync.paths(fs, paths, wait=wait)
         elif self._sync.journal_behind():
             self.last_sync = self._sync.paths({}, [], wait=wait)
@@ -513,7 +514,7 @@ class Store(WatchingMixin, NoteService):
             records, rows = next_ready()
             with self._index.write():
                 for row in rows:  # written before the transaction: gone again if it fails
-                    self._index.on_abort(lambda path=row.path: self._folder.remove(path))
+                    self._index.on_abort(functools.partial(self._folder.remove, row.path))
                 self._sync.catch_up()
                 self._sync.commit_records(records)
                 for row in rows:

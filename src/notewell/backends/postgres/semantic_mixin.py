@@ -19,7 +19,7 @@ import os
 import secrets
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...model.note import Card
 from ...model.progress import Progress
@@ -46,6 +46,10 @@ class PgSemanticMixin:
 
     _db: PgDatabase
     _rarity: TermRarity  # the store's, shared with keyword search
+
+    if TYPE_CHECKING:
+
+        def _embedder_now(self) -> Embedder: ...  # the note service's
 
     def _init_semantic(self, embedder: EmbedderSpec) -> None:
         self._embedders = EmbedderSlot(embedder)

@@ -11,6 +11,7 @@ import fcntl
 import json
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ class TokenBook:
         self._stamp = stamp
 
     @contextlib.contextmanager
-    def _exclusive(self):  # noqa: ANN202
+    def _exclusive(self) -> Iterator[None]:
         """Hold the tokens file for a read-change-write: other processes (`notewell token`) wait."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock, open(self.path.with_suffix(".lock"), "a") as lock:
