@@ -467,12 +467,20 @@ def _(n: int) -> Bench:
     return _search_bench(" ".join(["k*"] * n))
 
 
-@case("search.prefix_distinct", "search", (100, 200, 400), (25, 50), "terms",
-      "n distinct prefixes 'kab* kac* …'")  # fmt: skip
+@case("search.prefix_distinct_or", "search", (55, 110, 220), (15, 30), "terms",
+      "n distinct prefixes 'kab* OR kac* OR …'")  # fmt: skip
 def _(n: int) -> Bench:
-    prefixes = ["k" + a + b for a in "abcdefgh" for b in "abcdefgh"]
-    prefixes = [p + c for p in prefixes for c in "abcdefgh"]
-    return _search_bench(" ".join(p + "*" for p in prefixes[:n]))
+    prefixes = ["k" + a + b + c for a in "abcdefgh" for b in "abcdefgh" for c in "abcdefgh"]
+    return _search_bench(" OR ".join(p + "*" for p in prefixes[:n]))
+
+
+@case("search.filters_many", "search", (50, 100), (25, 50), "values",
+      "a search with n tags (all) and n kinds as filters")  # fmt: skip
+def _(n: int) -> Bench:
+    s = _search_store()
+    tags = [f"tag-{i}" for i in range(n)]
+    run = _refusal(lambda: s.store.search_notes("k*", limit=10, tags=tags, tag_mode="all", kind=tags))
+    return Bench(run, sum(map(_b, tags)) * 2, cleanup=s.close)
 
 
 @case("search.words_distinct", "search", (83, 166, 333), (20, 40), "words",
@@ -638,6 +646,8 @@ _MARKDOWN: dict[str, tuple[str, Callable[[int], str]]] = {
     "setext_paragraph": ("n/2 lines then '='", lambda n: "a\n" * (n // 2 - 1) + "="),
     "setext_headings": ("'a\\n=\\n' repeated", lambda n: "a\n=\n" * (n // 4)),
     "table_1000_columns": ("1000-column header, then one-char rows", lambda n: _table(1000, n)),
+    "tables_autocomplete": ("tables of 181 columns x 363 short rows (65,536 cells filled each)", lambda n: _tables(n)),
+    "reference_amplify": ("a definition with an n/8-char URL and title, then '[a]' repeated", lambda n: _refs(n)),
     "tables_many": ("'a|b\\n-|-\\n' repeated", lambda n: "a|b\n-|-\n" * (n // 8)),
     "list_items": ("'1. a' lines", lambda n: "1. a\n" * (n // 5)),
     "list_lazy": ("'- a\\n b' repeated", lambda n: "- a\n b\n" * (n // 7)),
@@ -660,6 +670,19 @@ _MARKDOWN: dict[str, tuple[str, Callable[[int], str]]] = {
 def _table(columns: int, n: int) -> str:
     head = "|a" * columns + "\n" + "|-" * columns + "\n"
     return head + "b\n" * max(0, (n - len(head)) // 2)
+
+
+def _tables(n: int) -> str:
+    # markdown-it fills a short row up to the header's width, at most 65,536 cells a table:
+    # 181 columns x 363 rows is the smallest table (about 1.4 KB) that reaches the cap.
+    one = "|a" * 181 + "\n" + "|-" * 181 + "\n" + "b\n" * 363 + "\n"
+    return one * max(1, n // len(one))
+
+
+def _refs(n: int) -> str:
+    size = n // 8
+    head = "[a]: /" + "x" * size + ' "' + "t" * size + '"\n\n'
+    return head + "[a]" * max(1, (n - len(head)) // 3)
 
 
 def _nested_lists(n: int) -> str:
@@ -687,14 +710,16 @@ def _render_case(shape: Callable[[int], str]) -> Callable[[int], Bench]:
         if len(text) > RENDER_MAX:
             raise ValueError(f"body is {len(text)} characters, over RENDER_MAX: pick a smaller size")
         _renderer()  # markdown-it's set-up is not the input's cost
-        return Bench(lambda: render_markdown(text), _b(text))
+        out = len(render_markdown(text).encode("utf-8"))
+        return Bench(lambda: render_markdown(text), _b(text), detail=f"html {out:,} B ({out / max(1, _b(text)):.0f}x)")
 
     return build
 
 
 for _name, (_about, _shape) in _MARKDOWN.items():
+    _quick = (3_000, 6_000) if _name == "tables_autocomplete" else (10_000, 20_000)
     CASES[f"render.{_name}"] = Case(
-        f"render.{_name}", "render", _render_case(_shape), (50_000, 100_000, 199_999), (10_000, 20_000), "chars", _about
+        f"render.{_name}", "render", _render_case(_shape), (50_000, 100_000, 199_999), _quick, "chars", _about
     )
 
 
@@ -1005,10 +1030,11 @@ def run_cases(cases: list[Case], args: argparse.Namespace) -> list[Row]:
                 row.flags.append("TIMEOUT")
             if row.best is not None and row.best > budget:
                 row.flags.append("SLOW")
-            if prev is not None and prev.best and row.best and prev.nbytes and row.nbytes and row.nbytes > prev.nbytes:
-                # Below a millisecond the figure is mostly noise: no exponent from it.
+            if prev is not None and prev.best and row.best and row.n > prev.n:
+                # Growth against n (what the case scales; the bytes may hold a constant part).
+                # Below two milliseconds the figure is mostly noise: no exponent from it.
                 if prev.best >= 0.002:
-                    row.exp = math.log(row.best / prev.best) / math.log(row.nbytes / prev.nbytes)
+                    row.exp = math.log(row.best / prev.best) / math.log(row.n / prev.n)
                     if row.exp > WORSE_THAN_LINEAR:
                         row.flags.append("SUPERLIN")
             if prev is not None and prev.best is not None and row.best is None and row.note.startswith(">"):
@@ -1055,7 +1081,7 @@ def main() -> None:
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per measurement (default 60)")
     parser.add_argument("--repeat", type=int, default=None, help="runs per measurement (default 3, quick 2)")
-    parser.add_argument("--run-budget", type=float, default=4.0, help="stop repeating once runs took this long")
+    parser.add_argument("--run-budget", type=float, help="stop repeating once runs took this long (4 s, quick 1 s)")
     parser.add_argument("--mem-mb", type=int, default=3072, help="address-space cap of each measurement (MiB)")
     parser.add_argument("--scratch", default=SCRATCH, help="where scratch stores go")
     parser.add_argument("--src", help="import notewell from this directory (another checkout's src)")
@@ -1067,6 +1093,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.repeat is None:
         args.repeat = 2 if args.quick else 3
+    if args.run_budget is None:
+        args.run_budget = 1.0 if args.quick else 4.0
     if args.child:
         child(args.child[0], int(args.child[1]), args.repeat, args.budget, args.mem_mb)
         return
