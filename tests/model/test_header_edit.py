@@ -50,8 +50,30 @@ def test_tag_limits():
     with pytest.raises(InvalidArgumentError):
         with_tags("x", [f"t{i}" for i in range(21)])
     full = with_tags("x", [f"t{i}" for i in range(20)])[0]
-    with pytest.raises(InvalidArgumentError):
+    with pytest.raises(InvalidArgumentError, match="it has 20 and 1 new ones would make 21"):
         with_tags(full, ["one-more"])
+    assert with_tags(full, ["T1", "t2"] * 5000) == (full, [])  # repeats of tags it has: nothing to add
+
+
+def test_ten_thousand_tags_are_refused_at_once_and_say_why():
+    # Each new tag was compared with every earlier one (0.7-2.2 s for 10,000), and the refusal,
+    # made against an empty text, said "it has 0". Now it stops at the 21st distinct tag.
+    many = [f"t{i}" for i in range(10_000)]
+    with pytest.raises(InvalidArgumentError, match="more than 20 different ones were given"):
+        with_tags("---\ntitle: T\ntags: [a]\n---\nbody", many)
+    calls = []
+    import notewell.model.header_edit as edit
+
+    real = edit.slugify
+    try:
+        edit.slugify = lambda tag: calls.append(tag) or real(tag)
+        with pytest.raises(InvalidArgumentError):
+            with_tags("x", many)
+    finally:
+        edit.slugify = real
+    assert len(calls) == 21  # counted, not timed: the rest is never looked at
+    # Repeats of one tag are one tag: 10,000 of them are added once.
+    assert with_tags("x", ["same"] * 10_000)[1] == ["same"]
 
 
 def test_summary_is_set_in_place_or_added():

@@ -47,22 +47,27 @@ def with_tags(text: str, tags: list[str] | tuple[str, ...]) -> tuple[str, list[s
     """*text* with *tags* added to its header (slugged, duplicates dropped); returns the
     new text and the tags actually added. InvalidArgumentError for a tag with nothing
     to keep or past the 20-tag limit."""
-    wanted: list[str] = []
+    most = LIMITS["tags"]
+    wanted: dict[str, None] = {}  # in order, each once (a list made this quadratic in the tags given)
     for tag in tags:
         if not isinstance(tag, str):
             raise InvalidArgumentError(f"a tag must be a string, not {type(tag).__name__}")
         slug = slugify(tag)
         if not slug or len(slug) > LIMITS["tag"]:
             raise InvalidArgumentError(f"tag {tag!r} is empty or over {LIMITS['tag']} characters as a slug")
-        if slug not in wanted:
-            wanted.append(slug)
+        wanted[slug] = None
+        if len(wanted) > most:  # stop at once: the rest cannot fit whatever the note holds
+            raise InvalidArgumentError(f"a note holds at most {most} tags; more than {most} different ones were given")
     parsed = parse_note(text)
-    have = list((parsed.header or {}).get("tags", []))
+    have = set((parsed.header or {}).get("tags", []))
     new = [t for t in wanted if t not in have]
     if not new:
         return text, []
-    if len(have) + len(new) > LIMITS["tags"]:
-        raise InvalidArgumentError(f"a note holds at most {LIMITS['tags']} tags; it has {len(have)}")
+    if len(have) + len(new) > most:
+        raise InvalidArgumentError(
+            f"a note holds at most {most} tags; it has {len(have)} and {len(new)} new ones would make"
+            f" {len(have) + len(new)}"
+        )
     layout = header_layout(text)
     if layout is None:
         return _new_header(text, ["tags: [" + ", ".join(_item(t) for t in new) + "]"]), new
