@@ -594,6 +594,24 @@ def test_a_lone_surrogate_is_a_typed_error(backend):
             backend.list_notes(**{name: "x\udce9"})
 
 
+def test_a_query_of_many_prefix_terms_is_refused_at_once(backend):
+    # 333 × "k*" took 30 s on 300 notes that share a vocabulary (each prefix merges the lists of
+    # every word it begins); now more than MAX_PREFIX_TERMS is an invalid_query, on both stores.
+    from notewell.search.query import MAX_PREFIX_TERMS
+
+    nid = backend.add_note("# kilo kappa\n\nkarma kelvin").id
+    allowed = " ".join(["k*"] * MAX_PREFIX_TERMS)
+    assert [c.id for c in backend.search_notes(allowed)] == [nid]
+    for query in (
+        " ".join(["k*"] * 333),
+        " OR ".join(["k*"] * (MAX_PREFIX_TERMS + 1)),
+        "(" * 3 + " AND ".join(f'"ki lo"* NEAR(k* ka*, 3) x{i}' for i in range(4)) + ")" * 3,
+    ):
+        with pytest.raises(notewell.InvalidQueryError, match="too many prefix terms"):
+            backend.search_notes(query)
+    assert [c.id for c in backend.search_notes("k* kilo")] == [nid]  # a few are fine
+
+
 # -- semantic search behaves alike on both stores (the deterministic hash embedder) ----------------
 
 

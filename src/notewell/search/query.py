@@ -29,6 +29,7 @@ from .meta_tokens import meta_token
 
 __all__ = [
     "FTS5_COLUMNS",
+    "MAX_PREFIX_TERMS",
     "MAX_QUERY_CHARS",
     "SEARCH_COLUMNS",
     "BoolOp",
@@ -46,6 +47,10 @@ __all__ = [
 ]
 
 MAX_QUERY_CHARS = 2000
+# Each ``word*`` makes the index merge the lists of every word it begins (all of them, for
+# ``a*``), and every snippet look for them all: 333 of them took 30 s. Eight cost at most
+# about 0.3 s on the stores measured (benchmarks/bench_hostile.py).
+MAX_PREFIX_TERMS = 8
 _SYNTAX = re.compile(r'["*()^:]|\b(?:AND|OR|NOT)\b|\bNEAR\(')
 # Every token of notes_fts.meta starts with this mark; taken out of queries, no query
 # word can be one of them, whatever column set it names (``-title:`` includes meta).
@@ -146,7 +151,12 @@ def compile_query(query: str) -> CompiledQuery:
     # The loose pass runs when it can find more than the strict one: any of several words,
     # or the one meaningful word of a question.
     has_loose = len(loose_terms) > 1 or (loose_terms and loose_terms != list(words.strict))
-    if _SYNTAX.search(query) and _balanced(query) and _readable(query):
+    if _SYNTAX.search(query) and _balanced(query) and (node := _readable(query)) is not None:
+        prefixes = _prefix_count(node)
+        if prefixes > MAX_PREFIX_TERMS:
+            raise InvalidQueryError(
+                f"too many prefix terms: the query has {prefixes} (word*); the limit is {MAX_PREFIX_TERMS}"
+            )
         return CompiledQuery(strict=segment(query), loose=None, raw=True, fallback=quoted, text=query)
     if not has_loose:
         return CompiledQuery(strict=quoted, loose=None, raw=False, text=query)
@@ -156,15 +166,28 @@ def compile_query(query: str) -> CompiledQuery:
     )
 
 
-def _readable(query: str) -> bool:
-    """True when *query* is FTS5 syntax naming only SEARCH_COLUMNS. Read by FTS5's grammar
+def _readable(query: str) -> Node | None:
+    """*query* read as FTS5 syntax naming only SEARCH_COLUMNS, or None. Read by FTS5's grammar
     here rather than left to FTS5, so that ``meta:`` (which FTS5 would accept) and words with
     a colon (``note:``, ``key: value``) run as plain words, with the loose pass, on both stores."""
     try:
-        parse_fts5(query, SEARCH_COLUMNS)
+        return parse_fts5(query, SEARCH_COLUMNS)
     except QuerySyntaxError:
-        return False
-    return True
+        return None
+
+
+def _prefix_count(node: Node) -> int:
+    """How many ``word*`` strings *node* holds (without recursion: a query may nest deeply)."""
+    count, stack = 0, [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Phrase):
+            count += sum(1 for _text, star in item.parts if star)
+        elif isinstance(item, Near):
+            stack.extend(item.phrases)
+        else:
+            stack.extend((item.left, item.right))
+    return count
 
 
 @dataclass(frozen=True, slots=True)
