@@ -1,0 +1,81 @@
+"""The web page's Markdown: rendered in bounded time, plain text past the caps, kept per text."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+pytest.importorskip("markdown_it")
+
+from notewell.interfaces.web import render  # noqa: E402
+
+
+def _counting(monkeypatch):
+    calls = []
+    real = render._renderer()
+
+    class Counting:
+        def render(self, text):
+            calls.append(len(text))
+            return real.render(text)
+
+    monkeypatch.setattr(render, "_renderer", lambda: Counting())
+    monkeypatch.setattr(render, "_cache", type(render._cache)())
+    monkeypatch.setattr(render, "_cached_bytes", 0)
+    return calls
+
+
+@pytest.mark.parametrize(
+    "shape",
+    ["[", "![", "a\n=\n", "*a [b](c) ", "|a", "> a\n", "1. a\n", "*_", "[a]: b\n", "  - a\n"],
+)
+def test_a_body_made_of_syntax_past_the_cap_is_plain_text_and_never_parsed(monkeypatch, shape):
+    # markdown-it costs 4-24 µs per character of syntax: 199,999 "[" took 5-8 s. Past SYNTAX_MAX
+    # such characters the body is shown escaped, as text, and markdown-it never sees it.
+    calls = _counting(monkeypatch)
+    body = shape * (render.SYNTAX_MAX // render.syntax_count(shape) + 1)
+    assert render.syntax_count(body) > render.SYNTAX_MAX
+    out = render.render_markdown(body)
+    assert out.startswith('<p class="plain">(shown as plain text:') and "Markdown syntax" in out
+    assert calls == []
+    small = body[: render.SYNTAX_MAX // 4]
+    assert render.syntax_count(small) <= render.SYNTAX_MAX
+    assert not render.render_markdown(small).startswith('<p class="plain">')
+    assert calls == [len(small)]
+
+
+def test_the_syntax_count_leaves_prose_in_any_script_alone():
+    assert render.syntax_count("plain words, 中文笔记 and ünïcode\n") == 2  # the comma and the newline
+    prose = "A paragraph of ordinary words that goes on for a while. " * 3000  # 171 KB
+    assert render.syntax_count(prose) <= render.SYNTAX_MAX
+    assert render.render_markdown(prose).startswith("<p>")
+
+
+def test_a_body_is_rendered_once_and_an_edit_renders_again(monkeypatch):
+    calls = _counting(monkeypatch)
+    assert render.render_markdown("# Title\n\n*one*") == render.render_markdown("# Title\n\n*one*")
+    assert calls == [14]
+    assert "<em>two</em>" in render.render_markdown("# Title\n\n*two*")  # new text: never the old HTML
+    assert calls == [14, 14]
+
+
+def test_the_cache_keeps_a_bounded_amount_of_html(monkeypatch):
+    _counting(monkeypatch)
+    monkeypatch.setattr(render, "CACHE_BYTES", 10_000)
+    for i in range(200):
+        render.render_markdown(f"note {i} " + "word " * 100)
+    assert 0 < render._cached_bytes <= 10_000
+    assert render._cached_bytes == sum(len(v) for v in render._cache.values())
+
+
+def test_renders_take_turns_and_share_the_result(monkeypatch):
+    calls = _counting(monkeypatch)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(render.render_markdown("*same* text"))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(results)) == 1 and len(results) == 8
+    assert calls == [11]  # one render: the others waited their turn and found it kept
