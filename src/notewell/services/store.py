@@ -16,7 +16,6 @@ takes the lock only to catch up with changes found in the folder, and only when 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import select
 import threading
@@ -32,9 +31,18 @@ from ..backends.sqlite.embedding import embed_pending, pending_count
 from ..backends.sqlite.files import NoteFolder, printable_name
 from ..backends.sqlite.guard import ReadGate, StoreLock, guarded, run_guarded
 from ..backends.sqlite.history import History
-from ..backends.sqlite.index import Index, IndexRow, LockHeld, translated
+from ..backends.sqlite.index import Index, LockHeld, translated
 from ..backends.sqlite.keyword import keyword_ids, keyword_search
-from ..backends.sqlite.note_writes import delete_note_file, drop_kept, edit_note_file, fresh_ids, prepare_batch
+from ..backends.sqlite.note_writes import (
+    Prepared,
+    delete_note_file,
+    drop_kept,
+    drop_staged,
+    edit_note_file,
+    fresh_ids,
+    place_batch,
+    prepare_batch,
+)
 from ..backends.sqlite.notes import (
     StaleRow,
     load_note,
@@ -80,6 +88,7 @@ __all__ = ["Store"]
 T = TypeVar("T")
 
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
+_PLACE_BESIDE = 64  # a batch of at least this many notes names its files on a second thread
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
 _MAX_DEFER = 2.0  # seconds a read may go on without the changes another writer's lock holds back
 _CLOSE_WAIT = 30.0  # seconds closing waits for the reads in flight to end
@@ -482,9 +491,10 @@ class Store(WatchingMixin, NoteService):
             with ThreadPoolExecutor(max_workers=1) as pool:
                 first = fresh_ids(self._index, len(chunks[0]))
                 futures = [pool.submit(prepare_batch, self._folder, chunks[0], first, False, author, model, origin)]
+                taken = 0  # futures whose batch _index_batches has (it cleans up after those)
 
-                def next_ready() -> tuple[list[dict[str, Any]], list[IndexRow]]:
-                    done = futures[-1].result()
+                def next_ready() -> Prepared:
+                    nonlocal taken
                     position = len(futures)
                     if position < len(chunks):
                         ids = fresh_ids(self._index, len(chunks[position]))
@@ -493,9 +503,16 @@ class Store(WatchingMixin, NoteService):
                                 prepare_batch, self._folder, chunks[position], ids, False, author, model, origin
                             )
                         )
-                    return done
+                    taken += 1
+                    return futures[taken - 1].result()
 
-                self._index_batches(next_ready, len(chunks), notes, progress, len(checked))
+                try:
+                    self._index_batches(next_ready, len(chunks), notes, progress, len(checked))
+                except BaseException:
+                    for future in futures[taken:]:  # staged ahead for a batch that never ran
+                        if future.exception() is None:
+                            drop_staged(future.result()[2])
+                    raise
             if len(checked) >= _OPTIMIZE_AFTER and len(checked) * 4 >= self._index.note_count():
                 # A merge rewrites the whole keyword index: worth it after a load that is a good
                 # part of the store, not after each of many batches (that made imports quadratic).
@@ -504,23 +521,30 @@ class Store(WatchingMixin, NoteService):
 
     def _index_batches(
         self,
-        next_ready: Callable[[], tuple[list[dict[str, Any]], list[IndexRow]]],
+        next_ready: Callable[[], Prepared],
         count: int,
         notes: list[Note],
         progress: Progress | None,
         total: int,
     ) -> None:
         for _ in range(count):
-            records, rows = next_ready()
-            with self._index.write():
-                for row in rows:  # written before the transaction: gone again if it fails
-                    self._index.on_abort(functools.partial(self._folder.remove, row.path))
-                self._sync.catch_up()
-                self._sync.commit_records(records)
-                for row in rows:
-                    # Not new=True: a reader in another process may have found the file
-                    # (written before this transaction began) and indexed it already.
-                    self._index.upsert(row)
+            records, rows, staged = next_ready()
+            try:
+                with self._index.write():
+                    self._sync.catch_up()
+                    self._sync.commit_records(records)
+                    # Named only once journaled; a big batch is named while its rows are written.
+                    placed = place_batch(self._index, self._folder, staged, beside=len(staged) >= _PLACE_BESIDE)
+                    try:
+                        for row in rows:
+                            # Not new=True: a reader in another process may have indexed the file
+                            # from its journal record already (after a writer killed before its commit).
+                            self._index.upsert(row)
+                    finally:
+                        placed()
+            except BaseException:
+                drop_staged(staged)
+                raise
             notes.extend(note_from_row(row, self._attempt_dict(row.attempt_id)) for row in rows)
             if progress is not None:
                 progress(len(notes), total)

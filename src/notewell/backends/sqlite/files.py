@@ -198,6 +198,30 @@ class NoteFolder:
         st = os.stat(target)
         return FileState(st.st_mtime_ns, st.st_size)
 
+    def stage(self, relpath: str, data: bytes, *, durable: bool = True) -> tuple[str, FileState]:
+        """Write *data* to a hidden temp file beside *relpath*, for :meth:`place` to put in
+        place later: (the temp file, its state, which the placed file will have). Until then
+        no scan sees it, and one a killed writer leaves is swept as any temp file is."""
+        target = self.abspath(relpath)
+        if os.path.lexists(target):
+            raise FileExistsError(target)
+        tmp = self._write_temp(target, data, durable)
+        st = os.stat(tmp)
+        return tmp, FileState(st.st_mtime_ns, st.st_size)
+
+    def place(self, tmp: str, relpath: str) -> None:
+        """Give the file :meth:`stage` wrote its name; FileExistsError if the name is taken
+        meanwhile (link() never replaces a file, unlike rename()). Not synced: see
+        :meth:`sync_dirs`."""
+        target = self.abspath(relpath)
+        os.link(tmp, target)
+        os.unlink(tmp)
+
+    def sync_dirs(self, relpaths: list[str]) -> None:
+        """Make the names of these files durable (fsync each folder they are in, once)."""
+        for directory in sorted({os.path.dirname(self.abspath(r)) for r in relpaths}):
+            fsync_dir(directory)
+
     def replace(self, relpath: str, data: bytes, *, durable: bool = True) -> FileState:
         """Write a file atomically (temp file, fsync, rename): old or new, never torn.
 

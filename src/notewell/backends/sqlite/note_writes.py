@@ -3,6 +3,12 @@
 Each function runs where the store puts it: :func:`prepare_batch` on a thread of its own
 before the transaction (it touches no database), the others inside the index's write
 transaction, whose abort hooks put the folder back as it was when the transaction fails.
+
+A new note's file gets its name only after its journal record is written (:func:`place_batch`):
+a writer killed in between leaves either a hidden temp file, which no scan adopts and which is
+swept, or a record whose file a later open finds and indexes with the author, attempt and kind
+the record gives. Before, a file named before its record was adopted as a note made outside
+notewell, with no author and no attempt, and so public even when written in a private project.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -26,16 +33,21 @@ from .sync import Syncer, build_row
 
 __all__ = [
     "Origin",
+    "Prepared",
     "current_bytes",
     "delete_note_file",
     "drop_kept",
+    "drop_staged",
     "edit_note_file",
     "fresh_ids",
+    "place_batch",
     "prepare_batch",
 ]
 
 Origin = dict[str, Any]  # {"attempt": id or None, "note_kind": "note" or "summary"}
 Make = Callable[[str], "str | tuple[str, bytes]"]
+# The journal records, index rows and staged files (temp file, its note's path) of a batch.
+Prepared = tuple[list[dict[str, Any]], list[IndexRow], list[tuple[str, str]]]
 
 
 def fresh_ids(index: Index, count: int) -> list[str]:
@@ -56,46 +68,111 @@ def prepare_batch(
     author: str | None,
     model: str | None,
     origin: Origin,
-) -> tuple[list[dict[str, Any]], list[IndexRow]]:
-    """Create one file per note (never over an existing file), sync them, and build
-    the journal records and index rows. Touches no database: it runs on a thread."""
+) -> Prepared:
+    """Stage one hidden file per note and sync them, and build the journal records and
+    index rows. Touches no database: it runs on a thread. On failure nothing is left."""
     records: list[dict[str, Any]] = []
     rows: list[IndexRow] = []
-    for (text, data), nid in zip(chunk, ids, strict=True):
-        while True:
-            path = f"{nid}.md"
-            try:
-                state = folder.create(path, data, durable=durable)
-                break
-            except FileExistsError:
-                nid = new_note_id()  # a hand-made file took the name (36^10 ids): try another
-            except OSError as exc:
-                raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
-        at = now_iso()
-        sha = hashlib.sha256(data).hexdigest()
-        record = {
-            "op": "add",
-            "id": nid,
-            "path": path,
-            "at": at,
-            "author": author,
-            "model": model,
-            "rev": 1,
-            "sha256": sha,
-            "size": len(data),
-        }
-        if origin["attempt"]:
-            record["attempt"] = origin["attempt"]
-        if origin["note_kind"] != "note":
-            record["note_kind"] = origin["note_kind"]
-        records.append(record)
-        meta = {"author": author, "model": model, "created_at": at, "updated_at": at, "revision": 1}
-        row = build_row(note_id=nid, path=path, text=text, sha256=sha, state=state, meta=meta)
-        row.attempt_id, row.note_kind = origin["attempt"], origin["note_kind"]
-        rows.append(row)
+    staged: list[tuple[str, str]] = []
+    try:
+        for (text, data), nid in zip(chunk, ids, strict=True):
+            while True:
+                path = f"{nid}.md"
+                try:
+                    tmp, state = folder.stage(path, data, durable=durable)
+                    break
+                except FileExistsError:
+                    nid = new_note_id()  # a hand-made file took the name (36^10 ids): try another
+                except OSError as exc:
+                    raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
+            staged.append((tmp, path))
+            records.append(_add_record(nid, path, data, author, model, origin))
+            at = records[-1]["at"]
+            meta = {"author": author, "model": model, "created_at": at, "updated_at": at, "revision": 1}
+            row = build_row(note_id=nid, path=path, text=text, sha256=records[-1]["sha256"], state=state, meta=meta)
+            row.attempt_id, row.note_kind = origin["attempt"], origin["note_kind"]
+            rows.append(row)
+    except BaseException:
+        drop_staged(staged)
+        raise
     if not durable:
         os.sync()  # one flush for the whole batch instead of one per file
-    return records, rows
+    return records, rows, staged
+
+
+def _add_record(
+    nid: str, path: str, data: bytes, author: str | None, model: str | None, origin: Origin
+) -> dict[str, Any]:
+    record = {
+        "op": "add",
+        "id": nid,
+        "path": path,
+        "at": now_iso(),
+        "author": author,
+        "model": model,
+        "rev": 1,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+    }
+    if origin["attempt"]:
+        record["attempt"] = origin["attempt"]
+    if origin["note_kind"] != "note":
+        record["note_kind"] = origin["note_kind"]
+    return record
+
+
+def drop_staged(staged: list[tuple[str, str]]) -> None:
+    """Remove staged files that were never placed (best effort)."""
+    for tmp, _path in staged:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def place_batch(
+    index: Index, folder: NoteFolder, staged: list[tuple[str, str]], *, beside: bool = False
+) -> Callable[[], None]:
+    """Inside the write transaction, after the batch's journal records: give each staged
+    file its name and make the names durable; returns the call that waits for that to be
+    done (and raises what it met). With *beside*, the names are given on a thread of their
+    own while the caller indexes the batch (links release the GIL); the caller must wait
+    before the transaction ends. A transaction that fails afterwards removes the files
+    placed and the temp files left."""
+    placed: list[str] = []
+    failed: list[BaseException] = []
+    index.on_abort(lambda: drop_staged(staged))
+    index.on_abort(lambda: [folder.remove(path) for path in placed])
+
+    def place_all() -> None:
+        try:
+            for tmp, path in staged:
+                try:
+                    folder.place(tmp, path)
+                except FileExistsError:
+                    raise StorageError(f"{path} was created by someone else meanwhile; add the note again") from None
+                except OSError as exc:
+                    raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
+                placed.append(path)
+            try:
+                folder.sync_dirs(placed)
+            except OSError as exc:
+                raise StorageError(f"cannot sync the notes folder: {exc.strerror}") from exc
+        except BaseException as exc:
+            failed.append(exc)
+
+    if not beside:
+        place_all()
+        thread = None
+    else:
+        thread = threading.Thread(target=place_all, name="notewell-place", daemon=True)
+        thread.start()
+
+    def wait() -> None:
+        if thread is not None:
+            thread.join()
+        if failed:
+            raise failed[0]
+
+    return wait
 
 
 def current_bytes(index: Index, folder: NoteFolder, note_id: str) -> tuple[int, str, int, bytes]:
