@@ -139,8 +139,12 @@ def place_batch(
     placed and the temp files left."""
     placed: list[str] = []
     failed: list[BaseException] = []
+    def unplace() -> None:
+        for path in placed:
+            folder.remove(path)
+
     index.on_abort(lambda: drop_staged(staged))
-    index.on_abort(lambda: [folder.remove(path) for path in placed])
+    index.on_abort(unplace)
 
     def place_all() -> None:
         try:
