@@ -612,6 +612,45 @@ def test_a_query_of_many_prefix_terms_is_refused_at_once(backend):
     assert [c.id for c in backend.search_notes("k* kilo")] == [nid]  # a few are fine
 
 
+def test_a_viewers_scores_never_move_when_notes_they_cannot_see_change(backend, monkeypatch):
+    # BM25 weighed each word by how many notes hold it, hidden ones too: bob, writing one public
+    # note per guessed word, saw his score for a word fall (3.87 -> 1.86) after alice wrote three
+    # private notes with it, and so learned what her private project holds. Now a viewer's
+    # figures (notes, their length, notes holding each word) are those of the notes they may see.
+    from notewell.backends.postgres import rank
+    from notewell.model.visibility import Viewer
+
+    monkeypatch.setattr(rank, "SIZE_TTL", 0.0)  # PostgreSQL's counts are kept for seconds: count anew
+    monkeypatch.setattr(rank, "COUNTS_TTL", 0.0)
+    bob = Viewer(handle="bob")
+    backend.set_project("secret", private=True, owner="alice")
+    attempt = backend.start_attempt("secret", author="alice").id
+    for i in range(12):
+        backend.add_note(f"# filler {i}\n\nordinary words about gardens and weather {i}")
+    backend.add_note("# zebra\n\nzebra crossing notes")
+    backend.add_note("# walrus tusks\n\nthe walrus and the zebra")
+
+    def scores(viewer, query):
+        return [(c.id, c.score) for c in backend.search_notes(query, limit=20, viewer=viewer)]
+
+    queries = ("zebra", "walrus zebra", "zebra OR walrus", "zebra unicorn")
+    before = {q: scores(bob, q) for q in queries}
+    owner_before = scores(None, "zebra")
+    assert before["zebra"] and before["walrus zebra"]
+    hidden = [
+        backend.add_note(f"# zebra plan {i}\n\nzebra zebra walrus secret {i}", attempt=attempt).id for i in range(3)
+    ]
+    backend.add_notes(["long private text " * 200 + "zebra"] * 5, attempt=attempt)
+    assert {q: scores(bob, q) for q in queries} == before
+    backend.edit_note(hidden[0], "# zebra\n\nzebra walrus walrus rewritten")
+    backend.delete_note(hidden[1])
+    assert {q: scores(bob, q) for q in queries} == before
+    assert scores(None, "zebra") != owner_before  # the owner sees them: their figures moved
+    # Once alice's project is public, bob's figures count her notes too.
+    backend.set_project("secret", private=False)
+    assert scores(bob, "zebra") != before["zebra"]
+
+
 # -- semantic search behaves alike on both stores (the deterministic hash embedder) ----------------
 
 

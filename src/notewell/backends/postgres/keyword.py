@@ -52,7 +52,7 @@ from ...search.query import SEARCH_COLUMNS, Near, Node, Phrase, QuerySyntaxError
 from ...search.request import RANK_WINDOW, TITLE_WINDOW, check_limit
 from ...search.snippets import make_snippet, phrases_of, snippet_maker
 from .filters_sql import pg_filter_sql
-from .rank import TermRarity, scan_idf, split_terms
+from .rank import ScopedRarity, TermRarity, scan_idf, split_terms
 
 __all__ = ["CARD_SQL", "card_from_pg", "pg_keyword_search", "pg_list_cards"]
 
@@ -374,8 +374,10 @@ def pg_keyword_search(
     store's cache of how many notes hold each term (without one, they are counted anew)."""
     check_limit(limit)  # cheap; the engines are public, and the plan asks them for pools
     cq = compile_query(query)  # the same checks and errors as the embedded store
-    counts = rarity or TermRarity()
-    where, params = pg_filter_sql(filters or Filters())
+    filters = filters or Filters()
+    # A viewer who may not see some projects is ranked by counts of the notes they may see.
+    counts = (rarity or TermRarity()).scoped(filters.criteria.hidden_projects)
+    where, params = pg_filter_sql(filters)
     extra = f" AND {where}" if where else ""
     words = plain_terms(cq.text)  # a CJK run's loose pieces: pairs, as on SQLite (cjk_grams finds them)
     strict, as_written = _strict_tree(cq.text, cq.raw, words.strict)
@@ -422,7 +424,7 @@ def _match_sql(
     want: int,
     *,
     ranked_anyway: bool,
-    rarity: TermRarity,
+    rarity: TermRarity | ScopedRarity,
     conn: Any,
 ) -> tuple[str, list[Any]]:
     """The statement finding the best *want* notes for *tree* (resolved) that pass the filters."""

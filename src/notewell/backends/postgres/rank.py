@@ -12,6 +12,10 @@ through the GIN index, exactly up to PROBE (a term past that is counted as PROBE
 but not known to ANALYZE yet). Counts are kept while the store's size moves by less than a
 twentieth, and at most COUNTS_TTL seconds (edits change counts without changing the size,
 and ANALYZE may have run since); the size itself is counted again after SIZE_TTL seconds.
+
+For a viewer who may not see some projects, :meth:`TermRarity.scoped` counts only the notes
+that viewer may see (N and every n, exactly up to PROBE, never from ANALYZE's figures for the
+whole table), so a viewer's scores never move when a note they cannot see is written.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-__all__ = ["COUNTS_TTL", "PROBE", "SIZE_TTL", "TermRarity", "idf", "scan_idf", "split_terms"]
+__all__ = ["COUNTS_TTL", "PROBE", "SIZE_TTL", "ScopedRarity", "TermRarity", "idf", "scan_idf", "split_terms"]
 
 PROBE = 2000  # matches counted exactly
 SIZE_TTL = 10.0  # seconds a count of the store's notes is used
@@ -88,6 +92,26 @@ class TermRarity:
         self._size = 0
         self._common: dict[str, float] = {}
         self._counts: dict[str, int] = {}
+        self._scoped_sizes: dict[tuple[str, ...], tuple[float, int]] = {}  # hidden -> (when, visible notes)
+
+    def scoped(self, hidden: Sequence[str]) -> ScopedRarity | TermRarity:
+        """The counts a viewer who may not see the projects *hidden* is ranked by (this
+        store-wide one when nothing is hidden)."""
+        return ScopedRarity(self, tuple(sorted(hidden))) if hidden else self
+
+    def visible_rows(self, conn: Any, hidden: tuple[str, ...]) -> int:
+        """Notes outside the projects *hidden* (counted at most every SIZE_TTL seconds)."""
+        now = time.monotonic()
+        with self._lock:
+            known = self._scoped_sizes.get(hidden)
+            if known is not None and now - known[0] < SIZE_TTL:
+                return known[1]
+        (size,) = conn.execute(f"SELECT count(*) FROM notes n {_VISIBLE_FROM}", (list(hidden),)).fetchone()
+        with self._lock:
+            if len(self._scoped_sizes) >= 64:
+                self._scoped_sizes.clear()
+            self._scoped_sizes[hidden] = (now, int(size))
+        return int(size)
 
     def rows(self, conn: Any) -> int:
         """Notes in the store (counted at most every SIZE_TTL seconds)."""
@@ -134,6 +158,39 @@ class TermRarity:
                 self._counts.clear()
             self._counts[term] = int(hits)
         return int(hits)
+
+
+# The notes a viewer may see: those on no attempt, or on an attempt outside the hidden projects.
+_VISIBLE_FROM = "LEFT JOIN attempts a ON a.id = n.attempt_id WHERE (a.project IS NULL OR a.project <> ALL(%s))"
+
+
+class ScopedRarity:
+    """Document counts among the notes a viewer may see (see :meth:`TermRarity.scoped`):
+    the same ``rows`` and ``weights`` as :class:`TermRarity`, counted per search."""
+
+    def __init__(self, store: TermRarity, hidden: tuple[str, ...]) -> None:
+        self._store = store
+        self._hidden = hidden
+        self._rows: int | None = None
+        self._counts: dict[str, int] = {}
+
+    def rows(self, conn: Any) -> int:
+        if self._rows is None:
+            self._rows = self._store.visible_rows(conn, self._hidden)
+        return self._rows
+
+    def weights(self, conn: Any, terms: Sequence[str]) -> list[float]:
+        rows = self.rows(conn)
+        out = []
+        for term in terms:
+            if term not in self._counts:
+                (hits,) = conn.execute(
+                    f"SELECT count(*) FROM (SELECT 1 FROM notes n {_VISIBLE_FROM} AND n.tsv @@ %s::tsquery LIMIT %s) s",
+                    (list(self._hidden), term, PROBE),
+                ).fetchone()
+                self._counts[term] = int(hits)
+            out.append(idf(rows, self._counts[term]))
+        return out
 
 
 def _common_lexemes(conn: Any) -> dict[str, float]:

@@ -4,7 +4,13 @@ FTS5's bm25() weighs each phrase by walking every note that contains it, once pe
 statement: 30 ms for a word in a third of a million notes, 100 ms for one in all of
 them. Here a phrase's document count is exact up to PROBE notes and estimated above
 that from how densely its newest matches lie; estimates are kept while the store grows
-or shrinks by less than a twentieth. Term counts come from the candidates' own text,
+or shrinks by less than a twentieth.
+
+For a viewer who may not see some projects (*hidden*: the FTS5 match of their notes), every
+figure is of the notes the viewer may see: their number, mean length and how many hold each
+phrase. A viewer's scores so never move when a note they cannot see is written, edited or
+deleted (with store-wide figures, one public note per guessed word told which words a
+private project's notes hold). Term counts come from the candidates' own text,
 matched as the snippets match it (case, accents and common endings folded), and note
 lengths from FTS5's own tables. The formula and weights are FTS5's: title 3, body 1,
 k1 1.2, b 0.75, and a phrase in more than half the notes weighs 1e-6.
@@ -24,7 +30,7 @@ from ...model.cjk import segment
 from ...search.snippets import Phrase, fold, phrase_finder, phrases_of, scan
 from .index import Index
 
-__all__ = ["PROBE", "Weights", "bm25_ranks", "document_frequency", "phrase_expression", "weigh"]
+__all__ = ["PROBE", "Weights", "bm25_ranks", "document_frequency", "phrase_expression", "visible_totals", "weigh"]
 
 K1 = 1.2
 B = 0.75
@@ -72,37 +78,82 @@ def phrase_expression(phrase: Phrase) -> str:
     return '"' + segment(" ".join(phrase.words)).replace('"', '""') + '"' + ("*" if phrase.prefix else "")
 
 
-def document_frequency(index: Index, expr: str, rows: int | None = None) -> int:
-    """How many notes match the FTS5 expression *expr*: exact up to PROBE, else estimated.
+def _visible(expr: str, hidden: str | None) -> str:
+    return f"({expr}) NOT {hidden}" if hidden else expr
+
+
+def document_frequency(index: Index, expr: str, rows: int | None = None, hidden: str | None = None) -> int:
+    """How many notes match the FTS5 expression *expr*: exact up to PROBE, else estimated;
+    with *hidden*, of the notes outside it only (*rows*: how many those are).
 
     The estimate assumes the matches lie as densely among older notes as among the
     newest PROBE of them; rowids grow with every write, so rowid spans stand for note counts.
+    With *hidden*, the notes at or above the oldest match probed are counted instead.
     """
     conn = index.conn
     if rows is None:
-        rows = _totals(conn)[0]
+        rows = visible_totals(index, hidden)[0] if hidden else _totals(conn)[0]
     cache = _estimates.setdefault(index, {})
-    known = cache.get(expr)
+    key = _visible(expr, hidden)
+    known = cache.get(key)
     if known is not None and abs(rows - known.rows) * _DRIFT <= known.rows:
         return known.count
     count, oldest = conn.execute(
         "SELECT count(*), min(rowid) FROM (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?"
         " ORDER BY rowid DESC LIMIT ?)",
-        [expr, PROBE + 1],
+        [key, PROBE + 1],
     ).fetchone()
     if count <= PROBE:
-        return count
-    # Two subqueries: min() and max() in one SELECT would scan the table.
-    low, high = conn.execute(
-        "SELECT (SELECT min(id) FROM notes_fts_docsize), (SELECT max(id) FROM notes_fts_docsize)"
-    ).fetchone()
-    span = max(1, high - low + 1)
-    newer = max(1.0, rows * (high - oldest + 1) / span)  # notes at or above the oldest match probed
+        return int(count)
+    if hidden:
+        (at_or_above,) = conn.execute("SELECT count(*) FROM notes_fts_docsize WHERE id >= ?", [oldest]).fetchone()
+        (hidden_above,) = conn.execute(
+            "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ? AND rowid >= ?", [hidden, oldest]
+        ).fetchone()
+        newer = max(1.0, float(at_or_above - hidden_above))
+    else:
+        # Two subqueries: min() and max() in one SELECT would scan the table.
+        low, high = conn.execute(
+            "SELECT (SELECT min(id) FROM notes_fts_docsize), (SELECT max(id) FROM notes_fts_docsize)"
+        ).fetchone()
+        span = max(1, high - low + 1)
+        newer = max(1.0, rows * (high - oldest + 1) / span)  # notes at or above the oldest match probed
     estimate = min(rows, max(PROBE + 1, round((PROBE + 1) * rows / newer)))
     if len(cache) >= _CACHE_MAX:
         cache.clear()
-    cache[expr] = _Estimate(estimate, rows)
+    cache[key] = _Estimate(estimate, rows)
     return estimate
+
+
+_hidden_sizes: weakref.WeakKeyDictionary[Index, dict[str, tuple[str, int, int]]] = weakref.WeakKeyDictionary()
+
+
+def visible_totals(index: Index, hidden: str) -> tuple[int, float]:
+    """Notes outside *hidden* (an FTS5 match) and their mean length, as :func:`_totals`
+    gives them for the whole store. The hidden notes' count and length are kept until the
+    journal moves (every write, in any process, appends to it)."""
+    conn = index.conn
+    rows, mean = _totals(conn)
+    mark = index.get_state("journal_size", "0") or "0"
+    cache = _hidden_sizes.setdefault(index, {})
+    known = cache.get(hidden)
+    if known is not None and known[0] == mark:
+        _mark, hidden_rows, hidden_length = known
+    else:
+        hidden_rows = hidden_length = 0
+        for (size,) in conn.execute(
+            "SELECT d.sz FROM notes_fts f JOIN notes_fts_docsize d ON d.id = f.rowid WHERE notes_fts MATCH ?",
+            [hidden],
+        ):
+            hidden_rows += 1
+            hidden_length += sum(_varints(size))
+        if len(cache) >= 64:
+            cache.clear()
+        cache[hidden] = (mark, hidden_rows, hidden_length)
+    seen = rows - hidden_rows
+    if seen <= 0:
+        return 0, 1.0
+    return seen, max((mean * rows - hidden_length) / seen, 1e-9)
 
 
 def _idf(rows: int, hits: int) -> float:
@@ -126,14 +177,15 @@ class Weights:
         return sum(self.counts)
 
 
-def weigh(index: Index, expr: str) -> Weights:
-    """The phrases of the FTS5 expression *expr* and how many notes hold each."""
-    rows, mean = _totals(index.conn)
+def weigh(index: Index, expr: str, hidden: str | None = None) -> Weights:
+    """The phrases of the FTS5 expression *expr* and how many notes hold each (of the notes
+    outside *hidden*, when given)."""
+    rows, mean = visible_totals(index, hidden) if hidden else _totals(index.conn)
     repeats = Counter(phrases_of(expr))
     counts: list[int] = []
     for phrase in repeats:
         try:
-            counts.append(document_frequency(index, phrase_expression(phrase), rows))
+            counts.append(document_frequency(index, phrase_expression(phrase), rows, hidden))
         except sqlite3.OperationalError:
             counts.append(0)  # a phrase FTS5 will not take on its own: it still counts, at full weight
     return Weights(tuple(repeats), tuple(repeats.values()), tuple(counts), rows, mean)

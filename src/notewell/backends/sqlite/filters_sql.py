@@ -8,7 +8,7 @@ from typing import Any
 from ...search.filters import Criteria, Filters
 from ...search.meta_tokens import meta_token
 
-__all__ = ["filter_sql", "fts", "fts_suffix"]
+__all__ = ["filter_sql", "fts", "fts_suffix", "hidden_match"]
 
 
 def _dates(c: Criteria, alias: str, clauses: list[str], params: list[Any]) -> None:
@@ -103,8 +103,16 @@ def fts_suffix(filters: Filters) -> str:
     meta = fts(filters)
     if meta:
         suffix += f" AND ({meta})"
-    hidden = filters.criteria.hidden_projects
+    hidden = hidden_match(filters)
     if hidden:
-        tokens = " OR ".join(f'"{meta_token("p", p)}"' for p in hidden)
-        suffix += f" NOT meta : ({tokens})"
+        suffix += f" NOT {hidden}"
     return suffix
+
+
+def hidden_match(filters: Filters) -> str | None:
+    """The FTS5 match of the notes in the projects the viewer may not see (None: none)."""
+    hidden = filters.criteria.hidden_projects
+    if not hidden:
+        return None
+    tokens = " OR ".join(f'"{meta_token("p", p)}"' for p in hidden)
+    return f"meta : ({tokens})"

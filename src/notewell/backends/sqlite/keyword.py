@@ -18,7 +18,7 @@ from ...search.query import CompiledQuery, compile_query, title_expression
 from ...search.request import RANK_WINDOW, TITLE_WINDOW, check_limit
 from ...search.snippets import make_snippet, phrases_of, snippet_maker
 from .bm25 import bm25_ranks, document_frequency, weigh
-from .filters_sql import filter_sql, fts_suffix
+from .filters_sql import filter_sql, fts_suffix, hidden_match
 from .index import Index
 
 __all__ = ["CARD_COLUMNS", "CARD_FROM", "card_from_row", "card_rows", "keyword_ids", "keyword_search", "list_cards"]
@@ -71,6 +71,7 @@ def _ranked(
     exclude: set[int],
     suffix: str = "",
     title_filter: Where = ("", []),
+    hidden: str | None = None,
 ) -> list[tuple[int, float]]:
     """Rowids and BM25 ranks of the best matches, the newest first among equals.
 
@@ -79,7 +80,8 @@ def _ranked(
     older notes whose title matches, so that a note named after the words is not cut off
     by the window. FTS5 ranks them when the query's words are in few notes; otherwise
     bm25.bm25_ranks does, with FTS5's formula and without its walk of every note that
-    holds each word.
+    holds each word. With *hidden* (projects the viewer may not see), always the latter, with
+    the figures of the notes the viewer may see (FTS5's bm25() counts every note).
     """
     conn = index.conn
     # Filters that FTS5 can answer (*suffix*) are part of the match; the rest join note_index.
@@ -102,8 +104,8 @@ def _ranked(
             # A title can match "a NOT b" while the body holds b: keep only whole matches.
             titled = [r for r in titled if conn.execute(_ONE_MATCH, [expr, r]).fetchone()]
         candidates += titled
-    weights = weigh(index, query)
-    if weights.total <= FTS5_WALK:
+    weights = weigh(index, query, hidden)
+    if hidden is None and weights.total <= FTS5_WALK:
         ranks = _fts5_ranks(conn, expr, join, cond, params, candidates)
     else:
         ranks = bm25_ranks(index, weights, candidates)
@@ -159,25 +161,34 @@ def _run(
     limit: int,
     suffix: str = "",
     title_filter: Where = ("", []),
+    hidden: str | None = None,
 ) -> list[tuple[int, float, str]]:
     hits: list[tuple[int, float, str]] = []
     expr = cq.strict
     try:
-        got = _ranked(index, expr, where, params, limit, set(), suffix, title_filter)
+        got = _ranked(index, expr, where, params, limit, set(), suffix, title_filter, hidden)
     except sqlite3.OperationalError as exc:
         if cq.fallback is None:
             raise InvalidQueryError(f"query cannot be searched: {exc}") from None
         expr = cq.fallback
         try:
-            got = _ranked(index, expr, where, params, limit, set(), suffix, title_filter)
+            got = _ranked(index, expr, where, params, limit, set(), suffix, title_filter, hidden)
         except sqlite3.OperationalError as exc2:
             raise InvalidQueryError(f"query cannot be searched: {exc2}") from None
     hits.extend((r, s, expr) for r, s in got)
     if len(hits) < limit and cq.loose:
-        for loose in _loose_passes(index, cq):
+        for loose in _loose_passes(index, cq, hidden):
             try:
                 more = _ranked(
-                    index, loose, where, params, limit - len(hits), {r for r, _, _ in hits}, suffix, title_filter
+                    index,
+                    loose,
+                    where,
+                    params,
+                    limit - len(hits),
+                    {r for r, _, _ in hits},
+                    suffix,
+                    title_filter,
+                    hidden,
                 )
             except sqlite3.OperationalError:
                 more = []
@@ -187,7 +198,7 @@ def _run(
     return hits
 
 
-def _loose_passes(index: Index, cq: CompiledQuery) -> list[str]:
+def _loose_passes(index: Index, cq: CompiledQuery, hidden: str | None = None) -> list[str]:
     """The loose pass's expressions: any of the informative words first, then any word.
 
     A word found in very many notes says little about which of them is wanted (BM25
@@ -196,7 +207,7 @@ def _loose_passes(index: Index, cq: CompiledQuery) -> list[str]:
     common ones come in only to fill up the results (as in Lucene's CommonTermsQuery).
     """
     assert cq.loose is not None
-    rare = [term for term in cq.loose_terms if 0 < document_frequency(index, term) <= COMMON]
+    rare = [term for term in cq.loose_terms if 0 < document_frequency(index, term, hidden=hidden) <= COMMON]
     if not rare or len(rare) == len(cq.loose_terms):
         return [cq.loose]
     return [" OR ".join(rare), cq.loose]
@@ -219,7 +230,7 @@ def keyword_search(
     cq = compile_query(query)
     filters = filters or Filters()
     where, params = filter_sql(filters, dates_only=True)
-    hits = _run(index, cq, where, params, limit, fts_suffix(filters), filter_sql(filters))
+    hits = _run(index, cq, where, params, limit, fts_suffix(filters), filter_sql(filters), hidden_match(filters))
     if not hits:
         return []
     marks = ",".join("?" * len(hits))
@@ -254,7 +265,7 @@ def keyword_ids(index: Index, query: str, *, limit: int = 3, filters: Filters | 
     filters = filters or Filters()
     where, params = filter_sql(filters, dates_only=True)
     try:
-        hits = _run(index, cq, where, params, limit, fts_suffix(filters), filter_sql(filters))
+        hits = _run(index, cq, where, params, limit, fts_suffix(filters), filter_sql(filters), hidden_match(filters))
     except InvalidQueryError:
         return []
     if not hits:

@@ -139,6 +139,7 @@ def place_batch(
     placed and the temp files left."""
     placed: list[str] = []
     failed: list[BaseException] = []
+
     def unplace() -> None:
         for path in placed:
             folder.remove(path)
