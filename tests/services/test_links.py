@@ -88,3 +88,27 @@ def test_shared_ancestors_are_expanded_once(backend):
     walk(graph["builds_on"])
     assert len(expanded) == len(set(expanded)) == 23
     assert count(graph["builds_on"]) < 24 * 24
+
+
+def test_an_id_the_viewer_may_not_see_looks_like_one_nothing_answers_to(backend):
+    # Hidden ids were dropped from builds_on while ids nothing answers to were marked missing,
+    # so bob, naming both in a note of his, told alice's private note apart from no note at all.
+    from notewell.model.visibility import Viewer
+
+    bob = Viewer(handle="bob")
+    backend.set_project("secret", private=True, owner="alice")
+    attempt = backend.start_attempt("secret", author="alice")
+    secret = backend.add_note("# plan\n\nprivate", attempt=attempt.id).id
+    nowhere = "nte_zzzzzzzzzz"
+    mine = backend.add_note(f"---\ntitle: mine\nbuilds_on: [{secret}, {nowhere}, {attempt.id}]\n---\nb").id
+    tree = backend.links(mine, viewer=bob)
+    assert tree["builds_on"] == [
+        {"id": secret, "missing": True},
+        {"id": nowhere, "missing": True},
+        {"id": attempt.id, "missing": True},
+    ]
+    # What builds on a note is not named in its text: a hidden note there is left out, not marked.
+    base = backend.add_note("# base\n\npublic").id
+    backend.add_note(f"---\ntitle: on base\nbuilds_on: [{base}]\n---\nx", attempt=attempt.id)
+    assert backend.links(base, viewer=bob)["built_on_by"] == []
+    assert [n["id"] for n in backend.links(base)["built_on_by"]] != []  # the owner sees it

@@ -513,8 +513,11 @@ class NoteService(BackgroundEmbedding, ABC):
                 return {"id": found.id, "title": found.title, "kind": found.kind}
 
             def neighbours(ref: str, up: bool) -> list[Node]:
-                refs = records.builds_on(ref) if up else records.built_on_by(ref)
-                return [end for r in refs if (end := node(r)) is not None]
+                if up:
+                    # An id the note's own text names: one the viewer may not see is "missing",
+                    # as an id nothing answers to is, so the two are never told apart.
+                    return [node(r) or {"id": r, "missing": True} for r in records.builds_on(ref)]
+                return [end for r in records.built_on_by(ref) if (end := node(r)) is not None]
 
             return link_tree(note_id, depth, node, neighbours)
 
