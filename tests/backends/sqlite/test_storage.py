@@ -268,3 +268,26 @@ def test_an_index_from_before_the_title_index_gets_one_at_open(tmp_path):
     _titles_consistent(store)
     assert [n.id for n in store.search_notes("title7")] == [notes[7].id]
     store.close()
+
+
+def test_a_link_to_another_note_is_reported_not_indexed_twice(tmp_path):
+    # A link to a note of the store made a second note with the same text (and an edit of one
+    # changed both). The note is indexed once, under its own name; the link is a problem.
+    import notewell
+
+    root = tmp_path / "notes"
+    with notewell.open(root, watch=True, embedder=None) as store:
+        original = store.add_note("# heron\n\nwading birdword")
+        os.symlink(root / original.path, root / "alias.md")
+        os.makedirs(root / "sub")
+        os.symlink(os.path.join("..", original.path), root / "sub" / "relative.md")
+        (root / ".archive").mkdir()
+        (root / ".archive" / "kept.md").write_text("# kept\n\narchived birdword\n")
+        os.symlink(root / ".archive" / "kept.md", root / "kept.md")  # its target is no note: the link is
+        for _ in range(2):  # as the watcher sees it, then after a rebuild from the folder
+            store.refresh()
+            assert sorted(c.title for c in store.search_notes("birdword")) == ["heron", "kept"]
+            problems = {p["path"]: p["error"] for p in store.problems()}
+            assert set(problems) == {"alias.md", "sub/relative.md"}
+            assert all("link to another note" in why for why in problems.values())
+            store.reindex()

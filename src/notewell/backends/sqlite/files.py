@@ -15,6 +15,8 @@ from ...errors import StorageError
 __all__ = [
     "BAD_NAME",
     "BAD_NAME_SIZE",
+    "LINKED",
+    "LINKED_SIZE",
     "OUTSIDE",
     "OUTSIDE_SIZE",
     "FileState",
@@ -30,6 +32,10 @@ BAD_NAME = "its file name is not valid UTF-8"
 BAD_NAME_SIZE = -2
 OUTSIDE = "it is a link to a file outside the store (not read)"
 OUTSIDE_SIZE = -3
+# A link to a note of the store would make a second note of the same text (and an edit of
+# either would change both): the note is indexed once, under its own name, and the link reported.
+LINKED = "it is a link to another note of the store, which is indexed once, under its own name"
+LINKED_SIZE = -4
 
 
 def printable_name(name: str) -> str | None:
@@ -119,10 +125,8 @@ class NoteFolder:
                         if not name.isascii() and printable_name(prefix + name) is not None:
                             files[str(printable_name(prefix + name))] = (BAD_NAME_SIZE, BAD_NAME_SIZE)
                             continue
-                        if entry.is_symlink() and os.path.exists(entry.path) and not self.inside(entry.path):
-                            # A note folder cloned from elsewhere may link to ~/.ssh/id_rsa or
-                            # /proc: never read, index or serve what lies outside the store.
-                            files[prefix + name] = (OUTSIDE_SIZE, OUTSIDE_SIZE)
+                        if entry.is_symlink() and (linked := self._link_size(entry.path)) is not None:
+                            files[prefix + name] = (linked, linked)
                             continue
                         try:
                             st = stat_(entry.path)
@@ -144,11 +148,28 @@ class NoteFolder:
         real = os.path.realpath(path)
         return real == self._real_root or real.startswith(self._real_root + os.sep)
 
+    def _link_size(self, path: str) -> int | None:
+        """The pseudo-size of a link that is not read as a note, or None for one that is.
+
+        A note folder cloned from elsewhere may link to ~/.ssh/id_rsa or /proc: never read,
+        index or serve what lies outside the store (OUTSIDE_SIZE). A link to a note the scan
+        finds on its own is that note again (LINKED_SIZE)."""
+        if not os.path.exists(path):
+            return None  # dangling: reported as unreadable
+        if not self.inside(path):
+            return OUTSIDE_SIZE
+        real = os.path.realpath(path)
+        rel = os.path.relpath(real, self._real_root)
+        parts = rel.split(os.sep)
+        if parts[-1].endswith(".md") and not any(is_hidden(part) for part in parts) and os.path.isfile(real):
+            return LINKED_SIZE
+        return None
+
     def state(self, relpath: str) -> FileState | None:
         """The current state of one file, or None when it is not a regular file."""
         path = self.abspath(relpath)
-        if os.path.islink(path) and os.path.exists(path) and not self.inside(path):
-            return FileState(OUTSIDE_SIZE, OUTSIDE_SIZE)
+        if os.path.islink(path) and (linked := self._link_size(path)) is not None:
+            return FileState(linked, linked)
         try:
             st = os.stat(path)
         except OSError:

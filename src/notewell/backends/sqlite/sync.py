@@ -17,7 +17,7 @@ from typing import Any
 from ...model.ids import derived_note_id, is_note_id, new_note_id
 from ...model.progress import Progress
 from ...model.timestamps import iso_from_ns, now_iso
-from .files import BAD_NAME, BAD_NAME_SIZE, OUTSIDE, OUTSIDE_SIZE, FileState, NoteFolder
+from .files import BAD_NAME, BAD_NAME_SIZE, LINKED, LINKED_SIZE, OUTSIDE, OUTSIDE_SIZE, FileState, NoteFolder
 from .history import History
 from .index import Index, IndexRow
 from .prepare import Prepared, Preparer, build_row, prepare_files
@@ -251,7 +251,7 @@ class Syncer:
             if stale:
                 state = now  # and the text read ahead was of the file as it was: read it again
             if state.size < 0:
-                reasons = {BAD_NAME_SIZE: BAD_NAME, OUTSIDE_SIZE: OUTSIDE}
+                reasons = {BAD_NAME_SIZE: BAD_NAME, OUTSIDE_SIZE: OUTSIDE, LINKED_SIZE: LINKED}
                 reason = reasons.get(state.size, "cannot be read (a dangling link?)")
                 index.set_problem(path, reason, state.mtime_ns, state.size)
                 if row is not None:
