@@ -5,8 +5,8 @@
 Fills a store with --notes generated notes (keyword only: no model, no background embedding),
 starts the real server (a subprocess) on 127.0.0.1, and runs --clients clients for --seconds,
 each making ordinary keyword searches and note reads: first alone ("quiet"), then beside one
-more client that repeats the slowest read the server's limits allow ("slow"): a 1,000-character
-query of prefix terms joined by OR, limit 100, which ranks nearly every note. It reports the
+more client that repeats the slowest read the server's limits allow ("slow"): the most prefix
+terms a query may hold, joined by OR, limit 100, which ranks nearly every note. It reports the
 ordinary clients' p50/p95 in both phases and the slow client's own latency.
 
 Each --src is a source tree (a folder holding the notewell package, put on PYTHONPATH for the
@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import random
-import string
 import subprocess
 import sys
 import tempfile
@@ -41,9 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_store import Corpus, free_port, pct
 from bench_store import log_stderr as log  # noqa: E402 - the same note generator
 
-LETTERS = string.ascii_lowercase
-# Every pair of one-letter prefixes, ORed: FTS5 walks every note for each, then ranks them all.
-SLOW_QUERY = " OR ".join(f"{a}* {b}*" for a in LETTERS for b in LETTERS)[:1000].rsplit(" OR ", 1)[0]
+# The most one-letter prefixes a query may hold (8; a 1,000-character query of them was the slow
+# read here before the cap), ORed: FTS5 walks every note for each, then ranks them all.
+SLOW_QUERY = " OR ".join(f"{c}*" for c in "aeiostnr")
 SEED = """
 import sys
 sys.path.insert(0, sys.argv[3])
