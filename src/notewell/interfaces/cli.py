@@ -545,6 +545,10 @@ def cmd_links(args: argparse.Namespace) -> None:
         print(f"  {label}" + ("" if lines else " nothing"))
         for line in lines:
             print(line)
+    if graph.get("truncated"):
+        from ..services.links import MAX_LINKS
+
+        print(f"  (cut at {MAX_LINKS:,} links in all)")
 
 
 def cmd_brief(args: argparse.Namespace) -> None:

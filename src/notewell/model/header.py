@@ -131,6 +131,9 @@ def _tail_comment(s: str, i: int) -> tuple[bool, str | None]:
     return False, None
 
 
+_ITEM_END = re.compile(r"[,\]]")
+
+
 def _parse_inline_list(s: str) -> tuple[list[_Value], str | None] | None:
     values: list[_Value] = []
     i = 1
@@ -152,9 +155,8 @@ def _parse_inline_list(s: str) -> tuple[list[_Value], str | None] | None:
             while j < n and s[j] in " \t":
                 j += 1
         else:
-            j = i
-            while j < n and s[j] not in ",]":
-                j += 1
+            end = _ITEM_END.search(s, i)  # in C: a header of 50,000 ids spent most of its parse here
+            j = end.start() if end else n
             raw = s[i:j].rstrip(" \t")
             value = raw
         values.append(_Value(value, raw))

@@ -14,7 +14,7 @@ import contextlib
 import functools
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any, Self, TypeVar
 
@@ -512,12 +512,13 @@ class NoteService(BackgroundEmbedding, ABC):
                     return None
                 return {"id": found.id, "title": found.title, "kind": found.kind}
 
-            def neighbours(ref: str, up: bool) -> list[Node]:
+            def neighbours(ref: str, up: bool) -> Iterator[Node]:
+                # Looked up one at a time, as far as the tree takes them (see link_tree).
                 if up:
                     # An id the note's own text names: one the viewer may not see is "missing",
                     # as an id nothing answers to is, so the two are never told apart.
-                    return [node(r) or {"id": r, "missing": True} for r in records.builds_on(ref)]
-                return [end for r in records.built_on_by(ref) if (end := node(r)) is not None]
+                    return (node(r) or {"id": r, "missing": True} for r in records.builds_on(ref))
+                return (end for r in records.built_on_by(ref) if (end := node(r)) is not None)
 
             return link_tree(note_id, depth, node, neighbours)
 
