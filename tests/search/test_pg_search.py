@@ -254,7 +254,7 @@ def test_column_filters_find_what_they_find_on_sqlite(pg, tmp_path):
 def test_no_query_reads_the_filter_tokens_on_postgresql(pg):
     pg.add_note("---\ntitle: plain\ntags: [ops]\n---\nwords\n", author="anna")
     token = meta_token("a", "anna")
-    for query in (token, f'-title:"{token}"', f'"{token[:2]}"*', f"{token} OR words"):
+    for query in (token, f'-title:"{token}"', f'"{token[:3]}"*', f"{token} OR words"):
         assert len(pg.search_notes(query)) == (1 if "words" in query else 0), query
 
 

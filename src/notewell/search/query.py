@@ -24,12 +24,13 @@ import unicodedata
 from dataclasses import dataclass
 
 from ..errors import InvalidQueryError
-from ..model.cjk import CJK_RE, segment
+from ..model.cjk import CJK_RE, has_cjk, segment
 from .meta_tokens import meta_token
 
 __all__ = [
     "FTS5_COLUMNS",
     "MAX_PREFIX_TERMS",
+    "MIN_PREFIX_CHARS",
     "MAX_QUERY_CHARS",
     "SEARCH_COLUMNS",
     "BoolOp",
@@ -51,6 +52,9 @@ MAX_QUERY_CHARS = 2000
 # ``a*``), and every snippet look for them all: 333 of them took 30 s. Eight cost at most
 # about 0.3 s on the stores measured (benchmarks/bench_hostile.py).
 MAX_PREFIX_TERMS = 8
+# A one-letter prefix begins a large share of every word in the store (``t*``: 0.28 s on 30,000
+# notes, eight of them 0.67 s); two letters cut that by three or more. One CJK character will do.
+MIN_PREFIX_CHARS = 2
 _SYNTAX = re.compile(r'["*()^:]|\b(?:AND|OR|NOT)\b|\bNEAR\(')
 # Every token of notes_fts.meta starts with this mark; taken out of queries, no query
 # word can be one of them, whatever column set it names (``-title:`` includes meta).
@@ -152,11 +156,16 @@ def compile_query(query: str) -> CompiledQuery:
     # or the one meaningful word of a question.
     has_loose = len(loose_terms) > 1 or (loose_terms and loose_terms != list(words.strict))
     if _SYNTAX.search(query) and _balanced(query) and (node := _readable(query)) is not None:
-        prefixes = _prefix_count(node)
-        if prefixes > MAX_PREFIX_TERMS:
+        prefixes = _prefixes(node)
+        if len(prefixes) > MAX_PREFIX_TERMS:
             raise InvalidQueryError(
-                f"too many prefix terms: the query has {prefixes} (word*); the limit is {MAX_PREFIX_TERMS}"
+                f"too many prefix terms: the query has {len(prefixes)} (word*); the limit is {MAX_PREFIX_TERMS}"
             )
+        for stem in prefixes:
+            if len(stem) < MIN_PREFIX_CHARS and not has_cjk(stem):
+                raise InvalidQueryError(
+                    f"a prefix term needs at least {MIN_PREFIX_CHARS} characters before '*': {stem + '*'!r}"
+                )
         return CompiledQuery(strict=segment(query), loose=None, raw=True, fallback=quoted, text=query)
     if not has_loose:
         return CompiledQuery(strict=quoted, loose=None, raw=False, text=query)
@@ -176,18 +185,19 @@ def _readable(query: str) -> Node | None:
         return None
 
 
-def _prefix_count(node: Node) -> int:
-    """How many ``word*`` strings *node* holds (without recursion: a query may nest deeply)."""
-    count, stack = 0, [node]
+def _prefixes(node: Node) -> list[str]:
+    """The word before each ``*`` in *node* (without recursion: a query may nest deeply)."""
+    stems: list[str] = []
+    stack = [node]
     while stack:
         item = stack.pop()
         if isinstance(item, Phrase):
-            count += sum(1 for _text, star in item.parts if star)
+            stems.extend((text.split() or [""])[-1] for text, star in item.parts if star)
         elif isinstance(item, Near):
             stack.extend(item.phrases)
         else:
             stack.extend((item.left, item.right))
-    return count
+    return stems
 
 
 @dataclass(frozen=True, slots=True)
