@@ -109,3 +109,27 @@ def test_a_false_start_inside_a_word_does_not_hide_a_phrase():
     from notewell.search.snippets import find_hits, phrases_of
 
     assert find_hits("atest test test", phrases_of('"test test"')) == [(6, 15, 0)]
+
+
+def test_a_snippet_scans_each_phrase_once_and_stops_at_enough_hits(monkeypatch):
+    # One word written 100 times in a query scanned each 512 KiB body 100 times, every hit of
+    # it: over 60 s for four notes. Each phrase is scanned once now, for its first hits only.
+    from notewell.search import snippets
+
+    seen = []
+    real = snippets.scan
+    monkeypatch.setattr(snippets, "scan", lambda folded, phrases, finder, most=None: seen.append(
+        (len(phrases), most)) or real(folded, phrases, finder, most))  # fmt: skip
+    body = "cache " * 100_000
+    out = snippets.make_snippet(body, snippets.phrases_of(" ".join(["cache"] * 100)))
+    assert out is not None and "**cache**" in out
+    assert seen == [(1, snippets._HITS_MAX)]
+    assert len(real(body, snippets.phrases_of("cache"), snippets.phrase_finder(snippets.phrases_of("cache")), 7)) == 7
+
+
+def test_a_query_of_a_thousand_words_reads_without_recursion():
+    # 999 one-letter words made a phrase tree 1,000 deep, read recursively: RecursionError.
+    from notewell.search.snippets import phrases_of
+
+    words = " AND ".join(f'"w{i}"' for i in range(1500))
+    assert len(phrases_of(words)) == 1500

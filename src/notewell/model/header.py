@@ -356,7 +356,10 @@ class _Builder:
     def builds_on(self, entry: _Entry) -> None:
         links: list[str] = self.header.setdefault("builds_on", [])
         # A set beside the list: a header of 50,000 ids was quadratic with `not in links` (27 s).
-        known = self.seen.setdefault("builds_on", set(links))
+        # Made once: setdefault's default would copy the list again for each builds_on line.
+        known = self.seen.get("builds_on")
+        if known is None:
+            known = self.seen["builds_on"] = set(links)
         for v, lineno in zip(entry.values, self._value_lines(entry), strict=True):
             target = v.value.strip()
             if not v.raw:

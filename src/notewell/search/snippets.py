@@ -60,6 +60,9 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
+_HITS_MAX = 200  # hits of one phrase a snippet looks at (it shows a few, around the densest place)
+
+
 @dataclass(frozen=True, slots=True)
 class Phrase:
     """Words that must follow each other; the last one may be a prefix."""
@@ -99,12 +102,19 @@ def _phrases_of(expr: str) -> tuple[Phrase, ...]:
 
 
 def _phrase_parts(node: Node) -> list[tuple[tuple[str, bool], ...]]:
-    """The strings of each phrase in *node*, in the order they are written."""
-    if isinstance(node, QueryPhrase):
-        return [node.parts]
-    if isinstance(node, Near):
-        return [p.parts for p in node.phrases]
-    return _phrase_parts(node.left) + _phrase_parts(node.right)
+    """The strings of each phrase in *node*, in the order they are written (without
+    recursion: 999 one-letter words make a tree 1,000 deep)."""
+    out: list[tuple[tuple[str, bool], ...]] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, QueryPhrase):
+            out.append(item.parts)
+        elif isinstance(item, Near):
+            out.extend(p.parts for p in item.phrases)
+        else:
+            stack.extend((item.right, item.left))  # the left one comes off first
+    return out
 
 
 def _phrases_by_pattern(rest: str) -> list[Phrase]:
@@ -181,7 +191,9 @@ def make_snippet(
         return None
     if "**" in body:
         body = body.replace("**", "")  # the note's own bold markers would pair with the highlights
-    hits = find_hits(body, phrases)
+    # Each phrase once, and no more hits of one than a snippet can use: a word repeated 100 times
+    # in a query scanned every 512 KiB body 100 times, every hit of it (over 60 s for 4 notes).
+    hits = find_hits(body, tuple(dict.fromkeys(phrases)), most=_HITS_MAX)
     if not hits:
         return None
     best = densest(hits, chars, lead)
@@ -212,15 +224,19 @@ def fold(text: str) -> str:
     return text.lower() if text.isascii() else text.translate(_FOLDING)
 
 
-def scan(folded: str, phrases: Sequence[Phrase], finder: list[re.Pattern[str]]) -> list[tuple[int, int, int]]:
+def scan(
+    folded: str, phrases: Sequence[Phrase], finder: list[re.Pattern[str]], most: int | None = None
+) -> list[tuple[int, int, int]]:
     """Every place in *folded* (see fold) where each phrase occurs: (start, end, phrase
-    number), phrase by phrase. Hits of different phrases may overlap."""
+    number), phrase by phrase, the first *most* of each if given. Hits of different phrases
+    may overlap."""
     hits: list[tuple[int, int, int]] = []
     for number, (phrase, pattern) in enumerate(zip(phrases, finder, strict=True)):
         bounded = not CJK_RE.fullmatch(phrase.words[0])  # a CJK character is a word by itself
         verdicts: dict[str, bool] = {}  # the same few spellings come back again and again
         at = 0
-        while (m := pattern.search(folded, at)) is not None:
+        left = most
+        while (left is None or left > 0) and (m := pattern.search(folded, at)) is not None:
             start = m.start()
             at = start + 1  # a false start must not hide a real match overlapping it
             if bounded and start and (folded[start - 1].isalnum() or folded[start - 1] == "_"):
@@ -236,18 +252,20 @@ def scan(folded: str, phrases: Sequence[Phrase], finder: list[re.Pattern[str]]) 
             if ok:
                 hits.append((start, m.end(), number))
                 at = max(at, m.end())
+                if left is not None:
+                    left -= 1
     return hits
 
 
 def find_hits(
-    text: str, phrases: Sequence[Phrase], finder: list[re.Pattern[str]] | None = None
+    text: str, phrases: Sequence[Phrase], finder: list[re.Pattern[str]] | None = None, most: int | None = None
 ) -> list[tuple[int, int, int]]:
     """Where *phrases* occur in *text*: (start, end, phrase number), in text order and
-    without overlaps (at one place the earlier phrase wins). *finder* is
-    phrase_finder(phrases), if already made."""
+    without overlaps (at one place the earlier phrase wins); the first *most* of each phrase
+    if given. *finder* is phrase_finder(phrases), if already made."""
     if not phrases or not text:
         return []
-    hits = scan(fold(text), phrases, finder or phrase_finder(phrases))
+    hits = scan(fold(text), phrases, finder or phrase_finder(phrases), most)
     if len(phrases) > 1:
         hits.sort()
         kept: list[tuple[int, int, int]] = []
