@@ -279,3 +279,118 @@ def test_kind_like_tags_may_repeat_or_be_comma_separated(srv):
     doc = srv.call("GET", "/openapi.json").body
     params = {p["name"]: p for p in doc["paths"]["/api/notes/search"]["get"]["parameters"]}
     assert params["kind"]["schema"]["type"] == "array" and params["tag_mode"]["schema"]["enum"] == ["any", "all"]
+
+
+def test_a_method_a_path_does_not_take_is_405_naming_the_ones_it_does(srv):
+    note = _note(srv, "# allowed\n\nmethods")
+    for method, path, allowed in [
+        ("OPTIONS", "/api/notes", {"GET", "HEAD", "POST"}),
+        ("PUT", "/api/notes", {"GET", "HEAD", "POST"}),
+        ("OPTIONS", f"/api/notes/{note['id']}", {"GET", "HEAD", "PATCH", "DELETE"}),
+        ("POST", f"/api/notes/{note['id']}", {"GET", "HEAD", "PATCH", "DELETE"}),
+        # Not read as a note id "search": the search path takes GET only.
+        ("PATCH", "/api/notes/search", {"GET", "HEAD"}),
+        ("DELETE", "/api/notes/search", {"GET", "HEAD"}),
+        ("GET", "/api/attempts", {"POST"}),
+        ("OPTIONS", "/healthz", {"GET", "HEAD"}),
+    ]:
+        got = srv.call(method, path, raw=b"{}" if method in ("PATCH", "POST", "PUT") else None, token="alice")
+        assert got.status == 405 and got.body["error"]["code"] == "method_not_allowed", (method, path, got.body)
+        allow = got.headers.get("allow", got.headers.get("Allow", ""))
+        assert {m.strip() for m in allow.split(",")} == allowed, (method, path, allow)
+    assert srv.call("GET", "/api/notes/search?q=allowed").status == 200
+    assert srv.call("HEAD", "/api/notes").status == 200
+
+
+def test_query_parameters_outside_the_document_are_refused(srv):
+    _note(srv, "---\ntitle: tagged\ntags: [cache]\n---\ncache")
+    for path in (
+        "/api/notes?tag_mode=AAA",  # refused even without tags, where the search layer never reads it
+        "/api/notes/search?q=cache&tag_mode=AAA",
+        "/api/tags?notes=null",
+        "/api/tags?notes=",
+        "/api/notes/search?q=cache&wait=perhaps",
+        "/api/notes?" + "&".join(["kind="] * 101),  # counted as given, blank ones too
+    ):
+        got = srv.call("GET", path, token="alice")
+        assert got.status == 400 and got.body["error"]["code"] == "invalid_argument", (path, got.body)
+    assert srv.call("GET", "/api/notes?tags=cache&tag_mode=all").status == 200
+    with_notes = srv.call("GET", "/api/tags?notes=1")  # as the web page asks
+    assert with_notes.status == 200 and with_notes.body["notes"]
+    assert "notes" not in srv.call("GET", "/api/tags?notes=false").body
+    # A time valid as ISO whose UTC falls outside the years 1-9999 filters like the first or last time.
+    early, late = "0001-01-01T00:00:00%2B05:00", "9999-12-31T23:59:59-05:00"
+    assert len(srv.call("GET", f"/api/notes?created_after={early}").body["cards"]) == 1
+    assert srv.call("GET", f"/api/notes?created_before={early}").body["cards"] == []
+    assert len(srv.call("GET", f"/api/notes/search?q=cache&updated_before={late}").body["cards"]) == 1
+    assert srv.call("GET", f"/api/notes?updated_after={late}").body["cards"] == []
+
+
+def test_a_body_field_outside_the_document_is_refused_and_null_is_left_out(srv):
+    for path, body in [
+        ("/api/notes", {"text": "# x\n\ny", "atempt_id": "att_0000000000"}),
+        ("/api/attempts", {"project": "demo", "campaing": "spring"}),
+    ]:
+        got = srv.call("POST", path, body, token="alice")
+        assert got.status == 400 and got.body["error"]["code"] == "invalid_argument", (path, got.body)
+        assert "atempt_id" in got.body["error"]["message"] or "campaing" in got.body["error"]["message"]
+    assert srv.store.list_notes(limit=5) == [] and srv.store.list_attempts(limit=5) == []
+    aid = srv.call("POST", "/api/attempts", {"project": "demo", "campaign": None, "model": None}, token="alice")
+    assert aid.status == 201, aid.body
+    assert _note(srv, "# x\n\ny", attempt_id=None, model=None)["attempt_id"] is None
+    end = f"/api/attempts/{aid.body['id']}/end"
+    assert srv.call("POST", end, {"outcome": "failed", "sumary": "x"}, token="alice").status == 400
+    assert srv.call("POST", end, {"outcome": "failed", "summary": None}, token="alice").status == 200
+
+
+def test_the_document_refuses_what_the_server_refuses_and_allows_what_it_takes(srv):
+    jsonschema_rs = pytest.importorskip("jsonschema_rs")
+    doc = srv.call("GET", "/openapi.json").body
+    aid = srv.call("POST", "/api/attempts", {"project": "demo"}, token="alice").body["id"]
+    nid = _note(srv, "# kept\n\ntext")["id"]
+    notes, attempts, end, note = "/api/notes", "/api/attempts", f"/api/attempts/{aid}/end", f"/api/notes/{nid}"
+
+    def param(path, name):
+        method = next(iter(doc["paths"][path]))
+        return next(p["schema"] for p in doc["paths"][path][method]["parameters"] if p["name"] == name)
+
+    def field(path, name):
+        return doc["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"][name]
+
+    cases = [  # (the document's schema, a value, a request with that value, whether the server takes it)
+        (field(notes, "text"), "", ("POST", notes, {"text": ""}), False),
+        (field(notes, "text"), " \n\x1c", ("POST", notes, {"text": " \n\x1c"}), False),
+        (field(notes, "text"), "a\x00", ("POST", notes, {"text": "a\x00"}), False),
+        (field(notes, "text"), "0", ("POST", notes, {"text": "0"}), True),
+        (field(notes, "model"), "a\nb", ("POST", notes, {"text": "x", "model": "a\nb"}), False),
+        (field(notes, "model"), "m" * 101, ("POST", notes, {"text": "x", "model": "m" * 101}), False),
+        (field(notes, "model"), " \n", ("POST", notes, {"text": "x", "model": " \n"}), True),
+        (field(notes, "attempt_id"), "0", ("POST", notes, {"text": "x", "attempt_id": "0"}), False),
+        (field(attempts, "project"), "", ("POST", attempts, {"project": ""}), False),
+        (field("/api/attempts/{attempt_id}/end", "outcome"), "", ("POST", end, {"outcome": ""}), False),
+        (field("/api/attempts/{attempt_id}/end", "outcome"), "no way", ("POST", end, {"outcome": "no way"}), False),
+        (field("/api/attempts/{attempt_id}/end", "summary"), "", ("POST", end, {"outcome": "x", "summary": ""}), False),
+        (param("/api/attempts/{attempt_id}", "attempt_id"), "0", ("GET", "/api/attempts/0", None), False),
+        (param("/api/notes/{note_id}", "note_id"), f"x{nid}x", ("GET", f"{notes}/x{nid}x", None), False),
+        (param("/api/notes/{note_id}", "working_attempt_id"), "", ("GET", f"{note}?working_attempt_id=", None), False),
+        (param("/api/notes/{note_id}", "revision"), 10**12, ("GET", f"{note}?revision={10**12}", None), False),
+        (param(notes, "offset"), 10**6 + 1, ("GET", f"{notes}?offset={10**6 + 1}", None), False),
+        (param(notes, "project"), "", ("GET", f"{notes}?project=", None), False),
+        (param(notes, "builds_on"), "", ("GET", f"{notes}?builds_on=", None), False),
+        (param(notes, "created_after"), "", ("GET", f"{notes}?created_after=", None), False),
+        (param(notes, "created_after"), "2026-11-29", ("GET", f"{notes}?created_after=2026-11-29", None), True),
+        (param("/api/notes/search", "q"), "a" * 1001, ("GET", f"{notes}/search?q={'a' * 1001}", None), False),
+    ]  # fmt: skip
+    for schema, value, (method, path, body), takes in cases:
+        # Formats asserted, as clients and the fuzzing test read them.
+        assert jsonschema_rs.validator_for(schema, validate_formats=True).is_valid(value) is takes, (path[:80], value)
+        got = srv.call(method, path, body, token="alice")
+        assert (got.status < 400) is takes and (takes or got.status == 400), (path[:80], value, got.status, got.body)
+    # Every status an operation answers is documented: /api/tags refuses unknown parameters.
+    assert srv.call("GET", "/api/tags?colour=red").status == 400
+    assert "400" in doc["paths"]["/api/tags"]["get"]["responses"]
+    assert "413" in doc["paths"]["/api/attempts"]["post"]["responses"]
+    assert "403" in doc["paths"]["/api/notes/search"]["get"]["responses"]  # wait=true is a write
+    # A blank query is taken with a project or an attempt (their recent notes): q is not required.
+    assert srv.call("GET", "/api/notes/search?project=demo").status == 200
+    assert not next(p for p in doc["paths"]["/api/notes/search"]["get"]["parameters"] if p["name"] == "q")["required"]

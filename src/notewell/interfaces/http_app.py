@@ -22,11 +22,11 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, request_response
 
 from ..errors import InvalidArgumentError, NoteTooLargeError, NotewellError
 from ..model.access_tokens import Tokens
-from ..search.filters import FILTER_NAMES, FILTERS
+from ..search.filters import FILTER_NAMES, FILTERS, MAX_FILTER_VALUES
 from ..services.agent_api import AgentAPI, Caller, caller_from_header
 from .openapi import openapi_document
 
@@ -116,17 +116,36 @@ def _query_params(request: Request) -> dict[str, Any]:
     out: dict[str, Any] = {"mode": q["mode"]} if "mode" in q else {}
     for spec in FILTERS:
         if spec.shape == "texts":  # may repeat, or be comma-separated
-            values = [v.strip() for value in q.getlist(spec.name) for v in value.split(",") if v.strip()]
+            given = q.getlist(spec.name)
+            # Counted as given, as the document counts them: blank ones are dropped below.
+            if len(given) > MAX_FILTER_VALUES:
+                raise InvalidArgumentError(f"{spec.name}: at most {MAX_FILTER_VALUES} values, got {len(given)}")
+            values = [v.strip() for value in given for v in value.split(",") if v.strip()]
             if values:
                 out[spec.name] = values
         elif spec.name in q:
-            out[spec.name] = q[spec.name]
+            value = q[spec.name]
+            # The search layer reads tag_mode only beside tags: checked here, "AAA" is refused either way.
+            if spec.choices and value not in spec.choices:
+                raise InvalidArgumentError(f"{spec.name} takes {' or '.join(spec.choices)}, got {value[:40]!r}")
+            out[spec.name] = value
     for name in ("limit", "offset"):
         if name in q:
             out[name] = _whole(name, q[name])
     if "wait" in q:
-        out["wait"] = q["wait"].lower() in ("1", "true", "yes")
+        out["wait"] = _flag("wait", q["wait"])
     return out
+
+
+_FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+def _flag(name: str, value: str) -> bool:
+    """A query parameter's yes or no (true/false as the document says, 1/0 and yes/no as the page sends)."""
+    try:
+        return _FLAGS[value.strip().lower()]
+    except KeyError:
+        raise InvalidArgumentError(f"{name} takes true or false, got {value[:40]!r}") from None
 
 
 _WHOLE = re.compile(r"-?[0-9]{1,12}")
@@ -144,6 +163,14 @@ def _int_param(request: Request, name: str) -> int | None:
     return None if value is None else _whole(name, value)
 
 
+def _fields(data: dict[str, Any], *names: str) -> None:
+    """Refuse a body field the endpoint does not take (a misspelt optional one would be dropped unseen)."""
+    unknown = sorted(set(data) - set(names))
+    if unknown:
+        shown = ", ".join(repr(name[:40]) for name in unknown[:5])
+        raise InvalidArgumentError(f"unknown field(s): {shown}; this body takes {', '.join(names)}")
+
+
 def _text_field(data: dict[str, Any], name: str, *, required: bool = True) -> Any:
     value = data.get(name)
     if value is None:
@@ -153,6 +180,31 @@ def _text_field(data: dict[str, Any], name: str, *, required: bool = True) -> An
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{name!r} must be a string")
     return value
+
+
+class _Methods:
+    """One path's endpoints by method (HEAD answered as GET). Any other method, OPTIONS too,
+    is answered 405 with an Allow header naming them all: Starlette's own 405 names only the
+    first route of a path, and a path with one route per method would list one of them."""
+
+    def __init__(self, endpoints: dict[str, Callable[[Request], Awaitable[Response]]]) -> None:
+        self.apps = {method: request_response(fn) for method, fn in endpoints.items()}
+        if "GET" in self.apps:
+            self.apps.setdefault("HEAD", self.apps["GET"])
+        self.allow = ", ".join(self.apps)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        app = self.apps.get(scope["method"])
+        if app is None:
+            message = f"{scope['method'][:20]} is not allowed here; this path answers {self.allow}"
+            app = _error("method_not_allowed", message, 405, {"Allow": self.allow})
+        await app(scope, receive, send)
+
+
+def _resource(path: str, **endpoints: Callable[[Request], Awaitable[Response]]) -> Route:
+    # An ASGI endpoint and no methods: the route matches the path whatever the method, and
+    # _Methods answers the ones it does not take.
+    return Route(path, _Methods(endpoints))
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -247,6 +299,7 @@ def make_app(
 
     async def add_note(request: Request, caller: Caller) -> tuple[Any, int]:
         data = await h.body(request)
+        _fields(data, "text", "attempt_id", "model")
         text = _text_field(data, "text")
         attempt = _text_field(data, "attempt_id", required=False)
         model = _text_field(data, "model", required=False)
@@ -272,6 +325,7 @@ def make_app(
 
     async def start_attempt(request: Request, caller: Caller) -> tuple[Any, int]:
         data = await h.body(request)
+        _fields(data, "project", "model", "campaign")
         project = _text_field(data, "project")
         model = _text_field(data, "model", required=False)
         campaign = _text_field(data, "campaign", required=False)
@@ -282,6 +336,7 @@ def make_app(
 
     async def end_attempt(request: Request, caller: Caller) -> tuple[Any, int]:
         data = await h.body(request)
+        _fields(data, "outcome", "summary")
         outcome = _text_field(data, "outcome")
         summary = _text_field(data, "summary", required=False)
         attempt = request.path_params["attempt_id"]
@@ -294,7 +349,7 @@ def make_app(
         unknown = set(request.query_params.keys()) - {"notes", "tag"}
         if unknown:
             raise InvalidArgumentError(f"unknown parameter(s): {', '.join(sorted(unknown))}")
-        notes = request.query_params.get("notes", "").lower() in ("1", "true", "yes")
+        notes = "notes" in request.query_params and _flag("notes", request.query_params["notes"])
         tag = request.query_params.get("tag")
         return await call(api.list_tags, caller, notes=notes, tag=tag), 200
 
@@ -329,25 +384,25 @@ def make_app(
         return JSONResponse(document)
 
     routes: list[BaseRoute] = [
-        Route("/", index, methods=["GET"]),
-        Route("/static/{name}", asset, methods=["GET"]),
-        Route("/healthz", healthz, methods=["GET"]),
-        Route("/openapi.json", openapi, methods=["GET"]),
-        Route("/api/notes/search", endpoint(search), methods=["GET"]),
-        Route("/api/notes", endpoint(list_notes), methods=["GET"]),
-        Route("/api/notes", endpoint(add_note), methods=["POST"]),
-        Route("/api/notes/{note_id}", endpoint(get_note), methods=["GET"]),
-        Route("/api/notes/{note_id}", endpoint(patch_note), methods=["PATCH"]),
-        Route("/api/notes/{note_id}", endpoint(delete_note), methods=["DELETE"]),
-        Route("/api/notes/{note_id}/links", endpoint(links), methods=["GET"]),
-        Route("/api/attempts", endpoint(start_attempt), methods=["POST"]),
-        Route("/api/attempts/{attempt_id}", endpoint(get_attempt), methods=["GET"]),
-        Route("/api/attempts/{attempt_id}/end", endpoint(end_attempt), methods=["POST"]),
-        Route("/api/projects", endpoint(projects), methods=["GET"]),
-        Route("/api/projects/{project}/brief", endpoint(brief), methods=["GET"]),
-        Route("/api/projects/{project}/attempts", endpoint(project_attempts), methods=["GET"]),
-        Route("/api/tags", endpoint(tags), methods=["GET"]),
-        Route("/api/summary", endpoint(summary), methods=["GET"]),
+        _resource("/", GET=index),
+        _resource("/static/{name}", GET=asset),
+        _resource("/healthz", GET=healthz),
+        _resource("/openapi.json", GET=openapi),
+        # Before /api/notes/{note_id}, so that PATCH or DELETE here is refused, not read as a note id.
+        _resource("/api/notes/search", GET=endpoint(search)),
+        _resource("/api/notes", GET=endpoint(list_notes), POST=endpoint(add_note)),
+        _resource(
+            "/api/notes/{note_id}", GET=endpoint(get_note), PATCH=endpoint(patch_note), DELETE=endpoint(delete_note)
+        ),
+        _resource("/api/notes/{note_id}/links", GET=endpoint(links)),
+        _resource("/api/attempts", POST=endpoint(start_attempt)),
+        _resource("/api/attempts/{attempt_id}", GET=endpoint(get_attempt)),
+        _resource("/api/attempts/{attempt_id}/end", POST=endpoint(end_attempt)),
+        _resource("/api/projects", GET=endpoint(projects)),
+        _resource("/api/projects/{project}/brief", GET=endpoint(brief)),
+        _resource("/api/projects/{project}/attempts", GET=endpoint(project_attempts)),
+        _resource("/api/tags", GET=endpoint(tags)),
+        _resource("/api/summary", GET=endpoint(summary)),
         *(extra_routes or []),
     ]
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from ..model.ids import NOTE_ID_RE
-from ..search.filters import FILTERS, FilterSpec
-from ..services.agent_api import MAX_LIMIT, MAX_QUERY_CHARS
+from ..model.attempt import PROJECT_MAX
+from ..model.header import LIMITS
+from ..model.ids import ATTEMPT_ID_RE, ID_RE, NOTE_ID_RE
+from ..model.note import MODEL_MAX
+from ..search.filters import FILTERS, MAX_FILTER_VALUES, FilterSpec
+from ..services.agent_api import MAX_LIMIT, MAX_OFFSET, MAX_QUERY_CHARS
 from ..version import __version__
 
 __all__ = ["openapi_document"]
@@ -96,24 +100,88 @@ def _param(name: str, where: str, schema: dict[str, Any], description: str, requ
     }
 
 
-_NOTE_ID = _param("note_id", "path", {"type": "string", "pattern": NOTE_ID_RE.pattern}, "a note id (nte_...)")
-_ATTEMPT_ID = _param("attempt_id", "path", {"type": "string"}, "an attempt id")
+def _id(regex: re.Pattern[str]) -> dict[str, Any]:
+    # A JSON Schema pattern matches anywhere in the value: anchored, it says what the server checks.
+    return {"type": "string", "pattern": f"^{regex.pattern}$"}
+
+
+# What str.strip() removes (each character str.isspace() holds true), as \u escapes that
+# ECMA-262, Rust and Python regexes read alike: the server strips with it, so the patterns
+# below say "blank" as it does rather than as a regex dialect's \s (which differs).
+_BLANK = r"\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# Note text: something besides blanks, and no NUL (the store's byte limit applies too: 413).
+_TEXT = {"type": "string", "minLength": 1, "pattern": rf"^[^\u0000]*[^\u0000{_BLANK}][^\u0000]*$"}
+# A name the server slugs. Whether a slug is left ("SAT solver": sat-solver; "¬": nothing)
+# depends on Unicode categories and NFKC, which no pattern every validator reads alike can
+# say, so the rule is in words (the fuzzing test holds the server to it).
+_PROJECT = {
+    "type": "string",
+    "minLength": 1,
+    "description": f"a name with a letter or a digit, kept as its slug (at most {PROJECT_MAX} characters)",
+}
+_TAG = {
+    "type": "string",
+    "minLength": 1,
+    "description": f"a tag with a letter or a digit, kept as its slug (at most {LIMITS['tag']} characters)",
+}
+
+
+def _label(most: int) -> dict[str, Any]:
+    """A one-line label (model): blanks around it are dropped, then it has at most *most*
+    characters and no line break or NUL; blank altogether it is no label at all."""
+    inner = rf"[^{_BLANK}\u0000](?:[^\u000a\u000d\u0000]{{0,{most - 2}}}[^{_BLANK}\u0000])?"
+    return {"type": "string", "pattern": rf"^[{_BLANK}]*(?:{inner})?[{_BLANK}]*$"}
+
+
+# An outcome: succeeded, failed, abandoned or another short word, in any case (the Kelvin
+# sign lowers to k), blanks around it dropped.
+_WORD = r"A-Za-z\u212a"
+_OUTCOME = {"type": "string", "pattern": rf"^[{_BLANK}]*[{_WORD}][{_WORD}0-9_-]{{0,29}}[{_BLANK}]*$"}
+# What a query needs depends on the mode and on other parameters, which a parameter's schema
+# cannot say: in words too (and held to by the fuzzing test, as for names).
+_QUERY = {
+    "type": "string",
+    "maxLength": MAX_QUERY_CHARS,
+    "description": "search words: with a letter or a digit and no NUL (semantic mode: anything not blank);"
+    " blank or left out only with project or attempt_id, for their recent notes",
+}
+_WHEN = {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]}
+_NOTE_ID = _param("note_id", "path", _id(NOTE_ID_RE), "a note id (nte_...)")
+_ATTEMPT_ID = _param("attempt_id", "path", _id(ATTEMPT_ID_RE), "an attempt id (att_...)")
+_PROJECT_PATH = _param("project", "path", _PROJECT, "a project (its name or slug)")
 _SCHEMAS = {
     "text": {"type": "string"},
-    "when": {"type": "string"},
-    "texts": {"type": "array", "items": {"type": "string"}},
+    "when": _WHEN,
+    "texts": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_FILTER_VALUES},
+}
+# Filters whose values the server checks as more than text.
+_FILTER_SCHEMAS = {
+    "project": _PROJECT,
+    "campaign": _PROJECT,
+    "attempt_id": _id(ATTEMPT_ID_RE),
+    "builds_on": _id(ID_RE),
 }
 
 
 def _filter_param(spec: FilterSpec) -> dict[str, Any]:
-    schema = {"type": "string", "enum": list(spec.choices)} if spec.choices else _SCHEMAS[spec.shape]
+    if spec.choices:
+        schema = {"type": "string", "enum": list(spec.choices)}
+    else:
+        schema = _FILTER_SCHEMAS.get(spec.name, _SCHEMAS[spec.shape])
     help_text = spec.help + (" (repeat or comma-separate)" if spec.shape == "texts" else "")
     return _param(spec.name, "query", schema, help_text)
 
 
 _FILTER_PARAMS = [_filter_param(spec) for spec in FILTERS]
 _LIMIT = _param("limit", "query", {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}, "how many cards")
+# The server reads at most twelve digits of a number in a query.
+_REVISION = {"type": "integer", "minimum": 1, "maximum": 10**12 - 1}
 _SECURITY = [{"bearer": []}, {}]
+
+
+def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
+    # An optional field sent as null is read as left out.
+    return {**schema, "type": [schema["type"], "null"]}
 
 
 def _body(required: list[str], properties: dict[str, Any]) -> dict[str, Any]:
@@ -126,14 +194,21 @@ def _one_change() -> dict[str, Any]:
     text = {
         "type": "object",
         "required": ["text"],
-        "properties": {"text": {"type": "string"}},
+        "properties": {"text": _TEXT},
         "additionalProperties": False,
     }
     tags = {
         "type": "object",
         "required": ["add_tags"],
         "additionalProperties": False,
-        "properties": {"add_tags": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+        "properties": {
+            "add_tags": {
+                "type": "array",
+                "items": _TAG,
+                "minItems": 1,
+                "description": f"tags to add (a note holds at most {LIMITS['tags']} different ones)",
+            }
+        },
     }
     return {"required": True, "content": {"application/json": {"schema": {"oneOf": [text, tags]}}}}
 
@@ -169,7 +244,7 @@ def openapi_document() -> dict[str, Any]:
                 "operationId": "search_notes",
                 "summary": "Search notes: cards, not bodies (the same parameters and cards as the MCP tool)",
                 "parameters": [
-                    _param("q", "query", {"type": "string", "maxLength": MAX_QUERY_CHARS}, "search words"),
+                    _param("q", "query", _QUERY, "search words"),
                     _param(
                         "mode",
                         "query",
@@ -180,7 +255,8 @@ def openapi_document() -> dict[str, Any]:
                     _param("wait", "query", {"type": "boolean"}, "embed waiting notes before a semantic search"),
                     *_FILTER_PARAMS,
                 ],
-                "responses": {"200": _json(search_result, "cards"), **_errors(400, 401, 404, 503)},
+                # wait=true embeds the backlog: a write, refused to a read-only token and rate limited.
+                "responses": {"200": _json(search_result, "cards"), **_errors(400, 401, 403, 404, 429, 503)},
             }
         },
         "/api/notes": {
@@ -189,7 +265,7 @@ def openapi_document() -> dict[str, Any]:
                 "summary": "Notes, most recently updated first",
                 "parameters": [
                     _LIMIT,
-                    _param("offset", "query", {"type": "integer", "minimum": 0}, "skip"),
+                    _param("offset", "query", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET}, "skip"),
                     *_FILTER_PARAMS,
                 ],
                 "responses": {"200": _json(cards, "cards"), **_errors(400, 401, 404)},
@@ -199,7 +275,7 @@ def openapi_document() -> dict[str, Any]:
                 "summary": "Write a note (one finding), on your running attempt if given",
                 "requestBody": _body(
                     ["text"],
-                    {"text": {"type": "string"}, "attempt_id": {"type": "string"}, "model": {"type": "string"}},
+                    {"text": _TEXT, "attempt_id": _or_null(_id(ATTEMPT_ID_RE)), "model": _or_null(_label(MODEL_MAX))},
                 ),
                 "responses": {"201": _json(_ref("Note"), "the new note"), **_errors(400, 401, 403, 404, 409, 413, 429)},
             },
@@ -210,11 +286,12 @@ def openapi_document() -> dict[str, Any]:
                 "summary": "A whole note: text, parsed header, body, attempt, backlinks",
                 "parameters": [
                     _NOTE_ID,
-                    _param("working_attempt_id", "query", {"type": "string"}, "record the read on it"),
-                    _param("revision", "query", {"type": "integer", "minimum": 1}, "an earlier text"),
+                    _param("working_attempt_id", "query", _id(ATTEMPT_ID_RE), "record the read on it"),
+                    _param("revision", "query", _REVISION, "an earlier text"),
                     _param("render", "query", {"type": "string", "enum": ["html"]}, "add body_html (safe HTML)"),
                 ],
-                "responses": {"200": _json(_ref("Note"), "the note"), **_errors(400, 401, 403, 404)},
+                # working_attempt_id records the read: a write, on a running attempt.
+                "responses": {"200": _json(_ref("Note"), "the note"), **_errors(400, 401, 403, 404, 409, 429)},
             },
             "patch": {
                 "operationId": "edit_note",
@@ -247,9 +324,9 @@ def openapi_document() -> dict[str, Any]:
                 "summary": "Start a run on a project; notes written with its id land on it",
                 "requestBody": _body(
                     ["project"],
-                    {"project": {"type": "string"}, "model": {"type": "string"}, "campaign": {"type": "string"}},
+                    {"project": _PROJECT, "model": _or_null(_label(MODEL_MAX)), "campaign": _or_null(_PROJECT)},
                 ),
-                "responses": {"201": _json(_OBJECT, "the attempt"), **_errors(400, 401, 403, 429)},
+                "responses": {"201": _json(_OBJECT, "the attempt"), **_errors(400, 401, 403, 413, 429)},
             }
         },
         "/api/attempts/{attempt_id}": {
@@ -265,15 +342,15 @@ def openapi_document() -> dict[str, Any]:
                 "operationId": "end_attempt",
                 "summary": "End your attempt with an outcome (and a summary note); its notes freeze",
                 "parameters": [_ATTEMPT_ID],
-                "requestBody": _body(["outcome"], {"outcome": {"type": "string"}, "summary": {"type": "string"}}),
-                "responses": {"200": _json(_OBJECT, "the attempt"), **_errors(400, 401, 403, 404, 409, 429)},
+                "requestBody": _body(["outcome"], {"outcome": _OUTCOME, "summary": _or_null(_TEXT)}),
+                "responses": {"200": _json(_OBJECT, "the attempt"), **_errors(400, 401, 403, 404, 409, 413, 429)},
             }
         },
         "/api/projects/{project}/brief": {
             "get": {
                 "operationId": "brief",
                 "summary": "The one thing to read first on a project: its digest, the recent stream, what is new",
-                "parameters": [_param("project", "path", {"type": "string"}, "a project")],
+                "parameters": [_PROJECT_PATH],
                 "responses": {"200": _json(_OBJECT, "the brief"), **_errors(400, 401, 404)},
             }
         },
@@ -288,7 +365,7 @@ def openapi_document() -> dict[str, Any]:
             "get": {
                 "operationId": "list_attempts",
                 "summary": "A project's attempts, newest first: author, model, outcome, times",
-                "parameters": [_param("project", "path", {"type": "string"}, "a project"), _LIMIT],
+                "parameters": [_PROJECT_PATH, _LIMIT],
                 "responses": {"200": _json(_OBJECT, "attempts"), **_errors(400, 401, 404)},
             }
         },
@@ -300,7 +377,7 @@ def openapi_document() -> dict[str, Any]:
                     _param("notes", "query", {"type": "boolean"}, "also each note's tags and summary"),
                     _param("tag", "query", {"type": "string"}, "with notes: only this tag's notes"),
                 ],
-                "responses": {"200": _json(_OBJECT, "tags"), **_errors(401)},
+                "responses": {"200": _json(_OBJECT, "tags"), **_errors(400, 401)},
             }
         },
         "/api/summary": {

@@ -20,6 +20,7 @@ from .slug import slugify
 __all__ = [
     "ATTEMPT_COLUMNS",
     "OUTCOMES",
+    "PROJECT_MAX",
     "Attempt",
     "check_attempt_id",
     "check_outcome",
@@ -31,7 +32,7 @@ __all__ = [
 ]
 
 OUTCOMES = ("succeeded", "failed", "abandoned")
-_PROJECT_MAX = 80
+PROJECT_MAX = 80
 _OUTCOME_RE = re.compile(r"[a-z][a-z0-9_-]{0,29}")
 
 
@@ -50,8 +51,8 @@ def check_project(value: object, name: str = "project") -> str:
     slug = slugify(value)
     if not slug:
         raise InvalidArgumentError(f"{name} {value!r} has no letters or digits to name it by")
-    if len(slug) > _PROJECT_MAX:
-        raise InvalidArgumentError(f"{name} is {len(slug)} characters as a slug; the limit is {_PROJECT_MAX}")
+    if len(slug) > PROJECT_MAX:
+        raise InvalidArgumentError(f"{name} is {len(slug)} characters as a slug; the limit is {PROJECT_MAX}")
     return slug
 
 

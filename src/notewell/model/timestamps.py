@@ -9,6 +9,16 @@ from ..errors import InvalidArgumentError
 __all__ = ["iso_from_ns", "now_iso", "parse_when"]
 
 _FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+_FIRST, _LAST = "0001-01-01T00:00:00.000000Z", "9999-12-31T23:59:59.999999Z"
+
+
+def _stamp(moment: datetime) -> str:
+    """*moment* (in UTC) in the fixed-width form; by hand, since strftime writes year 999 as
+    "999", which sorts after "2026"."""
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:"
+        f"{moment.second:02d}.{moment.microsecond:06d}Z"
+    )
 
 
 def now_iso() -> str:
@@ -42,4 +52,10 @@ def parse_when(value: str | datetime, *, name: str = "date") -> str:
         raise InvalidArgumentError(f"{name}: expected a date string, got {type(value).__name__}")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime(_FORMAT)
+    try:
+        return _stamp(moment.astimezone(UTC))
+    except OverflowError:
+        # A time in year 1 or 9999 whose offset takes UTC past the calendar's end
+        # (0001-01-01T00:00+05:00): the first or last time there is, which every note is after
+        # or before, as it is after or before the time given.
+        return _FIRST if moment.year == 1 else _LAST
