@@ -28,6 +28,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -55,6 +56,7 @@ class Bench:
     prep: Callable[[], None] | None = None  # before every run, untimed
     cleanup: Callable[[], None] | None = None
     detail: str = ""
+    describe: Callable[[object], str] | None = None  # a note on the first run's answer
 
 
 @dataclass
@@ -129,7 +131,7 @@ def _(n: int) -> Bench:
     return _note_bench(_header("builds_on: [" + ", ".join(f"x{i}" for i in range(n)) + "]"))
 
 
-@case("header.builds_on_many_keys", "parse", (12500, 25000, 50000), (2000, 4000), "lines",
+@case("header.builds_on_many_keys", "parse", (9500, 19000, 38000), (2000, 4000), "lines",
       "n separate 'builds_on: nte_…' lines")  # fmt: skip
 def _(n: int) -> Bench:
     return _note_bench(_header(["builds_on: " + i for i in _ids(n)]))
@@ -169,7 +171,7 @@ def _(n: int) -> Bench:
     return _note_bench(_header([f"k{i}: v" for i in range(n)]))
 
 
-@case("header.repeated_title", "parse", (40000, 80000), (8000, 16000), "lines", "n distinct 'title:' lines")
+@case("header.repeated_title", "parse", (35000, 70000), (8000, 16000), "lines", "n distinct 'title:' lines")
 def _(n: int) -> Bench:
     return _note_bench(_header([f"title: t{i}" for i in range(n)]))
 
@@ -276,14 +278,8 @@ def _(n: int) -> Bench:
 
     tags = [f"tag{i}" for i in range(n)]
 
-    def run() -> object:
-        try:
-            return with_tags("x", tags)
-        except Exception as exc:  # the refusal is the expected answer; its cost is what is timed
-            return exc
-
-    got = run()
-    return Bench(run, sum(map(_b, tags)), detail=f"answer: {got!r:.90}")
+    run = _refusal(lambda: with_tags("x", tags))
+    return Bench(run, sum(map(_b, tags)), describe=_answer)
 
 
 @case("edit.with_tags_big_header", "parse", (6000, 12500, 25000), (2000, 4000), "ids",
@@ -327,6 +323,14 @@ def _store_bench(make: Callable[[_Scratch], Bench]) -> Bench:
     return bench
 
 
+def _answer(got: object) -> str:
+    return f"answer: {got!r:.100}"
+
+
+def _cards(got: object) -> str:
+    return f"{len(got)} cards" if isinstance(got, list) else _answer(got)
+
+
 def _refusal(call: Callable[[], object]) -> Callable[[], object]:
     def run() -> object:
         try:
@@ -344,7 +348,7 @@ def _(n: int) -> Bench:
         note = s.store.add_note("---\ntitle: a\n---\nbody\n")
         tags = [f"tag{i}" for i in range(n)]
         run = _refusal(lambda: s.store.add_tag(note.id, *tags))
-        return Bench(run, sum(map(_b, tags)), detail=f"answer: {run()!r:.90}")
+        return Bench(run, sum(map(_b, tags)), describe=_answer)
 
     return _store_bench(make)
 
@@ -456,15 +460,21 @@ def _search_bench(query: str, cjk: bool = False) -> Bench:
         raise ValueError(f"query is {len(query)} characters, over the limit: pick a smaller size")
     s = _search_store(cjk=cjk)
     run = _refusal(lambda: s.store.search_notes(query, limit=10))
-    got = run()
-    detail = f"{len(got)} cards" if isinstance(got, list) else f"answer: {got!r:.90}"
-    return Bench(run, _b(query), cleanup=s.close, detail=detail)
+    return Bench(run, _b(query), cleanup=s.close, describe=_cards)
 
 
 @case("search.kstar_same", "search", (83, 166, 333, 666), (20, 40), "terms",
       "n x 'k*' (every word of 300 notes matches each)")  # fmt: skip
 def _(n: int) -> Bench:
     return _search_bench(" ".join(["k*"] * n))
+
+
+@case("search.kstar_store_size", "search", (150, 300, 600), (75, 150), "notes",
+      "40 x 'k*' on a store of n notes (300 words each)")  # fmt: skip
+def _(n: int) -> Bench:
+    s = _search_store(notes=n)
+    query = " ".join(["k*"] * 40)
+    return Bench(_refusal(lambda: s.store.search_notes(query, limit=10)), _b(query), cleanup=s.close, describe=_cards)
 
 
 @case("search.prefix_distinct_or", "search", (55, 110, 220), (15, 30), "terms",
@@ -489,18 +499,24 @@ def _(n: int) -> Bench:
     return _search_bench(" ".join(_vocab()[:n]))
 
 
+@case("search.one_letter_words", "search", (250, 500, 999), (250, 500), "words",
+      "n one-letter words 'b c d …' (the longest AND a query can hold)")  # fmt: skip
+def _(n: int) -> Bench:
+    return _search_bench(" ".join("bcdefgh"[i % 7] for i in range(n)))
+
+
 @case("search.or_words", "search", (50, 100, 200), (15, 30), "terms", "'w1 OR w2 OR …' (FTS5 syntax)")
 def _(n: int) -> Bench:
     return _search_bench(" OR ".join(_vocab()[:n]))
 
 
-@case("search.quoted_phrases_or", "search", (40, 80, 150), (10, 20), "phrases", "'\"w1 w2\" OR \"w3 w4\" …'")
+@case("search.quoted_phrases_or", "search", (30, 60, 110), (10, 20), "phrases", '\'"w1 w2" OR "w3 w4" …\'')
 def _(n: int) -> Bench:
     v = _vocab()
     return _search_bench(" OR ".join(f'"{v[2 * i]} {v[2 * i + 1]}"' for i in range(n)))
 
 
-@case("search.near_kstar", "search", (83, 166, 330), (20, 40), "terms", "'NEAR(k* k* …, 300)'")
+@case("search.near_kstar", "search", (40, 83, 166), (20, 40), "terms", "'NEAR(k* k* …, 300)'")
 def _(n: int) -> Bench:
     return _search_bench("NEAR(" + " ".join(["k*"] * n) + ", 300)")
 
@@ -510,7 +526,7 @@ def _(n: int) -> Bench:
     return _search_bench(" + ".join(["k*"] * n))
 
 
-@case("search.column_or_kstar", "search", (60, 120, 240), (15, 30), "terms",
+@case("search.column_or_kstar", "search", (40, 80, 158), (15, 30), "terms",
       "'title: k* OR body: k* OR …' (column filters)")  # fmt: skip
 def _(n: int) -> Bench:
     return _search_bench(" OR ".join("title: k*" if i % 2 else "body: k*" for i in range(n)))
@@ -529,16 +545,37 @@ def _(n: int) -> Bench:
     return _search_bench(" ".join(chr(0x4E00 + r.randrange(500)) for _ in range(n)), cjk=True)
 
 
-@case("search.big_notes_kstar", "search", (10, 20, 40), (5, 10), "terms",
-      "n x 'k*' on 4 notes of 512 KiB each (snippets scan every body)")  # fmt: skip
-def _(n: int) -> Bench:
+def _big_notes_bench(query: str, body: Callable[[random.Random], str]) -> Bench:
     s = _Scratch()
     r = random.Random(2)
-    vocab = _vocab()
-    s.store.add_notes(["# big\n" + " ".join(r.choices(vocab, k=87_000)) for _ in range(4)])
-    query = " ".join(["k*"] * n)
+    s.store.add_notes(["# big\n" + body(r) for _ in range(4)])
     run = _refusal(lambda: s.store.search_notes(query, limit=10))
-    return Bench(run, _b(query), cleanup=s.close)
+    return Bench(run, _b(query), cleanup=s.close, describe=_cards)
+
+
+@case("search.big_notes_kstar", "search", (2, 4, 8), (2, 4), "terms",
+      "n x 'ka*' (8 two-letter prefixes at most) on 4 notes of 512 KiB of ka-words")  # fmt: skip
+def _(n: int) -> Bench:
+    words = [w for w in _vocab() if w.startswith("ka")]
+    return _big_notes_bench(" ".join(["ka*"] * n), lambda r: " ".join(r.choices(words, k=87_000)))
+
+
+@case("search.big_notes_same_word", "search", (25, 50, 100, 200), (10, 20), "words",
+      "one word n times, on 4 notes of 512 KiB holding only that word (no prefix: not refused)")  # fmt: skip
+def _(n: int) -> Bench:
+    return _big_notes_bench(" ".join(["kaaaa"] * n), lambda r: "kaaaa " * 87_000)
+
+
+@case("search.big_notes_long_phrase", "search", (50, 100, 200), (10, 20), "words",
+      "'\"kaaaa kaaaa …\"' (one n-word phrase) on the same 4 notes")  # fmt: skip
+def _(n: int) -> Bench:
+    return _big_notes_bench('"' + " ".join(["kaaaa"] * n) + '"', lambda r: "kaaaa " * 87_000)
+
+
+@case("search.same_word", "search", (83, 166, 333), (20, 40), "words",
+      "one vocabulary word n times on the 300-note store")  # fmt: skip
+def _(n: int) -> Bench:
+    return _search_bench(" ".join([_vocab()[7]] * n))
 
 
 # The query compiler alone (notewell.search.query)
@@ -550,7 +587,7 @@ def _compile_bench(query: str) -> Bench:
     if len(query) > QUERY_LIMIT:
         raise ValueError(f"query is {len(query)} characters, over the limit")
     run = _refusal(lambda: compile_query(query))
-    return Bench(run, _b(query), detail=f"answer: {type(run()).__name__}")
+    return Bench(run, _b(query), describe=lambda got: f"answer: {type(got).__name__}")
 
 
 @case("compile.kstar", "parse", (333, 666), (166, 333), "terms", "compile_query(n x 'k*')")
@@ -702,25 +739,68 @@ def _backticks(n: int) -> str:
     return "".join(out)
 
 
-def _render_case(shape: Callable[[int], str]) -> Callable[[int], Bench]:
+_SYNTAX_CHAR = re.compile(r"[^\w \u00a0\u3000]")  # what render.syntax_count counts (1c25130 on)
+
+
+def _syntax_prefix(text: str, most: int) -> str:
+    """The longest start of *text* holding at most *most* characters of Markdown syntax."""
+    for k, m in enumerate(_SYNTAX_CHAR.finditer(text)):
+        if k == most:
+            return text[: m.start()]
+    return text
+
+
+def _render_case(shape: Callable[[int], str], mode: str = "chars") -> Callable[[int], Bench]:
+    """*shape* at n characters (mode ``chars``); ``syntax``: the shape at RENDER_MAX characters
+    cut to its first n characters of syntax (the most the web page renders as Markdown since
+    SYNTAX_MAX); ``exact``: shape(n) as it is."""
+
     def build(n: int) -> Bench:
         from notewell.interfaces.web.render import RENDER_MAX, _renderer, render_markdown
 
-        text = shape(n)
+        if mode == "syntax":
+            text = _syntax_prefix(shape(RENDER_LIMIT - 1), n)
+        else:
+            text = shape(n) if mode == "exact" else shape(n)[:n]
         if len(text) > RENDER_MAX:
             raise ValueError(f"body is {len(text)} characters, over RENDER_MAX: pick a smaller size")
         _renderer()  # markdown-it's set-up is not the input's cost
-        out = len(render_markdown(text).encode("utf-8"))
-        return Bench(lambda: render_markdown(text), _b(text), detail=f"html {out:,} B ({out / max(1, _b(text)):.0f}x)")
+
+        def describe(html: object) -> str:
+            out = len(str(html).encode("utf-8"))
+            plain = ", shown as plain text" if str(html).startswith('<p class="plain">') else ""
+            return f"html {out:,} B ({out / max(1, _b(text)):.0f}x the input{plain})"
+
+        return Bench(lambda: render_markdown(text), _b(text), describe=describe)
 
     return build
 
 
+def _refs_long(n: int) -> str:
+    """With at most about n syntax characters: '[a]' as often as they allow, and a definition
+    whose URL and title fill the rest of RENDER_MAX with letters (which are not syntax)."""
+    uses = "[a]" * max(1, n // 2 - 20)
+    size = max(1, (RENDER_LIMIT - 1 - len(uses) - 20) // 2)
+    return "[a]: /" + "x" * size + ' "' + "t" * size + '"\n\n' + uses
+
+
 for _name, (_about, _shape) in _MARKDOWN.items():
-    _quick = (3_000, 6_000) if _name == "tables_autocomplete" else (10_000, 20_000)
+    _slow = _name == "tables_autocomplete"  # about 0.7 ms a byte: the full sizes would all time out
     CASES[f"render.{_name}"] = Case(
-        f"render.{_name}", "render", _render_case(_shape), (50_000, 100_000, 199_999), _quick, "chars", _about
-    )
+        f"render.{_name}", "render", _render_case(_shape),
+        (12_500, 25_000, 50_000, 199_999) if _slow else (50_000, 100_000, 199_999),
+        (3_000, 6_000) if _slow else (10_000, 20_000), "chars", _about,
+    )  # fmt: skip
+    # The same shape cut to n characters of syntax: what still renders as Markdown under
+    # SYNTAX_MAX (full runs only: the quick sizes are under it already).
+    CASES[f"render.capped.{_name}"] = Case(
+        f"render.capped.{_name}", "render", _render_case(_shape, "syntax"), (10_000, 19_999), (),
+        "syntax chars", _about + ", cut to n syntax characters",
+    )  # fmt: skip
+CASES["render.capped.reference_long_url"] = Case(
+    "render.capped.reference_long_url", "render", _render_case(_refs_long, "exact"), (10_000, 19_999), (8_000,),
+    "syntax chars", "'[a]' x n/2, defined once with a URL and title filling RENDER_MAX with letters",
+)  # fmt: skip
 
 
 # Everything else that reads user input
@@ -743,7 +823,7 @@ def _(n: int) -> Bench:
     kinds = ["Ü" * n] * 100
     when = "2026-11-29T" + "9" * n
     run = _refusal(lambda: Filters(kind=kinds, created_after=when))
-    return Bench(run, sum(map(_b, kinds)) + _b(when), detail=f"answer: {type(run()).__name__}")
+    return Bench(run, sum(map(_b, kinds)) + _b(when), describe=lambda got: f"answer: {type(got).__name__}")
 
 
 @case("ids.check_note_id", "parse", (500_000, 1_000_000), (100_000, 200_000), "chars", "check_note_id(n-char string)")
@@ -802,7 +882,7 @@ def _token_case(shape: Callable[[int], str], exact: bool) -> Callable[[int], Ben
 
         text = shape(n)
         count = token_count.exact_counter() if exact else token_count.estimate_tokens
-        return Bench(lambda: count(text), _b(text), prep=token_count._han.cache_clear)
+        return Bench(_refusal(lambda: count(text)), _b(text), prep=token_count._han.cache_clear, describe=_answer)
 
     return build
 
@@ -900,6 +980,10 @@ def _reset_caches() -> None:
             fn = getattr(mods.get(module), name, None)
             if hasattr(fn, "cache_clear"):
                 fn.cache_clear()
+    render = mods.get("notewell.interfaces.web.render")
+    if render is not None and hasattr(render, "_cache"):  # rendered HTML kept by digest (1c25130 on)
+        render._cache.clear()
+        render._cached_bytes = 0
     bm25 = mods.get("notewell.backends.sqlite.bm25")
     if bm25 is not None and hasattr(bm25, "_estimates"):
         bm25._estimates.clear()
@@ -916,21 +1000,23 @@ def _limit_memory(mb: int) -> None:
 
 def child(name: str, n: int, repeat: int, budget: float, mem_mb: int) -> None:
     """Build one case at one size and print one JSON line: bytes, best time, runs."""
-    _limit_memory(mem_mb)
-    sys.setrecursionlimit(10_000)
+    _limit_memory(mem_mb)  # the recursion limit stays Python's default: a RecursionError is a finding
     out: dict[str, object] = {"case": name, "n": n}
     bench = None
     try:
         bench = CASES[name].build(n)
         times: list[float] = []
         spent = 0.0
-        for _ in range(repeat):
+        for k in range(repeat):
             if bench.prep:
                 bench.prep()
             _reset_caches()
             start = time.perf_counter()
-            bench.fn()
+            got = bench.fn()
             took = time.perf_counter() - start
+            if k == 0 and bench.describe:
+                bench.detail = bench.describe(got)
+            del got
             times.append(took)
             spent += took
             if spent > budget:
@@ -970,13 +1056,16 @@ class Row:
     runs: int = 0
     note: str = ""
     exp: float | None = None
+    bound: bool = False  # exp is a lower bound (the measurement timed out)
     flags: list[str] = field(default_factory=list)
 
 
 def measure(case_: Case, n: int, args: argparse.Namespace) -> Row:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", case_.name, str(n), "--repeat", str(args.repeat)]
     cmd += ["--budget", str(args.run_budget), "--mem-mb", str(args.mem_mb)]
-    env = dict(os.environ, HOSTILE_SCRATCH=args.scratch, PYTHONDONTWRITEBYTECODE="1")
+    # Each measurement's stores go in a folder of its own, removed even when the child was killed.
+    scratch = tempfile.mkdtemp(prefix="run-", dir=args.scratch)
+    env = dict(os.environ, HOSTILE_SCRATCH=scratch, PYTHONDONTWRITEBYTECODE="1")
     if args.src:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (args.src, env.get("PYTHONPATH")) if p)
     row = Row(case_, n)
@@ -985,6 +1074,8 @@ def measure(case_: Case, n: int, args: argparse.Namespace) -> Row:
     except subprocess.TimeoutExpired:
         row.note = f">{args.timeout:g} s"
         return row
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         tail = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
@@ -1007,7 +1098,7 @@ def _fmt_time(row: Row) -> str:
 def _print_row(row: Row, first: bool) -> None:
     name = row.case.name if first else ""
     nbytes = f"{row.nbytes:,}" if row.nbytes is not None else "-"
-    exp = f"{row.exp:.2f}" if row.exp is not None else ""
+    exp = (">" if row.bound else "") + f"{row.exp:.2f}" if row.exp is not None else ""
     note = row.note if row.best is not None or not row.note.startswith(">") else ""
     print(
         f"{name:34s} {row.n:>9,} {nbytes:>11} {_fmt_time(row):>9} {row.runs:>2} {exp:>5} {' '.join(row.flags):10s}"
@@ -1037,9 +1128,13 @@ def run_cases(cases: list[Case], args: argparse.Namespace) -> list[Row]:
                     row.exp = math.log(row.best / prev.best) / math.log(row.n / prev.n)
                     if row.exp > WORSE_THAN_LINEAR:
                         row.flags.append("SUPERLIN")
-            if prev is not None and prev.best is not None and row.best is None and row.note.startswith(">"):
-                grown = args.timeout / prev.best
-                row.note = f"at least {grown:.0f}x the time of n={prev.n:,}"
+            if prev is not None and prev.best and row.best is None and row.note.startswith(">"):
+                # A timeout still bounds the growth from below.
+                row.exp = math.log(args.timeout / prev.best) / math.log(row.n / prev.n)
+                row.bound = True
+                if row.exp > WORSE_THAN_LINEAR:
+                    row.flags.append("SUPERLIN")
+                row.note = f"at least {args.timeout / prev.best:.1f}x the time of n={prev.n:,}"
             _print_row(row, k == 0)
             rows.append(row)
             prev = row
@@ -1048,30 +1143,29 @@ def run_cases(cases: list[Case], args: argparse.Namespace) -> list[Row]:
     return rows
 
 
-def summary(rows: list[Row]) -> None:
-    flagged: dict[str, list[Row]] = {}
+def summary(rows: list[Row], timeout: float) -> None:
+    by_case: dict[str, list[Row]] = {}
     for row in rows:
-        if row.flags:
-            flagged.setdefault(row.case.name, []).append(row)
-    print("\nflagged (worst first): case, worst time at its largest size, growth exponent")
+        by_case.setdefault(row.case.name, []).append(row)
+    flagged = [name for name, rs in by_case.items() if any(r.flags for r in rs)]
+    print("\nflagged, worst first: case, time at its largest size, worst growth exponent (>: a lower bound)")
     if not flagged:
         print("  none")
         return
 
     def worst(name: str) -> tuple[float, float]:
-        rs = flagged[name]
-        t = max((r.best if r.best is not None else float("inf")) for r in rs)
-        e = max((r.exp or 0.0) for r in rs)
-        return (t, e)
+        rs = by_case[name]
+        return (max(r.best if r.best is not None else math.inf for r in rs), max(r.exp or 0.0 for r in rs))
 
     for name in sorted(flagged, key=worst, reverse=True):
-        rs = flagged[name]
-        last = rs[-1]
+        rs = by_case[name]
         t, e = worst(name)
-        shown = f">{t:g}" if math.isinf(t) else f"{t:.3g} s"
-        timed = f"timeout at n={last.n:,}" if last.best is None else f"n={last.n:,} ({last.nbytes:,} B)"
-        flags = sorted({f for r in rs for f in r.flags})
-        print(f"  {name:34s} {shown:>9}  exp {e:4.2f}  {timed:34s} {','.join(flags)}  {CASES[name].about}")
+        last = rs[-1]
+        shown = f">{timeout:g} s" if math.isinf(t) else f"{t:.3g} s"
+        where = f"timeout at n={last.n:,}" if last.best is None else f"n={last.n:,} ({last.nbytes:,} B)"
+        flags = ",".join(sorted({f for r in rs for f in r.flags}))
+        e_shown = (">" if any(r.bound and r.exp == e for r in rs) else "") + f"{e:.2f}"
+        print(f"  {name:34s} {shown:>9}  exp {e_shown:>5}  {where:28s} {flags:22s} {CASES[name].about}")
 
 
 def main() -> None:
@@ -1115,14 +1209,14 @@ def main() -> None:
           f"best of {args.repeat}; budgets {BUDGETS}")  # fmt: skip
     started = time.perf_counter()
     rows = run_cases(cases, args)
-    summary(rows)
+    summary(rows, args.timeout)
     print(f"\n{len(rows)} measurements in {time.perf_counter() - started:.0f} s")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(
                 [
                     {"case": r.case.name, "n": r.n, "bytes": r.nbytes, "best": r.best, "runs": r.runs,
-                     "exp": r.exp, "flags": r.flags, "note": r.note}
+                     "exp": r.exp, "exp_is_lower_bound": r.bound, "flags": r.flags, "note": r.note}
                     for r in rows
                 ],
                 fh,
