@@ -79,3 +79,28 @@ def test_renders_take_turns_and_share_the_result(monkeypatch):
         t.join()
     assert len(set(results)) == 1 and len(results) == 8
     assert calls == [11]  # one render: the others waited their turn and found it kept
+
+
+def test_tables_that_would_fill_too_many_cells_are_plain_text(monkeypatch):
+    # markdown-it fills each row out to the header's width: 22 tables of 181 columns by 363
+    # one-cell rows (32 KB, under the syntax cap) made 14.6 MB of HTML in 21 s.
+    calls = _counting(monkeypatch)
+    table = "|" + "a|" * 180 + "\n|" + "-|" * 180 + "\n" + "x\n" * 363 + "\n"
+    body = table * 22
+    assert render.syntax_count(body) <= render.SYNTAX_MAX and render.table_cells(body) > render.CELLS_MAX
+    assert "tables of" in render.render_markdown(body) and calls == []
+    small = "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n"
+    assert render.table_cells(small) == 12  # an upper bound: the outer pipes count as columns
+    assert "<table>" in render.render_markdown(small)
+
+
+def test_link_references_copied_too_often_are_plain_text(monkeypatch):
+    # One definition is copied into each link that uses it: a 90,000-letter URL and title used by
+    # 10,000 "[a]" made 849 MB of HTML.
+    calls = _counting(monkeypatch)
+    body = "[a]: http://x/" + "u" * 45_000 + ' "' + "t" * 45_000 + '"\n\n' + "[a] " * 6_000
+    assert render.syntax_count(body) <= render.SYNTAX_MAX and render.reference_copies(body) > render.COPIES_MAX
+    assert "link references" in render.render_markdown(body) and calls == []
+    fine = "[docs]: https://example.com/docs\n\nSee [docs] and [docs].\n"
+    assert 0 < render.reference_copies(fine) <= render.COPIES_MAX
+    assert '<a href="https://example.com/docs">docs</a>' in render.render_markdown(fine)

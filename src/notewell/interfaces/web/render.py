@@ -26,13 +26,32 @@ from typing import Any
 
 from ...errors import UnavailableError
 
-__all__ = ["CACHE_BYTES", "RENDER_MAX", "SYNTAX_MAX", "render_markdown", "syntax_count"]
+__all__ = [
+    "CACHE_BYTES",
+    "CELLS_MAX",
+    "COPIES_MAX",
+    "RENDER_MAX",
+    "SYNTAX_MAX",
+    "reference_copies",
+    "render_markdown",
+    "syntax_count",
+    "table_cells",
+]
 
 RENDER_MAX = 200_000  # characters
 SYNTAX_MAX = 20_000  # characters that are neither word characters nor blanks (a newline counts)
+# markdown-it fills every row of a table out to its header's width: 22 tables of 181 columns by
+# 363 one-cell rows (32 KB, under SYNTAX_MAX) made 1.4 million cells, 14.6 MB of HTML and 21 s.
+CELLS_MAX = 20_000
+# A link reference definition is copied into every link that uses it: one 90,000-letter URL and
+# title used by 10,000 "[a]" made 849 MB of HTML. Definitions' length times the "[" that may use
+# them stays under this.
+COPIES_MAX = 2_000_000
 CACHE_BYTES = 16 * 1024 * 1024  # of rendered HTML kept, newest used last out
 
 _SYNTAX = re.compile(r"[^\w \u00a0\u3000]")
+_RULE = re.compile(r"[ \t|:-]+")  # a table's delimiter row
+_DEFINITION = re.compile(r"^ {0,3}\[[^\n]*\]:.*$", re.M)  # a line that may open a link reference definition
 _render_turn = threading.Lock()
 _cache_lock = threading.Lock()
 _cache: OrderedDict[bytes, str] = OrderedDict()
@@ -64,7 +83,46 @@ def _render(text: str) -> str:
     syntax = syntax_count(text)
     if syntax > SYNTAX_MAX:
         return _plain(text, f"{syntax:,} characters of Markdown syntax, over {SYNTAX_MAX:,}")
+    cells = table_cells(text)
+    if cells > CELLS_MAX:
+        return _plain(text, f"tables of {cells:,} cells, over {CELLS_MAX:,}")
+    copies = reference_copies(text)
+    if copies > COPIES_MAX:
+        return _plain(text, "link references that would be copied too many times")
     return str(_renderer().render(text))
+
+
+def table_cells(text: str) -> int:
+    """At most how many cells the tables of *text* can make: for each header line followed by
+    a delimiter row (``|---|---|``), the header's columns times the lines up to the next blank
+    one (each row is filled out to the header's width, a row of one cell too)."""
+    lines = text.split("\n")
+    cells = 0
+    i = 0
+    while i + 1 < len(lines):
+        header, rule = lines[i], lines[i + 1]
+        if "|" in header and "-" in rule and _RULE.fullmatch(rule):
+            width = header.count("|") + 1
+            j = i + 2
+            while j < len(lines) and lines[j].strip():
+                j += 1
+            cells += width * (j - i - 1)
+            i = j
+            continue
+        i += 1
+    return cells
+
+
+def reference_copies(text: str) -> int:
+    """How many characters link reference definitions could put into the HTML at most: the
+    longest definition (with the line after it, where a title may go) once per "[" of the text."""
+    if "]:" not in text:
+        return 0
+    longest = 0
+    for match in _DEFINITION.finditer(text):
+        end = text.find("\n", match.end() + 1)
+        longest = max(longest, (len(text) if end < 0 else end) - match.start())
+    return longest * text.count("[") if longest else 0
 
 
 def render_markdown(text: str) -> str:
