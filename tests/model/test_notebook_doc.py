@@ -61,3 +61,17 @@ def test_any_text_parses_without_raising(text):
     doc = parse_notebook(text)
     assert all(isinstance(n, int) and n >= 1 for n, _ in doc.problems)
     assert all(i.section in SECTIONS for i in doc.items)
+
+
+def test_lines_padded_with_blanks_parse_in_linear_time():
+    # A lazy group before \s*$ backtracked: 20,000 blanks before an item's last word took 1.9 s.
+    import time
+
+    from notewell.model.notebook_doc import parse_notebook
+
+    pad = " " * 200_000
+    text = f"# Working notebook: task{pad}\n\n## Facts{pad}\n- [F001] a{pad}b{pad}\n"
+    started = time.perf_counter()
+    doc = parse_notebook(text)
+    assert time.perf_counter() - started < 5
+    assert doc.task == "task" and [(i.section, i.id, i.text) for i in doc.items] == [("Facts", "F001", f"a{pad}b")]

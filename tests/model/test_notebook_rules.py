@@ -261,3 +261,17 @@ def test_order_warnings_skip_observations():
     for text in ("Never reproduced locally", "Always fails on the second run", "Do not know yet"):
         assert _note(text) == ([], []), text
     assert any("reads as an order" in w for w in _note("Please always run migrations first")[1])
+
+
+def test_secret_patterns_read_a_long_line_in_linear_time():
+    # Each "sk-" of "sk-sk-sk-…" started a lookahead to the end of the run: 3.2 s for 30 KB.
+    import time
+
+    from notewell.model import notebook_rules
+
+    for line in ("sk-" * 100_000, "eyJaaaaaaaaaaaa-" * 20_000):
+        started = time.perf_counter()
+        notebook_rules._SECRET_TOKENS.search(line)
+        assert time.perf_counter() - started < 5  # quadratic: minutes
+    assert notebook_rules._SECRET_TOKENS.search("key sk-proj-Abc123def456ghi789jkl012 here")
+    assert notebook_rules._SECRET_TOKENS.search("eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.sig")

@@ -61,3 +61,19 @@ def test_the_estimate_takes_any_text(text):
     n = estimate_tokens(text)
     assert n >= 0 and (n > 0) == bool(text.strip(" "))
     assert estimate_tokens(text + text) <= 2 * n + 4  # a run across the seam may split differently
+
+
+def test_an_exact_count_takes_a_whole_mebibyte_note():
+    # The encoder refuses a text of more than 200,000 tokens: a 1 MiB note (333,333) raised its
+    # TokenLimitError out of the context builder. It is counted in pieces now, to within a token a piece.
+    pytest.importorskip("bpe_openai")
+    from notewell.model.token_count import exact_counter
+
+    count = exact_counter()
+    assert count("word " * 300_000) == 300_001
+    import bpe_openai
+
+    encoding = bpe_openai.get_encoding("cl100k_base")
+    text = "a few words, counted whole; 中文也算\n" * 5000  # 180,000 characters: five pieces
+    exact = len(encoding.encode(text, disallowed_special=()))
+    assert exact <= count(text) <= exact + 5

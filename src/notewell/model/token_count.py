@@ -71,6 +71,9 @@ def estimate_tokens(text: str) -> int:
     return total
 
 
+_ENCODE_CHARS = 40_000  # characters encoded at once (see exact_counter)
+
+
 @lru_cache(maxsize=8)  # loading a vocabulary takes ~0.15 s: once per process and encoding
 def exact_counter(encoding: str = "cl100k_base") -> TokenCounter:
     """An exact count with a BPE *encoding* of OpenAI's (``cl100k_base``, ``o200k_base``),
@@ -86,7 +89,20 @@ def exact_counter(encoding: str = "cl100k_base") -> TokenCounter:
         raise InvalidArgumentError(f"unknown encoding {encoding!r} ({names}): {exc}") from None
 
     def count(text: str) -> int:
-        return len(enc.encode(text, disallowed_special=()))
+        # In pieces cut at a line break or blank: the encoder refuses a text of more than 200,000
+        # tokens (a 1 MiB note has 333,333), and a piece of _ENCODE_CHARS characters is at most 4 tokens
+        # a character (one a byte). A word cut across pieces would count a token more; cuts at
+        # blanks keep that from happening but for a piece with none.
+        total, start = 0, 0
+        while start < len(text):
+            end = min(len(text), start + _ENCODE_CHARS)
+            if end < len(text):
+                cut = max(text.rfind("\n", start, end), text.rfind(" ", start, end))
+                if cut > start:
+                    end = cut
+            total += len(enc.encode(text[start:end], disallowed_special=()))
+            start = end
+        return total
 
     count.__name__ = f"count_{encoding}"
     return count
