@@ -96,3 +96,22 @@ def test_a_heading_padded_with_blanks_is_read_in_linear_time():
     assert title == ("a" + " " * 200_000)[:200]  # a title keeps its first 200 characters
     assert heading_text("# a" + " " * 200_000 + "b") == "a" + " " * 200_000 + "b"
     assert heading_text("#  Title  ##  ") == "Title" and heading_text("# C# ") == "C#"
+
+
+def test_a_note_as_a_dict_is_what_asdict_makes_it_and_shares_nothing():
+    from dataclasses import asdict
+
+    from notewell.model.note import note_from_text
+
+    note = note_from_text(
+        "---\ntitle: T\ntags: [a, b]\nbuilds_on: [nte_0h3k9x2c7m]\nodd: x\n---\nbody",
+        path="x.md", model=None, id="nte_0000000001", backlinks=[{"id": "nte_0000000002", "title": "b"}],
+        attempt={"id": "att_0000000001", "outcome": None}, author="a", created_at="t", updated_at="t",
+        revision=1, revisions=1, attempt_id="att_0000000001", note_kind="note",
+    )  # fmt: skip
+    made = note.to_dict()
+    assert made == asdict(note)
+    made["tags"].append("c")
+    made["backlinks"][0]["title"] = "changed"
+    made["header"]["tags"].append("z")
+    assert note.tags == ["a", "b"] and note.backlinks[0]["title"] == "b" and note.header["tags"] == ["a", "b"]

@@ -58,6 +58,11 @@ def body_limit(api: AgentAPI) -> int:
     return api.store.max_bytes * 2 + 64 * 1024
 
 
+def _json_bytes(data: Any) -> bytes:
+    """*data* as JSONResponse writes it."""
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode("utf-8")
+
+
 def _error(code: str, message: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
 
@@ -254,7 +259,9 @@ def make_app(
             except Exception:  # a bug: logged, answered as one, the server goes on
                 log.exception("internal error on %s %s", request.method, request.url.path)
                 return _error("internal", "internal error (logged by the server)", 500)
-            return JSONResponse(data, status_code=status)
+            # Made on a thread: a note of 1 MiB is a few MB of JSON, which on the event loop held
+            # every other request for as long as it took.
+            return Response(await run_in_threadpool(_json_bytes, data), status, media_type="application/json")
 
         return run
 
@@ -287,7 +294,7 @@ def make_app(
         if render == "html":
             from .web.render import render_markdown
 
-            note["body_html"] = await call(render_markdown, note["body"])  # off the event loop
+            note["body_html"] = await call(render_markdown, note["body"], isolated=True)  # off the event loop
         return note, 200
 
     async def projects(request: Request, caller: Caller) -> tuple[Any, int]:

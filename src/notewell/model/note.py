@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..errors import InvalidArgumentError, InvalidNoteError, NoteTooLargeError
@@ -128,6 +128,22 @@ def derive_title(parsed: ParsedNote, filename: str) -> str:
     return stem[:-3] if stem.endswith(".md") else stem
 
 
+def _copied(value: Any) -> Any:
+    """*value* with its lists and dicts copied, as dataclasses.asdict copies them (a list of
+    strings in one C call: asdict deep-copied each of a note's 50,000 links, 0.4 s a read)."""
+    if isinstance(value, list):
+        return list(value) if all(type(v) is str for v in value) else [_copied(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_copied(v) for v in value)
+    return value
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    return {f.name: _copied(getattr(obj, f.name)) for f in fields(obj)}
+
+
 @dataclass(slots=True)
 class Card:
     """A search or list hit: enough to decide whether to read the note."""
@@ -152,7 +168,7 @@ class Card:
     mode: str = "keyword"  # the engine that found it: keyword or semantic (its score is that engine's)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _as_dict(self)
 
     @classmethod
     def from_columns(cls, columns: Sequence[Any], snippet: str, score: float | None) -> Card:
@@ -208,7 +224,7 @@ class Note:
     attempt: dict[str, Any] | None = None  # the attempt it was written on (Attempt.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _as_dict(self)
 
 
 def note_from_text(text: str, *, path: str, model: str | None, **meta: Any) -> Note:
