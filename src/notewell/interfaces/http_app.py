@@ -26,7 +26,7 @@ from starlette.routing import BaseRoute, Route, request_response
 
 from ..errors import InvalidArgumentError, NoteTooLargeError, NotewellError
 from ..model.access_tokens import Tokens
-from ..search.filters import FILTER_NAMES, FILTERS, MAX_FILTER_VALUES
+from ..search.filters import FILTER_NAMES, FILTERS, MAX_FILTER_CHARS, MAX_FILTER_VALUES
 from ..services.agent_api import AgentAPI, Caller, caller_from_header
 from .openapi import openapi_document
 
@@ -125,6 +125,8 @@ def _query_params(request: Request) -> dict[str, Any]:
             # Counted as given, as the document counts them: blank ones are dropped below.
             if len(given) > MAX_FILTER_VALUES:
                 raise InvalidArgumentError(f"{spec.name}: at most {MAX_FILTER_VALUES} values, got {len(given)}")
+            if any(len(value) > MAX_FILTER_CHARS for value in given):  # as given, as the document says
+                raise InvalidArgumentError(f"{spec.name}: a value is at most {MAX_FILTER_CHARS} characters")
             values = [v.strip() for value in given for v in value.split(",") if v.strip()]
             if values:
                 out[spec.name] = values

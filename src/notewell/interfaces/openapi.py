@@ -9,7 +9,7 @@ from ..model.attempt import PROJECT_MAX
 from ..model.header import LIMITS
 from ..model.ids import ATTEMPT_ID_RE, ID_RE, NOTE_ID_RE
 from ..model.note import MODEL_MAX
-from ..search.filters import FILTERS, MAX_FILTER_VALUES, FilterSpec
+from ..search.filters import FILTERS, MAX_FILTER_CHARS, MAX_FILTER_VALUES, FilterSpec
 from ..services.agent_api import MAX_LIMIT, MAX_OFFSET, MAX_QUERY_CHARS
 from ..version import __version__
 
@@ -150,9 +150,13 @@ _NOTE_ID = _param("note_id", "path", _id(NOTE_ID_RE), "a note id (nte_...)")
 _ATTEMPT_ID = _param("attempt_id", "path", _id(ATTEMPT_ID_RE), "an attempt id (att_...)")
 _PROJECT_PATH = _param("project", "path", _PROJECT, "a project (its name or slug)")
 _SCHEMAS = {
-    "text": {"type": "string"},
+    "text": {"type": "string", "maxLength": MAX_FILTER_CHARS},
     "when": _WHEN,
-    "texts": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_FILTER_VALUES},
+    "texts": {
+        "type": "array",
+        "items": {"type": "string", "maxLength": MAX_FILTER_CHARS},
+        "maxItems": MAX_FILTER_VALUES,
+    },
 }
 # Filters whose values the server checks as more than text.
 _FILTER_SCHEMAS = {
