@@ -33,7 +33,7 @@ from schemathesis.generation import GenerationMode  # noqa: E402
 from notewell.errors import NotewellError  # noqa: E402
 from notewell.model.attempt import check_project  # noqa: E402
 from notewell.model.header_edit import with_tags  # noqa: E402
-from notewell.search.query import compile_query  # noqa: E402
+from notewell.search.query import check_query_text, compile_query  # noqa: E402
 from tests.interfaces.server_fixture import Server  # noqa: E402
 
 CONFORMANCE = [
@@ -109,7 +109,11 @@ def _breaks_a_rule_in_words(case) -> str | None:
             return None
         if not words.strip():
             return None if query.get("project") or query.get("attempt_id") else "a blank query needs a scope"
-        if query.get("mode", "keyword") != "semantic" and _refused(compile_query, words):
+        if query.get("mode", "keyword") == "semantic":  # read by the model: words of any kind
+            refused = _refused(check_query_text, words) or not any(ch.isalnum() for ch in words)
+        else:
+            refused = _refused(compile_query, words)
+        if refused:
             return f"the query {words!r} has no words to search for"
     return None
 

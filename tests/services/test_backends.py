@@ -802,3 +802,15 @@ def test_hybrid_makes_keyword_snippets_only_for_the_cards_it_returns(backend, mo
     cards = backend.search_notes("connection pool", mode="hybrid", limit=3)
     assert len(cards) == 3 and all("**" in c.snippet for c in cards)
     assert len(made) == 3  # not one for each of the pool's 12 keyword cards
+
+
+def test_every_mode_refuses_a_query_keyword_search_refuses(backend):
+    # A semantic search took a query without words, or with a NUL, that the other modes refuse.
+    from notewell.search.embedders import HashEmbedder
+
+    backend._embedders = type(backend._embedders)(HashEmbedder())
+    backend.add_note("# heron\n\nwading bird")
+    for query, why in (("???", "no words"), ("bird\x00", "NUL"), ("x" * 2001, "limit"), ("   ", "empty")):
+        for mode in ("keyword", "semantic", "both", "hybrid"):
+            with pytest.raises(notewell.InvalidQueryError, match=why):
+                backend.search_notes(query, mode=mode, wait=True)

@@ -142,7 +142,7 @@ _OUTCOME = {"type": "string", "pattern": rf"^[{_BLANK}]*[{_WORD}][{_WORD}0-9_-]{
 _QUERY = {
     "type": "string",
     "maxLength": MAX_QUERY_CHARS,
-    "description": "search words: with a letter or a digit and no NUL (semantic mode: anything not blank);"
+    "description": "search words: with a letter or a digit and no NUL, in every mode;"
     " blank or left out only with project or attempt_id, for their recent notes",
 }
 _WHEN = {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]}

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidQueryError
 from ..model.cjk import unsegment
 from .embedders import Embedder, numpy
+from .query import check_query_text
 from .request import check_limit
 
 if TYPE_CHECKING:
@@ -78,8 +79,11 @@ def passages(title: str, body: str) -> list[tuple[int, int, str]]:
 def query_vector(embedder: Embedder, query: str, limit: int) -> np.ndarray:
     """The checked *query*'s vector (InvalidQueryError, or 'unavailable' without numpy)."""
     check_limit(limit)
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidQueryError("query is empty: give search words")
+    query = check_query_text(query)  # as a keyword search checks it: the modes refuse alike
+    if not any(ch.isalnum() for ch in query):
+        raise InvalidQueryError(
+            "query has no words to search for" if query.strip() else "query is empty: give search words"
+        )
     numpy()  # without the extra: 'unavailable', naming it, before any work
     return embedder.embed_query(query)  # first: a remote model tells its dimension with its first answer
 

@@ -40,6 +40,7 @@ __all__ = [
     "Phrase",
     "PlainTerms",
     "QuerySyntaxError",
+    "check_query_text",
     "compile_query",
     "parse_fts5",
     "plain_terms",
@@ -131,8 +132,9 @@ def _balanced(query: str) -> bool:
     return depth == 0 and not quoted
 
 
-def compile_query(query: str) -> CompiledQuery:
-    """Compile *query*; raises InvalidQueryError when it has nothing to search for."""
+def check_query_text(query: object) -> str:
+    """*query* if it is text any engine may read (a string of at most MAX_QUERY_CHARS, with no
+    NUL and no lone surrogate), else InvalidQueryError: the checks every mode shares."""
     if not isinstance(query, str):
         raise InvalidQueryError(f"query must be a string, not {type(query).__name__}")
     if len(query) > MAX_QUERY_CHARS:
@@ -144,7 +146,12 @@ def compile_query(query: str) -> CompiledQuery:
             query.encode("utf-8")
         except UnicodeEncodeError:
             raise InvalidQueryError("query is not valid Unicode text (it holds a lone surrogate)") from None
-    query = query.replace(_FILTER_MARK, " ")
+    return query
+
+
+def compile_query(query: str) -> CompiledQuery:
+    """Compile *query*; raises InvalidQueryError when it has nothing to search for."""
+    query = check_query_text(query).replace(_FILTER_MARK, " ")
     words = plain_terms(query)
     if not words.strict:
         raise InvalidQueryError(
