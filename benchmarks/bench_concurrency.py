@@ -148,6 +148,12 @@ def phase(url: str, token: str, clients: int, seconds: float, queries: list[str]
     crowd = [Client(n, url, token, until, queries, ids, False) for n in range(clients)]
     if slow:
         crowd.append(Client(99, url, token, until, queries, ids, True))
+    return run_crowd(crowd)
+
+
+def run_crowd(crowd: list) -> tuple[dict[str, list[float]], list[str]]:
+    """Start the clients (threads with ``times`` by kind and ``errors``), wait for them all,
+    and merge what they measured."""
     for c in crowd:
         c.start()
     for c in crowd:

@@ -41,7 +41,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
-from bench_concurrency import Server, environment, get, notewell_cli  # noqa: E402
+from bench_concurrency import Server, environment, get, notewell_cli, run_crowd  # noqa: E402
 from bench_store import Corpus, pct  # noqa: E402
 
 SEED = """
@@ -121,15 +121,7 @@ def phase(url: str, token: str, args: argparse.Namespace, shared: dict, kind: st
     crowd = [Client(n, url, token, until, shared, None) for n in range(args.clients)]
     if kind is not None:
         crowd += [Client(100 + n, url, token, until, shared, kind) for n in range(args.slow)]
-    for c in crowd:
-        c.start()
-    for c in crowd:
-        c.join()
-    times: dict[str, list[float]] = defaultdict(list)
-    for c in crowd:
-        for name, values in c.times.items():
-            times[name] += values
-    return times, [e for c in crowd for e in c.errors]
+    return run_crowd(crowd)
 
 
 def main() -> int:
