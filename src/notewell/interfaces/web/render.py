@@ -34,6 +34,7 @@ __all__ = [
     "CELLS_MAX",
     "COPIES_MAX",
     "RENDER_MAX",
+    "RENDER_SECONDS",
     "SYNTAX_MAX",
     "reference_copies",
     "render_markdown",
@@ -51,13 +52,17 @@ CELLS_MAX = 20_000
 # them stays under this.
 COPIES_MAX = 2_000_000
 CACHE_BYTES = 16 * 1024 * 1024  # of rendered HTML kept, newest used last out
+RENDER_SECONDS = 10.0  # a render in the worker taking longer is given up (the caps keep it under 1 s)
 
 _SYNTAX = re.compile(r"[^\w \u00a0\u3000]")
 _RULE = re.compile(r"[ \t|:-]+")  # a table's delimiter row
+# What a table may sit in: blockquote markers and list items, nested (a table in "> " was not counted).
+_CONTAINER = re.compile(r"^(?:[ \t]*(?:>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t])))*[ \t]*")
 _DEFINITION = re.compile(r"^ {0,3}\[[^\n]*\]:.*$", re.M)  # a line that may open a link reference definition
 _render_turn = threading.Lock()
 _cache_lock = threading.Lock()
 _cache: OrderedDict[bytes, str] = OrderedDict()
+_sizes: dict[bytes, int] = {}  # bytes of each kept HTML
 _cached_bytes = 0
 _pool: ProcessPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -100,8 +105,9 @@ def _render(text: str) -> str:
 def table_cells(text: str) -> int:
     """At most how many cells the tables of *text* can make: for each header line followed by
     a delimiter row (``|---|---|``), the header's columns times the lines up to the next blank
-    one (each row is filled out to the header's width, a row of one cell too)."""
-    lines = text.split("\n")
+    one (each row is filled out to the header's width, a row of one cell too). Lines are read
+    without the blockquote and list markers they may sit in (``> a|b``)."""
+    lines = [_CONTAINER.sub("", line, count=1) for line in text.split("\n")]
     cells = 0
     i = 0
     while i + 1 < len(lines):
@@ -142,14 +148,24 @@ def _worker() -> ProcessPoolExecutor:
 def _isolated(text: str) -> str:
     """_render in a process of its own: markdown-it is pure Python, and on a thread of the
     server its 0.4 s of a heavy page held the interpreter's lock from every other request
-    (other clients' search p95 went from 22 ms to 808 ms beside one client rendering)."""
+    (other clients' search p95 went from 22 ms to 808 ms beside one client rendering). A
+    render past RENDER_SECONDS, or one whose worker died, is shown as plain text (never done
+    again in the server) and the worker replaced."""
     global _pool
     try:
-        return str(_worker().submit(_render, text).result())
-    except (BrokenProcessPool, OSError, RuntimeError):
-        with _pool_lock:  # the worker died (killed, out of memory): a new one next time
-            _pool = None
+        pool = _worker()
+    except (OSError, RuntimeError):  # no processes here (a sandbox): on this thread, then
         return _render(text)
+    try:
+        return str(pool.submit(_render, text).result(timeout=RENDER_SECONDS))
+    except (BrokenProcessPool, OSError, RuntimeError, TimeoutError):
+        with _pool_lock:
+            if _pool is pool:
+                _pool = None
+        for process in list(getattr(pool, "_processes", {}).values()):  # a render stuck in it
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        return _plain(text, "it could not be rendered in time")
 
 
 def render_markdown(text: str, *, isolated: bool = False) -> str:
@@ -167,13 +183,14 @@ def render_markdown(text: str, *, isolated: bool = False) -> str:
             if (hit := _cache.get(key)) is not None:
                 return hit
         made = _isolated(text) if isolated else _render(text)
-    size = len(made)
+    size = len(made) if made.isascii() else len(made.encode("utf-8"))
     if size <= CACHE_BYTES // 4:
         with _cache_lock:
             if key not in _cache:
                 _cache[key] = made
+                _sizes[key] = size
                 _cached_bytes += size
             while _cached_bytes > CACHE_BYTES:
-                _old, dropped = _cache.popitem(last=False)
-                _cached_bytes -= len(dropped)
+                old, _dropped = _cache.popitem(last=False)
+                _cached_bytes -= _sizes.pop(old)
     return made
