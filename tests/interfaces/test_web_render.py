@@ -148,3 +148,16 @@ def test_tables_inside_quotes_and_lists_count_their_cells_too(monkeypatch, prefi
     if render.syntax_count(body) <= render.SYNTAX_MAX:
         assert "tables of" in render.render_markdown(body)
     assert calls == []
+
+
+def test_a_render_past_its_time_is_plain_text_and_its_worker_replaced(monkeypatch):
+    monkeypatch.setattr(render, "_cache", type(render._cache)())
+    monkeypatch.setattr(render, "_cached_bytes", 0)
+    monkeypatch.setattr(render, "RENDER_SECONDS", 0.01)
+    heavy = "page " + "![" * 9_700  # about 0.4 s of markdown-it, under every cap
+    first = render._worker()
+    assert "could not be rendered in time" in render.render_markdown(heavy, isolated=True)
+    assert render._pool is None
+    monkeypatch.setattr(render, "RENDER_SECONDS", 60.0)
+    assert render.render_markdown("*fine*", isolated=True) == "<p><em>fine</em></p>\n"
+    assert render._pool is not first  # a new worker took over
