@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 
 from ..errors import InvalidQueryError
@@ -32,6 +33,7 @@ __all__ = [
     "MAX_PREFIX_TERMS",
     "MIN_PREFIX_CHARS",
     "MAX_QUERY_CHARS",
+    "MAX_REPEATS",
     "SEARCH_COLUMNS",
     "BoolOp",
     "CompiledQuery",
@@ -55,7 +57,12 @@ MAX_QUERY_CHARS = 2000
 MAX_PREFIX_TERMS = 8
 # A one-letter prefix begins a large share of every word in the store (``t*``: 0.28 s on 30,000
 # notes, eight of them 0.67 s); two letters cut that by three or more. One CJK character will do.
+# A query with a shorter one is read as plain words.
 MIN_PREFIX_CHARS = 2
+# FTS5 weighs a phrase written n times n times over, at a cost that grows with n squared on notes
+# holding it often: plain words are said once (plain_terms); a query in FTS5 syntax may repeat one
+# this often.
+MAX_REPEATS = 4
 _SYNTAX = re.compile(r'["*()^:]|\b(?:AND|OR|NOT)\b|\bNEAR\(')
 # Every token of notes_fts.meta starts with this mark; taken out of queries, no query
 # word can be one of them, whatever column set it names (``-title:`` includes meta).
@@ -163,17 +170,20 @@ def compile_query(query: str) -> CompiledQuery:
     # or the one meaningful word of a question.
     has_loose = len(loose_terms) > 1 or (loose_terms and loose_terms != list(words.strict))
     if _SYNTAX.search(query) and _balanced(query) and (node := _readable(query)) is not None:
+        repeated = _most_repeated(node)
+        if repeated[1] > MAX_REPEATS:
+            raise InvalidQueryError(
+                f"the phrase {repeated[0]!r} is written {repeated[1]} times; at most {MAX_REPEATS} (once is enough)"
+            )
         prefixes = _prefixes(node)
         if len(prefixes) > MAX_PREFIX_TERMS:
             raise InvalidQueryError(
                 f"too many prefix terms: the query has {len(prefixes)} (word*); the limit is {MAX_PREFIX_TERMS}"
             )
-        for stem in prefixes:
-            if len(stem) < MIN_PREFIX_CHARS and not has_cjk(stem):
-                raise InvalidQueryError(
-                    f"a prefix term needs at least {MIN_PREFIX_CHARS} characters before '*': {stem + '*'!r}"
-                )
-        return CompiledQuery(strict=segment(query), loose=None, raw=True, fallback=quoted, text=query)
+        # A one-letter prefix is read as the plain words instead: "A* heuristic" means the A*
+        # algorithm, not every word that starts with a (which cost the most of any query).
+        if all(len(stem) >= MIN_PREFIX_CHARS or has_cjk(stem) for stem in prefixes):
+            return CompiledQuery(strict=segment(query), loose=None, raw=True, fallback=quoted, text=query)
     if not has_loose:
         return CompiledQuery(strict=quoted, loose=None, raw=False, text=query)
     quoted_loose = tuple(_quote(t) for t in loose_terms)
@@ -190,6 +200,21 @@ def _readable(query: str) -> Node | None:
         return parse_fts5(query, SEARCH_COLUMNS)
     except QuerySyntaxError:
         return None
+
+
+def _most_repeated(node: Node) -> tuple[str, int]:
+    """The phrase *node* writes most often (as FTS5 reads it: case and punctuation dropped), and how often."""
+    counts: Counter[str] = Counter()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Phrase):
+            counts[" ".join(_term_key(text) + ("*" if star else "") for text, star in item.parts)] += 1
+        elif isinstance(item, Near):
+            stack.extend(item.phrases)
+        else:
+            stack.extend((item.left, item.right))
+    return counts.most_common(1)[0] if counts else ("", 0)
 
 
 def _prefixes(node: Node) -> list[str]:
@@ -219,11 +244,25 @@ def plain_terms(query: str, cjk_gram: int = 2) -> PlainTerms:
     """The words of *query* (split on whitespace) for the strict and the loose pass; in the
     loose one a CJK run becomes its overlapping *cjk_gram*-character pieces (a shorter run
     stays whole)."""
-    terms = [t for t in query.split() if _has_word_chars(t)]
+    # Each word once (its first spelling): FTS5 weighs a word written n times n times over, at
+    # a cost that grows with n squared on notes that hold it often (200 times: 40 s on 4 notes).
+    first: dict[str, str] = {}
+    for term in query.split():
+        if _has_word_chars(term):
+            first.setdefault(_term_key(term), term)
+    terms = list(first.values())
     # Stop words are in nearly every note: requiring them narrows nothing and makes
     # FTS5 walk a posting list as long as the store. They count only on their own.
     content = [t for t in terms if not _is_stop(t)]
     return PlainTerms(strict=tuple(content or terms), loose=tuple(_loose_terms(terms, cjk_gram)))
+
+
+def _term_key(term: str) -> str:
+    """What FTS5 would read of *term* (case and the punctuation around it dropped), to tell repeats."""
+    return " ".join(_NON_WORD.split(term.casefold())).strip()
+
+
+_NON_WORD = re.compile(r"[\W_]+")
 
 
 # -- FTS5 syntax, parsed -----------------------------------------------------------------------
