@@ -30,6 +30,7 @@ from .meta_tokens import meta_token
 
 __all__ = [
     "FTS5_COLUMNS",
+    "LOOSE_MAX",
     "MAX_PREFIX_TERMS",
     "MIN_PREFIX_CHARS",
     "MAX_QUERY_CHARS",
@@ -63,6 +64,7 @@ MIN_PREFIX_CHARS = 2
 # holding it often: plain words are said once (plain_terms); a query in FTS5 syntax may repeat one
 # this often.
 MAX_REPEATS = 4
+LOOSE_MAX = 64  # words (or CJK pairs) the loose pass looks for: any of them fills up the results
 _SYNTAX = re.compile(r'["*()^:]|\b(?:AND|OR|NOT)\b|\bNEAR\(')
 # Every token of notes_fts.meta starts with this mark; taken out of queries, no query
 # word can be one of them, whatever column set it names (``-title:`` includes meta).
@@ -118,7 +120,9 @@ def _loose_terms(terms: list[str], gram: int = 2) -> list[str]:
         elif not _is_stop(term):
             out.append(term)
     seen: set[str] = set()
-    return [t for t in out if not (t in seen or seen.add(t))]
+    # The first LOOSE_MAX: each is a phrase to match and to find in every snippet, and 2,000 CJK
+    # characters make 2,000 pairs (0.35 s, growing with their square).
+    return [t for t in out if not (t in seen or seen.add(t))][:LOOSE_MAX]
 
 
 def _balanced(query: str) -> bool:
