@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..errors import InvalidQueryError
@@ -46,6 +47,7 @@ __all__ = [
     "check_query_text",
     "compile_query",
     "parse_fts5",
+    "phrases_in",
     "plain_terms",
     "quote_terms",
     "title_expression",
@@ -208,32 +210,29 @@ def _readable(query: str) -> Node | None:
 
 def _most_repeated(node: Node) -> tuple[str, int]:
     """The phrase *node* writes most often (as FTS5 reads it: case and punctuation dropped), and how often."""
-    counts: Counter[str] = Counter()
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Phrase):
-            counts[" ".join(_term_key(text) + ("*" if star else "") for text, star in item.parts)] += 1
-        elif isinstance(item, Near):
-            stack.extend(item.phrases)
-        else:
-            stack.extend((item.left, item.right))
+    counts = Counter(
+        " ".join(_term_key(text) + ("*" if star else "") for text, star in phrase.parts) for phrase in phrases_in(node)
+    )
     return counts.most_common(1)[0] if counts else ("", 0)
 
 
 def _prefixes(node: Node) -> list[str]:
-    """The word before each ``*`` in *node* (without recursion: a query may nest deeply)."""
-    stems: list[str] = []
+    """The word before each ``*`` in *node*."""
+    return [(text.split() or [""])[-1] for phrase in phrases_in(node) for text, star in phrase.parts if star]
+
+
+def phrases_in(node: Node) -> Iterator[Phrase]:
+    """Every phrase of *node* (NEAR's too), in the order they are written; without recursion,
+    since 1,000 words make a tree 1,000 deep."""
     stack = [node]
     while stack:
         item = stack.pop()
         if isinstance(item, Phrase):
-            stems.extend((text.split() or [""])[-1] for text, star in item.parts if star)
+            yield item
         elif isinstance(item, Near):
-            stack.extend(item.phrases)
+            stack.extend(reversed(item.phrases))
         else:
-            stack.extend((item.left, item.right))
-    return stems
+            stack.extend((item.right, item.left))  # the left one comes off first
 
 
 @dataclass(frozen=True, slots=True)

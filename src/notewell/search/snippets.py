@@ -17,8 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..model.cjk import CJK_RE
-from .query import Near, Node, QuerySyntaxError, parse_fts5
-from .query import Phrase as QueryPhrase
+from .query import Node, QuerySyntaxError, parse_fts5, phrases_in
 
 __all__ = [
     "Phrase",
@@ -102,19 +101,8 @@ def _phrases_of(expr: str) -> tuple[Phrase, ...]:
 
 
 def _phrase_parts(node: Node) -> list[tuple[tuple[str, bool], ...]]:
-    """The strings of each phrase in *node*, in the order they are written (without
-    recursion: 999 one-letter words make a tree 1,000 deep)."""
-    out: list[tuple[tuple[str, bool], ...]] = []
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, QueryPhrase):
-            out.append(item.parts)
-        elif isinstance(item, Near):
-            out.extend(p.parts for p in item.phrases)
-        else:
-            stack.extend((item.right, item.left))  # the left one comes off first
-    return out
+    """The strings of each phrase in *node*, in the order they are written."""
+    return [phrase.parts for phrase in phrases_in(node)]
 
 
 def _phrases_by_pattern(rest: str) -> list[Phrase]:
