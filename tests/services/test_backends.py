@@ -550,6 +550,7 @@ def test_a_rare_word_outweighs_common_ones_in_a_loose_query(backend):
         ("stampede OR templates", {"stampede", "redis", "cpp"}),
         ("stampede NOT redis", {"stampede"}),
         ('"quick brown"', {"phrase"}),
+        ("NEAR(quick fox, 2)", {"phrase"}),
         ('"brown quick"', set()),
         ("templ*", {"cpp"}),
         ("(worker OR templates) AND hard", {"cpp"}),

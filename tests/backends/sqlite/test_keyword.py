@@ -109,27 +109,6 @@ def test_all_words_first_then_any(store):
 
 
 @pytest.mark.parametrize(
-    ("query", "expected"),
-    [
-        ("apple AND banana", {"ab"}),
-        ("apple OR cherry", {"ab", "a", "c"}),
-        ("apple NOT banana", {"a"}),
-        ('"apple banana"', {"ab"}),
-        ("appl*", {"ab", "a"}),
-        ("(apple OR cherry) AND banana", {"ab"}),
-        ("NEAR(apple banana, 2)", {"ab"}),
-    ],
-)
-def test_fts5_syntax(store, query, expected):
-    names = {}
-    names["ab"] = store.add_note("apple banana").id
-    names["a"] = store.add_note("apple only").id
-    names["c"] = store.add_note("cherry only").id
-    got = {k for k, v in names.items() if v in {c.id for c in store.search_notes(query)}}
-    assert got == expected
-
-
-@pytest.mark.parametrize(
     "query",
     [
         "C++",

@@ -57,22 +57,6 @@ def test_passages_cover_a_long_body_with_overlap():
     assert passages("T", "short") == [(0, 5, "T\nshort")]
 
 
-def test_filters_scopes_and_both_modes(sstore):
-    att = sstore.start_attempt("alpha", author="a")
-    x = sstore.add_note("---\nkind: blocker\n---\nkiwi orchard frost damage", attempt=att.id)
-    y = sstore.add_note("---\nkind: finding\n---\nkiwi orchard frost report")
-    sstore.embed_pending()
-    assert [c.id for c in sstore.search_notes("kiwi frost", mode="semantic", kind="blocker")] == [x.id]
-    assert [c.id for c in sstore.search_notes("kiwi frost", mode="semantic", project="alpha")] == [x.id]
-    sstore.set_project("alpha", private=True, owner="a")
-    hidden = sstore.search_notes("kiwi frost", mode="semantic", viewer=notewell.Viewer("b"))
-    assert [c.id for c in hidden] == [y.id]
-    both = sstore.search_notes("kiwi frost", mode="both", limit=5)
-    assert [c.mode for c in both] == ["keyword", "keyword", "semantic", "semantic"]
-    with pytest.raises(InvalidArgumentError):
-        sstore.search_notes("kiwi", mode="fused")
-
-
 def test_another_model_reembeds_and_outside_notes_are_queued(store_dir):
     s = notewell.open(store_dir, embedder=HashEmbedder(256))
     s.add_note("# one\n\napple pie")
