@@ -58,11 +58,6 @@ def body_limit(api: AgentAPI) -> int:
     return api.store.max_bytes * 2 + 64 * 1024
 
 
-def _json_bytes(data: Any) -> bytes:
-    """*data* as JSONResponse writes it."""
-    return json.dumps(data, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode("utf-8")
-
-
 def _error(code: str, message: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
 
@@ -263,7 +258,7 @@ def make_app(
                 return _error("internal", "internal error (logged by the server)", 500)
             # Made on a thread: a note of 1 MiB is a few MB of JSON, which on the event loop held
             # every other request for as long as it took.
-            return Response(await run_in_threadpool(_json_bytes, data), status, media_type="application/json")
+            return await run_in_threadpool(JSONResponse, data, status)
 
         return run
 
