@@ -161,3 +161,12 @@ def test_a_render_past_its_time_is_plain_text_and_its_worker_replaced(monkeypatc
     monkeypatch.setattr(render, "RENDER_SECONDS", 60.0)
     assert render.render_markdown("*fine*", isolated=True) == "<p><em>fine</em></p>\n"
     assert render._pool is not first  # a new worker took over
+
+
+def test_the_cache_keeps_each_notes_revision_apart(monkeypatch):
+    # Keyed by the text alone, a fast page told bob that some note he may not see holds his text.
+    calls = _counting(monkeypatch)
+    render.render_markdown("*same*", note="nte_0000000001@1")
+    render.render_markdown("*same*", note="nte_0000000002@1")
+    render.render_markdown("*same*", note="nte_0000000001@1")
+    assert calls == [6, 6]

@@ -291,7 +291,9 @@ def make_app(
         if render == "html":
             from .web.render import render_markdown
 
-            note["body_html"] = await call(render_markdown, note["body"], isolated=True)  # off the event loop
+            # Off the event loop, and cached per note revision.
+            revision = f"{note['id']}@{note['revision']}"
+            note["body_html"] = await call(render_markdown, note["body"], isolated=True, note=revision)
         return note, 200
 
     async def projects(request: Request, caller: Caller) -> tuple[Any, int]:

@@ -168,12 +168,14 @@ def _isolated(text: str) -> str:
         return _plain(text, "it could not be rendered in time")
 
 
-def render_markdown(text: str, *, isolated: bool = False) -> str:
+def render_markdown(text: str, *, isolated: bool = False, note: str = "") -> str:
     """The HTML of *text* (a note's body without its header): Markdown, or plain text when
     rendering it would cost too much (see the module's docstring). *isolated*: rendered in a
-    worker process (for a server, so that a render never slows its other requests)."""
+    worker process (for a server, so that a render never slows its other requests). *note*:
+    the note and revision the text is of, kept apart in the cache, so that how fast a page
+    comes never tells one viewer that another's note holds the same text."""
     global _cached_bytes
-    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    key = hashlib.sha256(note.encode("utf-8", "surrogatepass") + b"\0" + text.encode("utf-8", "surrogatepass")).digest()
     with _cache_lock:
         if (hit := _cache.get(key)) is not None:
             _cache.move_to_end(key)
