@@ -40,8 +40,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder, notewell.open(folder, embedder=None, watch=True) as store:
         store.add_notes([text() for _ in range(args.public)])
-        store.set_project("secret", private=True, owner="alice")
-        attempt = store.start_attempt("secret", author="alice").id
+        store.set_project("alice:secret", private=True, owner="alice")
+        attempt = store.start_attempt("alice:secret", author="alice").id
         store.add_notes([text() for _ in range(args.private)], attempt=attempt)
         queries = [" ".join(rng.sample(vocab[:3000], k)) for k in (1, 2, 3) for _ in range(20)] + common[:20]
         print(f"{args.public:,} public notes, {args.private:,} private; {len(queries)} queries a round")

@@ -59,19 +59,19 @@ def _answers(store) -> dict[str, object]:
             "private": records.private_projects(),
             "campaign": sorted(records.campaign_members("winter")),
             "attempt": (attempt[0].project, attempt[0].author, attempt[0].notes, attempt[0].running),
-            "hidden attempts": len(records.attempts(project=None, running=None, hidden=("vault",), limit=10)),
-            "project": records.project("vault"),
+            "hidden attempts": len(records.attempts(project=None, running=None, hidden=("alice:vault",), limit=10)),
+            "project": records.project("alice:vault"),
             "unknown project": records.project("nothing-here"),
             "activity": sorted(name for name, _last in records.project_activity()),
             "note project": (records.note_project(hidden_note), records.note_project(base)),
             "note attempt": records.note_attempt(hidden_note) == a_id,
-            "notes in": records.notes_in(("vault",), [hidden_note, base]) == {hidden_note},
+            "notes in": records.notes_in(("alice:vault",), [hidden_note, base]) == {hidden_note},
             "reads": [(t, bool(at)) for _n, t, at in records.reads(a_id)],
             "linked": records.linked_note(top).title if records.linked_note(top) else None,
             "builds on": records.builds_on(top) == [base],
             "built on by": records.built_on_by(base) == [top],
             "count": records.count(Filters()),
-            "hidden count": records.count(Filters(hidden_projects=("vault",))),
+            "hidden count": records.count(Filters(hidden_projects=("alice:vault",))),
             "kinds": records.kind_counts(Filters()),
             "tags": records.tag_counts(Filters()),
             "tags and summaries": sorted((t, tags, s) for _i, t, tags, s in records.tags_and_summaries(Filters())),
@@ -82,8 +82,8 @@ def _answers(store) -> dict[str, object]:
 
 
 def _fill(store) -> None:
-    store.set_project("vault", private=True, owner="alice", campaign="winter")
-    attempt = store.start_attempt("vault", author="alice")
+    store.set_project("alice:vault", private=True, owner="alice", campaign="winter")
+    attempt = store.start_attempt("alice:vault", author="alice")
     base = store.add_note("---\nkind: finding\ntags: [db, pool]\nsummary: the pool\n---\n# base\n\nthe pool")
     store.add_note(f"---\nkind: idea\nbuilds_on: [{base.id}]\n---\n# on base\n\nbuilds on the base note")
     secret = store.add_note("# secret work\n\nin the vault", attempt=attempt.id)

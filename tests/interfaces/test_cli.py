@@ -210,17 +210,20 @@ def test_attempt_commands(place):
 
 def test_project_and_read_commands(place):
     store = place
-    worker = run(["attempt", "start", "omega", "--author", "w"], store).stdout.decode().strip()
-    writer = run(["attempt", "start", "omega", "--author", "v"], store).stdout.decode().strip()
+    worker = run(["attempt", "start", "w:omega", "--author", "w"], store).stdout.decode().strip()
+    writer = run(["attempt", "start", "w:omega", "--author", "v"], store).stdout.decode().strip()
     nid = run(["add", "--text", "# plum", "--attempt", writer], store).stdout.decode().strip()
     run(["get", nid, "--working-attempt", worker], store)
     shown = js(run(["attempt", "show", worker, "--json"], store))
     assert [r["note_id"] for r in shown["reads"]] == [nid]
     assert f"read {nid}" in run(["attempt", "show", worker], store).stdout.decode()
-    got = js(run(["project", "set", "omega", "--private", "--owner", "w", "--json"], store))
+    got = js(run(["project", "set", "w:omega", "--private", "--owner", "w", "--json"], store))
     assert got["private"] is True and got["owner"] == "w" and got["attempts"] == 2 and got["notes"] == 1
-    assert "private (owner w)" in run(["project", "show", "omega"], store).stdout.decode()
-    assert "public" in run(["project", "set", "omega", "--public"], store).stdout.decode()
+    assert "private (owner w)" in run(["project", "show", "w:omega"], store).stdout.decode()
+    assert "public" in run(["project", "set", "w:omega", "--public"], store).stdout.decode()
+    shared = run(["project", "set", "omega", "--private", "--owner", "w"], store, check=False)
+    assert shared.returncode == 2 and b"'w:omega'" not in shared.stderr and b"namespace" in shared.stderr
+    assert len(shared.stderr.decode().strip().splitlines()) == 1
     gone = run(["project", "show", "???"], store, check=False)
     assert gone.returncode == 2 and b"Traceback" not in gone.stderr
 

@@ -7,6 +7,7 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
+import notewell  # noqa: E402
 from tests.conftest import CARD_KEYS  # noqa: E402
 from tests.interfaces.server_fixture import Server  # noqa: E402
 
@@ -107,20 +108,42 @@ def test_tokens_and_permissions(srv):
 
 
 def test_a_private_project_is_invisible_without_the_right_token(srv):
-    srv.store.set_project("secret", private=True, owner="alice")
-    aid = srv.call("POST", "/api/attempts", {"project": "secret"}, token="alice").body["id"]
+    srv.store.set_project("alice:secret", private=True, owner="alice")
+    aid = srv.call("POST", "/api/attempts", {"project": "alice:secret"}, token="alice").body["id"]
     hidden = _note(srv, "# launch codes\n\nzebra quartz", attempt_id=aid)
     public = _note(srv, "# public zebra\n\nzebra quartz in the open", token="bob")
     for who in (None, "bob", "reader"):
         cards = srv.call("GET", "/api/notes/search?q=zebra+quartz", token=who).body["cards"]
         assert [c["id"] for c in cards] == [public["id"]], who
         assert srv.call("GET", f"/api/notes/{hidden['id']}", token=who).status == 404
-        assert srv.call("GET", "/api/notes/search?q=zebra&project=secret", token=who).body["cards"] == []
+        assert srv.call("GET", "/api/notes/search?q=zebra&project=alice:secret", token=who).body["cards"] == []
     for who in ("alice", "boss"):
         cards = srv.call("GET", "/api/notes/search?q=zebra+quartz", token=who).body["cards"]
         assert {c["id"] for c in cards} == {hidden["id"], public["id"]}
         assert srv.call("GET", f"/api/notes/{hidden['id']}", token=who).status == 200
-    assert srv.call("POST", "/api/attempts", {"project": "secret"}, token="bob").status == 403
+    assert srv.call("POST", "/api/attempts", {"project": "alice:secret"}, token="bob").status == 403
+
+
+def test_starting_work_tells_nobody_which_private_projects_exist(srv):
+    """Bob is answered alike for alice's private project, her public one and a name she never used."""
+    srv.store.set_project("alice:secret", private=True, owner="alice")
+    assert srv.call("POST", "/api/attempts", {"project": "alice:secret"}, token="alice").status == 201
+    assert srv.call("POST", "/api/attempts", {"project": "alice:open"}, token="alice").status == 201
+    answers = {}
+    for name in ("alice:secret", "alice:open", "alice:never-used"):
+        got = srv.call("POST", "/api/attempts", {"project": name}, token="bob")
+        answers[name] = (got.status, got.body["error"]["code"], got.body["error"]["message"].replace(name, "NAME"))
+    assert len(set(answers.values())) == 1 and answers["alice:secret"][:2] == (403, "forbidden"), answers
+    assert srv.call("POST", "/api/attempts", {"project": "Bob:Own Work"}, token="bob").body["project"] == "bob:own-work"
+    assert srv.call("POST", "/api/attempts", {"project": "shared"}, token="bob").status == 201
+    assert srv.call("POST", "/api/attempts", {"project": "alice:never-used"}, token="boss").status == 201
+    # A private project under a shared name would answer apart from a free one: it cannot be made.
+    refused = srv.store.set_project
+    with pytest.raises(notewell.InvalidArgumentError, match="namespace"):
+        refused("shared", private=True, owner="bob")
+    with pytest.raises(notewell.InvalidArgumentError, match="its owner is alice"):
+        refused("alice:open", private=True, owner="bob")
+    assert refused("alice:open", private=True)["owner"] == "alice"
 
 
 def test_limits_and_errors_are_json_with_a_code(srv):

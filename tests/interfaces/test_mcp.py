@@ -151,10 +151,10 @@ async def _http_session(srv, token, work):
 
 
 def test_mcp_over_http_with_tokens_and_visibility(srv):
-    srv.store.set_project("secret", private=True, owner="alice")
+    srv.store.set_project("alice:secret", private=True, owner="alice")
 
     async def as_alice(s):
-        aid = _ok(await _call(s, "start_attempt", project="secret", author="someone-else"))["id"]
+        aid = _ok(await _call(s, "start_attempt", project="alice:secret", author="someone-else"))["id"]
         hidden = _ok(await _call(s, "add_note", text="# launch codes\n\nzebra quartz", attempt_id=aid))
         assert hidden["author"] == "alice"  # the token's name, whatever the arguments say
         public = _ok(await _call(s, "add_note", text="# public zebra\n\nzebra quartz outside"))

@@ -178,9 +178,9 @@ def test_private_projects_attempts_reads_and_search_modes_over_http(pg_url, serv
     alice, bob = tokens["alice"], tokens["bob"]
     server = serve(pg_url, env={"NOTEWELL_MAX_BYTES": "4096"})
     with notewell.open(pg_url, pool_size=1) as store:
-        store.set_project("vault", private=True, owner="alice")
+        store.set_project("alice:vault", private=True, owner="alice")
 
-    attempt = server.call("POST", "/api/attempts", {"project": "vault"}, token=alice)
+    attempt = server.call("POST", "/api/attempts", {"project": "alice:vault"}, token=alice)
     assert attempt.status == 201 and attempt.body["author"] == "alice"
     aid = attempt.body["id"]
     secret = server.call("POST", "/api/notes", {"text": "# launch plan\n\nzeppelin", "attempt_id": aid}, token=alice)

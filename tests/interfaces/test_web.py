@@ -31,10 +31,10 @@ ARGS = [
 def site(tmp_path_factory):
     server = Server(tmp_path_factory.mktemp("web") / "notes")
     store = server.store
-    store.set_project("secret", private=True, owner="alice")
+    store.set_project("alice:secret", private=True, owner="alice")
     demo = store.start_attempt("demo", author="alice", model="m-1", campaign="camp")
     other = store.start_attempt("other", author="bob", campaign="camp")
-    hidden = store.start_attempt("secret", author="alice")
+    hidden = store.start_attempt("alice:secret", author="alice")
     notes = {
         "plan": store.add_note(
             "---\ntitle: Cache plan\nkind: decision\ntags: [cache, redis]\nmodel: m-1\nstatus: draft\n---\n"
@@ -70,7 +70,7 @@ def test_projects_project_tab_and_search_scopes(site):
     page = _page(browser)
     page.goto(server.url + "/")
     expect(page.get_by_role("heading", name="Campaign camp")).to_be_visible()
-    expect(page.get_by_role("link", name="secret")).to_have_count(0)  # private, no token
+    expect(page.get_by_role("link", name="alice:secret")).to_have_count(0)  # private, no token
     page.get_by_role("link", name="demo", exact=True).click()
     expect(page.get_by_role("heading", name="demo")).to_be_visible()
     expect(page.get_by_text("alice · m-1").first).to_be_visible()  # an attempt, with author and model

@@ -115,3 +115,42 @@ def test_a_note_as_a_dict_is_what_asdict_makes_it_and_shares_nothing():
     made["backlinks"][0]["title"] = "changed"
     made["header"]["tags"].append("z")
     assert note.tags == ["a", "b"] and note.backlinks[0]["title"] == "b" and note.header["tags"] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "slug", "space"),
+    [
+        ("SAT solver", "sat-solver", None),
+        ("Alice:Secret work", "alice:secret-work", "alice"),
+        (" alice : x ", "alice:x", "alice"),
+        ("a:b:c", "a:b-c", "a"),  # one namespace: later colons part words
+        ("后端:缓存", "后端:缓存", "后端"),
+    ],
+)
+def test_a_project_name_may_carry_a_namespace(raw, slug, space):
+    from notewell.model.attempt import check_project, project_namespace
+
+    assert check_project(raw) == slug and project_namespace(slug) == space
+
+
+@pytest.mark.parametrize("raw", [":x", "x:", "::", "🚀:x", " : "])
+def test_a_namespace_or_a_name_left_empty_is_refused(raw):
+    from notewell import InvalidArgumentError
+    from notewell.model.attempt import check_project
+
+    with pytest.raises(InvalidArgumentError, match="both sides|no letters"):
+        check_project(raw)
+
+
+@given(st.text(max_size=60))
+def test_a_project_slug_is_checked_to_itself(raw):
+    from notewell import InvalidArgumentError
+    from notewell.model.attempt import check_project, handle_namespace, project_namespace
+
+    try:
+        slug = check_project(raw)
+    except InvalidArgumentError:
+        return
+    assert check_project(slug) == slug and slug.count(":") <= 1
+    space = project_namespace(slug)
+    assert space is None or handle_namespace(space) == space

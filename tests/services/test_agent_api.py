@@ -40,9 +40,9 @@ def test_the_owner_has_the_stores_bounds_and_a_remote_caller_the_servers(backend
 
 def test_project_settings_and_the_embedding_backlog_are_the_owners(backend):
     api = AgentAPI(backend)
-    assert api.set_project(OWNER, "infra", private=True, owner="alice")["private"] is True
+    assert api.set_project(OWNER, "alice:infra", private=True, owner="alice")["private"] is True
     with pytest.raises(ForbiddenError):
-        api.set_project(ALICE, "infra", private=False)
+        api.set_project(ALICE, "alice:infra", private=False)
     with pytest.raises(ForbiddenError):
         api.embed_pending(ALICE)
 
@@ -53,7 +53,7 @@ def test_summary_history_and_reads_through_the_api(backend):
     api.edit_note(OWNER, note["id"], "# t\n\ntwo", author="ada")
     assert [r["revision"] for r in api.history(OWNER, note["id"])["revisions"]] == [1, 2]
     assert api.set_summary(OWNER, note["id"], "the second text")["summary"] == "the second text"
-    attempt = api.start_attempt(OWNER, "infra", author="ada")
+    attempt = api.start_attempt(OWNER, "alice:infra", author="ada")
     api.get_note(OWNER, note["id"], working_attempt_id=attempt["id"])
     assert [r["note_id"] for r in api.attempt_reads(OWNER, attempt["id"])["reads"]] == [note["id"]]
     assert api.resolve(OWNER, note["id"]) == note["id"]
@@ -61,8 +61,8 @@ def test_summary_history_and_reads_through_the_api(backend):
 
 def test_the_not_embedded_count_is_kept_from_a_viewer_kept_from_a_private_project(backend):
     api = AgentAPI(backend)
-    api.set_project(OWNER, "secret", private=True, owner="owen")
-    attempt = api.start_attempt(OWNER, "secret", author="owen")
+    api.set_project(OWNER, "owen:secret", private=True, owner="owen")
+    attempt = api.start_attempt(OWNER, "owen:secret", author="owen")
     api.add_note(OWNER, "# hidden\n\nprivate work in progress", attempt_id=attempt["id"])
     # The store-wide count would tell anyone how much is being written in the private project.
     assert "not_embedded" not in api.search_notes(Caller(), "work", mode="semantic")

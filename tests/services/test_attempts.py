@@ -117,13 +117,13 @@ def test_private_projects_are_seen_by_their_owner_only(backend):
     from notewell import Viewer
 
     pub = backend.start_attempt("open-work", author="ann")
-    sec = backend.start_attempt("secret-work", author="bob")
+    sec = backend.start_attempt("bob:secret-work", author="bob")
     n_pub = backend.add_note("# plum public", attempt=pub.id)
     n_sec = backend.add_note("# plum secret", attempt=sec.id)
     n_free = backend.add_note("# plum loose")
-    got = backend.set_project("Secret Work", private=True, owner="bob")
+    got = backend.set_project("Bob:Secret Work", private=True, owner="bob")
     assert got == {
-        "name": "secret-work",
+        "name": "bob:secret-work",
         "private": True,
         "owner": "bob",
         "campaign": None,
@@ -140,8 +140,8 @@ def test_private_projects_are_seen_by_their_owner_only(backend):
     assert ids(viewer=ann) == {n_pub.id, n_free.id}
     assert ids(viewer=Viewer()) == {n_pub.id, n_free.id}
     assert ids(viewer=bob) == everyone and ids(viewer=admin) == everyone
-    assert ids(viewer=bob, project="secret-work") == {n_sec.id}
-    assert ids(viewer=ann, project="secret-work") == set()
+    assert ids(viewer=bob, project="bob:secret-work") == {n_sec.id}
+    assert ids(viewer=ann, project="bob:secret-work") == set()
     assert {c.id for c in backend.list_notes(viewer=ann)} == {n_pub.id, n_free.id}
     assert backend.get_note(n_sec.id, viewer=bob).id == n_sec.id
     with pytest.raises(NotFoundError):
@@ -149,16 +149,16 @@ def test_private_projects_are_seen_by_their_owner_only(backend):
     with pytest.raises(NotFoundError):
         backend.get_attempt(sec.id, viewer=ann)
     with pytest.raises(NotFoundError):
-        backend.get_project("secret-work", viewer=ann)
+        backend.get_project("bob:secret-work", viewer=ann)
     assert [a.id for a in backend.list_attempts(viewer=ann)] == [pub.id]
-    backend.set_project("secret-work", private=False)
+    backend.set_project("bob:secret-work", private=False)
     assert ids(viewer=ann) == everyone
 
 
-def _two_notes_read_on_delta(s):
+def _two_notes_read_on_delta(s, project="delta"):
     """Two attempts on project delta: eve's writes two notes, dee's reads them."""
-    worker = s.start_attempt("delta", author="dee")
-    other = s.start_attempt("delta", author="eve")
+    worker = s.start_attempt(project, author="dee")
+    other = s.start_attempt(project, author="eve")
     first = s.add_note("# first on delta", attempt=other.id)
     second = s.add_note("# second on delta", attempt=other.id)
     s.get_note(first.id, working_attempt_id=worker.id)
@@ -183,16 +183,16 @@ def test_reads_on_an_attempt_and_scoped_recent_notes(backend):
 
 def test_reads_and_privacy_survive_a_rebuild_from_the_folder(store_dir):
     s = notewell.open(store_dir)
-    worker, other, first, second = _two_notes_read_on_delta(s)
+    worker, other, first, second = _two_notes_read_on_delta(s, "dee:delta")
     s.close()
     shutil.rmtree(store_dir / ".notewell")
     s = notewell.open(store_dir)
     assert [r["note_id"] for r in s.attempt_reads(worker.id)] == [first.id, second.id]
-    s.set_project("delta", private=True, owner="dee")
+    s.set_project("dee:delta", private=True, owner="dee")
     s.close()
     shutil.rmtree(store_dir / ".notewell")
     s = notewell.open(store_dir)
-    assert s.get_project("delta")["private"] is True
+    assert s.get_project("dee:delta")["private"] is True
     assert s.search_notes("delta", viewer=notewell.Viewer("eve")) == []
     s.close()
 
@@ -200,10 +200,10 @@ def test_reads_and_privacy_survive_a_rebuild_from_the_folder(store_dir):
 def test_summaries_tags_and_history_hide_private_work_too(backend):
     from notewell import Viewer
 
-    sec = backend.start_attempt("vault", author="owner")
+    sec = backend.start_attempt("owner:vault", author="owner")
     hidden = backend.add_note("---\ntitle: hidden\nkind: secret\ntags: [classified]\n---\nx", attempt=sec.id)
     shown = backend.add_note("---\ntitle: shown\ntags: [open]\n---\ny")
-    backend.set_project("vault", private=True, owner="owner")
+    backend.set_project("owner:vault", private=True, owner="owner")
     guest = Viewer("guest")
     got = backend.summary(viewer=guest)
     assert got["total_notes"] == 1 and [c["id"] for c in got["recent_notes"]] == [shown.id]
@@ -215,9 +215,9 @@ def test_summaries_tags_and_history_hide_private_work_too(backend):
     with pytest.raises(NotFoundError):
         backend.history(hidden.id, viewer=guest)
     assert backend.history(hidden.id, viewer=Viewer("owner"))
-    backend.set_project("vault", private=False)
+    backend.set_project("owner:vault", private=False)
     backend.delete_note(hidden.id)
-    backend.set_project("vault", private=True)
+    backend.set_project("owner:vault", private=True)
     with pytest.raises(NotFoundError):
         backend.get_note(hidden.id, revision=1, viewer=guest)  # a deleted note's kept revisions too
     assert backend.get_note(hidden.id, revision=1).title == "hidden"
@@ -226,12 +226,12 @@ def test_summaries_tags_and_history_hide_private_work_too(backend):
 def test_a_query_cannot_escape_its_filters(backend):
     from notewell import Viewer
 
-    sec = backend.start_attempt("secret", author="alice")
+    sec = backend.start_attempt("alice:secret", author="alice")
     pub = backend.start_attempt("pub", author="bob")
     hidden = backend.add_note("# zebra secret", attempt=sec.id)
     shown = backend.add_note("---\ntitle: giraffe public\nkind: x\n---\ngiraffe", attempt=pub.id)
     other = backend.add_note("---\ntitle: giraffe other\nkind: y\n---\ngiraffe")
-    backend.set_project("secret", private=True, owner="alice")
+    backend.set_project("alice:secret", private=True, owner="alice")
     bob = Viewer("bob")
     # Unpaired parentheses run as plain words; the third pairs up (its ") OR (" is a quoted
     # phrase to FTS5), so it is searched as written and matches nothing.
@@ -256,10 +256,10 @@ def test_campaign_of_a_project_and_private_backlinks_and_reads(backend):
     assert [c.id for c in backend.list_notes(campaign="big-camp")] == [base.id]
     assert backend.search_notes("kangaroo")[0].campaign == "big-camp"
     assert backend.search_notes("kangaroo", campaign="other") == []
-    sec = backend.start_attempt("vault", author="alice")
+    sec = backend.start_attempt("alice:vault", author="alice")
     secret = backend.add_note(f"---\ntitle: secret child\nbuilds_on: [{base.id}]\n---\nx", attempt=sec.id)
     backend.get_note(secret.id, working_attempt_id=pub.id)  # alice's note read on bob's public attempt
-    backend.set_project("vault", private=True, owner="alice")
+    backend.set_project("alice:vault", private=True, owner="alice")
     assert [b["id"] for b in backend.get_note(base.id).backlinks] == [secret.id]
     assert backend.get_note(base.id, viewer=Viewer("bob")).backlinks == []
     assert backend.attempt_reads(pub.id, viewer=Viewer("bob")) == []

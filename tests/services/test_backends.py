@@ -188,8 +188,8 @@ def _fill(store):
     c = store.add_note("# doomed\n\nto be deleted\n", author="di")
     store.edit_note(c.id, "# doomed\n\nstill to be deleted\n")
     store.delete_note(c.id)
-    run = store.start_attempt("vault", author="agent", model="m3", campaign="spring")
-    store.set_project("vault", private=True, owner="agent")
+    run = store.start_attempt("agent:vault", author="agent", model="m3", campaign="spring")
+    store.set_project("agent:vault", private=True, owner="agent")
     d = store.add_note("# secret finding\n", attempt=run.id)
     store.end_attempt(run.id, outcome="succeeded", summary="it worked")
     return [a.id, b.id, c.id, d.id]
@@ -294,8 +294,8 @@ def test_a_note_racing_the_end_of_its_attempt_lands_before_it_or_is_refused(pg_u
 
 
 def test_private_projects_are_hidden_from_other_viewers(backend):
-    secret = backend.start_attempt("vault", author="owner-1")
-    backend.set_project("vault", private=True, owner="owner-1")
+    secret = backend.start_attempt("owner-1:vault", author="owner-1")
+    backend.set_project("owner-1:vault", private=True, owner="owner-1")
     hidden = backend.add_note("# classified plan\n\nkeyword zeppelin\n", attempt=secret.id)
     public = backend.add_note("# open plan\n\nkeyword zeppelin\n")
     stranger, owner, admin = Viewer(handle="someone"), Viewer(handle="owner-1"), Viewer(handle="x", admin=True)
@@ -306,15 +306,15 @@ def test_private_projects_are_hidden_from_other_viewers(backend):
     for call in (
         lambda: backend.get_note(hidden.id, viewer=stranger),
         lambda: backend.get_attempt(secret.id, viewer=stranger),
-        lambda: backend.get_project("vault", viewer=stranger),
+        lambda: backend.get_project("owner-1:vault", viewer=stranger),
         lambda: backend.history(hidden.id, viewer=stranger),
     ):
         with pytest.raises(notewell.NotFoundError):
             call()
     assert backend.get_note(hidden.id, viewer=owner).id == hidden.id
     assert [p["name"] for p in backend.list_projects(viewer=stranger)] == []
-    assert backend.get_project("vault", viewer=owner) | {"notes": 1} == {
-        "name": "vault",
+    assert backend.get_project("owner-1:vault", viewer=owner) | {"notes": 1} == {
+        "name": "owner-1:vault",
         "private": True,
         "owner": "owner-1",
         "campaign": None,
@@ -324,7 +324,7 @@ def test_private_projects_are_hidden_from_other_viewers(backend):
     assert backend.list_attempts(viewer=stranger) == []
     summary = backend.summary(viewer=stranger)
     assert summary["total_notes"] == 1 and [c["id"] for c in summary["recent_notes"]] == [public.id]
-    assert [c.id for c in backend.list_notes(project="vault", viewer=owner)] == [hidden.id]
+    assert [c.id for c in backend.list_notes(project="owner-1:vault", viewer=owner)] == [hidden.id]
 
 
 def test_a_campaign_gathers_its_projects(backend):
@@ -418,8 +418,8 @@ def test_a_read_on_a_running_attempt_is_recorded(backend):
 
 
 def test_reads_follow_what_the_viewer_may_see(backend):
-    vault = backend.start_attempt("vault", author="owner-1")
-    backend.set_project("vault", private=True, owner="owner-1")
+    vault = backend.start_attempt("owner-1:vault", author="owner-1")
+    backend.set_project("owner-1:vault", private=True, owner="owner-1")
     secret = backend.add_note("# classified\n", attempt=vault.id)
     open_run = backend.start_attempt("open", author="owner-1")
     backend.get_note(secret.id, working_attempt_id=open_run.id)
@@ -653,8 +653,8 @@ def test_a_viewers_scores_never_move_when_notes_they_cannot_see_change(backend, 
     monkeypatch.setattr(rank, "SIZE_TTL", 0.0)  # PostgreSQL's counts are kept for seconds: count anew
     monkeypatch.setattr(rank, "COUNTS_TTL", 0.0)
     bob = Viewer(handle="bob")
-    backend.set_project("secret", private=True, owner="alice")
-    attempt = backend.start_attempt("secret", author="alice").id
+    backend.set_project("alice:secret", private=True, owner="alice")
+    attempt = backend.start_attempt("alice:secret", author="alice").id
     for i in range(12):
         backend.add_note(f"# filler {i}\n\nordinary words about gardens and weather {i}")
     backend.add_note("# zebra\n\nzebra crossing notes")
@@ -677,7 +677,7 @@ def test_a_viewers_scores_never_move_when_notes_they_cannot_see_change(backend, 
     assert {q: scores(bob, q) for q in queries} == before
     assert scores(None, "zebra") != owner_before  # the owner sees them: their figures moved
     # Once alice's project is public, bob's figures count her notes too.
-    backend.set_project("secret", private=False)
+    backend.set_project("alice:secret", private=False)
     assert scores(bob, "zebra") != before["zebra"]
 
 
@@ -711,13 +711,13 @@ def test_semantic_search_finds_the_nearest_note_with_its_passage(sbackend):
 
 
 def test_semantic_search_obeys_filters_and_private_projects(sbackend):
-    run = sbackend.start_attempt("alpha", author="owner-1")
+    run = sbackend.start_attempt("owner-1:alpha", author="owner-1")
     inside = sbackend.add_note("---\nkind: blocker\n---\nkiwi orchard frost damage", attempt=run.id)
     outside = sbackend.add_note("---\nkind: finding\n---\nkiwi orchard frost report")
     sbackend.embed_pending()
     assert [c.id for c in sbackend.search_notes("kiwi frost", mode="semantic", kind="blocker")] == [inside.id]
-    assert [c.id for c in sbackend.search_notes("kiwi frost", mode="semantic", project="alpha")] == [inside.id]
-    sbackend.set_project("alpha", private=True, owner="owner-1")
+    assert [c.id for c in sbackend.search_notes("kiwi frost", mode="semantic", project="owner-1:alpha")] == [inside.id]
+    sbackend.set_project("owner-1:alpha", private=True, owner="owner-1")
     for mode in ("semantic", "hybrid"):
         hidden = sbackend.search_notes("kiwi frost", mode=mode, viewer=Viewer(handle="someone"))
         assert [c.id for c in hidden] == [outside.id]

@@ -43,20 +43,20 @@ def test_links_both_ways_to_a_depth_without_loops(backend):
 
 
 def test_brief_puts_the_newest_digest_first_and_lists_what_it_misses(backend):
-    att = backend.start_attempt("Big Project", author="p")
+    att = backend.start_attempt("p:Big Project", author="p")
     old = [_note(backend, f"finding {i}", attempt=att.id) for i in range(3)]
     digest = _note(backend, "Where we are", kind="digest", builds_on=[n.id for n in old[:2]], attempt=att.id)
     late = _note(backend, "late finding", attempt=att.id)
     _note(backend, "elsewhere")
-    brief = backend.brief("big-project", recent=3)
-    assert brief["project"]["name"] == "big-project" and brief["project"]["notes"] == 5
+    brief = backend.brief("p:big-project", recent=3)
+    assert brief["project"]["name"] == "p:big-project" and brief["project"]["notes"] == 5
     assert brief["digest"]["id"] == digest.id
     assert [c["id"] for c in brief["recent"]] == [late.id, old[2].id, old[1].id]
     assert {c["id"] for c in brief["uncovered"]} == {late.id, old[2].id} and brief["uncovered_count"] == 2
-    backend.set_project("big-project", private=True, owner="p")
+    backend.set_project("p:big-project", private=True, owner="p")
     with pytest.raises(NotFoundError):
-        backend.brief("big-project", viewer=Viewer("someone"))
-    assert backend.brief("big-project", viewer=Viewer("p"))["digest"]["id"] == digest.id
+        backend.brief("p:big-project", viewer=Viewer("someone"))
+    assert backend.brief("p:big-project", viewer=Viewer("p"))["digest"]["id"] == digest.id
     with pytest.raises(NotFoundError):
         backend.brief("no-such-project")
     empty = backend.start_attempt("quiet", author="q")
@@ -96,8 +96,8 @@ def test_an_id_the_viewer_may_not_see_looks_like_one_nothing_answers_to(backend)
     from notewell.model.visibility import Viewer
 
     bob = Viewer(handle="bob")
-    backend.set_project("secret", private=True, owner="alice")
-    attempt = backend.start_attempt("secret", author="alice")
+    backend.set_project("alice:secret", private=True, owner="alice")
+    attempt = backend.start_attempt("alice:secret", author="alice")
     secret = backend.add_note("# plan\n\nprivate", attempt=attempt.id).id
     nowhere = "nte_zzzzzzzzzz"
     mine = backend.add_note(f"---\ntitle: mine\nbuilds_on: [{secret}, {nowhere}, {attempt.id}]\n---\nb").id

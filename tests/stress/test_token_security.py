@@ -66,8 +66,8 @@ def test_a_read_only_token_cannot_write_anything(srv):
 
 
 def test_no_token_sees_another_owners_private_project_anywhere(srv):
-    srv.store.set_project("vault", private=True, owner="alice")
-    aid = srv.call("POST", "/api/attempts", {"project": "vault", "campaign": "heist"}, token="alice").body["id"]
+    srv.store.set_project("alice:vault", private=True, owner="alice")
+    aid = srv.call("POST", "/api/attempts", {"project": "alice:vault", "campaign": "heist"}, token="alice").body["id"]
     public = _made(srv, "# public anchor\n\nopen words", token="bob")
     hidden = _made(
         srv,
@@ -80,7 +80,7 @@ def test_no_token_sees_another_owners_private_project_anywhere(srv):
         "/api/notes?limit=100",
         "/api/notes/search?q=xylophone",
         "/api/notes/search?q=xylophone&mode=both",
-        "/api/notes/search?q=xylophone&project=vault",
+        "/api/notes/search?q=xylophone&project=alice:vault",
         "/api/notes/search?q=xylophone&campaign=heist",
         f"/api/notes/search?q=xylophone&attempt_id={aid}",
         f"/api/notes/search?q=open&builds_on={hidden['id']}",
@@ -93,8 +93,8 @@ def test_no_token_sees_another_owners_private_project_anywhere(srv):
         "/api/tags?tag=vaulttag",
         "/api/summary",
         "/api/projects",
-        "/api/projects/vault/brief",
-        "/api/projects/vault/attempts",
+        "/api/projects/alice:vault/brief",
+        "/api/projects/alice:vault/attempts",
         f"/api/attempts/{aid}",
     ]
     for who in (None, "bob", "reader"):

@@ -892,7 +892,13 @@ def build_parser() -> argparse.ArgumentParser:
     a = project_sub.add_parser("set", help="change a project's settings", parents=[common])
     a.add_argument("name")
     vis = a.add_mutually_exclusive_group()
-    vis.add_argument("--private", dest="private", action="store_true", default=None, help="seen by its owner only")
+    vis.add_argument(
+        "--private",
+        dest="private",
+        action="store_true",
+        default=None,
+        help="seen by its owner only (the project is named in the owner's namespace: alice:NAME)",
+    )
     vis.add_argument("--public", dest="private", action="store_false", help="seen by everyone (the default)")
     a.add_argument("--owner")
     a.add_argument("--campaign")

@@ -63,6 +63,7 @@ def _with_filters(tool: Callable[..., Any]) -> Callable[..., Any]:
     tool.__signature__ = signature.replace(parameters=kept + added)  # type: ignore[attr-defined]
     return tool
 
+
 NoteId = Annotated[str, Field(description="a note id, like nte_0h3k9x2c7m")]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"how many cards, 1-{MAX_LIMIT}")]
 Task = Annotated[str | None, Field(description="the notebook's task (default: the only one)")]
@@ -218,7 +219,9 @@ def make_mcp(
     @mcp.tool(annotations=_WRITE)
     def start_attempt(
         ctx: Context,
-        project: Annotated[str, Field(description="the project you work on (a short name)")],
+        project: Annotated[
+            str, Field(description="the project you work on (a short name; yourname:project in your own namespace)")
+        ],
         model: Annotated[str | None, Field(description="the model doing the work")] = None,
         campaign: Text = None,
         author: Annotated[str | None, Field(description="your name (stdio only; over HTTP the token's name)")] = None,

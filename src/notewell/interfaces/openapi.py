@@ -117,7 +117,10 @@ _TEXT = {"type": "string", "minLength": 1, "pattern": rf"^[^\u0000]*[^\u0000{_BL
 _PROJECT = {
     "type": "string",
     "minLength": 1,
-    "description": f"a name with a letter or a digit, kept as its slug (at most {PROJECT_MAX} characters)",
+    "description": (
+        f"a name with a letter or a digit, kept as its slug (at most {PROJECT_MAX} characters);"
+        " 'alice:name' is in alice's namespace, where only alice starts work and where private projects live"
+    ),
 }
 _TAG = {
     "type": "string",

@@ -19,12 +19,15 @@ from .slug import slugify
 
 __all__ = [
     "ATTEMPT_COLUMNS",
+    "NAMESPACE_MARK",
     "OUTCOMES",
     "PROJECT_MAX",
     "Attempt",
     "check_attempt_id",
     "check_outcome",
     "check_project",
+    "handle_namespace",
+    "project_namespace",
     "attempt_from_row",
     "require_running",
     "require_unfrozen",
@@ -33,6 +36,7 @@ __all__ = [
 
 OUTCOMES = ("succeeded", "failed", "abandoned")
 PROJECT_MAX = 80
+NAMESPACE_MARK = ":"
 _OUTCOME_RE = re.compile(r"[a-z][a-z0-9_-]{0,29}")
 
 
@@ -45,15 +49,40 @@ def check_attempt_id(value: object) -> str:
 
 
 def check_project(value: object, name: str = "project") -> str:
-    """A project (or campaign) name as its slug: ``"SAT solver"`` becomes ``sat-solver``."""
+    """A project (or campaign) name as its slug: ``"SAT solver"`` becomes ``sat-solver``.
+
+    A name may sit in a caller's namespace, ``"alice:Secret work"`` (``alice:secret-work``):
+    only the caller whose handle that is starts work there, and only such a project may be
+    private, so that trying a name tells nobody which private projects exist."""
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{name} must be a string")
-    slug = slugify(value)
+    space, colon, rest = value.partition(NAMESPACE_MARK)
+    if colon:
+        space, rest = slugify(space), slugify(rest.replace(NAMESPACE_MARK, " "))
+        if not space or not rest:
+            raise InvalidArgumentError(
+                f"{name} {value!r} needs a name on both sides of its ':' (a namespace, then the name)"
+            )
+        slug = f"{space}{NAMESPACE_MARK}{rest}"
+    else:
+        slug = slugify(value)
     if not slug:
         raise InvalidArgumentError(f"{name} {value!r} has no letters or digits to name it by")
     if len(slug) > PROJECT_MAX:
         raise InvalidArgumentError(f"{name} is {len(slug)} characters as a slug; the limit is {PROJECT_MAX}")
     return slug
+
+
+def project_namespace(slug: str) -> str | None:
+    """The namespace of a project slug from :func:`check_project` (``alice`` for
+    ``alice:secret``), or None for a shared name."""
+    space, colon, _ = slug.partition(NAMESPACE_MARK)
+    return space if colon else None
+
+
+def handle_namespace(handle: str | None) -> str | None:
+    """The namespace a caller's handle owns (its slug), or None for a caller with no handle."""
+    return slugify(handle) or None if handle else None
 
 
 def check_outcome(value: object) -> str:

@@ -30,7 +30,7 @@ from ..errors import (
     UnauthorizedError,
 )
 from ..model.access_tokens import Token, Tokens
-from ..model.attempt import check_project
+from ..model.attempt import check_project, handle_namespace, project_namespace
 from ..model.note import Note
 from ..model.numbers import whole_number
 from ..model.visibility import Viewer
@@ -382,8 +382,16 @@ class AgentAPI:
         who = self._writer(caller)
         if who is None:
             who = author or os.environ.get("USER") or "owner"
-        if not caller.owner and check_project(project) in self.store.hidden_projects(caller.viewer):
-            raise ForbiddenError(f"project {project!r} is private")
+        name = check_project(project)
+        if not caller.owner:
+            space = project_namespace(name)
+            if space is not None and space != handle_namespace(caller.handle):
+                # Asked the same whether the project exists or not, private or not: the answer
+                # tells nobody what is there.
+                raise ForbiddenError(f"project {name} is in {space}'s namespace: only {space} starts work there")
+            if name in self.store.hidden_projects(caller.viewer):
+                # Only a project made private before namespaces can be here.
+                raise ForbiddenError(f"project {name!r} is private")
         self._spend(caller)
         return self.store.start_attempt(project, author=who, model=model, campaign=campaign).to_dict()
 

@@ -20,7 +20,16 @@ from typing import Any, Self, TypeVar
 
 from ..backends.records import Changes, Records
 from ..errors import InvalidArgumentError, NotewellError, NotFoundError
-from ..model.attempt import Attempt, check_attempt_id, check_outcome, check_project, require_running, titled_summary
+from ..model.attempt import (
+    Attempt,
+    check_attempt_id,
+    check_outcome,
+    check_project,
+    handle_namespace,
+    project_namespace,
+    require_running,
+    titled_summary,
+)
 from ..model.header_edit import with_summary, with_tags
 from ..model.ids import check_note_id, is_attempt_id, is_note_id, new_attempt_id
 from ..model.note import AUTHOR_MAX, MODEL_MAX, Card, Note, check_label, check_revision, check_text
@@ -456,6 +465,8 @@ class NoteService(BackgroundEmbedding, ABC):
         if campaign is not None:
             settings["campaign"] = check_project(campaign, "campaign")
         with self._changes() as changes:
+            row = changes.project(name)
+            _check_private_home(name, settings, row.private, row.owner)
             changes.update_project(name, settings, now_iso())
             return _project_dict(changes, name)
 
@@ -602,6 +613,27 @@ class NoteService(BackgroundEmbedding, ABC):
             }
             for r in rows
         ]
+
+
+def _check_private_home(name: str, settings: dict[str, object], private: bool, owner: str | None) -> None:
+    """A private project lives in its owner's namespace (``alice:vault``, owned by alice).
+
+    Under a shared name, anyone trying that name to start work would be told it is taken
+    by a project they may not see; in a namespace, everyone but its holder is refused alike,
+    whether the project exists or not. Fills in the owner from the namespace when none is set."""
+    if not settings.get("private", private) or not {"private", "owner"} & settings.keys():
+        return  # not private, or only its campaign changes (a project made private before namespaces)
+    space = project_namespace(name)
+    if space is None:
+        raise InvalidArgumentError(
+            f"a private project is named in its owner's namespace, such as 'alice:{name}': "
+            f"under the shared name {name!r} anyone who tries it would learn that it exists"
+        )
+    owner = settings.get("owner", owner)
+    if owner is None:
+        settings["owner"] = space
+    elif handle_namespace(str(owner)) != space:
+        raise InvalidArgumentError(f"project {name} is in {space}'s namespace: its owner is {space}, not {owner}")
 
 
 def _project_dict(records: Records, name: str, row: Any = None) -> dict[str, Any]:

@@ -151,14 +151,14 @@ def test_filters_and_hidden_projects_are_applied_in_the_query_not_after_it(vstor
     # exactly; with that threshold at 0 the index's iterative scan must find them.
     monkeypatch.setattr(pg_vector, "_EXACT_NOTES", exact_notes)
     vstore.add_notes([f"# plum {i}\n\nplum orchard frost {i}" for i in range(400)])
-    run = vstore.start_attempt("vault", author="owner-1")
+    run = vstore.start_attempt("owner-1:vault", author="owner-1")
     inside = vstore.add_note("---\nkind: blocker\n---\nplum orchard frost in the vault", attempt=run.id)
     rare = vstore.add_note("---\nkind: rare\ntags: [odd]\n---\nplum tree bark")
     vstore.embed_pending()
     assert [c.id for c in vstore.search_notes("plum orchard frost", mode="semantic", kind="rare")] == [rare.id]
     assert [c.id for c in vstore.search_notes("plum orchard frost", mode="semantic", tags=["odd"])] == [rare.id]
-    assert [c.id for c in vstore.search_notes("plum", mode="semantic", project="vault")] == [inside.id]
-    vstore.set_project("vault", private=True, owner="owner-1")
+    assert [c.id for c in vstore.search_notes("plum", mode="semantic", project="owner-1:vault")] == [inside.id]
+    vstore.set_project("owner-1:vault", private=True, owner="owner-1")
     for mode in ("semantic", "hybrid"):
         seen = vstore.search_notes("frost in the vault", mode=mode, limit=50, viewer=Viewer(handle="someone"))
         assert inside.id not in {c.id for c in seen} and len(seen) == 50
@@ -243,7 +243,7 @@ def test_the_search_uses_the_hnsw_index(vstore):
     with vstore._db.transaction() as conn:
         conn.execute("ANALYZE notes")
         conn.execute("ANALYZE note_vectors")
-        for filters in (Filters(), Filters(kind="blocker"), Filters(hidden_projects=("vault",))):
+        for filters in (Filters(), Filters(kind="blocker"), Filters(hidden_projects=("owner-1:vault",))):
             where, params = pg_filter_sql(filters, "n")
             with write_cursor(conn) as cur:
                 cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")

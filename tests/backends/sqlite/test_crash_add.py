@@ -54,8 +54,8 @@ _CHILD = textwrap.dedent(
 def test_a_writer_killed_mid_add_never_publishes_a_private_note(tmp_path, point, count):
     root = tmp_path / "notes"
     with notewell.open(root, embedder=None, watch=False) as store:
-        store.set_project("hidden", private=True, owner="alice")
-        attempt = store.start_attempt("hidden", author="alice").id
+        store.set_project("alice:hidden", private=True, owner="alice")
+        attempt = store.start_attempt("alice:hidden", author="alice").id
     done = subprocess.run(
         [sys.executable, "-c", _CHILD, str(root), point, attempt, str(count)],
         capture_output=True,
@@ -80,8 +80,6 @@ def test_a_writer_killed_mid_add_never_publishes_a_private_note(tmp_path, point,
                 note = store.get_note(card.id)
                 assert (note.attempt_id, note.author) == (attempt, "alice")
             for viewer in (Viewer(), Viewer(handle="bob")):
-                assert all(
-                    c.id not in {f.id for f in found} for c in store.list_notes(viewer=viewer, limit=100)
-                )
+                assert all(c.id not in {f.id for f in found} for c in store.list_notes(viewer=viewer, limit=100))
         visible = [p.name for p in root.iterdir() if p.suffix == ".md" and not p.name.startswith(".")]
         assert len(visible) == len(found)
