@@ -6,6 +6,7 @@ import json
 import re
 import string
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -302,14 +303,35 @@ def test_compose_round_trips(title, tags, body):
     assert p.body == body
 
 
-def test_a_header_of_fifty_thousand_links_parses_in_linear_time():
+def test_a_header_of_fifty_thousand_links_is_refused_and_read_as_body_at_once():
     # Each id was compared with every earlier one: 27 s for the 800 KB header below, 1.0 s at
-    # 6,000 ids. Linear now (about 0.1 s here); the bound is generous, for a loaded machine.
+    # 6,000 ids. Headers now close within HEADER_MAX characters (a write past it is refused),
+    # and the ids left under the cap are de-duplicated in one pass.
     import time
+
+    from notewell import InvalidNoteError
+    from notewell.model.header import HEADER_MAX
+    from notewell.model.note import check_text
 
     ids = [f"nte_{i:010d}" for i in range(50_000)]
     text = "---\nbuilds_on: [" + ", ".join(ids) + "]\nbuilds_on:\n  - " + ids[7] + "\n  - nte_zzzzzzzzzz\n---\nb"
     started = time.perf_counter()
     parsed = parse_note(text)
     assert time.perf_counter() - started < 5
-    assert parsed.header["builds_on"] == [*ids, "nte_zzzzzzzzzz"]  # in order, each once, across entries
+    assert parsed.header is None and parsed.body == text
+    with pytest.raises(InvalidNoteError, match=f"header is 800,0.. characters; the limit is {HEADER_MAX:,}"):
+        check_text(text)
+    few = ids[:3_600]
+    text = "---\nbuilds_on: [" + ", ".join(few) + "]\nbuilds_on:\n  - " + few[7] + "\n  - nte_zzzzzzzzzz\n---\nb"
+    assert len(text) < HEADER_MAX and check_text(text)[0] == text
+    assert parse_note(text).header["builds_on"] == [*few, "nte_zzzzzzzzzz"]  # in order, each once, across entries
+
+
+def test_a_header_closes_within_its_cap_or_is_body():
+    from notewell.model.header import HEADER_MAX, oversized_header
+
+    for pad in range(HEADER_MAX - 24, HEADER_MAX - 8):
+        text = "---\ntitle: t\nk: " + "x" * pad + "\n---\nbody"
+        assert (parse_note(text).header is None) == (oversized_header(text) is not None), pad
+    rule = "---\n" + "x\n" * 40_000 + "---\nbody"  # a long block with no header key: body, not refused
+    assert parse_note(rule).header is None and oversized_header(rule) is None

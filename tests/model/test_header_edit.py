@@ -64,13 +64,13 @@ def test_ten_thousand_tags_are_refused_at_once_and_say_why():
     calls = []
     import notewell.model.header_edit as edit
 
-    real = edit.slugify
+    real = edit.slug_within
     try:
-        edit.slugify = lambda tag: calls.append(tag) or real(tag)
+        edit.slug_within = lambda tag, most: calls.append(tag) or real(tag, most)
         with pytest.raises(InvalidArgumentError):
             with_tags("x", many)
     finally:
-        edit.slugify = real
+        edit.slug_within = real
     assert len(calls) == 21  # counted, not timed: the rest is never looked at
     # Repeats of one tag are one tag: 10,000 of them are added once.
     assert with_tags("x", ["same"] * 10_000)[1] == ["same"]
@@ -124,3 +124,14 @@ def test_summary_replaces_a_block_list_summary_whole():
     made = with_summary(text, "S")
     assert made == '---\ntitle: t\ntags: [a]\nsummary: "S"\n---\nbody\n'
     assert parse_note(made).header == {"title": "t", "tags": ["a"], "summary": "S"}
+
+
+def test_a_tag_of_a_million_characters_is_refused_unslugged_in_a_short_message():
+    huge = "é" * 1_000_000
+    with pytest.raises(InvalidArgumentError) as refused:
+        with_tags("x", [huge])
+    assert len(str(refused.value)) < 120 and "1,000,000 characters" in str(refused.value)
+    from notewell.model.attempt import check_project
+
+    with pytest.raises(InvalidArgumentError, match="1,000,000 characters; the limit is 80"):
+        check_project(huge)

@@ -154,3 +154,14 @@ def test_a_project_slug_is_checked_to_itself(raw):
     assert check_project(slug) == slug and slug.count(":") <= 1
     space = project_namespace(slug)
     assert space is None or handle_namespace(space) == space
+
+
+@given(st.text(max_size=400), st.integers(min_value=1, max_value=60))
+def test_slug_within_is_the_slug_when_it_fits(raw, most):
+    from notewell.model.slug import slug_within
+
+    got, slug = slug_within(raw, most), slugify(raw)
+    if len(raw) <= 8 * most:
+        assert got == (slug if len(slug) <= most else None)
+    else:
+        assert got is None

@@ -56,6 +56,8 @@ def check_project(value: object, name: str = "project") -> str:
     private, so that trying a name tells nobody which private projects exist."""
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{name} must be a string")
+    if len(value) > 8 * PROJECT_MAX:  # not slugged at all: see slug_within
+        raise InvalidArgumentError(f"{name} is {len(value):,} characters; the limit is {PROJECT_MAX} as a slug")
     space, colon, rest = value.partition(NAMESPACE_MARK)
     if colon:
         space, rest = slugify(space), slugify(rest.replace(NAMESPACE_MARK, " "))

@@ -16,16 +16,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .ids import is_link_id
-from .slug import slug_is_lossless, slugify
+from .slug import slug_is_lossless, slug_within
 
 __all__ = [
     "HEADER_FIELDS",
+    "HEADER_MAX",
     "HeaderLayout",
     "header_layout",
     "quote_value",
     "compose_note",
     "LIMITS",
     "ParsedNote",
+    "oversized_header",
     "parse_note",
 ]
 
@@ -33,6 +35,12 @@ HEADER_FIELDS = ("title", "kind", "tags", "builds_on", "model", "summary")
 # Any one of these makes a block a header; summary alone does not.
 _QUALIFYING = frozenset({"title", "kind", "type", "tags", "builds_on", "model"})
 LIMITS = {"title": 200, "kind": 40, "tag": 40, "tags": 20, "model": 100}
+# A header closes within this many characters of the note's start, or the block is body.
+# Its fields are short (20 tags, a title, a few thousand builds_on ids at most): the cap
+# keeps every header shape well under 100 ms to read, where a 1 MiB one took half a second.
+HEADER_MAX = 65_536
+_CLOSING = re.compile(r"\n---[ \t]*\r?(?:\n|\Z)")
+_QUALIFYING_LINE = re.compile(r"^(?:title|kind|type|tags|builds_on|model)[ \t]*:", re.MULTILINE)
 
 _KEY_START = set("#-[]{}\"',:")
 _DELIM = re.compile(r"---[ \t]*")
@@ -186,12 +194,13 @@ def _lines(text: str, start: int) -> list[tuple[int, int, str]]:
     """Lines from *start* up to and including the closing delimiter.
 
     Returns (line start, line end incl. newline, content) triples, or [] when the
-    block never closes.
+    block does not close within :data:`HEADER_MAX` characters.
     """
     out = []
     pos = start
     n = len(text)
-    while pos < n:
+    last = start + HEADER_MAX  # where the closing line may start, at the latest
+    while pos < n and pos <= last:
         nl = text.find("\n", pos)
         end = n if nl < 0 else nl + 1
         content = text[pos : (end - 1 if nl >= 0 else end)]
@@ -308,7 +317,7 @@ class _Builder:
         raw = entry.values[0]
         value = raw.value.strip()
         if slug:
-            value = slugify(raw.value)
+            value = slug_within(raw.value, limit or len(raw.value)) or ""
         if not value or "\n" in value or (limit is not None and len(value) > limit):
             self.whole(entry)
             return
@@ -332,8 +341,8 @@ class _Builder:
         for v, lineno in zip(entry.values, lines, strict=True):
             if not v.raw:
                 continue
-            slug = slugify(v.value)
-            if not slug or len(slug) > LIMITS["tag"]:
+            slug = slug_within(v.value, LIMITS["tag"])
+            if not slug:
                 self.value(lineno, entry, v)
                 continue
             seen = self.seen.setdefault("tags", set())
@@ -376,6 +385,21 @@ class _Builder:
         if entry.item_lines:
             return [lineno for lineno, _ in entry.item_lines]
         return [entry.lineno] * len(entry.values)
+
+
+def oversized_header(text: str) -> int | None:
+    """The length of *text*'s header when it is one closing past :data:`HEADER_MAX` (a block
+    opening with ``---`` that holds a header key), else None: a write is refused for it,
+    since :func:`parse_note` would read the block as body."""
+    start = 1 if text.startswith("\ufeff") else 0
+    first = text.find("\n", start)
+    if first < 0 or not _DELIM.fullmatch(text[start:first].rstrip("\r")):
+        return None
+    closing = _CLOSING.search(text, first)
+    length = closing.start() + 1 - start if closing else 0  # up to the closing line
+    if length <= HEADER_MAX or _QUALIFYING_LINE.search(text, first + 1, length + start) is None:
+        return None
+    return length
 
 
 def parse_note(text: str) -> ParsedNote:

@@ -12,7 +12,7 @@ import re
 from ..errors import InvalidArgumentError
 from .header import LIMITS, HeaderLayout, header_layout, parse_note, quote_value
 from .note import derive_title
-from .slug import slugify
+from .slug import slug_within
 
 __all__ = ["with_line", "with_summary", "with_tags"]
 
@@ -52,9 +52,10 @@ def with_tags(text: str, tags: list[str] | tuple[str, ...]) -> tuple[str, list[s
     for tag in tags:
         if not isinstance(tag, str):
             raise InvalidArgumentError(f"a tag must be a string, not {type(tag).__name__}")
-        slug = slugify(tag)
-        if not slug or len(slug) > LIMITS["tag"]:
-            raise InvalidArgumentError(f"tag {tag!r} is empty or over {LIMITS['tag']} characters as a slug")
+        slug = slug_within(tag, LIMITS["tag"])
+        if not slug:
+            shown = repr(tag) if len(tag) <= 60 else f"of {len(tag):,} characters"
+            raise InvalidArgumentError(f"tag {shown} is empty or over {LIMITS['tag']} characters as a slug")
         wanted[slug] = None
         if len(wanted) > most:  # stop at once: the rest cannot fit whatever the note holds
             raise InvalidArgumentError(f"a note holds at most {most} tags; more than {most} different ones were given")

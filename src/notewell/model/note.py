@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..errors import InvalidArgumentError, InvalidNoteError, NoteTooLargeError
-from .header import LIMITS, ParsedNote, parse_note
+from .header import HEADER_MAX, LIMITS, ParsedNote, oversized_header, parse_note
 from .numbers import whole_number
 
 __all__ = [
@@ -37,7 +37,8 @@ _HEADING_START = re.compile(r"[ ]{0,3}#[ \t]+")
 def check_text(text: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, bytes]:
     """Validate note text; return it as str and as the exact bytes to store.
 
-    Raises InvalidNoteError (empty, NUL bytes, not UTF-8) or NoteTooLargeError.
+    Raises InvalidNoteError (empty, NUL bytes, not UTF-8, a header over HEADER_MAX characters)
+    or NoteTooLargeError.
     """
     if isinstance(text, bytes | bytearray):
         data = bytes(text)
@@ -58,6 +59,11 @@ def check_text(text: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> tupl
         raise InvalidNoteError("note contains a NUL byte")
     if not text.strip():
         raise InvalidNoteError("note is empty")
+    header = oversized_header(text)
+    if header is not None:
+        raise InvalidNoteError(
+            f"the note's header is {header:,} characters; the limit is {HEADER_MAX:,} (long text belongs in the body)"
+        )
     return text, data
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["slug_is_lossless", "slugify"]
+__all__ = ["slug_is_lossless", "slug_within", "slugify"]
 
 _KEEP_PUNCT = frozenset("-_.+#")
 _WS_RUN = re.compile(r"\s+")
@@ -19,6 +19,20 @@ def slugify(text: str) -> str:
         # Most tags are plain ASCII: no normalisation or diacritics to deal with.
         return "-".join(_ASCII_DROP.sub("", piece) for piece in text.lower().split())
     return unicode_slug(text)
+
+
+# A slug keeps most of what it is made from, so text this many times longer than the slug may
+# be is refused before it is slugged (a million characters took 0.4 s only to be found too long).
+_RAW_FACTOR = 8
+
+
+def slug_within(text: str, most: int) -> str | None:
+    """The slug of *text* if it has one of at most *most* characters, else None (``""`` when
+    nothing is left to name it by). Text over ``8 * most`` characters is not slugged at all."""
+    if len(text) > _RAW_FACTOR * most:
+        return None
+    slug = slugify(text)
+    return slug if len(slug) <= most else None
 
 
 def unicode_slug(text: str) -> str:

@@ -27,11 +27,13 @@ from dataclasses import dataclass
 
 from ..errors import InvalidQueryError
 from ..model.cjk import CJK_RE, has_cjk, segment
+from ..model.cjk import SEP as CJK_SEP
 from .meta_tokens import meta_token
 
 __all__ = [
     "FTS5_COLUMNS",
     "LOOSE_MAX",
+    "MAX_PHRASE_WORDS",
     "MAX_PREFIX_TERMS",
     "MIN_PREFIX_CHARS",
     "MAX_QUERY_CHARS",
@@ -66,6 +68,9 @@ MIN_PREFIX_CHARS = 2
 # holding it often: plain words are said once (plain_terms); a query in FTS5 syntax may repeat one
 # this often.
 MAX_REPEATS = 4
+# FTS5 checks a phrase word by word at every place its first word appears: on notes that hold
+# one word 100,000 times, each word of a phrase of it costs about 7 ms, so 200 took 1.4 s.
+MAX_PHRASE_WORDS = 32
 LOOSE_MAX = 64  # words (or CJK pairs) the loose pass looks for: any of them fills up the results
 _SYNTAX = re.compile(r'["*()^:]|\b(?:AND|OR|NOT)\b|\bNEAR\(')
 # Every token of notes_fts.meta starts with this mark; taken out of queries, no query
@@ -181,6 +186,12 @@ def compile_query(query: str) -> CompiledQuery:
             raise InvalidQueryError(
                 f"the phrase {repeated[0]!r} is written {repeated[1]} times; at most {MAX_REPEATS} (once is enough)"
             )
+        longest = max((_phrase_words(phrase) for phrase in phrases_in(node)), default=0)
+        if longest > MAX_PHRASE_WORDS:
+            raise InvalidQueryError(
+                f"a phrase has at most {MAX_PHRASE_WORDS} words (a CJK character counts as one); one here has"
+                f" {longest}: quote a shorter part of it"
+            )
         prefixes = _prefixes(node)
         if len(prefixes) > MAX_PREFIX_TERMS:
             raise InvalidQueryError(
@@ -214,6 +225,11 @@ def _most_repeated(node: Node) -> tuple[str, int]:
         " ".join(_term_key(text) + ("*" if star else "") for text, star in phrase.parts) for phrase in phrases_in(node)
     )
     return counts.most_common(1)[0] if counts else ("", 0)
+
+
+def _phrase_words(phrase: Phrase) -> int:
+    """How many words FTS5 matches in a row for *phrase* (a CJK run: one per character)."""
+    return sum(len(segment(text).replace(CJK_SEP, " ").split()) for text, _star in phrase.parts)
 
 
 def _prefixes(node: Node) -> list[str]:

@@ -629,11 +629,11 @@ def _check_private_home(name: str, settings: dict[str, object], private: bool, o
             f"a private project is named in its owner's namespace, such as 'alice:{name}': "
             f"under the shared name {name!r} anyone who tries it would learn that it exists"
         )
-    owner = settings.get("owner", owner)
-    if owner is None:
+    given = settings.get("owner", owner)
+    if given is None:
         settings["owner"] = space
-    elif handle_namespace(str(owner)) != space:
-        raise InvalidArgumentError(f"project {name} is in {space}'s namespace: its owner is {space}, not {owner}")
+    elif handle_namespace(str(given)) != space:
+        raise InvalidArgumentError(f"project {name} is in {space}'s namespace: its owner is {space}, not {given}")
 
 
 def _project_dict(records: Records, name: str, row: Any = None) -> dict[str, Any]:
