@@ -923,7 +923,16 @@ CASES["tokens.exact_mixed_alnum"] = Case(
 
 
 def _notebook_bench(make: Callable[[], object], text: str) -> Bench:
-    return Bench(make, _b(text))
+    """What ``Notebook.check`` does with *text*: a notebook far over the default budget is
+    refused by its length (far_over_budget) before any rule reads it."""
+    from notewell.model.notebook_rules import far_over_budget
+
+    refused = far_over_budget(text)
+
+    def run() -> object:
+        return far_over_budget(text) or make()
+
+    return Bench(run, _b(text), detail="refused: far over the budget" if refused else "")
 
 
 @case("notebook.item_blank_run", "parse", (10000, 20000), (2000, 4000), "blanks",
@@ -944,7 +953,7 @@ def _(n: int) -> Bench:
     return _notebook_bench(lambda: parse_notebook(text), text)
 
 
-@case("notebook.secret_sk_run", "parse", (15000, 30000), (3000, 6000), "chars",
+@case("notebook.secret_sk_run", "parse", (8000, 16000, 30000), (3000, 6000), "chars",
       "text_problems('sk-sk-sk-…'): the secret-token lookaheads")  # fmt: skip
 def _(n: int) -> Bench:
     from notewell.model.notebook_rules import text_problems
@@ -953,7 +962,7 @@ def _(n: int) -> Bench:
     return _notebook_bench(lambda: text_problems(text), text)
 
 
-@case("notebook.secret_jwt_run", "parse", (20000, 40000), (4000, 8000), "chars", "text_problems('eyJ-eyJ-…')")
+@case("notebook.secret_jwt_run", "parse", (8000, 16000, 40000), (4000, 8000), "chars", "text_problems('eyJ-eyJ-…')")
 def _(n: int) -> Bench:
     from notewell.model.notebook_rules import text_problems
 
@@ -961,7 +970,7 @@ def _(n: int) -> Bench:
     return _notebook_bench(lambda: text_problems(text), text)
 
 
-@case("notebook.secret_pair_run", "parse", (50000, 100000), (10000, 20000), "chars", "text_problems('a-a-a-…')")
+@case("notebook.secret_pair_run", "parse", (8000, 16000, 100000), (10000, 20000), "chars", "text_problems('a-a-a-…')")
 def _(n: int) -> Bench:
     from notewell.model.notebook_rules import text_problems
 
@@ -969,7 +978,7 @@ def _(n: int) -> Bench:
     return _notebook_bench(lambda: text_problems(text), text)
 
 
-@case("notebook.source_list", "parse", (50000, 100000), (10000, 20000), "chars",
+@case("notebook.source_list", "parse", (8000, 16000, 100000), (10000, 20000), "chars",
       "validate a fact whose source is 'a, a, a, …'")  # fmt: skip
 def _(n: int) -> Bench:
     from notewell.model.notebook_doc import parse_notebook

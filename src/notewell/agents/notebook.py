@@ -24,6 +24,7 @@ from ..model.notebook_rules import (
     Finding,
     estimate_tokens,
     fact_status,
+    far_over_budget,
     text_problems,
     validate_notebook,
 )
@@ -172,6 +173,9 @@ class Notebook:
         """Validate *text* (default: the working copy) as the next revision."""
         state = self.state()
         text = self.working_text() if text is None else text
+        budget = int(state.get("budget", DEFAULT_BUDGET))
+        if (too_long := far_over_budget(text, budget)) is not None:
+            return [too_long], []
         previous = parse_notebook(self.accepted_text())
         return validate_notebook(
             parse_notebook(text),
@@ -179,7 +183,7 @@ class Notebook:
             previous=previous,
             retired=state.get("retired", []),
             raw_ids=self.raw.ids(),
-            budget=int(state.get("budget", DEFAULT_BUDGET)),
+            budget=budget,
         )
 
     def accept(self) -> AcceptResult:
