@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import (
     BusyError,
+    ConflictError,
     ForbiddenError,
     FrozenError,
     InvalidArgumentError,
@@ -33,6 +34,7 @@ from .errors import (
 if TYPE_CHECKING:
     from .model.attempt import Attempt
     from .model.header import ParsedNote, parse_note
+    from .model.ids import new_note_id
     from .model.note import Card, Note
     from .model.slug import slugify
     from .model.visibility import Viewer
@@ -46,6 +48,7 @@ _LAZY = {
     "Attempt": ".model.attempt",
     "ParsedNote": ".model.header",
     "parse_note": ".model.header",
+    "new_note_id": ".model.ids",
     "Card": ".model.note",
     "Note": ".model.note",
     "slugify": ".model.slug",
@@ -78,6 +81,7 @@ from .version import __version__  # noqa: E402 - after the lazy table, as before
 __all__ = [
     "Attempt",
     "BusyError",
+    "ConflictError",
     "Card",
     "ForbiddenError",
     "FrozenError",
@@ -101,6 +105,7 @@ __all__ = [
     "__version__",
     "open",
     "open_store",
+    "new_note_id",
     "parse_note",
     "slugify",
 ]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 __all__ = [
     "BusyError",
+    "ConflictError",
     "ForbiddenError",
     "FrozenError",
     "InvalidArgumentError",
@@ -87,6 +88,12 @@ class InvalidArgumentError(NotewellError, ValueError):
     """A parameter (filter, limit, date, ...) has a value that cannot be used."""
 
     code = "invalid_argument"
+
+
+class ConflictError(NotewellError):
+    """The request meets what the store holds already (an id it has used)."""
+
+    code = "conflict"
 
 
 class FrozenError(NotewellError):

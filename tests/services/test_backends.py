@@ -825,3 +825,17 @@ def test_every_mode_refuses_a_query_keyword_search_refuses(backend):
         for mode in ("keyword", "semantic", "both", "hybrid"):
             with pytest.raises(notewell.InvalidQueryError, match=why):
                 backend.search_notes(query, mode=mode, wait=True)
+
+
+def test_a_note_may_be_added_under_an_id_chosen_beforehand_once(backend):
+    # The text can then name its own id (a NoteTool header's id:), in one write, on both stores.
+    nid = notewell.new_note_id()
+    note = backend.add_note(f"---\nid: {nid}\ntitle: chosen\n---\nbody", note_id=nid)
+    assert note.id == nid and note.path == f"{nid}.md" and backend.get_note(nid).title == "chosen"
+    with pytest.raises(notewell.ConflictError, match="has used the id"):
+        backend.add_note("again", note_id=nid)
+    backend.delete_note(nid)
+    with pytest.raises(notewell.ConflictError):  # a deleted note's revisions keep its id
+        backend.add_note("again", note_id=nid)
+    with pytest.raises(notewell.InvalidIdError):
+        backend.add_note("x", note_id="note_20250101_000000_0")

@@ -45,6 +45,7 @@ EXIT_CODES = {
     "unauthorized": 10,
     "forbidden": 10,
     "rate_limited": 11,
+    "conflict": 12,
 }
 
 

@@ -49,6 +49,7 @@ STATUS = {
     "unauthorized": 401,
     "forbidden": 403,
     "rate_limited": 429,
+    "conflict": 409,
 }
 _HTTP_CODES = {400: "invalid_argument", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}
 

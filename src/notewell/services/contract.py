@@ -37,9 +37,16 @@ class NoteStore(Protocol):
     # -- notes ----------------------------------------------------------------
 
     def add_note(
-        self, text: str | bytes, *, author: str | None = None, model: str | None = None, attempt: str | None = None
+        self,
+        text: str | bytes,
+        *,
+        author: str | None = None,
+        model: str | None = None,
+        attempt: str | None = None,
+        note_id: str | None = None,
     ) -> Note:
-        """Store a new note, on a running *attempt* if given; its text is kept byte for byte."""
+        """Store a new note, on a running *attempt* if given; its text is kept byte for byte.
+        *note_id*: an id chosen beforehand (ConflictError when the store has used it)."""
         ...
 
     def add_notes(

@@ -22,6 +22,7 @@ from ..backends.postgres.notes import (
     added_notes,
     delete_note,
     enable_pgvector_if_possible,
+    id_was_used,
     insert_rows,
     load_note,
     lock_note,
@@ -35,7 +36,7 @@ from ..backends.postgres.semantic_mixin import PgSemanticMixin
 from ..backends.postgres.tokens import PgTokenBook
 from ..backends.postgres.transfer import check_empty, export_folder, import_folder
 from ..backends.records import Changes, Records
-from ..errors import InvalidArgumentError, NotFoundError
+from ..errors import ConflictError, InvalidArgumentError, NotFoundError
 from ..model.attempt import Attempt, require_running, require_unfrozen
 from ..model.ids import new_note_id
 from ..model.note import (
@@ -134,6 +135,7 @@ class PgStore(PgSemanticMixin, NoteService):
         note_kind: str,
         progress: Progress | None,
         batch: int,
+        chosen_id: str | None = None,
     ) -> list[Note]:
         """Each batch in one transaction, holding the attempt against ending while it lands."""
         ids: list[str] = []
@@ -146,8 +148,12 @@ class PgStore(PgSemanticMixin, NoteService):
                     )
                     who, what = running.credits(who, what)
                 rows = []
+                if chosen_id is not None and id_was_used(conn, chosen_id):
+                    raise ConflictError(
+                        f"the store has used the id {chosen_id} already: choose another (notewell.new_note_id())"
+                    )
                 for text, _data in checked[start : start + batch]:
-                    nid, at = new_note_id(), now_iso()
+                    nid, at = chosen_id or new_note_id(), now_iso()
                     rows.append(new_row(nid, f"{nid}.md", text, author=who, model=what, created=at, updated=at))
                     rows[-1]["attempt_id"], rows[-1]["note_kind"] = attempt, note_kind
                 insert_rows(conn, rows)

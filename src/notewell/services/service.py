@@ -111,9 +111,11 @@ class NoteService(BackgroundEmbedding, ABC):
         note_kind: str,
         progress: Progress | None,
         batch: int,
+        chosen_id: str | None = None,
     ) -> list[Note]:
         """Store checked texts (text, bytes) as new notes, *batch* to a transaction, on a
-        running attempt (its author and model where none are given) or none."""
+        running attempt (its author and model where none are given) or none. *chosen_id*:
+        the id of the one note given (ConflictError when the store has used it)."""
 
     @abstractmethod
     def _note_at(self, ref: str) -> str:
@@ -194,11 +196,25 @@ class NoteService(BackgroundEmbedding, ABC):
 
     @service_call
     def add_note(
-        self, text: str | bytes, *, author: str | None = None, model: str | None = None, attempt: str | None = None
+        self,
+        text: str | bytes,
+        *,
+        author: str | None = None,
+        model: str | None = None,
+        attempt: str | None = None,
+        note_id: str | None = None,
     ) -> Note:
         """Store a new note, on a running *attempt* if given; its text is kept byte for byte.
-        Returns the whole note."""
-        return self.add_notes([text], author=author, model=model, attempt=attempt)[0]
+        Returns the whole note. *note_id*: an id chosen beforehand (``notewell.new_note_id()``)
+        so that the text can name it; ConflictError when the store has used it already."""
+        if note_id is None:
+            return self.add_notes([text], author=author, model=model, attempt=attempt)[0]
+        chosen = check_note_id(note_id)
+        author = check_label(author, "author", AUTHOR_MAX)
+        model = check_label(model, "model", MODEL_MAX)
+        attempt_id = check_attempt_id(attempt) if attempt is not None else None
+        checked = [check_text(text, max_bytes=self.max_bytes)]
+        return self._insert_notes(checked, author, model, attempt_id, "note", None, 1, chosen)[0]
 
     @service_call
     def add_notes(

@@ -35,6 +35,7 @@ from ..backends.sqlite.index import Index, LockHeld, translated
 from ..backends.sqlite.keyword import keyword_ids, keyword_search
 from ..backends.sqlite.note_writes import (
     Prepared,
+    chosen_ids,
     delete_note_file,
     drop_kept,
     drop_staged,
@@ -467,6 +468,7 @@ class Store(WatchingMixin, NoteService):
         note_kind: str,
         progress: Progress | None,
         batch: int,
+        chosen_id: str | None = None,
     ) -> list[Note]:
         """Each file is on disk (synced) before the transaction that indexes it commits."""
         origin: dict[str, Any] = {"attempt": None, "note_kind": note_kind}
@@ -479,6 +481,11 @@ class Store(WatchingMixin, NoteService):
         durable = len(checked) == 1
         notes: list[Note] = []
         with self._lock:
+            if chosen_id is not None:
+                ids = chosen_ids(self._index, chosen_id)
+                ready = [prepare_batch(self._folder, checked, ids, durable, author, model, origin, chosen=True)]
+                self._index_batches(iter(ready).__next__, 1, notes, progress, 1)
+                return notes
             if len(chunks) < 2:
                 ready = [
                     prepare_batch(self._folder, c, fresh_ids(self._index, len(c)), durable, author, model, origin)

@@ -17,6 +17,7 @@ __all__ = [
     "added_notes",
     "delete_note",
     "enable_pgvector_if_possible",
+    "id_was_used",
     "insert_rows",
     "load_note",
     "lock_note",
@@ -57,6 +58,16 @@ def enable_pgvector_if_possible(db: PgDatabase) -> None:
             enable_pgvector(conn)
     except StorageError:
         pass  # the extension is there but this role may not create it: each server's matrix
+
+
+def id_was_used(conn: Any, note_id: str) -> bool:
+    """Whether a note, live or deleted, has had *note_id* (its revisions outlive it)."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT EXISTS (SELECT 1 FROM notes WHERE id = %s) OR EXISTS (SELECT 1 FROM revisions WHERE id = %s)",
+            (note_id, note_id),
+        )
+        return bool(cur.fetchone()[0])
 
 
 def insert_rows(conn: Any, rows: list[dict[str, Any]]) -> None:

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ...errors import NotFoundError, StorageError
+from ...errors import ConflictError, NotFoundError, StorageError
 from ...model.header import parse_note
 from ...model.ids import new_note_id
 from ...model.note import check_text, derive_title
@@ -37,6 +37,7 @@ __all__ = [
     "current_bytes",
     "delete_note_file",
     "drop_kept",
+    "chosen_ids",
     "drop_staged",
     "edit_note_file",
     "fresh_ids",
@@ -60,6 +61,13 @@ def fresh_ids(index: Index, count: int) -> list[str]:
     return ids
 
 
+def chosen_ids(index: Index, chosen: str) -> list[str]:
+    """[*chosen*] when this store never used that id; else ConflictError."""
+    if used_ids(index, [chosen]):
+        raise ConflictError(f"the store has used the id {chosen} already: choose another (notewell.new_note_id())")
+    return [chosen]
+
+
 def prepare_batch(
     folder: NoteFolder,
     chunk: list[tuple[str, bytes]],
@@ -68,9 +76,11 @@ def prepare_batch(
     author: str | None,
     model: str | None,
     origin: Origin,
+    chosen: bool = False,
 ) -> Prepared:
     """Stage one hidden file per note and sync them, and build the journal records and
-    index rows. Touches no database: it runs on a thread. On failure nothing is left."""
+    index rows. Touches no database: it runs on a thread. On failure nothing is left.
+    *chosen*: the ids were the caller's, so a file in the way is a conflict, not a retry."""
     records: list[dict[str, Any]] = []
     rows: list[IndexRow] = []
     staged: list[tuple[str, str]] = []
@@ -82,6 +92,8 @@ def prepare_batch(
                     tmp, state = folder.stage(path, data, durable=durable)
                     break
                 except FileExistsError:
+                    if chosen:
+                        raise ConflictError(f"a file named {path} is in the store already") from None
                     nid = new_note_id()  # a hand-made file took the name (36^10 ids): try another
                 except OSError as exc:
                     raise StorageError(f"cannot write {path}: {exc.strerror}") from exc
