@@ -107,3 +107,17 @@ def test_two_creations_racing_on_one_name_make_one_token(pg_url):
             t.join()
         assert len(made) == 1 and len(refused) == 3
         assert book.verify(made[0]).name == "same"
+
+
+def test_names_that_stand_for_one_namespace_make_one_caller(book):
+    # "Bob" and "bob" (or "bob@" and "bob") slug alike, and a namespace (bob:vault) is a slug:
+    # two such tokens would share each other's private projects. The second is refused.
+    book.create("bob")
+    for twin in ("Bob", "bob@", "BOB"):
+        with pytest.raises(notewell.InvalidArgumentError, match="which token 'bob' holds"):
+            book.create(twin)
+    with pytest.raises(notewell.InvalidArgumentError, match="exists"):
+        book.create("bob")
+    book.create("bobby")  # another namespace
+    book.revoke("bob")
+    book.create("Bob")  # free again once revoked

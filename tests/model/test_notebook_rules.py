@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from notewell.model.notebook_doc import parse_notebook
 from notewell.model.notebook_rules import estimate_tokens, validate_notebook
@@ -285,5 +287,16 @@ def test_a_notebook_far_over_its_budget_is_refused_by_its_length_before_it_is_re
     found = far_over_budget(huge, 2000)
     assert found is not None and "far over the budget of 2000 tokens" in found.message
     assert far_over_budget(huge, 20_000) is None  # a larger budget reads it
-    # Under the cut, every text within its budget is read in full: a token is at most ~5 characters.
+    # Under the cut, every text within its budget is read in full: a token is at most 8 characters
+    # besides blanks (a run of blanks is one token however long: indented text is not refused).
     assert far_over_budget("word " * 3000, 2000) is None and estimate_tokens("word " * 3000) > 2000
+    indented = "".join(" " * 40 + "- item\n" for i in range(60))
+    assert estimate_tokens(indented) <= 300 and far_over_budget(indented, 300) is None
+
+
+@given(st.text(max_size=3000), st.integers(min_value=1, max_value=400))
+def test_far_over_budget_refuses_only_what_is_over_it(text, budget):
+    from notewell.model.notebook_rules import far_over_budget
+
+    if far_over_budget(text, budget) is not None:
+        assert estimate_tokens(text) > budget

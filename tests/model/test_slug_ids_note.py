@@ -145,7 +145,8 @@ def test_a_namespace_or_a_name_left_empty_is_refused(raw):
 @given(st.text(max_size=60))
 def test_a_project_slug_is_checked_to_itself(raw):
     from notewell import InvalidArgumentError
-    from notewell.model.attempt import check_project, handle_namespace, project_namespace
+    from notewell.model.attempt import check_project, project_namespace
+    from notewell.model.visibility import handle_namespace
 
     try:
         slug = check_project(raw)

@@ -14,13 +14,14 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypeGuard
 
 from ..errors import InvalidArgumentError, NotFoundError
 from .timestamps import now_iso
-from .visibility import Viewer
+from .visibility import Viewer, handle_namespace
 
 __all__ = [
     "TOKEN_PREFIX",
@@ -29,6 +30,7 @@ __all__ = [
     "digest_of",
     "expiry",
     "name_taken_error",
+    "namespace_holder",
     "new_token",
     "secret_digest",
     "unknown_token_error",
@@ -123,9 +125,21 @@ def new_token(
     return Token(name, bool(read_only), bool(owner), now_iso(), expires_at), secret, secret_digest(secret)
 
 
-def name_taken_error(name: str) -> InvalidArgumentError:
-    """The error for creating a token under a name one has already (both books say it alike)."""
+def name_taken_error(name: str, held_by: str | None = None) -> InvalidArgumentError:
+    """The error for creating a token under a name one has already, or one that stands for the
+    same namespace (``Bob`` beside ``bob``): both books say it alike."""
+    if held_by is not None and held_by != name:
+        return InvalidArgumentError(
+            f"token name {name!r} stands for the namespace {handle_namespace(name)}, which token {held_by!r} holds"
+            " (names differing only in case or '@' are one caller)"
+        )
     return InvalidArgumentError(f"a token named {name!r} exists (revoke it first)")
+
+
+def namespace_holder(name: str, names: Iterable[str]) -> str | None:
+    """The first of *names* that stands for the same namespace as *name*, or None."""
+    mine = handle_namespace(name)
+    return next((other for other in names if handle_namespace(other) == mine), None)
 
 
 def unknown_token_error(name: str) -> NotFoundError:

@@ -26,7 +26,6 @@ __all__ = [
     "check_attempt_id",
     "check_outcome",
     "check_project",
-    "handle_namespace",
     "project_namespace",
     "attempt_from_row",
     "require_running",
@@ -80,11 +79,6 @@ def project_namespace(slug: str) -> str | None:
     ``alice:secret``), or None for a shared name."""
     space, colon, _ = slug.partition(NAMESPACE_MARK)
     return space if colon else None
-
-
-def handle_namespace(handle: str | None) -> str | None:
-    """The namespace a caller's handle owns (its slug), or None for a caller with no handle."""
-    return slugify(handle) or None if handle else None
 
 
 def check_outcome(value: object) -> str:

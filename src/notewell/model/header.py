@@ -35,12 +35,11 @@ HEADER_FIELDS = ("title", "kind", "tags", "builds_on", "model", "summary")
 # Any one of these makes a block a header; summary alone does not.
 _QUALIFYING = frozenset({"title", "kind", "type", "tags", "builds_on", "model"})
 LIMITS = {"title": 200, "kind": 40, "tag": 40, "tags": 20, "model": 100}
-# A header closes within this many characters of the note's start, or the block is body.
+# A note's header closes within this many characters of its start: a write past it is refused.
 # Its fields are short (20 tags, a title, a few thousand builds_on ids at most): the cap
 # keeps every header shape well under 100 ms to read, where a 1 MiB one took half a second.
 HEADER_MAX = 65_536
 _CLOSING = re.compile(r"\n---[ \t]*\r?(?:\n|\Z)")
-_QUALIFYING_LINE = re.compile(r"^(?:title|kind|type|tags|builds_on|model)[ \t]*:", re.MULTILINE)
 
 _KEY_START = set("#-[]{}\"',:")
 _DELIM = re.compile(r"---[ \t]*")
@@ -194,13 +193,12 @@ def _lines(text: str, start: int) -> list[tuple[int, int, str]]:
     """Lines from *start* up to and including the closing delimiter.
 
     Returns (line start, line end incl. newline, content) triples, or [] when the
-    block does not close within :data:`HEADER_MAX` characters.
+    block never closes.
     """
     out = []
     pos = start
     n = len(text)
-    last = start + HEADER_MAX  # where the closing line may start, at the latest
-    while pos < n and pos <= last:
+    while pos < n:
         nl = text.find("\n", pos)
         end = n if nl < 0 else nl + 1
         content = text[pos : (end - 1 if nl >= 0 else end)]
@@ -388,18 +386,22 @@ class _Builder:
 
 
 def oversized_header(text: str) -> int | None:
-    """The length of *text*'s header when it is one closing past :data:`HEADER_MAX` (a block
-    opening with ``---`` that holds a header key), else None: a write is refused for it,
-    since :func:`parse_note` would read the block as body."""
+    """The length of *text*'s header when it closes past :data:`HEADER_MAX` characters (a
+    write is refused for it), else None. A header by :func:`parse_note`'s own rule: a block
+    that opens with ``---`` but is not a header (a rule, then prose) is body and not refused."""
     start = 1 if text.startswith("\ufeff") else 0
     first = text.find("\n", start)
-    if first < 0 or not _DELIM.fullmatch(text[start:first].rstrip("\r")):
+    opening = text[start:first]
+    if first < 0 or not _DELIM.fullmatch(opening[:-1] if opening.endswith("\r") else opening):
         return None
-    closing = _CLOSING.search(text, first)
-    length = closing.start() + 1 - start if closing else 0  # up to the closing line
-    if length <= HEADER_MAX or _QUALIFYING_LINE.search(text, first + 1, length + start) is None:
+    closing = _CLOSING.search(text, first)  # the line _lines would close on, found in C
+    if closing is None or closing.start() + 1 - start <= HEADER_MAX:
         return None
-    return length
+    lines = _lines(text, start)
+    items = _classify([content for _, _, content in lines[1:-1]]) if lines else None
+    if items is None or not {item.key for item in items if isinstance(item, _Entry)} & _QUALIFYING:
+        return None
+    return lines[-1][0] - start
 
 
 def parse_note(text: str) -> ParsedNote:

@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..errors import InvalidArgumentError
+from .slug import slugify
 
-__all__ = ["Viewer", "hidden_projects", "may_see"]
+__all__ = ["Viewer", "handle_namespace", "hidden_projects", "may_see"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,11 +25,19 @@ class Viewer:
     admin: bool = False
 
 
+def handle_namespace(handle: str | None) -> str | None:
+    """The namespace a handle (a token's name, a project's owner) stands for: its slug, so that
+    ``Alice`` and ``alice`` are one caller (the token books refuse a second name with the same
+    one). None for no handle."""
+    return (slugify(handle) or None) if handle else None
+
+
 def may_see(viewer: Viewer | None, *, private: bool, owner: str | None) -> bool:
     """True when *viewer* may see work in a project that is *private* (or not) and owned by *owner*."""
     if viewer is None or viewer.admin or not private:
         return True
-    return viewer.handle is not None and viewer.handle == owner
+    mine = handle_namespace(viewer.handle)
+    return mine is not None and mine == handle_namespace(owner)
 
 
 def hidden_projects(

@@ -22,17 +22,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ..errors import InvalidQueryError
 from ..model.cjk import CJK_RE, has_cjk, segment
-from ..model.cjk import SEP as CJK_SEP
 from .meta_tokens import meta_token
 
 __all__ = [
     "FTS5_COLUMNS",
     "LOOSE_MAX",
+    "MAX_PHRASE_TOTAL",
     "MAX_PHRASE_WORDS",
     "MAX_PREFIX_TERMS",
     "MIN_PREFIX_CHARS",
@@ -71,6 +71,9 @@ MAX_REPEATS = 4
 # FTS5 checks a phrase word by word at every place its first word appears: on notes that hold
 # one word 100,000 times, each word of a phrase of it costs about 7 ms, so 200 took 1.4 s.
 MAX_PHRASE_WORDS = 32
+# ... and the phrases of one query hold at most this many words in all (a phrase of one word
+# costs no more than a word). A plain query keeps its phrases in the order written up to it.
+MAX_PHRASE_TOTAL = 48
 LOOSE_MAX = 64  # words (or CJK pairs) the loose pass looks for: any of them fills up the results
 _SYNTAX = re.compile(r'["*()^:]|\b(?:AND|OR|NOT)\b|\bNEAR\(')
 # Every token of notes_fts.meta starts with this mark; taken out of queries, no query
@@ -123,9 +126,9 @@ def _loose_terms(terms: list[str], gram: int = 2) -> list[str]:
                 pairs = [run[i : i + gram] for i in range(max(1, len(run) - gram + 1))]
                 out.extend(pairs)
             rest = CJK_RE.sub(" ", term).split()
-            out.extend(r for r in rest if _has_word_chars(r) and r.casefold() not in _STOP)
+            out.extend(p for r in rest if _has_word_chars(r) and r.casefold() not in _STOP for p in _pieces(r))
         elif not _is_stop(term):
-            out.append(term)
+            out.extend(_pieces(term))
     seen: set[str] = set()
     # The first LOOSE_MAX: each is a phrase to match and to find in every snippet, and 2,000 CJK
     # characters make 2,000 pairs (0.35 s, growing with their square).
@@ -186,11 +189,12 @@ def compile_query(query: str) -> CompiledQuery:
             raise InvalidQueryError(
                 f"the phrase {repeated[0]!r} is written {repeated[1]} times; at most {MAX_REPEATS} (once is enough)"
             )
-        longest = max((_phrase_words(phrase) for phrase in phrases_in(node)), default=0)
-        if longest > MAX_PHRASE_WORDS:
+        sizes = [size for phrase in phrases_in(node) if (size := _phrase_words(phrase)) > 1]
+        if sizes and max(sizes) > MAX_PHRASE_WORDS:
+            raise InvalidQueryError(_too_long_phrase(max(sizes)))
+        if sum(sizes) > MAX_PHRASE_TOTAL:
             raise InvalidQueryError(
-                f"a phrase has at most {MAX_PHRASE_WORDS} words (a CJK character counts as one); one here has"
-                f" {longest}: quote a shorter part of it"
+                f"the phrases of a query hold at most {MAX_PHRASE_TOTAL} words in all; these hold {sum(sizes)}"
             )
         prefixes = _prefixes(node)
         if len(prefixes) > MAX_PREFIX_TERMS:
@@ -227,9 +231,25 @@ def _most_repeated(node: Node) -> tuple[str, int]:
     return counts.most_common(1)[0] if counts else ("", 0)
 
 
+def _too_long_phrase(words: int) -> str:
+    return (
+        f"a phrase has at most {MAX_PHRASE_WORDS} words (a CJK character, or each part of a-b-c, counts as"
+        f" one); one here has {words}: search a shorter part of it"
+    )
+
+
 def _phrase_words(phrase: Phrase) -> int:
-    """How many words FTS5 matches in a row for *phrase* (a CJK run: one per character)."""
-    return sum(len(segment(text).replace(CJK_SEP, " ").split()) for text, _star in phrase.parts)
+    """How many words FTS5 matches in a row for *phrase*."""
+    return sum(_tokens_in(text) for text, _star in phrase.parts)
+
+
+# unicode61 keeps letters and digits and splits on everything else; segment() parts CJK runs.
+_FTS5_TOKEN = re.compile(r"[^\W_]+")
+
+
+def _tokens_in(text: str) -> int:
+    """How many tokens FTS5 makes of *text* (``kaaaa-kaaaa`` is two; a CJK character one)."""
+    return len(_FTS5_TOKEN.findall(segment(text)))
 
 
 def _prefixes(node: Node) -> list[str]:
@@ -273,7 +293,33 @@ def plain_terms(query: str, cjk_gram: int = 2) -> PlainTerms:
     # Stop words are in nearly every note: requiring them narrows nothing and makes
     # FTS5 walk a posting list as long as the store. They count only on their own.
     content = [t for t in terms if not _is_stop(t)]
-    return PlainTerms(strict=tuple(content or terms), loose=tuple(_loose_terms(terms, cjk_gram)))
+    strict = dict.fromkeys(piece for t in (content or terms) for piece in _pieces(t))
+    return PlainTerms(strict=_within_total(strict), loose=_within_total(_loose_terms(terms, cjk_gram)))
+
+
+def _within_total(terms: Iterable[str]) -> tuple[str, ...]:
+    """*terms* in order, those matched as phrases only while their words stay within
+    MAX_PHRASE_TOTAL (a one-word term is always kept)."""
+    out: list[str] = []
+    spent = 0
+    for term in terms:
+        size = _tokens_in(term)
+        if size > 1:
+            if spent + size > MAX_PHRASE_TOTAL:
+                continue
+            spent += size
+        out.append(term)
+    return tuple(out)
+
+
+def _pieces(term: str) -> list[str]:
+    """*term* as phrases of at most MAX_PHRASE_WORDS tokens: a plain word is matched as the
+    phrase of its tokens, and a long one (``kaaaa-kaaaa-…``, a Chinese sentence) would cost
+    what a long quoted phrase does, which is refused; as plain words it is searched in parts."""
+    tokens = _FTS5_TOKEN.findall(segment(term))
+    if len(tokens) <= MAX_PHRASE_WORDS:
+        return [term]
+    return [" ".join(tokens[i : i + MAX_PHRASE_WORDS]) for i in range(0, len(tokens), MAX_PHRASE_WORDS)]
 
 
 def _term_key(term: str) -> str:

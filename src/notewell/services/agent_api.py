@@ -30,10 +30,10 @@ from ..errors import (
     UnauthorizedError,
 )
 from ..model.access_tokens import Token, Tokens
-from ..model.attempt import check_project, handle_namespace, project_namespace
+from ..model.attempt import check_project, project_namespace
 from ..model.note import Note
 from ..model.numbers import whole_number
-from ..model.visibility import Viewer
+from ..model.visibility import Viewer, handle_namespace
 from ..search.filters import FILTER_NAMES
 from ..search.request import MAX_LIMIT as STORE_MAX_LIMIT
 from ..search.request import MAX_REMOTE_LIMIT, MAX_REMOTE_OFFSET

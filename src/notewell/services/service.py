@@ -25,7 +25,6 @@ from ..model.attempt import (
     check_attempt_id,
     check_outcome,
     check_project,
-    handle_namespace,
     project_namespace,
     require_running,
     titled_summary,
@@ -36,7 +35,7 @@ from ..model.note import AUTHOR_MAX, MODEL_MAX, Card, Note, check_label, check_r
 from ..model.numbers import whole_number
 from ..model.progress import Progress
 from ..model.timestamps import now_iso
-from ..model.visibility import Viewer, may_see
+from ..model.visibility import Viewer, handle_namespace, may_see
 from ..model.visibility import hidden_projects as viewer_hidden_projects
 from ..search.embedder_slot import EmbedderSlot
 from ..search.embedders import Embedder, numpy
@@ -638,8 +637,10 @@ def _check_private_home(name: str, settings: dict[str, object], private: bool, o
     by a project they may not see; in a namespace, everyone but its holder is refused alike,
     whether the project exists or not. Fills in the owner from the namespace when none is set."""
     if not settings.get("private", private) or not {"private", "owner"} & settings.keys():
-        return  # not private, or only its campaign changes (a project made private before namespaces)
+        return  # not private, or only its campaign changes
     space = project_namespace(name)
+    if space is None and private:
+        return  # made private under a shared name before namespaces: its settings may still change
     if space is None:
         raise InvalidArgumentError(
             f"a private project is named in its owner's namespace, such as 'alice:{name}': "

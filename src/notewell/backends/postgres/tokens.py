@@ -8,7 +8,14 @@ through one server, or by ``notewell token revoke``, is refused by all of them a
 
 from __future__ import annotations
 
-from ...model.access_tokens import Token, digest_of, name_taken_error, new_token, unknown_token_error
+from ...model.access_tokens import (
+    Token,
+    digest_of,
+    name_taken_error,
+    namespace_holder,
+    new_token,
+    unknown_token_error,
+)
 from .db import PgDatabase
 
 __all__ = ["PgTokenBook"]
@@ -34,7 +41,12 @@ class PgTokenBook:
         *expires*: a lifetime (``30d``, ``12h``, ``90m``) or an ISO date or time (UTC)."""
         token, secret, digest = new_token(name, read_only=read_only, owner=owner, expires=expires)
         with self._db.transaction() as conn:
-            # ON CONFLICT: of two creations racing on one name, the second is told the name is taken.
+            # Writers wait for each other here (readers do not), so two names that stand for one
+            # namespace cannot both go in; ON CONFLICT stays for the plain case.
+            conn.execute("LOCK TABLE tokens IN SHARE ROW EXCLUSIVE MODE")
+            held_by = namespace_holder(name, (row[0] for row in conn.execute("SELECT name FROM tokens")))
+            if held_by is not None:
+                raise name_taken_error(name, held_by)
             made = conn.execute(
                 "INSERT INTO tokens(name, sha256, read_only, owner, created_at, expires_at)"
                 " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO NOTHING RETURNING name",

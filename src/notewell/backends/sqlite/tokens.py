@@ -19,6 +19,7 @@ from ...errors import StorageError
 from ...model.access_tokens import (
     Token,
     name_taken_error,
+    namespace_holder,
     new_token,
     secret_digest,
     unknown_token_error,
@@ -102,8 +103,9 @@ class TokenBook:
         *expires*: a lifetime (``30d``, ``12h``, ``90m``) or an ISO date or time (UTC)."""
         token, secret, digest = new_token(name, read_only=read_only, owner=owner, expires=expires)
         with self._exclusive():
-            if any(e["name"] == name for e in self._raw):
-                raise name_taken_error(name)
+            held_by = namespace_holder(name, (e["name"] for e in self._raw))
+            if held_by is not None:
+                raise name_taken_error(name, held_by)
             self._raw.append({"sha256": digest, **token.to_dict()})
             self._save()
             return token, secret
