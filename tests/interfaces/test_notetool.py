@@ -44,7 +44,7 @@ def test_the_seven_operations(tmp_path):
     assert meta["created_at"] and meta["updated_at"]
     # update: falsy values are left alone
     message = tool.run({"action": "update", "note_id": blocker_id, "content": "已通过锁定 2.3 版本解决。", "title": ""})
-    assert isinstance(message, str) and blocker_id in message
+    assert message == "✅ 笔记已更新: 依赖冲突"  # the chapter's wording: the note's title
     assert tool.run({"action": "read", "note_id": blocker_id})["content"] == "已通过锁定 2.3 版本解决。"
     assert tool.run({"action": "read", "note_id": blocker_id})["metadata"]["title"] == "依赖冲突"
     # search: ranked, and a 2-character Chinese word is found inside a sentence
@@ -61,7 +61,7 @@ def test_the_seven_operations(tmp_path):
     assert summary["type_distribution"] == {"task_state": 1, "blocker": 1}
     assert [n["id"] for n in summary["recent_notes"]] == [blocker_id, state_id]
     # delete
-    assert blocker_id in tool.run({"action": "delete", "note_id": blocker_id})
+    assert tool.run({"action": "delete", "note_id": blocker_id}) == "✅ 笔记已删除: 依赖冲突"
     with pytest.raises(ValueError, match="not found"):
         tool.run({"action": "read", "note_id": blocker_id})
     tool.close()

@@ -6,20 +6,27 @@ What it does better: ranked search, ids that never collide, atomic writes, and a
 index that cannot drift from the files. A workspace the original tool wrote
 (``note_*.md`` files with id/title/type/tags/created_at/updated_at headers, tags as
 JSON arrays) opens as it is: its ids, types, tags and times are kept.
+
+The notes it writes are in the chapter's format too (``<id>.md``, a header of id, title,
+type, tags, created_at and updated_at that PyYAML and the original's own reader both
+read), and it keeps the workspace's ``notes_index.json`` current in the original
+package's format, so the original NoteTool (hello-agents) can share the workspace.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidQueryError, NotewellError
-from ..model.header import compose_note, header_layout, parse_note, quote_value
+from ..model.header import header_layout, parse_note, quote_value
 from ..model.header_edit import with_line
-from ..model.ids import is_note_id
+from ..model.ids import is_note_id, new_note_id
 from ..model.note import Note
 from ..services.store import Store
 
@@ -28,6 +35,32 @@ __all__ = ["NoteTool"]
 _ACTIONS = ("create", "read", "update", "delete", "list", "search", "summary")
 _FOREIGN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
 _EXTRA_FIELD = re.compile(r"(id|created_at|updated_at)\s*:\s*(.*?)\s*")
+INDEX_FILE = "notes_index.json"
+# A value YAML reads as the same string without quotes (and the original tool, which does not
+# unquote, reads as written): no indicator first, no ": " or " #", no trailing ':' or blank.
+_PLAIN = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`](?:(?!: | #)[^\n])*(?<![:\s])")
+_YAML_SPECIAL = re.compile(
+    r"(?i:true|false|yes|no|on|off|y|n|null|~)|[-+]?(?:\d[\d_]*)?\.?\d+(?:e[-+]?\d+)?|\d{4}-\d\d-\d\d.*|0x[0-9a-f]+|\.inf|\.nan"
+)
+
+
+def chapter_value(value: str) -> str:
+    """*value* as a header value the chapter's PyYAML reader, the original tool and notewell's
+    parser all read back as *value*: bare when it can be, else JSON-quoted (a YAML string)."""
+    if _PLAIN.fullmatch(value) and not _YAML_SPECIAL.fullmatch(value):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def chapter_text(nid: str, title: str, note_type: str, tags: list[str], created: str, updated: str, body: str) -> str:
+    """A note as the original tool writes one: the chapter's header fields in its order, then
+    ``# title`` above the content (which the original's reader, and this one, take off again:
+    so a content that opens with the same heading keeps it)."""
+    return (
+        f"---\nid: {nid}\ntitle: {chapter_value(title)}\ntype: {chapter_value(note_type)}\n"
+        f"tags: {json.dumps(tags, ensure_ascii=False)}\ncreated_at: {created}\nupdated_at: {updated}\n---\n\n"
+        f"# {title}\n\n{body}"
+    )
 
 
 def _extra_fields(note: Note) -> dict[str, str]:
@@ -66,8 +99,11 @@ class NoteTool:
         expandable: bool = False,
     ) -> None:
         self.workspace = Path(workspace)
+        self._given = str(workspace)  # file_path as the chapter prints it: ./notes/<id>.md
         self.max_notes = max_notes
         self.store = Store(workspace)  # a folder: the tool writes files there
+        self._entries: dict[str, tuple[str, dict[str, Any] | None]] = {}  # id -> (updated_at, entry)
+        self.sync_index()
 
     def close(self) -> None:
         self.store.close()
@@ -83,6 +119,67 @@ class NoteTool:
             return getattr(self, f"_{action}")(parameters)
         except NotewellError as exc:
             raise ValueError(f"{exc.code}: {exc.message}") from exc
+        finally:
+            # After every call, written or not: the original tool rewrites the whole file from
+            # what it loaded, so a note added here meanwhile comes back at the next call.
+            self.sync_index()
+
+    # -- the original's notes_index.json ----------------------------------------
+
+    def index_entries(self) -> list[dict[str, Any]]:
+        """The workspace's notes the original tool can read (a header with its id, title,
+        type, created_at and updated_at, in ``<id>.md``), oldest first, as its index lists them."""
+        cards: list[Any] = []
+        while batch := self.store.list_notes(limit=1000, offset=len(cards)):
+            cards += batch
+        seen: dict[str, tuple[str, dict[str, Any] | None]] = {}
+        for card in cards:
+            kept = self._entries.get(card.id)
+            if kept is None or kept[0] != card.updated_at:
+                kept = (card.updated_at, self._index_entry(self.store.get_note(card.id)))
+            seen[card.id] = kept
+        self._entries = seen
+        entries = [entry for _, entry in seen.values() if entry is not None]
+        return sorted(entries, key=lambda e: (e["created_at"], e["id"]))
+
+    def _index_entry(self, note: Note) -> dict[str, Any] | None:
+        own = _extra_fields(note)
+        stem = note.path.rsplit("/", 1)[-1].removesuffix(".md")
+        if own.get("id") != stem or "/" in note.path or not {"created_at", "updated_at"} <= own.keys():
+            return None  # the original reads <id>.md in the workspace itself and needs these fields
+        meta = self._metadata(note)
+        entry = {k: meta[k] for k in ("id", "title", "type", "tags", "created_at")}
+        return {**entry, "updated_at": meta["updated_at"], "file_path": self._file_path(note)}
+
+    def sync_index(self) -> None:
+        """Write ``notes_index.json`` in the original package's format if it differs from the
+        notes (atomically: a reader sees the old file or the new one)."""
+        path = self.workspace / INDEX_FILE
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            old = {}
+        notes = self.index_entries()
+        meta = old.get("metadata") if isinstance(old, dict) else None
+        created = meta.get("created_at") if isinstance(meta, dict) else None
+        new = {
+            "notes": notes,
+            "metadata": {"created_at": created or datetime.now().isoformat(), "total_notes": len(notes)},
+        }
+        if new == old:
+            return
+        fd, tmp = tempfile.mkstemp(prefix=".notes_index.", suffix=".tmp", dir=self.workspace)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(new, fh, ensure_ascii=False, indent=2)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    def _file_path(self, note: Note) -> str:
+        return os.path.join(self._given, note.path)
 
     # -- ids ------------------------------------------------------------------
 
@@ -127,8 +224,8 @@ class NoteTool:
         }
 
     @staticmethod
-    def _limit(params: dict[str, Any]) -> int:
-        limit = params.get("limit", 10)
+    def _limit(params: dict[str, Any], default: int = 10) -> int:
+        limit = params.get("limit", default)
         if isinstance(limit, str) and limit.strip().isdigit():
             limit = int(limit)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -151,16 +248,20 @@ class NoteTool:
             raise ValueError("create needs a title and content")
         if self.store.summary(recent=1)["total_notes"] >= self.max_notes:
             raise ValueError(f"the workspace holds its maximum of {self.max_notes} notes")
-        note_type = params.get("note_type") or "general"
-        text = compose_note(content, title=title.strip(), kind=str(note_type), tags=self._tags(params.get("tags")))
-        return self.store.add_note(text).id
+        note_type = str(params.get("note_type") or "general")
+        if any(ch in title + note_type for ch in "\r\n"):
+            raise ValueError("a title and a note_type are one line of text each")
+        nid, now = new_note_id(), datetime.now().isoformat()
+        text = chapter_text(nid, title.strip(), note_type, self._tags(params.get("tags")), now, now, content)
+        return self.store.add_note(text, note_id=nid).id
 
     def _read(self, params: dict[str, Any]) -> dict[str, Any]:
         note = self._get(params)
         return {"metadata": self._metadata(note), "content": _content(note)}
 
     def _update(self, params: dict[str, Any]) -> str:
-        """Change the given fields (empty ones are left alone, as the original does)."""
+        """Change the given fields, as the chapter does: an empty title or type is left alone;
+        ``tags=[]`` clears the tags and ``content=""`` empties the content (given is given)."""
         note = self._get(params)
         text = note.text
         title, content, note_type, tags = (params.get(k) for k in ("title", "content", "note_type", "tags"))
@@ -172,14 +273,16 @@ class NoteTool:
             layout = header_layout(text)
             key = "type" if layout is not None and layout.first("type") is not None else "kind"
             text = with_line(text, key, f"{key}: {quote_value(str(note_type))}")
-        if tags:
+        if tags is not None:
             listed = ", ".join(quote_value(t) for t in self._tags(tags))
             text = with_line(text, "tags", f"tags: [{listed}]")
         old_content = _content(note)
         # A file the original tool wrote has a "# title" line above the content: keep that layout.
         headed = "id" in _extra_fields(note) and old_content != note.body.strip("\r\n")
-        if content or (title and headed):
-            body = content if isinstance(content, str) and content else old_content
+        if content is not None or (title and headed):
+            if content is not None and not isinstance(content, str):
+                raise ValueError("content must be text")
+            body = content if content is not None else old_content
             if headed:
                 body = f"\n# {title or note.title}\n\n{body}\n"
             parsed = parse_note(text)
@@ -187,13 +290,13 @@ class NoteTool:
         if "updated_at" in _extra_fields(note):
             text = with_line(text, "updated_at", f"updated_at: {datetime.now().isoformat()}")
         if text != note.text:
-            self.store.edit_note(note.id, text)
-        return f"✅ 笔记更新成功: {params['note_id']}"
+            note = self.store.edit_note(note.id, text)
+        return f"✅ 笔记已更新: {note.title}"
 
     def _delete(self, params: dict[str, Any]) -> str:
         note = self._get(params)
         self.store.delete_note(note.id)
-        return f"✅ 笔记已删除: {params['note_id']}"
+        return f"✅ 笔记已删除: {note.title}"
 
     def _entry(self, note: Note) -> dict[str, Any]:
         meta = self._metadata(note)
@@ -209,8 +312,12 @@ class NoteTool:
         return out
 
     def _list(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        cards = self.store.list_notes(limit=self._limit(params), **self._filters(params))
-        return [self._entry(self.store.get_note(c.id)) for c in cards]
+        cards = self.store.list_notes(limit=self._limit(params, 20), **self._filters(params))
+        out = []
+        for card in cards:
+            note = self.store.get_note(card.id)
+            out.append({**self._entry(note), "file_path": self._file_path(note)})
+        return out
 
     def _search(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         query = params.get("query")
