@@ -417,3 +417,13 @@ def test_the_document_refuses_what_the_server_refuses_and_allows_what_it_takes(s
     # A blank query is taken with a project or an attempt (their recent notes): q is not required.
     assert srv.call("GET", "/api/notes/search?project=demo").status == 200
     assert not next(p for p in doc["paths"]["/api/notes/search"]["get"]["parameters"] if p["name"] == "q")["required"]
+
+
+def test_search_takes_query_as_the_mcp_tool_does_and_q_as_its_alias(srv):
+    note = _note(srv, "# alias test\n\nquokka habitat")
+    for key in ("query", "q"):
+        got = srv.call("GET", f"/api/notes/search?{key}=quokka")
+        assert got.status == 200 and [c["id"] for c in got.body["cards"]] == [note["id"]], key
+    twice = srv.call("GET", "/api/notes/search?query=quokka&q=quokka")
+    assert twice.status == 400 and twice.body["error"]["code"] == "invalid_argument"
+    assert srv.call("GET", "/api/notes?query=quokka").status == 400

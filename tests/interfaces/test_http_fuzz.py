@@ -104,7 +104,9 @@ def _breaks_a_rule_in_words(case) -> str | None:
     if isinstance(body.get("add_tags"), list) and _refused(with_tags, "x", body["add_tags"]):
         return f"the tags {body['add_tags']!r}: one has no slug or too long a one, or too many are given"
     if case.path == "/api/notes/search":
-        words = query.get("q", "")
+        if "query" in query and "q" in query:
+            return "the search words are given twice (query and its alias q)"
+        words = query.get("query", query.get("q", ""))
         if not isinstance(words, str):
             return None
         if not words.strip():

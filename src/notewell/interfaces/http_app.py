@@ -107,10 +107,19 @@ class _Handlers:
         return data
 
 
+def _search_words(request: Request) -> str:
+    """The search words: ``query`` (the MCP tool's name for them), or ``q``, its alias."""
+    given = [request.query_params.getlist(name) for name in ("query", "q")]
+    words = [w for values in given for w in values]
+    if len(words) > 1:
+        raise InvalidArgumentError("give the search words once, as query (or its alias q)")
+    return words[0] if words else ""
+
+
 def _query_params(request: Request) -> dict[str, Any]:
     """Search and list parameters from the query string (kind and tags may repeat or be comma-separated)."""
     q = request.query_params
-    known = {"q", "mode", "limit", "offset", "wait", *FILTER_NAMES}
+    known = {"query", "q", "mode", "limit", "offset", "wait", *FILTER_NAMES}
     unknown = sorted(set(q.keys()) - known)
     if unknown:
         raise InvalidArgumentError(f"unknown parameter(s): {', '.join(unknown)}")
@@ -270,15 +279,15 @@ def make_app(
         params = _query_params(request)
         if "offset" in params:
             raise InvalidArgumentError("search takes no offset: raise limit (up to 100) instead")
-        query = request.query_params.get("q", "")
+        query = _search_words(request)
         if params.get("mode", "keyword") != "keyword" and ready is not None:
             await call(ready)
         return await call(api.search_notes, caller, query, **params), 200
 
     async def list_notes(request: Request, caller: Caller) -> tuple[Any, int]:
         params = _query_params(request)
-        if {"q", "mode", "wait"} & set(request.query_params.keys()):
-            raise InvalidArgumentError("GET /api/notes lists notes; search with GET /api/notes/search?q=...")
+        if {"query", "q", "mode", "wait"} & set(request.query_params.keys()):
+            raise InvalidArgumentError("GET /api/notes lists notes; search with GET /api/notes/search?query=...")
         return await call(api.list_notes, caller, **params), 200
 
     async def get_note(request: Request, caller: Caller) -> tuple[Any, int]:

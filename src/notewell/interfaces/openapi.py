@@ -251,7 +251,8 @@ def openapi_document() -> dict[str, Any]:
                 "operationId": "search_notes",
                 "summary": "Search notes: cards, not bodies (the same parameters and cards as the MCP tool)",
                 "parameters": [
-                    _param("q", "query", _QUERY, "search words"),
+                    _param("query", "query", _QUERY, "search words (as the MCP tool names them)"),
+                    _param("q", "query", _QUERY, "search words: an alias of query (give one of them)"),
                     _param(
                         "mode",
                         "query",
