@@ -1,7 +1,9 @@
-"""Drop-in replacements for other note tools: ``from notewell.compat import NoteTool``."""
+"""Drop-in replacements for other note tools: ``from notewell.compat import NoteTool``, and the
+NoteTool chapter's ``ContextBuilder``, ``ContextConfig`` and ``ContextPacket``."""
 
 from __future__ import annotations
 
+from .interfaces.chapter_context import ContextBuilder, ContextConfig, ContextPacket
 from .interfaces.notetool import NoteTool
 
-__all__ = ["NoteTool"]
+__all__ = ["ContextBuilder", "ContextConfig", "ContextPacket", "NoteTool"]

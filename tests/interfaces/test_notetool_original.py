@@ -3,42 +3,21 @@ on one workspace, both ways; and the chapter's own reader (PyYAML) on the files 
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
-import sys
-import types
 
 import pytest
 
 from notewell.compat import NoteTool
+from tests.interfaces.hello_agents_loader import hello_agents_alone, load
 
 yaml = pytest.importorskip("yaml")
 
 
 @pytest.fixture
 def original():
-    """The original NoteTool class, its module loaded alone: the package's __init__ imports
-    optional extras (search, RL, protocols) this test does not need."""
-    spec = importlib.util.find_spec("hello_agents")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("hello-agents is not installed")
-    root = spec.submodule_search_locations[0]
-    saved = {k: v for k, v in sys.modules.items() if k == "hello_agents" or k.startswith("hello_agents.")}
-    for name, path in (
-        ("hello_agents", root),
-        ("hello_agents.tools", f"{root}/tools"),
-        ("hello_agents.tools.builtin", f"{root}/tools/builtin"),
-    ):
-        package = types.ModuleType(name)
-        package.__path__ = [path]
-        sys.modules[name] = package
-    try:
-        yield importlib.import_module("hello_agents.tools.builtin.note_tool").NoteTool
-    finally:
-        for name in [k for k in sys.modules if k == "hello_agents" or k.startswith("hello_agents.")]:
-            del sys.modules[name]
-        sys.modules.update(saved)
+    """The original NoteTool class (its module loaded alone)."""
+    with hello_agents_alone():
+        yield load("hello_agents.tools.builtin.note_tool").NoteTool
 
 
 def _chapter_parse_markdown(raw_content: str) -> tuple[dict, str]:
@@ -137,6 +116,7 @@ def test_a_workspace_is_shared_with_the_original_tool_both_ways(tmp_path, origin
     stale = original(workspace=workspace)
     late = ours.run({"action": "create", "title": "Late", "content": "added while the original was open"})
     stale.run({"action": "create", "title": "Theirs again", "content": "x"})
+
     def indexed() -> list[str]:
         return [n["title"] for n in json.loads((tmp_path / "shared" / "notes_index.json").read_text())["notes"]]
 
