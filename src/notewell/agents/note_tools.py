@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError, NotewellError, UnavailableError
 from ..services.contract import NoteStore
-from .chat import ChatModel
+from .chat import ChatModel, ClientChat
 
 __all__ = ["TOOLS", "ToolContext", "execute_tool", "summarize_note", "tool_schemas"]
 
@@ -30,12 +30,35 @@ _SUMMARY_PROMPT = (
 
 @dataclass
 class ToolContext:
-    """What a tool may use: the store, a chat model (or None), the author of writes."""
+    """What a tool may use: the store, a chat model (or None), the author of writes.
 
-    store: NoteStore
+    The Day-5 tutorial's fields work too: ``ToolContext(client=openai_client, chat_model="...")``
+    asks that client (anything with ``chat.completions.create``) for summaries. Without a store,
+    the one the CLI would use is opened ($NOTEWELL_DATABASE, $NOTEWELL_STORE, else ./notes), and
+    :meth:`close` closes it."""
+
+    store: NoteStore | None = None  # type: ignore[assignment]  # set in __post_init__
     chat: ChatModel | None = None
     author: str | None = None
     allow_writes: bool = True
+    client: Any = None
+    chat_model: str = ""
+
+    def __post_init__(self) -> None:
+        if self.client is not None:
+            if self.chat is not None:
+                raise InvalidArgumentError("give a chat model or a client with chat_model, not both")
+            self.chat = ClientChat(self.client, self.chat_model)
+        self._opened = self.store is None
+        if self.store is None:
+            from ..services.opening import location_from_environment, open_store
+
+            self.store = open_store(location_from_environment())
+
+    def close(self) -> None:
+        """Close the store if this context opened it."""
+        if self._opened and self.store is not None:
+            self.store.close()
 
 
 def _schema(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:

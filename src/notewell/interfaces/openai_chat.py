@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..agents.chat import ChatReply, ToolCall
+from ..agents.chat import ChatReply, reply_from_completion
 from ..errors import InvalidArgumentError, UnavailableError
 
 __all__ = ["OPENAI_URL", "OpenAIChatClient", "chat_from_environment", "describe_chat_setup"]
@@ -32,7 +32,6 @@ __all__ = ["OPENAI_URL", "OpenAIChatClient", "chat_from_environment", "describe_
 OPENAI_URL = "https://api.openai.com/v1"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"  # used only for OpenAI itself when no model is named
 _RETRY = frozenset({429, 500, 502, 503, 504})
-_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
 class OpenAIChatClient:
@@ -180,50 +179,7 @@ class OpenAIChatClient:
         detail = _error_message(answer) if "error" in answer else ""
         if detail:
             raise UnavailableError(self._clean(f"the chat model at {self.url} answered an error: {detail}"))
-        choices = answer.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise self._bad("no choices")
-        message = choices[0].get("message")
-        if not isinstance(message, dict):
-            raise self._bad("choices[0] has no message")
-        content = _content(message.get("content"))
-        calls = message.get("tool_calls") or []
-        if isinstance(message.get("function_call"), dict) and not calls:  # the older single-call shape
-            calls = [{"function": message["function_call"]}]
-        if not isinstance(calls, list):
-            raise self._bad("tool_calls is not a list")
-        tool_calls = [self._tool_call(call, n) for n, call in enumerate(calls)]
-        usage: dict[str, int] = {}
-        raw_usage = answer.get("usage")
-        if isinstance(raw_usage, dict):
-            for key in _USAGE_KEYS:
-                value = raw_usage.get(key)
-                if isinstance(value, int | float) and not isinstance(value, bool):
-                    usage[key] = int(value)
-        model = answer.get("model")
-        return ChatReply(
-            content=content,
-            tool_calls=tool_calls,
-            usage=usage,
-            model=model if isinstance(model, str) and model else self.model,
-        )
-
-    def _tool_call(self, call: Any, n: int) -> ToolCall:
-        if not isinstance(call, dict):
-            raise self._bad(f"tool call {n} is not an object")
-        function = call.get("function") if isinstance(call.get("function"), dict) else call
-        name = function.get("name")
-        if not isinstance(name, str) or not name:
-            raise self._bad(f"tool call {n} has no function name")
-        arguments = function.get("arguments")
-        if arguments is None or arguments == "":
-            arguments = "{}"
-        elif not isinstance(arguments, str):
-            arguments = json.dumps(arguments, ensure_ascii=False)
-        call_id = call.get("id")
-        return ToolCall(
-            id=call_id if isinstance(call_id, str) and call_id else f"call_{n}", name=name, arguments=arguments
-        )
+        return reply_from_completion(answer, model=self.model, bad=self._bad)
 
 
 def _read(exc: urllib.error.HTTPError) -> bytes:
@@ -267,15 +223,6 @@ def _retry_after(headers: Mapping[str, str] | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
-
-
-def _content(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, list):  # content parts: [{"type": "text", "text": "..."}]
-        texts = [part.get("text", "") for part in value if isinstance(part, dict)]
-        return "".join(t for t in texts if isinstance(t, str))
-    return str(value)
 
 
 def _get(env: Mapping[str, str], name: str) -> str:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from ..backends.postgres.db import is_database_url
 from ..errors import InvalidArgumentError
 from .contract import NoteStore
 
-__all__ = ["open_store"]
+__all__ = ["location_from_environment", "open_store"]
 
 _DATABASE_OPTIONS = {"max_bytes", "pool_size", "create", "embedder"}
 
@@ -34,3 +35,12 @@ def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> NoteSt
     from .store import Store
 
     return Store(path, **options)
+
+
+def location_from_environment(env: Mapping[str, str] = os.environ) -> str:
+    """Where a caller that names no store works: $NOTEWELL_DATABASE, else $NOTEWELL_STORE, else
+    ``./notes`` (as the CLI without --store or --database; both set is an error)."""
+    database, folder = env.get("NOTEWELL_DATABASE", "").strip(), env.get("NOTEWELL_STORE", "").strip()
+    if database and folder:
+        raise InvalidArgumentError("NOTEWELL_STORE and NOTEWELL_DATABASE are both set: name the store to use")
+    return database or folder or "notes"
