@@ -271,3 +271,28 @@ def test_cli_keeps_going_after_a_failed_turn(store, notes, tmp_path):
         tmp_path,
     )
     assert bad.returncode == 2 and "--record-kind" in bad.stderr
+
+
+def test_the_tutorials_tool_context_takes_an_openai_client_and_a_model_name(store, notes, tmp_path, monkeypatch):
+    # Day 5: tool_ctx = ToolContext(client=client, chat_model=CHAT_MODEL); the real OpenAI SDK here,
+    # against the scripted server. Without a store, the CLI's own is opened ($NOTEWELL_STORE).
+    openai = pytest.importorskip("openai")
+    with ScriptedLLM(["Go returns errors as values."]) as llm:
+        sdk = openai.OpenAI(base_url=llm.url, api_key="test-key", max_retries=0)
+        ctx = ToolContext(store, client=sdk, chat_model="scripted")
+        got = json.loads(execute_tool("summarize_note", {"note_id": notes["go"]}, ctx))
+        assert llm.bodies[0]["model"] == "scripted"
+    assert got["summary"] == "Go returns errors as values."
+    assert store.get_note(notes["go"]).summary == "Go returns errors as values."
+    monkeypatch.setenv("NOTEWELL_STORE", str(tmp_path / "own"))
+    monkeypatch.delenv("NOTEWELL_DATABASE", raising=False)
+    own = ToolContext(client=sdk, chat_model="scripted")
+    try:
+        assert own.store.root == (tmp_path / "own").resolve()
+        assert json.loads(execute_tool("list_tags", {}, own)) is not None
+    finally:
+        own.close()
+    with pytest.raises(notewell.InvalidArgumentError, match="chat.completions.create"):
+        ToolContext(store, client=object(), chat_model="m")
+    with pytest.raises(notewell.InvalidArgumentError, match="chat_model"):
+        ToolContext(store, client=sdk)
