@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -309,19 +310,52 @@ def test_extractive_summary_clips_long_questions_at_a_word():
     assert long.startswith(question.removesuffix("…")) and long[len(question) - 1] == " "
 
 
-def test_extractive_summary_stays_bounded_and_keeps_the_notes():
-    summarizer = ExtractiveSummarizer(max_chars=600)
-    previous = None
-    for batch in range(6):
-        messages = [m for i in range(4) for m in tool_round(10 * batch + i, f"nte_{batch:010d}")]
-        previous = summarizer.summarize(messages, previous)
-        assert len(previous) <= 600
-    lines = previous.splitlines()
-    assert lines[0] == "- (earlier exchanges omitted)"
-    assert "(round 53)" in previous and "(round 0)" not in previous  # the oldest go first
-    notes = lines[-1]
-    assert notes.startswith("Notes involved:")
-    assert all(f"nte_{b:010d}" in notes for b in range(6))  # ids carried over from each previous summary
+def distinct_round(i: int, note_id: str) -> list[dict[str, Any]]:
+    rounds = tool_round(i, note_id)
+    rounds[0] = {"role": "user", "content": f"Q{i} about topic{i}: what do my notes say about Go errors?"}
+    return rounds
+
+
+def test_extractive_summary_stays_bounded_and_keeps_every_round_and_the_notes():
+    # The oldest lines used to be dropped ("earlier exchanges omitted"), so after a second
+    # compression the first request was gone. Every round stays now: older ones told more briefly,
+    # then folded into one line of their questions; past what even that holds, counted.
+    for max_chars, named in ((1500, 48), (600, 28)):
+        summarizer = ExtractiveSummarizer(max_chars=max_chars)
+        previous = None
+        for batch in range(12):
+            messages = [m for i in range(4) for m in distinct_round(10 * batch + i, f"nte_{batch:010d}")]
+            previous = summarizer.summarize(messages, previous)
+            assert len(previous) <= max_chars
+        asked = sorted(int(q) for q in re.findall(r"\bQ(\d+)\b", previous))
+        counted = sum(int(n) for n in re.findall(r"\((\d+) rounds before\)", previous))
+        assert len(asked) == named and len(asked) + counted == 48, (max_chars, asked, counted)
+        assert asked[-1] == 113 and asked == sorted(set(asked))  # the newest stay, each once
+        notes = previous.splitlines()[-1]
+        assert notes.startswith("Notes involved:")
+        assert all(f"nte_{b:010d}" in notes for b in range(6))  # ids carried over from each previous summary
+    lines = (
+        ExtractiveSummarizer(max_chars=1500)
+        .summarize([m for i in range(30) for m in distinct_round(i, NOTE_A)], None)
+        .splitlines()
+    )
+    assert "| answer:" in lines[-2]  # the newest round keeps its detail while older ones are folded
+
+
+def test_the_first_request_survives_two_compressions():
+    # The tutorial's summary keeps the questions asked, the actions and the notes for the whole
+    # conversation: "add the backend tag" must still be there after the second compression.
+    memory = ConversationMemory("You help with notes.", trigger_chars=1200, keep_rounds=1)
+    memory.append({"role": "user", "content": "Add the backend tag to go-tips.md"})
+    memory.append({"role": "assistant", "content": "Added the backend tag to go-tips.md."})
+    compressions = 0
+    for i in range(12):
+        for m in distinct_round(i, NOTE_B):
+            memory.append(m)
+        compressions += memory.maybe_compress() is not None
+    summary = memory.summary or ""
+    assert compressions >= 2 and memory.get_messages()[1]["content"].startswith(SUMMARY_PREFIX)
+    assert "Add the backend tag" in summary and "go-tips.md" in summary and NOTE_B in summary
 
 
 def test_llm_summarizer_prompt_has_the_previous_summary_and_a_transcript():

@@ -82,6 +82,97 @@ class CompressionEvent:
     fallback_reason: str | None = None
 
 
+_ASKED, _TOOLS, _ANSWER, _EARLIER = "User asked: ", "tools: ", "answer: ", "- Earlier, asked: "
+_FOLDED_MIN = 10  # characters of each question in a folded line, at the least
+_ROUNDS_BEFORE = re.compile(r"\((\d+) rounds before\)")
+_RECENT_DETAIL = 3  # the newest rounds, told briefly only when folding the older ones is not enough
+
+
+def _brief(line: str, level: int) -> str:
+    """A round line told more briefly at each *level*: 1 the answer's sentence and the tools'
+    arguments shorter, 2 the tools by name and no answer, 3 the question alone, clipped."""
+    if line.startswith(_EARLIER):
+        return line  # folded already: the folding step shares its room out again
+    if level == 0 or not line.startswith("- " + _ASKED):
+        return line if level < 3 else _clip(line, 60)
+    parts = line[2:].split(" | ")
+    question = parts[0].removeprefix(_ASKED)
+    tools = next((p.removeprefix(_TOOLS) for p in parts[1:] if p.startswith(_TOOLS)), "")
+    answer = next((p.removeprefix(_ANSWER) for p in parts[1:] if p.startswith(_ANSWER)), "")
+    if level >= 3:
+        return "- " + _ASKED + _clip(question, 48)
+    names = "; ".join(dict.fromkeys(c.split("(", 1)[0] for c in tools.split("; ") if c)) if level == 2 else tools
+    out = [_ASKED + _clip(question, 80 if level == 1 else 60)]
+    if names:
+        out.append(_TOOLS + _clip(names, 80 if level == 1 else 48))
+    if answer and level == 1:
+        out.append(_ANSWER + _clip(answer, 80))
+    return "- " + " | ".join(out)
+
+
+def _question_of(line: str) -> str:
+    """What a round line (or a folded one) says was asked."""
+    if line.startswith(_EARLIER):
+        return line.removeprefix(_EARLIER)
+    return line[2:].split(" | ")[0].removeprefix(_ASKED) if line.startswith("- ") else line
+
+
+def _fit_rounds(lines: list[str], budget: int) -> list[str]:
+    """*lines* (oldest first) within *budget* characters, every round still represented: the
+    older rounds are told more briefly first and then folded into one line of their questions;
+    the newest _RECENT_DETAIL rounds are told briefly only when that is not enough."""
+
+    def size(rows: list[str]) -> int:
+        return len("\n".join(rows))
+
+    rows = list(lines)
+    older = max(len(rows) - _RECENT_DETAIL, 0)
+    for span in (range(older), range(len(rows))):  # the older rounds first, then all of them
+        for level in (1, 2, 3):
+            for k in span:
+                if size(rows) <= budget:
+                    return rows
+                rows[k] = _brief(rows[k], level)
+        folded = _fold(rows, budget, upto=len(span))
+        if folded is not None:
+            return folded
+    return _fold(rows, budget, upto=len(rows), last_resort=True) or [_clip(rows[0], budget)]
+
+
+def _fold(rows: list[str], budget: int, *, upto: int, last_resort: bool = False) -> list[str] | None:
+    """*rows* with the fewest of the first *upto* folded into one line of their questions that
+    fits *budget* (a line folded by an earlier summary is taken apart again, so that its rounds
+    share the room with the new ones); None when none does. As a *last_resort*, the newest
+    questions that fit and how many came before."""
+
+    def size(parts: list[str]) -> int:
+        return len("\n".join(parts))
+
+    if size(rows) <= budget:
+        return rows
+    asked: list[str] = []
+    uncounted = 0  # rounds an earlier summary could only count
+    for taken in range(1, upto + 1):
+        for item in _question_of(rows[taken - 1]).split("; "):
+            counted = _ROUNDS_BEFORE.fullmatch(item)
+            if counted:
+                uncounted += int(counted.group(1))
+            else:
+                asked.append(item)
+        rest = rows[taken:]
+        lead = f"({uncounted} rounds before); " if uncounted else ""
+        room = budget - size(rest) - len(_EARLIER) - len(lead) - (1 if rest else 0)
+        each = room // max(len(asked), 1) - 2
+        if (taken > 1 or rows[0].startswith(_EARLIER)) and each >= _FOLDED_MIN:
+            return [_EARLIER + lead + "; ".join(_clip(q, each) for q in asked), *rest]
+    if not last_resort or not asked:
+        return None
+    keep = max(1, (budget - len(_EARLIER) - 24) // (_FOLDED_MIN + 2))
+    before = uncounted + max(len(asked) - keep, 0)
+    kept = "; ".join(_clip(q, _FOLDED_MIN) for q in asked[-keep:])
+    return [_clip(_EARLIER + (f"({before} rounds before); " if before else "") + kept, budget)]
+
+
 def _clip(text: str, limit: int) -> str:
     """*text* on one line, cut at a word boundary near *limit* characters, with "…" when cut."""
     text = " ".join(text.split())
@@ -91,7 +182,7 @@ def _clip(text: str, limit: int) -> str:
     space = cut.rfind(" ")
     if space > limit // 2:  # text without spaces (Chinese) is cut where the limit falls
         cut = cut[:space]
-    return cut.rstrip(" ,;:") + "…"
+    return cut.rstrip(" ,;:…") + "…"  # a text clipped before is not marked twice
 
 
 def _first_line(text: str) -> str:
@@ -166,8 +257,12 @@ class ExtractiveSummarizer:
     """A summary without a model: per folded round the user's question, the tools called and
     the first sentence of the answer, then every note id and ``.md`` file mentioned.
 
-    Deterministic, and bounded by *max_chars*: the oldest round lines go first, the line of
-    notes involved stays (it is what lets the agent find its way back to the material).
+    Deterministic, and bounded by *max_chars*. Every round stays represented, as the tutorial's
+    summary keeps the whole conversation's questions, actions and notes: over the budget, the
+    oldest rounds are told more briefly first (the answer's sentence shorter, then the tools by
+    name, then the question alone, clipped), and past that the oldest are folded together into
+    one line of their questions. The line of notes involved stays (it is what lets the agent find
+    its way back to the material).
     """
 
     name = "extractive"
@@ -186,14 +281,8 @@ class ExtractiveSummarizer:
         old_lines, omitted = self._previous_lines(previous)
         lines = old_lines + [line for segment in _segments(messages) if (line := self._round_line(segment))]
         notes = self._notes_line(previous, messages)
-        budget = self.max_chars - (len(notes) + 1 if notes else 0)
-        while lines and len("\n".join(([_OMITTED] if omitted else []) + lines)) > budget:
-            if len(lines) == 1:  # one line longer than the whole budget: shorten it instead
-                lines[0] = _clip(lines[0], max(budget - (len(_OMITTED) + 1 if omitted else 0), 20))
-                break
-            lines.pop(0)
-            omitted = True
-        body = ([_OMITTED] if omitted else []) + lines + ([notes] if notes else [])
+        budget = self.max_chars - (len(notes) + 1 if notes else 0) - (len(_OMITTED) + 1 if omitted else 0)
+        body = ([_OMITTED] if omitted else []) + _fit_rounds(lines, max(budget, 20)) + ([notes] if notes else [])
         return "\n".join(body) if body else "- (no earlier exchanges)"
 
     def _previous_lines(self, previous: str | None) -> tuple[list[str], bool]:
