@@ -168,3 +168,80 @@ def test_review_fixes_goal_bom_status_case_and_a_broken_raw_index(book, tmp_path
     assert book.status()["tampered"] and "not an id" in book.status()["tampered"][0]
     with pytest.raises(TamperedError):
         book.log(b"more", "more")
+
+
+def test_a_fact_citing_a_removed_raw_event_is_refused_at_accept(book):
+    # status reported the removal, and accept took the fact all the same.
+    book.log(b"ERROR: upstream timed out after 30 s\n", "deploy log")
+    os.chmod(book.dir / "raw" / "E0001.txt", 0o644)
+    os.unlink(book.dir / "raw" / "E0001.txt")
+    edit(book, "## Facts\n", "## Facts\n- [F001] timeout = 30 s | source: E0001 | verified\n")
+    refused = book.accept()
+    assert not refused.accepted and "E0001 cannot be cited: raw event E0001 is missing" in str(refused.errors[0])
+
+
+def test_the_accepted_history_is_chained(book):
+    # Editing the accepted checkpoint and then notebook.md rewrote a fact in place unnoticed;
+    # editing state.json brought a retired id back. Each revision's record now holds its hash
+    # and the previous record's, and retired ids come from the revisions themselves.
+    book.log(b"timeout 30\n", "log")
+    edit(book, "## Facts\n", "## Facts\n- [F001] timeout = 30 s | source: E0001 | verified\n")
+    edit(book, "## Notes\n", "## Notes\n- [N001] retries hide the first error\n")
+    assert book.accept().revision == 2
+    edit(book, "- [N001] retries hide the first error\n", "")
+    edit(book, "## Dropped\n", "## Dropped\n- [N001] fixed upstream\n")
+    assert book.accept().revision == 3 and book.history_problems() == []
+    # state.json edited: N001 is still retired, and status says the state was changed.
+    import json
+
+    state = json.loads((book.dir / "state.json").read_text())
+    state["retired"] = []
+    (book.dir / "state.json").write_text(json.dumps(state))
+    edit(book, "- [N001] fixed upstream\n", "")
+    edit(book, "## Notes\n", "## Notes\n- [N001] back again\n")
+    refused = book.accept()
+    assert not refused.accepted and "never reused" in str(refused.errors)
+    assert any("state.json no longer lists retired ids N001" in p for p in book.status()["tampered"])
+    book.restore()
+    # The checkpoint edited, then notebook.md: refused, and status says which revision.
+    checkpoint = book.revisions / "0003.md"
+    checkpoint.write_text(checkpoint.read_text().replace("timeout = 30 s", "timeout = 60 s"))
+    book.path.write_text(checkpoint.read_text())
+    refused = book.accept()
+    assert not refused.accepted
+    assert "the accepted history was changed: revision 3 was changed after it was accepted" in str(refused.errors)
+    assert "the accepted history: revision 3 was changed after it was accepted" in book.status()["tampered"]
+    os.unlink(book.revisions / "0002.md")
+    assert "accepted revision 2 is missing or unreadable" in book.history_problems()
+
+
+def test_a_notebook_made_before_the_chain_is_chained_as_found(book):
+    os.unlink(book.revisions / "chain.jsonl")
+    assert book.history_problems() == []  # nothing to check it against yet
+    edit(book, "## Notes\n", "## Notes\n- [N001] a note\n")
+    assert book.accept().revision == 2
+    assert len((book.revisions / "chain.jsonl").read_text().splitlines()) == 2 and book.history_problems() == []
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        ("4111 1111 1111 1111", "a card number"),
+        ("3782-822463-10005", "a card number"),
+        ("DE89 3704 0044 0532 0130 00", "IBAN"),
+        ("123-45-6789", "social security"),
+        ("11010519491231002X", "national id"),
+    ],
+)
+def test_personal_data_is_refused_with_where_it_lives_advice(book, value, kind):
+    edit(book, "## Notes\n", f"## Notes\n- [N001] the customer's is {value}\n")
+    refused = book.accept()
+    assert not refused.accepted
+    assert f"personal data ({kind}" in str(refused.errors[0]) or kind in str(refused.errors[0])
+    assert "record where it lives" in str(refused.errors[0])
+
+
+def test_ids_and_numbers_that_only_look_like_personal_data_pass(book):
+    lookalikes = "build 1733086316000, card 4111 1111 1111 1112, sha 4f2a9c1e8b7d, port 8443, 2024-01-15, 000-12-3456"
+    edit(book, "## Notes\n", f"## Notes\n- [N001] {lookalikes}\n")
+    assert book.accept().accepted

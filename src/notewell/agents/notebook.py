@@ -109,6 +109,7 @@ class Notebook:
         text = render_template(task, " ".join(goal.split()))
         book._write(book.path, text)
         book._write(book.revisions / "0001.md", text)
+        book._chain_up_to(1)
         book._save_state({"budget": budget, "retired": [], "said": {}, "created_at": now_iso()})
         return book
 
@@ -176,15 +177,108 @@ class Notebook:
         budget = int(state.get("budget", DEFAULT_BUDGET))
         if (too_long := far_over_budget(text, budget)) is not None:
             return [too_long], []
+        history = self.history_problems()
+        if history:
+            return [Finding(0, f"the accepted history was changed: {problem}") for problem in history], []
         previous = parse_notebook(self.accepted_text())
+        try:
+            raw_problems = self.raw.problems()
+        except TamperedError as exc:
+            return [Finding(0, exc.message)], []
         return validate_notebook(
             parse_notebook(text),
             text,
             previous=previous,
-            retired=state.get("retired", []),
+            # Derived from the chained revisions too: an id taken off state.json stays retired.
+            retired=set(state.get("retired", [])) | self._retired_in_history(),
             raw_ids=self.raw.ids(),
             budget=budget,
+            raw_problems=raw_problems,
         )
+
+    # -- the accepted history, chained ------------------------------------------
+
+    @property
+    def _chain_path(self) -> Path:
+        return self.revisions / "chain.jsonl"
+
+    @staticmethod
+    def _link(number: int, text: str, prev: str) -> dict[str, Any]:
+        """The record of accepted revision *number*: its text's hash and the previous record's."""
+        record: dict[str, Any] = {"revision": number, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+        record["prev"] = prev
+        record["hash"] = hashlib.sha256(json.dumps(record, sort_keys=True).encode("utf-8")).hexdigest()
+        return record
+
+    def _chain(self) -> list[dict[str, Any]] | None:
+        """The records of the accepted revisions, or None for a notebook made before the chain."""
+        try:
+            lines = self._chain_path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StorageError(f"cannot read {self._chain_path}: {exc.strerror}") from None
+        records = []
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = {}
+            records.append(record if isinstance(record, dict) else {})
+        return records
+
+    def history_problems(self) -> list[str]:
+        """How the accepted revisions differ from their chained records (an empty list: intact).
+        Each record holds its revision's hash and the previous record's, as the raw log's index
+        does for events: a checkpoint edited in place, or one taken away, shows here."""
+        records = self._chain()
+        if records is None:
+            return []  # made before the chain: trusted as found, and chained at the next accept
+        problems, prev = [], ""
+        for number, record in enumerate(records, 1):
+            path = self.revisions / f"{number:04d}.md"
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                problems.append(f"accepted revision {number} is missing or unreadable")
+                prev = str(record.get("hash", ""))
+                continue
+            expected = self._link(number, text, prev)
+            if record != expected:
+                if record.get("revision") != number or record.get("prev") != prev:
+                    problems.append(f"the record of revision {number} is out of its chain")
+                elif record.get("sha256") != expected["sha256"]:
+                    problems.append(f"revision {number} was changed after it was accepted")
+                else:
+                    problems.append(f"the record of revision {number} was edited")
+            prev = str(record.get("hash", ""))
+        extra = self.revision() - len(records)
+        if extra > 0:
+            problems.append(f"{extra} accepted revision(s) after {len(records)} have no record in the chain")
+        return problems
+
+    def _chain_up_to(self, number: int) -> None:
+        """Records for every accepted revision up to *number* (a notebook made before the chain
+        gets them for the revisions it has, as found)."""
+        records = self._chain() or []
+        prev = str(records[-1].get("hash", "")) if records else ""
+        for n in range(len(records) + 1, number + 1):
+            records.append(self._link(n, self.accepted_text(n), prev))
+            prev = records[-1]["hash"]
+        self._write(self._chain_path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+
+    def _retired_in_history(self) -> set[str]:
+        """Ids that left the notebook between accepted revisions, or went to Dropped."""
+        retired: set[str] = set()
+        before: set[str] | None = None
+        for number in range(1, self.revision() + 1):
+            doc = parse_notebook(self.accepted_text(number))
+            now = {i.id for i in doc.items}
+            if before is not None:
+                retired |= before - now
+            retired |= {i.id for i in doc.in_section("Dropped")}
+            before = now
+        return retired
 
     def accept(self) -> AcceptResult:
         """Validate the working copy; on success checkpoint it as the next revision."""
@@ -199,7 +293,9 @@ class Notebook:
         before = {i.id for i in parse_notebook(self.accepted_text(current)).items}
         now = {i.id for i in parse_notebook(text).items}
         state["retired"] = sorted(set(state.get("retired", [])) | (before - now))
+        self._chain_up_to(current)  # a notebook made before the chain: its history as found
         self._write(self.revisions / f"{current + 1:04d}.md", text)
+        self._chain_up_to(current + 1)
         self._save_state(state)
         return AcceptResult(True, current + 1, [], warnings)
 
@@ -261,8 +357,16 @@ class Notebook:
             "unaccepted_edits": self.working_text() != accepted,
             "raw_events": len(ids),
             "uncited_events": sorted(ids - cited),
-            "tampered": self.raw.verify(),
+            "tampered": self.raw.verify()
+            + [f"the accepted history: {p}" for p in self.history_problems()]
+            + self._state_problems(state),
         }
+
+    def _state_problems(self, state: dict[str, Any]) -> list[str]:
+        missing = sorted(self._retired_in_history() - set(state.get("retired", [])))
+        if missing:
+            return [f"state.json no longer lists retired ids {', '.join(missing)} (they stay retired)"]
+        return []
 
     def nudge(self) -> str | None:
         """A reminder only when one is newly due (an unaccepted edit, three or more raw events not

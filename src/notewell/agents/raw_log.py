@@ -117,17 +117,21 @@ class RawLog:
 
     def verify(self) -> list[str]:
         """Every problem with the stored events (an empty list: all intact)."""
-        problems = []
         try:
-            events = self.events()
+            return list(self.problems().values())
         except TamperedError as exc:
             return [exc.message]
-        for event in events:
+
+    def problems(self) -> dict[str, str]:
+        """The events whose stored output is gone or changed, each with why (TamperedError when
+        the index itself is broken)."""
+        found: dict[str, str] = {}
+        for event in self.events():
             try:
                 self.read(event.id)
             except TamperedError as exc:
-                problems.append(exc.message)
-        return problems
+                found[event.id] = exc.message
+        return found
 
     def recall(self, event_id: str, *, grep: str | None = None, offset: int = 0, limit: int = 2000) -> str:
         """A bounded part of an event: *limit* characters from *offset*, or the lines with *grep*."""

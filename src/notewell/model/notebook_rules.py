@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .notebook_doc import PREFIX, NotebookDoc, split_parts
+from .personal_data import personal_data_in
 from .token_count import estimate_tokens
 
 __all__ = [
@@ -186,13 +187,16 @@ def _fact_body(item_text: str) -> str:
 
 
 def text_problems(text: str) -> list[str]:
-    """What the trust rules refuse in *text* (injected instructions, secrets), one per kind."""
+    """What the trust rules refuse in *text* (injected instructions, secrets, personal data), one per kind."""
     found = []
     folded = _fold(text)
     if _INJECTION.search(folded) or _ROLE_LINE.search(folded):
         found.append("it carries instruction-like text: cite the raw event instead of quoting it")
     if _holds_secret(text) or _holds_secret(folded):
         found.append("it holds a secret: record where it lives (a file, a vault entry), not its value")
+    personal = personal_data_in(text)
+    if personal is not None:
+        found.append(f"it holds personal data ({personal}): record where it lives (a file, a record id), not its value")
     return found
 
 
@@ -226,9 +230,11 @@ def validate_notebook(
     retired: Iterable[str],
     raw_ids: set[str],
     budget: int = DEFAULT_BUDGET,
+    raw_problems: Mapping[str, str] | None = None,
 ) -> tuple[list[Finding], list[Finding]]:
     """(errors, warnings) for *doc* as the next revision after *previous* (the accepted one).
-    *retired*: ids that left the notebook in an accepted revision (never to come back)."""
+    *retired*: ids that left the notebook in an accepted revision (never to come back);
+    *raw_problems*: raw events whose stored output is gone or changed (id -> why)."""
     errors = [Finding(line, message) for line, message in doc.problems]
     warnings: list[Finding] = []
     err, warn = errors.append, warnings.append
@@ -287,7 +293,9 @@ def validate_notebook(
         cited = " ".join(v for v in (item.field("source"), item.field("reason")) if v)
         cited += " " + " ".join(re.findall(r"\bsee\s+(E\d{4,})", item.text, re.IGNORECASE))
         for event in dict.fromkeys(_EVENT.findall(cited)):
-            if event not in raw_ids:
+            if raw_problems and event in raw_problems:
+                err(Finding(item.line, f"{event} cannot be cited: {raw_problems[event]}"))
+            elif event not in raw_ids:
                 err(Finding(item.line, f"{event} is not in the raw log (log the output first: notebook log)"))
     # Every line: no injected instructions, no secrets.
     for number, line in enumerate(text.splitlines(), 1):
