@@ -296,3 +296,23 @@ def test_the_tutorials_tool_context_takes_an_openai_client_and_a_model_name(stor
         ToolContext(store, client=object(), chat_model="m")
     with pytest.raises(notewell.InvalidArgumentError, match="chat_model"):
         ToolContext(store, client=sdk)
+
+
+def test_the_tutorials_tools_name_notes_by_file_name(store, notes):
+    # summarize_note({"filename": "go-tips.md"}) and add_tag on rag-notes.md, as Day 5 calls them.
+    (store.root / "rag-notes.md").write_text("# RAG notes\n\nchunk, embed, retrieve\n")
+    store.refresh()
+    ctx = ToolContext(store)
+    tagged = json.loads(execute_tool("add_tag", {"filename": "rag-notes.md", "tags": ["rag", "embedding"]}, ctx))
+    assert tagged["tags"] == ["rag", "embedding"]
+    read = json.loads(execute_tool("read_note", {"note_id": "rag-notes.md"}, ctx))
+    assert read["title"] == "RAG notes" and read["tags"] == ["rag", "embedding"]
+    with ScriptedLLM(["Chunk, embed and retrieve."]) as llm:
+        summarized = json.loads(
+            execute_tool("summarize_note", {"filename": "rag-notes.md"}, ToolContext(store, chat=client(llm)))
+        )
+    assert summarized["summary"] == "Chunk, embed and retrieve."
+    both = json.loads(execute_tool("read_note", {"note_id": notes["go"], "filename": "rag-notes.md"}, ctx))
+    assert both["error"]["code"] == "invalid_argument" and "once" in both["error"]["message"]
+    gone = json.loads(execute_tool("read_note", {"filename": "nope.md"}, ctx))
+    assert gone["error"]["code"] == "not_found"

@@ -344,3 +344,16 @@ def test_a_semantic_search_on_a_database_is_answered_in_process(tmp_path, pg_url
     assert [c["id"] for c in found] == [nid] and found[0]["mode"] == "semantic"
     with notewell.open(pg_url, embedder=HashEmbedder()) as s:
         assert [c.to_dict() for c in s.search_notes("sleeping otters", mode="semantic")] == found
+
+
+def test_commands_take_a_notes_file_name(tmp_path):
+    store = tmp_path / "s"
+    run(["init", str(store)])
+    (store / "research").mkdir()
+    (store / "research" / "go-tips.md").write_text("# Go tips\n\nerrors are values\n")
+    assert "errors are values" in run(["get", "go-tips.md"], store).stdout.decode()
+    assert "#backend" in run(["tag", "go-tips.md", "backend"], store).stdout.decode()
+    (store / "other").mkdir()
+    (store / "other" / "go-tips.md").write_text("# More Go tips\n")
+    two = run(["get", "go-tips.md"], store, check=False)
+    assert two.returncode == 2 and b"give its path (other/go-tips.md, research/go-tips.md)" in two.stderr

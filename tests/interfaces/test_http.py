@@ -427,3 +427,18 @@ def test_search_takes_query_as_the_mcp_tool_does_and_q_as_its_alias(srv):
     twice = srv.call("GET", "/api/notes/search?query=quokka&q=quokka")
     assert twice.status == 400 and twice.body["error"]["code"] == "invalid_argument"
     assert srv.call("GET", "/api/notes?query=quokka").status == 400
+
+
+def test_a_note_is_addressed_by_its_path_over_http(srv):
+    (srv.store.root / "research").mkdir()
+    (srv.store.root / "research" / "go-tips.md").write_text("# Go tips\n\nerrors are values\n")
+    srv.store.refresh()
+    by_name = srv.call("GET", "/api/notes/go-tips.md")
+    by_path = srv.call("GET", "/api/notes/research/go-tips.md")
+    assert by_name.status == by_path.status == 200 and by_name.body["id"] == by_path.body["id"]
+    assert by_name.body["title"] == "Go tips"
+    assert srv.call("GET", "/api/notes/research/go-tips.md/links").body["id"] == by_name.body["id"]
+    patched = srv.call("PATCH", "/api/notes/go-tips.md", {"add_tags": ["go"]}, token="boss")
+    assert patched.status == 200 and patched.body["tags"] == ["go"]
+    missing = srv.call("GET", "/api/notes/nope.md")
+    assert missing.status == 404 and missing.body["error"]["code"] == "not_found"

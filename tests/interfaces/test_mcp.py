@@ -110,6 +110,8 @@ def test_every_tool_over_stdio(tmp_path):
                 assert {c["mode"] for c in both["cards"]} == {"keyword", "semantic"}
                 note = _ok(await _call(s, "get_note", id=first["id"], working_attempt_id=aid))
                 assert note["header"]["kind"] == "plan" and note["backlinks"][0]["id"] == second["id"]
+                by_file = _ok(await _call(s, "get_note", id=note["path"]))  # a file name works as well
+                assert by_file["id"] == first["id"]
                 assert _ok(await _call(s, "list_notes", limit=5))["cards"][0]["id"] in {first["id"], second["id"]}
                 assert _ok(await _call(s, "notes_summary"))
                 assert _ok(await _call(s, "brief", project="demo"))

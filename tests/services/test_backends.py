@@ -839,3 +839,20 @@ def test_a_note_may_be_added_under_an_id_chosen_beforehand_once(backend):
         backend.add_note("again", note_id=nid)
     with pytest.raises(notewell.InvalidIdError):
         backend.add_note("x", note_id="note_20250101_000000_0")
+
+
+def test_a_note_is_found_by_its_path_or_file_name_and_a_hidden_one_is_not(backend):
+    # The Day-5 tutorial's tools name notes by file name (go-tips.md); notewell took only ids.
+    from notewell import Viewer
+
+    note = backend.add_note("# go tips\n\nerrors are values")
+    name = note.path.rsplit("/", 1)[-1]
+    assert backend.resolve(note.path) == note.id and backend.resolve(name) == note.id
+    run = backend.start_attempt("alice:vault", author="alice")
+    hidden = backend.add_note("# plan\n\nsecret", attempt=run.id)
+    backend.set_project("alice:vault", private=True)
+    assert backend.resolve(hidden.path, viewer=Viewer("alice")) == hidden.id
+    for ref in (hidden.path, "nothing-here.md"):
+        with pytest.raises(notewell.NotFoundError) as missing:
+            backend.resolve(ref, viewer=Viewer("bob"))
+        assert str(missing.value) == f"no note at {ref}"  # the same words for hidden and absent

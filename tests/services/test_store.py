@@ -512,3 +512,22 @@ def test_a_bulk_add_merges_the_keyword_index_only_when_it_is_a_good_part_of_the_
         s.add_notes([f"big {i}" for i in range(30)], batch=5)  # 30 onto 70: merged
         assert merges == [40, 100]
         assert len(s.search_notes("more", limit=50)) == 30
+
+
+def test_a_file_name_names_one_note_or_says_which_paths_it_could_be(tmp_path):
+    with notewell.open(tmp_path / "notes", embedder=None) as store:
+        for path in ("go-tips.md", "research/rag-notes.md", "a/same.md", "b/same.md", "50%_off.md"):
+            (store.root / path).parent.mkdir(parents=True, exist_ok=True)
+            (store.root / path).write_text(f"# {path}\n\nbody\n")
+        store.refresh()
+        assert store.get_note(store.resolve("rag-notes.md")).path == "research/rag-notes.md"
+        assert store.resolve("research/rag-notes.md") == store.resolve("rag-notes.md")
+        assert store.get_note(store.resolve("50%_off.md")).path == "50%_off.md"  # no LIKE wildcards
+        with pytest.raises(
+            notewell.InvalidArgumentError, match=r"same.md names 2 notes: give its path \(a/same.md, b/same.md\)"
+        ):
+            store.resolve("same.md")
+        with pytest.raises(notewell.NotFoundError, match="no note at nope.md"):
+            store.resolve("nope.md")
+        with pytest.raises(notewell.NotFoundError):
+            store.resolve("x/rag-notes.md")  # a path is a path: only the bare name is looked up anywhere

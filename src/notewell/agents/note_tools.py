@@ -77,7 +77,8 @@ def _schema(name: str, description: str, properties: dict[str, Any], required: l
     }
 
 
-_ID = {"type": "string", "description": "the note's id, like nte_abc123defg"}
+_ID = {"type": "string", "description": "the note's id (nte_abc123defg), or its file name or path (go-tips.md)"}
+_FILENAME = {"type": "string", "description": "the note's file name, like go-tips.md (instead of note_id)"}
 TOOLS: dict[str, dict[str, Any]] = {
     "search_notes": _schema(
         "search_notes",
@@ -92,20 +93,20 @@ TOOLS: dict[str, dict[str, Any]] = {
     "read_note": _schema(
         "read_note",
         "Read one note whole: title, type, tags, summary and text.",
-        {"note_id": _ID},
-        ["note_id"],
+        {"note_id": _ID, "filename": _FILENAME},
+        [],
     ),
     "add_tag": _schema(
         "add_tag",
         "Add tags to a note's header (tags it has are kept once). Only when the user asks for tags.",
-        {"note_id": _ID, "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
-        ["note_id", "tags"],
+        {"note_id": _ID, "filename": _FILENAME, "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+        ["tags"],
     ),
     "summarize_note": _schema(
         "summarize_note",
         "Write a short summary of a note into its header. Only when the user asks to save a summary.",
-        {"note_id": _ID},
-        ["note_id"],
+        {"note_id": _ID, "filename": _FILENAME},
+        [],
     ),
     "list_tags": _schema(
         "list_tags",
@@ -130,7 +131,7 @@ def summarize_note(ctx: ToolContext, note_id: str) -> dict[str, Any]:
     (``summary:``), changing nothing else in the file."""
     if ctx.chat is None:
         raise UnavailableError("summarize_note needs a chat model; none is configured")
-    note = ctx.store.get_note(note_id)
+    note = ctx.store.get_note(ctx.store.resolve(note_id))  # an id, or a file name (go-tips.md)
     reply = ctx.chat.complete(
         [
             {"role": "system", "content": _SUMMARY_PROMPT},
@@ -154,8 +155,18 @@ def _search(ctx: ToolContext, query: str, kind: str | None = None, limit: int = 
     return {"results": [{k: getattr(c, k) for k in keys} for c in cards]}
 
 
-def _read(ctx: ToolContext, note_id: str) -> dict[str, Any]:
-    note = ctx.store.get_note(note_id)
+def _note_ref(ctx: ToolContext, note_id: str | None, filename: str | None) -> str:
+    """The note a tool call names: by ``note_id`` (an id or a path) or, as the Day-5 tutorial's
+    tools do, by ``filename``; one of them."""
+    given = [r for r in (note_id, filename) if r is not None]
+    if len(given) != 1 or not isinstance(given[0], str) or not given[0].strip():
+        raise InvalidArgumentError("name the note once: note_id (nte_... or a file name) or filename (go-tips.md)")
+    assert ctx.store is not None
+    return ctx.store.resolve(given[0].strip())
+
+
+def _read(ctx: ToolContext, note_id: str | None = None, filename: str | None = None) -> dict[str, Any]:
+    note = ctx.store.get_note(_note_ref(ctx, note_id, filename))
     body = note.body if len(note.body) <= _NOTE_CHARS else note.body[:_NOTE_CHARS] + "\n[… the note goes on]"
     return {
         "id": note.id,
@@ -168,10 +179,12 @@ def _read(ctx: ToolContext, note_id: str) -> dict[str, Any]:
     }
 
 
-def _add_tag(ctx: ToolContext, note_id: str, tags: list[str]) -> dict[str, Any]:
+def _add_tag(
+    ctx: ToolContext, tags: list[str], note_id: str | None = None, filename: str | None = None
+) -> dict[str, Any]:
     if not isinstance(tags, list) or not tags or not all(isinstance(t, str) for t in tags):
         raise InvalidArgumentError("tags is a non-empty list of strings")
-    note = ctx.store.add_tag(note_id, *tags, author=ctx.author)
+    note = ctx.store.add_tag(_note_ref(ctx, note_id, filename), *tags, author=ctx.author)
     return {"note_id": note.id, "tags": note.tags, "revision": note.revision}
 
 
@@ -183,7 +196,7 @@ _RUN: dict[str, Callable[..., dict[str, Any]]] = {
     "search_notes": _search,
     "read_note": _read,
     "add_tag": _add_tag,
-    "summarize_note": lambda ctx, note_id: summarize_note(ctx, note_id),
+    "summarize_note": lambda ctx, note_id=None, filename=None: summarize_note(ctx, _note_ref(ctx, note_id, filename)),
     "list_tags": _list_tags,
 }
 

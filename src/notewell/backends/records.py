@@ -82,6 +82,11 @@ class Records(Protocol):
         """A project's row (zeros and defaults when nothing names it)."""
         ...
 
+    def notes_named(self, name: str, limit: int) -> list[tuple[str, str]]:
+        """(id, path) of up to *limit* live notes whose file is named *name* (``go-tips.md``:
+        the path itself, or its last part), by path."""
+        ...
+
     def project_activity(self) -> list[tuple[str, str | None]]:
         """Every project anything names, with the start of its latest attempt."""
         ...

@@ -407,10 +407,14 @@ def make_app(
         # Before /api/notes/{note_id}, so that PATCH or DELETE here is refused, not read as a note id.
         _resource("/api/notes/search", GET=endpoint(search)),
         _resource("/api/notes", GET=endpoint(list_notes), POST=endpoint(add_note)),
+        # A note by id, or by its path in the store (research/go-tips.md: hence :path, links first).
+        _resource("/api/notes/{note_id:path}/links", GET=endpoint(links)),
         _resource(
-            "/api/notes/{note_id}", GET=endpoint(get_note), PATCH=endpoint(patch_note), DELETE=endpoint(delete_note)
+            "/api/notes/{note_id:path}",
+            GET=endpoint(get_note),
+            PATCH=endpoint(patch_note),
+            DELETE=endpoint(delete_note),
         ),
-        _resource("/api/notes/{note_id}/links", GET=endpoint(links)),
         _resource("/api/attempts", POST=endpoint(start_attempt)),
         _resource("/api/attempts/{attempt_id}", GET=endpoint(get_attempt)),
         _resource("/api/attempts/{attempt_id}/end", POST=endpoint(end_attempt)),

@@ -64,7 +64,7 @@ def _with_filters(tool: Callable[..., Any]) -> Callable[..., Any]:
     return tool
 
 
-NoteId = Annotated[str, Field(description="a note id, like nte_0h3k9x2c7m")]
+NoteId = Annotated[str, Field(description="a note id, like nte_0h3k9x2c7m, or its file name or path, like go-tips.md")]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"how many cards, 1-{MAX_LIMIT}")]
 Task = Annotated[str | None, Field(description="the notebook's task (default: the only one)")]
 

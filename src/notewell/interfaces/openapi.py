@@ -149,7 +149,12 @@ _QUERY = {
     " blank or left out only with project or attempt_id, for their recent notes",
 }
 _WHEN = {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]}
-_NOTE_ID = _param("note_id", "path", _id(NOTE_ID_RE), "a note id (nte_...)")
+_NOTE_ID = _param(
+    "note_id",
+    "path",
+    {"type": "string", "minLength": 1, "pattern": rf"^(?:{NOTE_ID_RE.pattern}|.+\.md)$"},
+    "a note id (nte_...), or the note's path in the store or its file name (research/go-tips.md, go-tips.md)",
+)
 _ATTEMPT_ID = _param("attempt_id", "path", _id(ATTEMPT_ID_RE), "an attempt id (att_...)")
 _PROJECT_PATH = _param("project", "path", _PROJECT, "a project (its name or slug)")
 _SCHEMAS = {

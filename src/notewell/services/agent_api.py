@@ -31,6 +31,7 @@ from ..errors import (
 )
 from ..model.access_tokens import Token, Tokens
 from ..model.attempt import check_project, project_namespace
+from ..model.ids import is_note_id
 from ..model.note import Note
 from ..model.numbers import whole_number
 from ..model.visibility import Viewer, handle_namespace
@@ -227,6 +228,7 @@ class AgentAPI:
             self._writer(caller)
             self._may_use_attempt(caller, working_attempt_id)
             self._spend(caller)
+        note_id = self._ref(caller, note_id)
         note = self.store.get_note(note_id, revision=revision, viewer=viewer, working_attempt_id=working_attempt_id)
         return note.to_dict()
 
@@ -249,12 +251,19 @@ class AgentAPI:
 
     def history(self, caller: Caller, note_id: str) -> dict[str, Any]:
         """Every revision of a note, oldest first."""
-        return {"revisions": self.store.history(note_id, viewer=self._reader(caller))}
+        return {"revisions": self.store.history(self._ref(caller, note_id), viewer=self._reader(caller))}
 
     def resolve(self, caller: Caller, ref: str) -> str:
-        """A note id from an id or, for the local owner, a path inside the store."""
-        self._reader(caller)
-        return self.store.resolve(ref) if caller.local else ref
+        """A note id from an id, a path inside the store, or a file name one note the caller
+        may see has (``go-tips.md``); a hidden note's path is not found, as one nobody has."""
+        return self.store.resolve(ref, viewer=self._reader(caller))
+
+    def _ref(self, caller: Caller, ref: str) -> str:
+        """*ref* as a note id: a path or file name (``….md``) is resolved for the caller; an id
+        is left to the store to check."""
+        if isinstance(ref, str) and ref.endswith(".md") and not is_note_id(ref):
+            return self.resolve(caller, ref)
+        return ref
 
     def get_project(self, caller: Caller, project: str) -> dict[str, Any]:
         return self.store.get_project(project, viewer=self._reader(caller))
@@ -263,7 +272,7 @@ class AgentAPI:
         return {"reads": self.store.attempt_reads(attempt_id, viewer=self._reader(caller))}
 
     def links(self, caller: Caller, note_id: str, *, depth: int = 1) -> dict[str, Any]:
-        return self.store.links(note_id, depth=depth, viewer=self._reader(caller))
+        return self.store.links(self._ref(caller, note_id), depth=depth, viewer=self._reader(caller))
 
     def list_tags(self, caller: Caller, *, notes: bool = False, tag: str | None = None) -> dict[str, Any]:
         """Every tag with its count; with *notes*, each note's tags and summary (only *tag*'s notes if given)."""
@@ -317,18 +326,21 @@ class AgentAPI:
         return self.store.add_note(text, author=author, model=model, attempt=attempt_id).to_dict()
 
     def edit_note(self, caller: Caller, note_id: str, text: str, *, author: str | None = None) -> dict[str, Any]:
+        note_id = self._ref(caller, note_id)
         author = self._author(caller, author)
         self._may_change(caller, self.store.get_note(note_id, viewer=caller.viewer))
         self._spend(caller)
         return self.store.edit_note(note_id, text, author=author).to_dict()
 
     def delete_note(self, caller: Caller, note_id: str) -> dict[str, Any]:
+        note_id = self._ref(caller, note_id)
         self._writer(caller)
         self._may_change(caller, self.store.get_note(note_id, viewer=caller.viewer))
         self._spend(caller)
         return self.store.delete_note(note_id)
 
     def add_tag(self, caller: Caller, note_id: str, tags: list[str], *, author: str | None = None) -> dict[str, Any]:
+        note_id = self._ref(caller, note_id)
         author = self._author(caller, author)
         if isinstance(tags, str):
             tags = [tags]
@@ -340,6 +352,7 @@ class AgentAPI:
 
     def set_summary(self, caller: Caller, note_id: str, summary: str, *, author: str | None = None) -> dict[str, Any]:
         """Write ``summary:`` into a note's header, changing nothing else."""
+        note_id = self._ref(caller, note_id)
         author = self._author(caller, author)
         self._may_change(caller, self.store.get_note(note_id, viewer=caller.viewer))
         self._spend(caller)

@@ -93,8 +93,9 @@ class NoteStore(Protocol):
         """Every revision of a note, oldest first, and whether its text was kept."""
         ...
 
-    def resolve(self, ref: str) -> str:
-        """A note id from an id or a path inside the store (``notes/x.md``)."""
+    def resolve(self, ref: str, *, viewer: Viewer | None = None) -> str:
+        """A note id from an id, a path inside the store (``notes/x.md``) or a file name one
+        visible note has (``x.md``)."""
         ...
 
     # -- reading many ---------------------------------------------------------

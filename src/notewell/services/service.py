@@ -53,6 +53,9 @@ NoteLoader = Callable[[str, "int | None", "Viewer | None"], Note]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+_NAMED_MAX = 5  # paths named when a file name is ambiguous
+
+
 def service_call(method: F) -> F:
     """A public call of the service: run through the store's :meth:`NoteService._guarded`."""
 
@@ -237,11 +240,42 @@ class NoteService(BackgroundEmbedding, ABC):
         return self._insert_notes(checked, author, model, attempt_id, "note", progress, batch)
 
     @service_call
-    def resolve(self, ref: str) -> str:
-        """A note id from an id or from the path of a note inside the store (``notes/x.md``)."""
-        if isinstance(ref, str) and ref.endswith(".md") and not is_note_id(ref):
-            return self._note_at(ref)
-        return check_note_id(ref)
+    def resolve(self, ref: str, *, viewer: Viewer | None = None) -> str:
+        """A note id from an id, from the path of a note inside the store (``notes/x.md``), or
+        from its file name alone (``x.md``, as the Day-5 tutorial's tools name notes) when one
+        note *viewer* may see has it. A path no note the viewer may see has is not found, as
+        one nobody has; a name several such notes have is refused, naming their paths."""
+        if not isinstance(ref, str) or not ref.endswith(".md") or is_note_id(ref):
+            return check_note_id(ref)
+        try:
+            found = self._note_at(ref)
+        except NotFoundError:
+            name = ref.strip().replace("\\", "/").removeprefix("./")
+            if "/" in name or not name:
+                raise
+            with self._records() as records:
+                hidden = self._hidden(records, viewer)
+                named = [
+                    (nid, path)
+                    for nid, path in records.notes_named(name, _NAMED_MAX + 1 + (1000 if hidden else 0))
+                    if not (hidden and records.note_project(nid) in hidden)
+                ]
+            if not named:
+                raise NotFoundError(f"no note at {ref}") from None
+            if len(named) > 1:
+                paths = ", ".join(path for _, path in named[:_NAMED_MAX])
+                many = f"more than {_NAMED_MAX}" if len(named) > _NAMED_MAX else str(len(named))
+                raise InvalidArgumentError(
+                    f"{name} names {many} notes: give its path ({paths}, ...)"
+                    if len(named) > _NAMED_MAX
+                    else f"{name} names {many} notes: give its path ({paths})"
+                ) from None
+            return named[0][0]
+        with self._records() as records:
+            hidden = self._hidden(records, viewer)
+            if hidden and records.note_project(found) in hidden:
+                raise NotFoundError(f"no note at {ref}")  # as for a path nobody has
+        return found
 
     @service_call
     def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:

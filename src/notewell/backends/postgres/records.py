@@ -120,6 +120,13 @@ class PgRecords:
         )
         return row[0] if row else None
 
+    def notes_named(self, name: str, limit: int) -> list[tuple[str, str]]:
+        rows = self._all(
+            "SELECT id, path FROM notes WHERE path = %s OR right(path, %s) = %s ORDER BY path LIMIT %s",
+            (name, len(name) + 1, "/" + name, limit),
+        )
+        return [(str(i), str(p)) for i, p in rows]
+
     def note_attempt(self, note_id: str) -> str | None:
         row = self._one(
             "SELECT attempt_id FROM notes WHERE id = %s UNION ALL SELECT attempt_id FROM gone WHERE id = %s",

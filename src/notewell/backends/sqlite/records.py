@@ -111,6 +111,14 @@ class SqliteRecords:
         )
         return row[0] if row else None
 
+    def notes_named(self, name: str, limit: int) -> list[tuple[str, str]]:
+        # substr from the end: '/' and the name, compared whole (no LIKE, whose % and _ a name may hold).
+        sql = (
+            "SELECT id, path FROM note_index WHERE path = ?1 OR (length(path) > length(?1)"
+            " AND substr(path, length(path) - length(?1)) = '/' || ?1) ORDER BY path LIMIT ?2"
+        )
+        return [(str(i), str(p)) for i, p in self._index.query(sql, (name, limit))]
+
     def note_attempt(self, note_id: str) -> str | None:
         row = self._one("SELECT attempt FROM journal_meta WHERE id = ?", (note_id,))
         return row[0] if row else None
