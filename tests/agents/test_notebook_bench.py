@@ -288,3 +288,68 @@ def test_an_epilogue_does_not_spoil_the_last_answer(tmp_path):
 )
 def test_common_answer_formats_parse(text):
     assert parse_answers(text) == {"Q01": "6353", "Q02": "E-1365"}
+
+
+# -- the long session --------------------------------------------------------------------------
+
+
+def test_the_long_session_is_deterministic_and_the_short_one_unchanged(tmp_path):
+    # The long size draws from a stream of its own: a seed's short benchmark is what it was.
+    make_bench(tmp_path / "a", seed=3, size="long")
+    make_bench(tmp_path / "b", seed=3, size="long")
+    assert _files(tmp_path / "a") == _files(tmp_path / "b")
+    short, long = build_bench(3), build_bench(3, size="long")
+    assert [q.expect for q in long.questions[:11]] == [q.expect for q in short.questions]
+    assert {k: v for k, v in long.files.items() if k in short.files} == short.files
+    assert (len(long.prompts), len(long.questions)) == (30, 41) and long.prompts[-1] == short.prompts[-1]
+    session = (tmp_path / "a" / "session.md").read_text()
+    assert "# Session: 30 prompts" in session and "at most 150 words" in session
+    assert json.loads((tmp_path / "a" / "bench.json").read_text())["compaction_words"] == 150
+    with pytest.raises(InvalidArgumentError, match="short or long"):
+        build_bench(1, size="huge")
+
+
+@pytest.mark.parametrize("seed", [0, 5, 2**32 - 1])
+def test_the_long_sessions_facts_are_where_the_key_says(seed):
+    bench = build_bench(seed, noise=400, size="long")
+    key = {q.id: q for q in bench.questions}
+    talk = "\n".join(bench.prompts)
+    for q in bench.questions[11:]:
+        if q.kind == "fact":  # production settings, beside a staging copy with other values
+            key_name, service = re.fullmatch(r"What is the production (\w+) of (\w+)\?", q.text).groups()
+            prod = dict(re.findall(r"^(\w+): (\S+)$", bench.files[f"services/{service}/prod.yaml"], re.M))
+            staging = dict(re.findall(r"^(\w+): (\S+)$", bench.files[f"services/{service}/staging.yaml"], re.M))
+            assert (prod[key_name],) == q.expect and (staging[key_name],) == q.reject
+            assert prod["environment"] == "prod" and f"services/{service}/prod.yaml" in talk
+        elif q.kind in ("conversation", "corrected"):  # told in the conversation, not in the files
+            assert all(v in talk for v in q.expect)
+            distinctive = [v for v in q.expect if re.match(r"OPS-|#|[a-z]{2}-[a-z]+-\d|\d{4}-\d\d-\d\d", v)]
+            assert not any(v in text for v in distinctive for text in bench.files.values()), q
+            if q.kind == "corrected":  # the value in force is the one a later correction gave
+                assert any(p.startswith("Correction:") and q.expect[0] in p for p in bench.prompts), q
+    assert any(q.kind == "vanished" for q in key.values())
+
+
+def test_output_that_does_not_come_back(tmp_path):
+    # The lease moves on after each run of the probe, and the rotated log loses its lines: the
+    # first values exist only in what the agent kept. The grader does not count those files as edited.
+    import subprocess
+    import sys
+
+    bench = make_bench(tmp_path / "b", seed=11, size="long")
+    work = tmp_path / "b" / "workspace"
+    lease_q, log_q = [q for q in bench.questions if q.kind == "vanished"]
+    runs = [subprocess.run([sys.executable, "tools/probe.py"], cwd=work, capture_output=True, text=True).stdout
+            for _ in range(3)]  # fmt: skip
+    assert runs[0].strip() == f"lease holder: {lease_q.expect[0]}"
+    assert len(set(runs)) == 3 and all(r.split(": ")[1].strip() in lease_q.reject for r in runs[1:])
+    assert log_q.expect[0] in (work / "logs" / "current.log").read_text()
+    subprocess.run([sys.executable, "tools/rotate.py"], cwd=work, check=True, capture_output=True)
+    rotated = (work / "logs" / "current.log").read_text()
+    assert log_q.expect[0] not in rotated and all(c in rotated for c in log_q.reject)
+    graded = grade_answers(tmp_path / "b", _perfect(bench))
+    assert graded["files_changed"] == [] and graded["score"] == graded["total"] == 41
+    hedged = grade_answers(
+        tmp_path / "b", {**_perfect(bench), lease_q.id: f"{lease_q.expect[0]} or {lease_q.reject[0]}"}
+    )
+    assert hedged["score"] == 40 and hedged["by_kind"]["vanished"] == {"right": 1, "total": 2}

@@ -81,3 +81,9 @@ def test_bench_make_and_grade(tmp_path):
     )
     missing = nb(tmp_path, "bench", "grade", "b", "nope.txt", check=False)
     assert missing.returncode != 0 and "cannot read nope.txt" in missing.stderr.decode()
+    long = nb(tmp_path, "bench", "make", "long", "--seed", "9", "--noise", "500", "--size", "long").stdout.decode()
+    assert "session.md (30 prompts), quiz.md (41 questions)" in long
+    (tmp_path / "run3.txt").write_text(
+        "".join(f"{q.id}: {' '.join(q.expect)}\n" for q in build_bench(9, 500, "long").questions)
+    )
+    assert "run3.txt: 41/41" in nb(tmp_path, "bench", "grade", "long", "run3.txt").stdout.decode()

@@ -74,6 +74,12 @@ class Bench:
     files: dict[str, str] = field(default_factory=dict)  # relative path -> text
     prompts: list[str] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
+    size: str = "short"
+
+    @property
+    def mutable(self) -> tuple[str, ...]:
+        """Files the session itself changes (a script moves the lease on, rotates a log)."""
+        return tuple(p for p in ("tools/lease.txt", "logs/current.log") if p in self.files)
 
 
 def _stamp(rng: random.Random, day: str, second: int) -> str:
@@ -98,10 +104,19 @@ def _noise_line(rng: random.Random, svc: str, day: str, second: int) -> str:
     return f"{_stamp(rng, day, second)} {level:5} {svc}[{rng.randint(100, 999)}] {words} {extra}"
 
 
-def build_bench(seed: int = 1, noise: int = 4000) -> Bench:
-    """The benchmark for *seed*, in memory (``make_bench`` writes it)."""
+SIZES = ("short", "long")
+# What the protocol allows the compacted conversation: a runtime's summary of at most this many words.
+COMPACTION_WORDS = {"short": 80, "long": 150}
+
+
+def build_bench(seed: int = 1, noise: int = 4000, size: str = "short") -> Bench:
+    """The benchmark for *seed*, in memory (``make_bench`` writes it). *size* ``long``: thirty
+    prompts and 41 questions, with decisions and corrections that exist only in the conversation
+    and values that exist only in output that does not come back."""
     whole_number("the seed", seed, 0, 2**32 - 1)
     whole_number("noise (lines per log)", noise, 200, 200_000)
+    if size not in SIZES:
+        raise InvalidArgumentError(f"size is short or long, got {size!r}")
     rng = random.Random(seed)
     svc = rng.choice(_SERVICES)
     lib = rng.choice(_LIBS)
@@ -285,16 +300,139 @@ def build_bench(seed: int = 1, noise: int = 4000) -> Bench:
         ),
         Question("Q11", "Which flag does the DBA want on the migration run?", (flag,), tuple(other_flags), "quote"),
     ]
-    return Bench(seed, noise, files, prompts, questions)
+    bench = Bench(seed, noise, files, prompts, questions, size=size)
+    if size == "long":
+        # Its own stream: the short benchmark of a seed stays byte for byte what it was.
+        _long_session(random.Random(f"long-{seed}"), bench, svc)
+    return bench
+
+
+_REGIONS = ["eu-west-1", "eu-central-1", "us-east-2", "ap-southeast-1", "sa-east-1", "ca-central-1"]
+_CHANNELS = ["#ops-rollout", "#deploy-watch", "#incident-bridge", "#release-train", "#infra-status"]
+_KEYS = ["max_conns", "retention_days", "shard_count", "replica_port", "batch_size", "queue_depth"]
+
+
+def _long_session(rng: random.Random, bench: Bench, svc: str) -> None:
+    """Twenty-four more prompts and thirty more questions (see build_bench)."""
+    prompts, questions, files = bench.prompts, bench.questions, bench.files
+    people = rng.sample(_PEOPLE, 4)
+    number = iter(range(12, 100))
+
+    def ask(text: str, expect: tuple[str, ...], reject: tuple[str, ...], kind: str, single: bool = False) -> None:
+        questions.append(Question(f"Q{next(number):02d}", text, expect, reject, kind, single))
+
+    # Facts in files: ten services, each with a production and a staging copy of its settings.
+    services = rng.sample([w.replace("-", "") for w in _WORDS if "-" not in w] + _SERVICES, 10)
+    reading = []
+    for name in services:
+        keys = rng.sample(_KEYS, 2)
+        prod = {k: rng.randrange(100, 9000) for k in _KEYS}
+        stg = {k: v + rng.choice([-1, 1]) * rng.randrange(7, 90) for k, v in prod.items()}
+        for env, values in (("prod", prod), ("staging", stg)):
+            body = [f"# {name} settings ({env})", f"service: {name}", f"environment: {env}"]
+            body += [f"{k}: {values[k]}" for k in rng.sample(_KEYS, len(_KEYS))]
+            files[f"services/{name}/{env}.yaml"] = "\n".join(body) + "\n"
+        reading.append(
+            f"Read services/{name}/prod.yaml (services/{name}/staging.yaml is the staging copy). Record the"
+            f" production {keys[0]} and {keys[1]} of {name}."
+        )
+        for key in keys:
+            ask(f"What is the production {key} of {name}?", (str(prod[key]),), (str(stg[key]),), "fact")
+
+    # Decisions that exist only in the conversation, four of them corrected later.
+    start = rng.randrange(0, 22 * 60, 15)
+    alt = rng.choice([m for m in range(0, 23 * 60, 15) if m not in (start, start + 45)])
+    hhmm = [f"{m // 60:02d}:{m % 60:02d}" for m in (start, alt, start + 50)]
+    new_start = f"{(start + 45) // 60 % 24:02d}:{(start + 45) % 60:02d}"
+    ticket, dry = rng.sample(range(1000, 9999), 2)
+    threshold, old_threshold, new_threshold = (f"{x / 10:.1f}" for x in rng.sample(range(5, 60), 3))
+    region, region2, new_region = rng.sample(_REGIONS, 3)
+    freeze, freeze2 = (f"2026-{rng.randint(10, 12):02d}-{d:02d}" for d in rng.sample(range(10, 28), 2))
+    budget, offered = rng.sample(range(120, 900, 10), 2)
+    channel, channel2, new_channel = rng.sample(_CHANNELS, 3)
+    approver, other_approver, new_approver = people[0], people[1], people[2]
+    decisions = [
+        f"Decision: the maintenance window starts at {hhmm[0]} UTC and ends at {hhmm[2]} (not {hhmm[1]}).",
+        f"Decision: the change ticket is OPS-{ticket} (OPS-{dry} was the dry run).",
+        f"Decision: {approver} approves the rollout, not {other_approver}.",
+        f"Decision: roll back if the error rate goes over {threshold}% (the old threshold was {old_threshold}%).",
+        f"Decision: the canary region is {region} (not {region2}).",
+        f"Decision: the change freeze starts on {freeze} (it was {freeze2} until today).",
+        f"Decision: the rollout budget is {budget} node-hours (finance offered {offered}).",
+        f"Decision: status updates go to {channel} (not {channel2}).",
+    ]
+    corrections = [
+        f"Correction: the maintenance window now starts at {new_start} UTC, not {hhmm[0]}.",
+        f"Correction: roll back over {new_threshold}%, not {threshold}%.",
+        f"Correction: the canary region is {new_region} after all, not {region}.",
+        f"Correction: {new_approver} approves the rollout now; {approver} is away.",
+    ]
+    ask("At what time (HH:MM UTC) does the maintenance window start?", (new_start,), (hhmm[0], hhmm[1]), "corrected")
+    ask("What is the change ticket?", (f"OPS-{ticket}",), (f"OPS-{dry}",), "conversation")
+    ask("Who approves the rollout?", (new_approver,), (approver, other_approver), "corrected")
+    ask("Over which error rate (%) is the rollout rolled back?", (new_threshold,), (threshold, old_threshold),
+        "corrected")  # fmt: skip
+    ask("Which region is the canary in?", (new_region,), (region, region2), "corrected")
+    ask("On which date does the change freeze start?", (freeze,), (freeze2,), "conversation")
+    ask("How many node-hours is the rollout budget?", (str(budget),), (str(offered),), "conversation")
+    ask("Where do status updates go?", (channel,), (channel2,), "conversation")
+
+    # Output that does not come back: a value the first run of a script prints (each run moves it
+    # on), and a log read once before it is rotated away.
+    holders = rng.sample([f"node-{n}{c}" for n in range(10, 99) for c in "abcdef"], 6)
+    files["tools/lease.txt"] = holders[0] + "\n"
+    files["tools/probe.py"] = (
+        '"""Print the current lease holder; the lease then passes on (as it does in production)."""\n'
+        "from pathlib import Path\n\n"
+        f"ORDER = {holders!r}\n"
+        'here = Path(__file__).with_name("lease.txt")\n'
+        "holder = here.read_text().strip()\n"
+        'print(f"lease holder: {holder}")\n'
+        "nxt = ORDER[(ORDER.index(holder) + 1) % len(ORDER)] if holder in ORDER else ORDER[1]\n"
+        'here.write_text(nxt + "\\n")\n'
+    )
+    checkpoint, *later = (f"CKP-{n:06x}" for n in rng.sample(range(16**5, 16**6), 4))
+    before = [_noise_line(rng, svc, "2026-10-01", 3600 + i) for i in range(400)]
+    replayed = f"2026-10-01T02:11:09.118Z INFO {svc}[412] replay ok, checkpoint {checkpoint}"
+    before.insert(rng.randrange(150, 350), replayed)
+    files["logs/current.log"] = "\n".join(before) + "\n"
+    after = [_noise_line(rng, svc, "2026-10-02", 3600 + i) for i in range(300)]
+    for n, ckp in enumerate(later):
+        line = f"2026-10-02T0{n}:00:00.000Z INFO {svc}[412] replay ok, checkpoint {ckp}"
+        after.insert(rng.randrange(0, len(after)), line)
+    files["tools/rotate.py"] = (
+        '"""Rotate logs/current.log: the old lines are not kept."""\n'
+        "from pathlib import Path\n\n"
+        f"NEW = {chr(10).join(after) + chr(10)!r}\n"
+        'Path(__file__).parent.parent.joinpath("logs", "current.log").write_text(NEW)\n'
+        'print("rotated logs/current.log")\n'
+    )
+    vanishing = [
+        "Run `python tools/probe.py` once and record the lease holder it prints (the lease moves on after each run).",
+        "Read logs/current.log and record the checkpoint of the last successful replay in it. Then run"
+        " `python tools/rotate.py`: the log is rotated and its old lines are gone.",
+    ]
+    ask("What lease holder did tools/probe.py print the first time it ran?", (holders[0],), tuple(holders[1:]),
+        "vanished")  # fmt: skip
+    ask("Which checkpoint did logs/current.log name before it was rotated?", (checkpoint,), tuple(later), "vanished")
+
+    # Thirty prompts in all: the six of the short session keep their places around the new ones.
+    extra = [
+        *reading[:3], decisions[0], decisions[1], vanishing[0], *reading[3:5], decisions[2], decisions[3],
+        corrections[0], reading[5], decisions[4], vanishing[1], reading[6], decisions[5], corrections[1],
+        reading[7], decisions[6], corrections[2], reading[8], decisions[7], reading[9], corrections[3],
+    ]  # fmt: skip
+    summary = prompts.pop()  # "Summarize where this stands" stays the last
+    prompts += extra + [summary]
 
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def make_bench(directory: str | Path, *, seed: int = 1, noise: int = 4000) -> Bench:
-    """Write the benchmark for *seed* into *directory* (new or empty)."""
-    bench = build_bench(seed, noise)
+def make_bench(directory: str | Path, *, seed: int = 1, noise: int = 4000, size: str = "short") -> Bench:
+    """Write the benchmark for *seed* (and *size*) into *directory* (new or empty)."""
+    bench = build_bench(seed, noise, size)
     root = Path(directory)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise InvalidArgumentError(f"{root} is not an empty folder; the benchmark goes into a new one")
@@ -302,7 +440,14 @@ def make_bench(directory: str | Path, *, seed: int = 1, noise: int = 4000) -> Be
         path = root / "workspace" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    session = ["# Session: six prompts, one per turn\n"]
+    words = COMPACTION_WORDS[bench.size]
+    session = [
+        f"# Session: {len(bench.prompts)} prompts, one per turn\n",
+        f"Protocol: send the prompts one per turn. After the last one, compact the conversation to at most {words}"
+        " words (the runtime's own compaction with that budget, or a new session given only a summary of at"
+        " most that many words), then send quiz.md. Nothing else of the conversation may carry over; the files"
+        " may be read again, but some of what was read is gone by then.\n",
+    ]
     session += [f"## Prompt {i}\n\n{p}\n" for i, p in enumerate(bench.prompts, 1)]
     (root / "session.md").write_text("\n".join(session), encoding="utf-8")
     quiz = [
@@ -317,8 +462,10 @@ def make_bench(directory: str | Path, *, seed: int = 1, noise: int = 4000) -> Be
         "format": FORMAT,
         "seed": seed,
         "noise": noise,
+        "size": bench.size,
+        "compaction_words": words,
         "questions": len(bench.questions),
-        "files": {f"workspace/{rel}": _sha(text) for rel, text in bench.files.items()},
+        "files": {f"workspace/{rel}": _sha(text) for rel, text in bench.files.items() if rel not in bench.mutable},
     }
     (root / "bench.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return bench
@@ -461,8 +608,8 @@ def grade_answers(directory: str | Path, answers: dict[str, str]) -> dict[str, A
         raise InvalidArgumentError(f"{root / 'bench.json'} is not valid JSON: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InvalidArgumentError(f"{root / 'bench.json'} is not a {FORMAT} manifest")
-    bench = build_bench(manifest.get("seed"), manifest.get("noise"))
-    expected = {f"workspace/{rel}": _sha(text) for rel, text in bench.files.items()}
+    bench = build_bench(manifest.get("seed"), manifest.get("noise"), manifest.get("size", "short"))
+    expected = {f"workspace/{rel}": _sha(text) for rel, text in bench.files.items() if rel not in bench.mutable}
     changed = sorted(p for p, h in expected.items() if manifest.get("files", {}).get(p) != h)
     on_disk = sorted(
         p for p, h in expected.items() if not (root / p).is_file() or _sha((root / p).read_text(encoding="utf-8")) != h
@@ -495,6 +642,7 @@ def grade_answers(directory: str | Path, answers: dict[str, str]) -> dict[str, A
         by_kind[r["kind"]][1] += 1
     return {
         "seed": bench.seed,
+        "size": bench.size,
         "score": right,
         "total": len(rows),
         "percent": round(100 * right / len(rows), 1),

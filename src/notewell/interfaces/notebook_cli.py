@@ -100,12 +100,19 @@ def _bench(args: argparse.Namespace) -> None:
     from ..agents.notebook_bench import grade_answers, make_bench, parse_answers
 
     if args.bench_action == "make":
-        bench = make_bench(args.dir, seed=args.seed, noise=args.noise)
+        bench = make_bench(args.dir, seed=args.seed, noise=args.noise, size=args.size)
         _print(
             args,
-            {"dir": args.dir, "seed": bench.seed, "files": len(bench.files), "questions": len(bench.questions)},
-            f"benchmark (seed {bench.seed}) in {args.dir}: {len(bench.files)} files under workspace/,"
-            f" session.md (6 prompts), quiz.md ({len(bench.questions)} questions)\n"
+            {
+                "dir": args.dir,
+                "seed": bench.seed,
+                "size": bench.size,
+                "files": len(bench.files),
+                "prompts": len(bench.prompts),
+                "questions": len(bench.questions),
+            },
+            f"benchmark (seed {bench.seed}, {bench.size}) in {args.dir}: {len(bench.files)} files under workspace/,"
+            f" session.md ({len(bench.prompts)} prompts), quiz.md ({len(bench.questions)} questions)\n"
             f"run the session with and without the notebook, compact before the quiz, then:"
             f" notewell notebook bench grade {args.dir} ANSWERS",
         )
@@ -182,6 +189,13 @@ def add_notebook_arguments(p: argparse.ArgumentParser) -> None:
     b.add_argument("dir", metavar="DIR", help="a new (or empty) folder")
     b.add_argument("--seed", type=int, default=1, help="the same seed makes the same benchmark (default 1)")
     b.add_argument("--noise", type=int, default=4000, help="lines in the deploy log (default 4000)")
+    b.add_argument(
+        "--size",
+        choices=("short", "long"),
+        default="short",
+        help="short: 6 prompts, 11 questions; long: 30 prompts, 41 questions, with decisions, corrections and"
+        " output that does not come back",
+    )
     b = bench.add_parser("grade", help="score answers against the planted facts", parents=[common])
     b.add_argument("dir", metavar="DIR", help="the folder bench make wrote")
     b.add_argument(
