@@ -216,7 +216,13 @@ def test_the_accepted_history_is_chained(book):
 
 
 def test_a_notebook_made_before_the_chain_is_chained_as_found(book):
+    import json
+
     os.unlink(book.revisions / "chain.jsonl")
+    assert book.history_problems() == ["the chain of accepted revisions (chain.jsonl) was removed"]
+    state = json.loads((book.dir / "state.json").read_text())
+    del state["chain_length"], state["chain_head"]  # as a notebook made before the chain has it
+    (book.dir / "state.json").write_text(json.dumps(state))
     assert book.history_problems() == []  # nothing to check it against yet
     edit(book, "## Notes\n", "## Notes\n- [N001] a note\n")
     assert book.accept().revision == 2
@@ -243,5 +249,35 @@ def test_personal_data_is_refused_with_where_it_lives_advice(book, value, kind):
 
 def test_ids_and_numbers_that_only_look_like_personal_data_pass(book):
     lookalikes = "build 1733086316000, card 4111 1111 1111 1112, sha 4f2a9c1e8b7d, port 8443, 2024-01-15, 000-12-3456"
-    edit(book, "## Notes\n", f"## Notes\n- [N001] {lookalikes}\n")
-    assert book.accept().accepted
+    sizes = "batch sizes 4 8 16 32 64 128 256 512"  # separate numbers are not joined into one
+    edit(book, "## Notes\n", f"## Notes\n- [N001] {lookalikes}\n- [N002] {sizes}\n- [N003] job 4111111111111111\n")
+    result = book.accept()
+    assert result.accepted  # a bare run of 16 digits may be an id: only warned about
+    assert [w.line for w in result.warnings if "could be a card number" in w.message] == [
+        next(n for n, line in enumerate(book.show().splitlines(), 1) if "N003" in line)
+    ]
+
+
+def test_an_accept_cut_short_by_a_crash_is_finished_or_dropped(book):
+    # The revision was written before its record: a crash between them refused every later
+    # accept. Now it is staged, recorded, then placed; recovery rolls forward or back.
+    edit(book, "## Notes\n", "## Notes\n- [N001] one\n")
+    text = book.working_text()
+    book._write(book._pending(2), text)  # staged, then the crash: no record
+    assert book.history_problems() == [] and not book._pending(2).exists() and book.revision() == 1
+    book._write(book._pending(2), text)
+    book._chain_up_to(2, text)  # recorded, then the crash: not placed
+    assert book.history_problems() == [] and book.revision() == 2 and book.show() == text
+    edit(book, "- [N001] one\n", "- [N001] one\n- [N002] two\n")
+    assert book.accept().revision == 3
+
+
+def test_cutting_off_the_newest_revisions_is_seen(book):
+    for n in (1, 2):
+        edit(book, "## Notes\n", f"## Notes\n- [N00{n}] note {n}\n")
+        assert book.accept().accepted
+    chain = book.revisions / "chain.jsonl"
+    chain.write_text("".join(chain.read_text().splitlines(keepends=True)[:1]))
+    for n in (2, 3):
+        os.unlink(book.revisions / f"{n:04d}.md")
+    assert book.history_problems() == ["the chain holds 1 of the 3 records written: revisions were cut off"]

@@ -316,3 +316,31 @@ def test_the_tutorials_tools_name_notes_by_file_name(store, notes):
     assert both["error"]["code"] == "invalid_argument" and "once" in both["error"]["message"]
     gone = json.loads(execute_tool("read_note", {"filename": "nope.md"}, ctx))
     assert gone["error"]["code"] == "not_found"
+
+
+def test_a_clients_errors_reach_the_model_without_its_key(store, notes):
+    from notewell.agents.chat import ClientChat
+
+    class Failing:
+        api_key = "sk-live-0123456789abcdef"
+
+        class chat:  # noqa: N801 - the OpenAI client's shape: client.chat.completions.create
+            class completions:  # noqa: N801
+                @staticmethod
+                def create(**body):
+                    raise RuntimeError("401 invalid api key sk-live-0123456789abcdef for this project")
+
+    class Erring(Failing):
+        class chat:  # noqa: N801
+            class completions:  # noqa: N801
+                @staticmethod
+                def create(**body):
+                    return {"error": {"message": "model overloaded"}}
+
+    with pytest.raises(notewell.UnavailableError) as failed:
+        ClientChat(Failing(), "m").complete([{"role": "user", "content": "x"}])
+    assert "sk-live" not in str(failed.value) and "***" in str(failed.value)
+    with pytest.raises(notewell.UnavailableError, match="answered an error: model overloaded"):
+        ClientChat(Erring(), "m").complete([{"role": "user", "content": "x"}])
+    with pytest.raises(notewell.InvalidArgumentError, match="give client= too"):
+        ToolContext(store, chat_model="m")

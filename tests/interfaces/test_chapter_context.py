@@ -244,5 +244,18 @@ def test_the_chapters_packets_and_config_by_their_names():
     assert failing.last is not None and "memory tool failed" in failing.last.warnings[0]
     with pytest.raises(Exception, match="reserve_ratio"):
         ContextConfig(reserve_ratio=1.5)
+    assert ContextConfig(max_tokens=4000, reserve_tokens=1000).reserve_tokens == 1000  # no ratio: as given
+
+    class ChineseRag:  # a result that mentions 错误 is material; one that opens with ❌ is nothing
+        def __init__(self, answer):
+            self.answer = answer
+
+        def run(self, params):
+            return self.answer
+
+    kept = ContextBuilder(rag_tool=ChineseRag("Go 的错误处理: 用 %w 包裹"))
+    assert "%w 包裹" in kept.build(user_query="错误处理?")
+    empty = ContextBuilder(rag_tool=ChineseRag("❌ 知识库为空"))
+    assert "知识库为空" not in empty.build(user_query="错误处理?")
     with pytest.raises(Exception, match="role and a content"):
         builder.build(user_query="x", conversation_history=[42])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytest.importorskip("starlette")
@@ -442,3 +444,21 @@ def test_a_note_is_addressed_by_its_path_over_http(srv):
     assert patched.status == 200 and patched.body["tags"] == ["go"]
     missing = srv.call("GET", "/api/notes/nope.md")
     assert missing.status == 404 and missing.body["error"]["code"] == "not_found"
+
+
+def test_paths_over_http_reveal_nothing_of_the_folder_or_a_hidden_note(srv):
+    # An absolute path answered "... is not inside the store /tmp/.../notes"; a slash that names
+    # no note answered invalid_id; a hidden top-level X.md hid the visible sub/X.md.
+    for path in ("/api/notes//etc/passwd.md", "/api/notes/%2Fetc%2Fpasswd.md"):
+        got = srv.call("GET", path, token="bob")
+        assert got.status == 404 and str(srv.store.root) not in json.dumps(got.body), got.body
+    for path in ("/api/notes/search/", "/api/notes/nte_0000000000/history"):
+        assert srv.call("GET", path).status == 404
+    srv.store.set_project("alice:secret", private=True)
+    aid = srv.call("POST", "/api/attempts", {"project": "alice:secret"}, token="alice").body["id"]
+    hidden = _note(srv, "# hidden\n\nx", attempt_id=aid)
+    (srv.store.root / "sub").mkdir()
+    (srv.store.root / "sub" / f"{hidden['id']}.md").write_text("# visible twin\n\ny")
+    srv.store.refresh()
+    seen = srv.call("GET", f"/api/notes/{hidden['id']}.md", token="bob")
+    assert seen.status == 200 and seen.body["title"] == "visible twin"  # as if the hidden one were absent

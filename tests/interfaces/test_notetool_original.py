@@ -125,3 +125,28 @@ def test_a_workspace_is_shared_with_the_original_tool_both_ways(tmp_path, origin
     assert indexed() == ["Our finding", "Late", "Theirs again"]
     assert late in original(workspace=workspace).run({"action": "list"})
     ours.close()
+
+
+def test_titles_that_need_quotes_survive_both_tools_and_yaml(tmp_path, original):
+    # update wrote quote_value's form ("Renamed" in quotes), which the original shows with its
+    # quotes and, after its own update, wrote back as a '# "Renamed"' heading into the content.
+    workspace = str(tmp_path / "w")
+    ours = NoteTool(workspace=workspace)
+    nid = ours.run({"action": "create", "title": "Plan", "content": "body"})
+    ours.run({"action": "update", "note_id": nid, "title": "Renamed", "tags": ["a"]})
+    raw = (tmp_path / "w" / f"{nid}.md").read_text()
+    assert "title: Renamed\n" in raw and 'tags: ["a"]' in raw
+    tricky = "Plan: phase 2 # now"
+    ours.run({"action": "update", "note_id": nid, "title": tricky})
+    metadata, _ = _chapter_parse_markdown((tmp_path / "w" / f"{nid}.md").read_text())
+    assert metadata["title"] == tricky
+    theirs = original(workspace=workspace)
+    theirs.run({"action": "update", "note_id": nid, "content": "edited by the original"})
+    assert ours.run({"action": "read", "note_id": nid}) | {"metadata": None} == {
+        "metadata": None,
+        "content": "edited by the original",
+    }
+    assert ours.run({"action": "read", "note_id": nid})["metadata"]["title"] == tricky
+    with pytest.raises(ValueError, match="at most 200"):
+        ours.run({"action": "create", "title": "t" * 201, "content": "c"})
+    ours.close()

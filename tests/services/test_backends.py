@@ -856,3 +856,29 @@ def test_a_note_is_found_by_its_path_or_file_name_and_a_hidden_one_is_not(backen
         with pytest.raises(notewell.NotFoundError) as missing:
             backend.resolve(ref, viewer=Viewer("bob"))
         assert str(missing.value) == f"no note at {ref}"  # the same words for hidden and absent
+
+
+def test_two_databases_writers_racing_on_one_chosen_id_make_one_note(pg_url):
+    # The loser met the primary key and was told "storage: duplicate key value ...".
+    import threading
+
+    stores = [notewell.open(pg_url) for _ in range(2)]
+    nid, barrier, out = notewell.new_note_id(), threading.Barrier(2), []
+
+    def add(store):
+        barrier.wait()
+        try:
+            out.append(store.add_note("# raced\n\nx", note_id=nid).id)
+        except notewell.NotewellError as exc:
+            out.append(exc.code)
+
+    try:
+        threads = [threading.Thread(target=add, args=(s,)) for s in stores]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        for s in stores:
+            s.close()
+    assert sorted(out) == sorted([nid, "conflict"])

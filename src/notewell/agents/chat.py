@@ -9,6 +9,7 @@ OpenAI-compatible server can stand behind it. The HTTP client lives with the int
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -142,6 +143,15 @@ class ClientChat:
         if not isinstance(model, str) or not model.strip():
             raise InvalidArgumentError("name the chat model the client should use (chat_model)")
         self._create, self.model = create, model.strip()
+        key = getattr(client, "api_key", None)
+        self._key = key if isinstance(key, str) and len(key) >= 8 else None
+
+    def _clean(self, text: str) -> str:
+        """*text* without the client's API key, or anything shaped like one, and short."""
+        if self._key:
+            text = text.replace(self._key, "***")
+        text = _KEY_SHAPED.sub("***", " ".join(text.split()))
+        return text if len(text) <= 300 else text[:297] + "..."
 
     def complete(
         self,
@@ -161,14 +171,22 @@ class ClientChat:
         try:
             answer = self._create(**body)
         except Exception as exc:  # the client's own errors (network, auth, rate limits): one kind here
-            raise UnavailableError(f"the chat client failed: {type(exc).__name__}: {exc}"[:300]) from None
+            raise UnavailableError(self._clean(f"the chat client failed: {type(exc).__name__}: {exc}")) from None
         if hasattr(answer, "model_dump"):
             answer = answer.model_dump()
         elif hasattr(answer, "to_dict"):
             answer = answer.to_dict()
         if not isinstance(answer, dict):
             raise UnavailableError(f"the chat client answered a {type(answer).__name__}, not a chat completion")
+        error = answer.get("error")
+        if error:
+            said = error.get("message") if isinstance(error, dict) else error
+            raise UnavailableError(self._clean(f"the chat model answered an error: {said}"))
         return reply_from_completion(answer, model=self.model, bad=_bad_reply)
+
+
+# API keys of the common providers (sk-..., sk-proj-..., gsk_..., xai-...), as an error may quote one.
+_KEY_SHAPED = re.compile(r"\b(?:sk|pk|rk|gsk|xai)[-_][A-Za-z0-9_-]{8,}")
 
 
 def _bad_reply(why: str) -> UnavailableError:

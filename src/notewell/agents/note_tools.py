@@ -49,6 +49,8 @@ class ToolContext:
             if self.chat is not None:
                 raise InvalidArgumentError("give a chat model or a client with chat_model, not both")
             self.chat = ClientChat(self.client, self.chat_model)
+        elif self.chat_model:
+            raise InvalidArgumentError("chat_model names the model a client uses: give client= too")
         self._opened = self.store is None
         if self.store is None:
             from ..services.opening import location_from_environment, open_store

@@ -109,8 +109,8 @@ class Notebook:
         text = render_template(task, " ".join(goal.split()))
         book._write(book.path, text)
         book._write(book.revisions / "0001.md", text)
-        book._chain_up_to(1)
-        book._save_state({"budget": budget, "retired": [], "said": {}, "created_at": now_iso()})
+        chained = book._chain_up_to(1)
+        book._save_state({"budget": budget, "retired": [], "said": {}, "created_at": now_iso(), **chained})
         return book
 
     def _require(self) -> None:
@@ -231,10 +231,18 @@ class Notebook:
         """How the accepted revisions differ from their chained records (an empty list: intact).
         Each record holds its revision's hash and the previous record's, as the raw log's index
         does for events: a checkpoint edited in place, or one taken away, shows here."""
+        self._recover()
         records = self._chain()
+        known = self.state().get("chain_length")
         if records is None:
+            if known:
+                return [f"the chain of accepted revisions ({self._chain_path.name}) was removed"]
             return []  # made before the chain: trusted as found, and chained at the next accept
         problems, prev = [], ""
+        if isinstance(known, int) and len(records) < known:
+            problems.append(f"the chain holds {len(records)} of the {known} records written: revisions were cut off")
+        elif isinstance(known, int) and known and records[known - 1].get("hash") != self.state().get("chain_head"):
+            problems.append("the chain's records differ from the ones written")
         for number, record in enumerate(records, 1):
             path = self.revisions / f"{number:04d}.md"
             try:
@@ -257,15 +265,41 @@ class Notebook:
             problems.append(f"{extra} accepted revision(s) after {len(records)} have no record in the chain")
         return problems
 
-    def _chain_up_to(self, number: int) -> None:
-        """Records for every accepted revision up to *number* (a notebook made before the chain
-        gets them for the revisions it has, as found)."""
+    def _pending(self, number: int) -> Path:
+        return self.revisions / f".{number:04d}.md.pending"
+
+    def _chain_up_to(self, number: int, text: str | None = None) -> dict[str, Any]:
+        """Records for every accepted revision up to *number* (the last one's *text*, when given,
+        is the revision about to be placed); a notebook made before the chain gets them for the
+        revisions it has, as found. Returns the chain's head and length, for state.json."""
         records = self._chain() or []
         prev = str(records[-1].get("hash", "")) if records else ""
         for n in range(len(records) + 1, number + 1):
-            records.append(self._link(n, self.accepted_text(n), prev))
+            body = text if text is not None and n == number else self.accepted_text(n)
+            records.append(self._link(n, body, prev))
             prev = records[-1]["hash"]
         self._write(self._chain_path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+        return {"chain_length": len(records), "chain_head": prev}
+
+    def _recover(self) -> None:
+        """Finish or drop an accept a crash cut short: a staged revision its record names is put
+        in place; one without a record is dropped."""
+        staged = sorted(self.revisions.glob(".[0-9]*.md.pending"))
+        if not staged:
+            return
+        records = self._chain() or []
+        for path in staged:
+            number = int(path.name[1:5])
+            final = self.revisions / f"{number:04d}.md"
+            record = records[number - 1] if 0 < number <= len(records) else None
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            if record is not None and record.get("sha256") == digest and not final.exists():
+                os.replace(path, final)
+                state = self.state()
+                state.update({"chain_length": len(records), "chain_head": str(records[-1].get("hash", ""))})
+                self._save_state(state)
+            else:
+                os.unlink(path)
 
     def _retired_in_history(self) -> set[str]:
         """Ids that left the notebook between accepted revisions, or went to Dropped."""
@@ -294,8 +328,12 @@ class Notebook:
         now = {i.id for i in parse_notebook(text).items}
         state["retired"] = sorted(set(state.get("retired", [])) | (before - now))
         self._chain_up_to(current)  # a notebook made before the chain: its history as found
-        self._write(self.revisions / f"{current + 1:04d}.md", text)
-        self._chain_up_to(current + 1)
+        # Staged, recorded, placed: the record is the commit point, so a crash before it leaves
+        # a staged file that is dropped, and one after it a staged file that is put in place.
+        pending = self._pending(current + 1)
+        self._write(pending, text)
+        state.update(self._chain_up_to(current + 1, text))
+        os.replace(pending, self.revisions / f"{current + 1:04d}.md")
         self._save_state(state)
         return AcceptResult(True, current + 1, [], warnings)
 

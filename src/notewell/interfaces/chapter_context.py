@@ -33,7 +33,9 @@ from ..services.contract import NoteStore
 __all__ = ["ContextBuilder", "ContextConfig", "ContextPacket"]
 
 _OPEN_KINDS = ("blocker", "action")
-_NOTHING_FOUND = ("未找到", "错误")  # what the original tools answer when they have nothing
+# How the original tools open an answer that holds nothing (not found, or their own error);
+# a result that only mentions such a word ("Go 的错误处理") is material like any other.
+_NOTHING_FOUND = ("未找到", "❌", "📝 未找到", "⚠️", "错误:", "错误：")
 
 
 class ContextPacket(_Packet):
@@ -68,19 +70,22 @@ class ContextPacket(_Packet):
 
 @dataclass
 class ContextConfig(_Config):
-    """notewell's settings plus the chapter's: ``reserve_ratio`` (of ``max_tokens`` kept for the
-    answer; 0.15, the original's default, keeps 600 of 4,000) and ``min_relevance`` (packets
-    scored lower are left out; the original's default 0.3)."""
+    """notewell's settings plus the chapter's: ``reserve_ratio`` (the share of ``max_tokens`` kept
+    for the answer, instead of ``reserve_tokens``; notewell's 600 is the original's 0.15 of 4,000)
+    and ``min_relevance`` (packets scored lower are left out; the original's default 0.3)."""
 
-    reserve_ratio: float = 0.15
+    reserve_ratio: float | None = None
     min_relevance: float = 0.3
 
     def __post_init__(self) -> None:
-        if not 0 <= self.reserve_ratio < 1:
-            raise InvalidArgumentError(f"reserve_ratio is a share of max_tokens in [0, 1), got {self.reserve_ratio}")
+        if self.reserve_ratio is not None:
+            if not 0 <= self.reserve_ratio < 1:
+                raise InvalidArgumentError(
+                    f"reserve_ratio is a share of max_tokens in [0, 1), got {self.reserve_ratio}"
+                )
+            self.reserve_tokens = int(self.max_tokens * self.reserve_ratio)
         if not 0 <= self.min_relevance <= 1:
             raise InvalidArgumentError(f"min_relevance is in [0, 1], got {self.min_relevance}")
-        self.reserve_tokens = int(self.max_tokens * self.reserve_ratio)
         self.check()
 
 
@@ -139,7 +144,7 @@ class ContextBuilder:
             except Exception as exc:  # another library's tool: any failure is reported, not raised
                 warnings.append(f"the {name} tool failed: {type(exc).__name__}: {exc}")
                 continue
-            if isinstance(found, str) and found.strip() and not any(m in found for m in _NOTHING_FOUND):
+            if isinstance(found, str) and found.strip() and not found.strip().startswith(_NOTHING_FOUND):
                 out.append(_Packet(found.strip(), kind=name, section="evidence", metadata={"type": name}))
         return out
 

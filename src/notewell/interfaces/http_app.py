@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, request_response
 
-from ..errors import InvalidArgumentError, NoteTooLargeError, NotewellError
+from ..errors import InvalidArgumentError, NoteTooLargeError, NotewellError, NotFoundError
 from ..model.access_tokens import Tokens
 from ..search.filters import FILTER_NAMES, FILTERS, MAX_FILTER_CHARS, MAX_FILTER_VALUES
 from ..services.agent_api import AgentAPI, Caller, caller_from_header
@@ -105,6 +105,15 @@ class _Handlers:
         if not isinstance(data, dict):
             raise InvalidArgumentError("the request body must be a JSON object")
         return data
+
+
+def _note_ref(request: Request) -> str:
+    """The note a path names: an id, or a path in the store ending in .md. Anything else with a
+    slash (/api/notes/search/, /api/notes/ID/history) is no route, as before paths were taken."""
+    ref = str(request.path_params["note_id"])
+    if "/" in ref and not ref.endswith(".md"):
+        raise NotFoundError(f"no route {request.url.path}")
+    return ref
 
 
 def _search_words(request: Request) -> str:
@@ -291,7 +300,7 @@ def make_app(
         return await call(api.list_notes, caller, **params), 200
 
     async def get_note(request: Request, caller: Caller) -> tuple[Any, int]:
-        note_id = request.path_params["note_id"]
+        note_id = _note_ref(request)
         attempt = request.query_params.get("working_attempt_id")
         revision = _int_param(request, "revision")
         render = request.query_params.get("render")
@@ -322,7 +331,7 @@ def make_app(
         return await call(api.add_note, caller, text, attempt_id=attempt, model=model), 201
 
     async def patch_note(request: Request, caller: Caller) -> tuple[Any, int]:
-        note_id = request.path_params["note_id"]
+        note_id = _note_ref(request)
         data = await h.body(request)
         # One change per request, so that a request either happens whole or not at all.
         if set(data) not in ({"text"}, {"add_tags"}):
@@ -332,11 +341,11 @@ def make_app(
         return await call(api.add_tag, caller, note_id, data["add_tags"]), 200
 
     async def delete_note(request: Request, caller: Caller) -> tuple[Any, int]:
-        return await call(api.delete_note, caller, request.path_params["note_id"]), 200
+        return await call(api.delete_note, caller, _note_ref(request)), 200
 
     async def links(request: Request, caller: Caller) -> tuple[Any, int]:
         depth = _int_param(request, "depth")
-        note_id = request.path_params["note_id"]
+        note_id = _note_ref(request)
         return await call(api.links, caller, note_id, depth=1 if depth is None else depth), 200
 
     async def start_attempt(request: Request, caller: Caller) -> tuple[Any, int]:

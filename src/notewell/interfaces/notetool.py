@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidQueryError, NotewellError
-from ..model.header import header_layout, parse_note, quote_value
+from ..model.header import header_layout, parse_note
 from ..model.header_edit import with_line
 from ..model.ids import is_note_id, new_note_id
 from ..model.note import Note
@@ -37,19 +37,27 @@ _FOREIGN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
 _EXTRA_FIELD = re.compile(r"(id|created_at|updated_at)\s*:\s*(.*?)\s*")
 INDEX_FILE = "notes_index.json"
 # A value YAML reads as the same string without quotes (and the original tool, which does not
-# unquote, reads as written): no indicator first, no ": " or " #", no trailing ':' or blank.
-_PLAIN = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`](?:(?!: | #)[^\n])*(?<![:\s])")
-_YAML_SPECIAL = re.compile(
-    r"(?i:true|false|yes|no|on|off|y|n|null|~)|[-+]?(?:\d[\d_]*)?\.?\d+(?:e[-+]?\d+)?|\d{4}-\d\d-\d\d.*|0x[0-9a-f]+|\.inf|\.nan"
-)
+# unquote, reads as written): it opens with a letter, every character is printable, it holds no
+# ": " or " #" and no YAML indicator that matters, and it is no word YAML reads as something else.
+_YAML_WORDS = frozenset("true false yes no on off y n null ~".split())
+_NOT_PLAIN = re.compile(r": | #|[:\s]$|[\[\]{}\"'`|>*&!%@]")
+TITLE_MAX = 200  # what notewell's header keeps as a title (LIMITS["title"])
 
 
 def chapter_value(value: str) -> str:
     """*value* as a header value the chapter's PyYAML reader, the original tool and notewell's
     parser all read back as *value*: bare when it can be, else JSON-quoted (a YAML string)."""
-    if _PLAIN.fullmatch(value) and not _YAML_SPECIAL.fullmatch(value):
+    bare = (
+        value[:1].isalpha()
+        and value.isprintable()
+        and _NOT_PLAIN.search(value) is None
+        and value.casefold() not in _YAML_WORDS
+    )
+    if bare:
         return value
-    return json.dumps(value, ensure_ascii=False)
+    # JSON's quoting is a YAML double-quoted string; YAML's reader refuses DEL, NEL and the line
+    # separators JSON leaves raw, so every unprintable character is escaped.
+    return "".join(ch if ch.isprintable() else json.dumps(ch)[1:-1] for ch in json.dumps(value, ensure_ascii=False))
 
 
 def chapter_text(nid: str, title: str, note_type: str, tags: list[str], created: str, updated: str, body: str) -> str:
@@ -80,7 +88,8 @@ def _content(note: Note) -> str:
         return note.body
     body = note.body.lstrip("\r\n")
     first, _, rest = body.partition("\n")
-    if first.rstrip("\r") == f"# {note.title}":
+    # The original writes back the title as it read it: quoted, if notewell quoted it.
+    if first.rstrip("\r") in (f"# {note.title}", f"# {json.dumps(note.title, ensure_ascii=False)}"):
         body = rest.lstrip("\r\n")
     return body.rstrip("\r\n")
 
@@ -168,10 +177,14 @@ class NoteTool:
         }
         if new == old:
             return
+        for left in self.workspace.glob(".notes_index.*.tmp"):  # a write a crash cut short
+            left.unlink(missing_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".notes_index.", suffix=".tmp", dir=self.workspace)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(new, fh, ensure_ascii=False, indent=2)
+                fh.flush()
+                os.fsync(fh.fileno())  # the new file whole on disk before it takes the name
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
@@ -251,6 +264,8 @@ class NoteTool:
         note_type = str(params.get("note_type") or "general")
         if any(ch in title + note_type for ch in "\r\n"):
             raise ValueError("a title and a note_type are one line of text each")
+        if len(title.strip()) > TITLE_MAX:
+            raise ValueError(f"a title is at most {TITLE_MAX} characters, got {len(title.strip())}")
         nid, now = new_note_id(), datetime.now().isoformat()
         text = chapter_text(nid, title.strip(), note_type, self._tags(params.get("tags")), now, now, content)
         return self.store.add_note(text, note_id=nid).id
@@ -268,14 +283,15 @@ class NoteTool:
         if title:
             if not isinstance(title, str) or "\n" in title or "\r" in title:
                 raise ValueError("a title must be one line of text")
-            text = with_line(text, "title", f"title: {quote_value(title)}")
+            if len(title) > TITLE_MAX:
+                raise ValueError(f"a title is at most {TITLE_MAX} characters, got {len(title)}")
+            text = with_line(text, "title", f"title: {chapter_value(title)}")
         if note_type:
             layout = header_layout(text)
             key = "type" if layout is not None and layout.first("type") is not None else "kind"
-            text = with_line(text, key, f"{key}: {quote_value(str(note_type))}")
+            text = with_line(text, key, f"{key}: {chapter_value(str(note_type))}")
         if tags is not None:
-            listed = ", ".join(quote_value(t) for t in self._tags(tags))
-            text = with_line(text, "tags", f"tags: [{listed}]")
+            text = with_line(text, "tags", f"tags: {json.dumps(self._tags(tags), ensure_ascii=False)}")
         old_content = _content(note)
         # A file the original tool wrote has a "# title" line above the content: keep that layout.
         headed = "id" in _extra_fields(note) and old_content != note.body.strip("\r\n")

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .notebook_doc import PREFIX, NotebookDoc, split_parts
-from .personal_data import personal_data_in
+from .personal_data import personal_data_in, possible_card_number
 from .token_count import estimate_tokens
 
 __all__ = [
@@ -301,6 +301,9 @@ def validate_notebook(
     for number, line in enumerate(text.splitlines(), 1):
         for problem in text_problems(line):
             err(Finding(number, f"this line: {problem}"))
+        if possible_card_number(line):
+            warn(Finding(number, "this line holds a number that could be a card number: if it is one, record where it"
+                         " lives, not its value"))  # fmt: skip
 
     if previous is not None:
         now = {i.id: i for i in doc.items}

@@ -11,10 +11,13 @@ from __future__ import annotations
 import re
 from datetime import date
 
-__all__ = ["personal_data_in"]
+__all__ = ["personal_data_in", "possible_card_number"]
 
-# 13 to 19 digits, in groups split by single spaces or dashes (or none).
-_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+# A card number as cards print it: 4-4-4-4, 4-6-5 or 4-4-4-4-3 digits with one separator, never
+# inside a word, an id or a hex string. A bare run of 15 or 16 digits could be one too, or an id
+# (3% of random 16-digit ids pass the checks): that is only warned about.
+_CARD = re.compile(r"(?<![\w.-])(?:\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|\d{4}([ -])\d{6}\2\d{5})(?![\w-]|\.\d)")
+_CARD_RUN = re.compile(r"(?<![\w.-])\d{15,16}(?![\w-]|\.\d)")
 _CARD_PREFIX = re.compile(
     r"4|5[1-5]|2(?:2[2-9][1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)|3[47]|6(?:011|5|4[4-9])|35(?:2[89]|[3-8]\d)|3(?:0[0-5]|[68])|62"
 )
@@ -34,8 +37,8 @@ def _luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
-def _card(text: str) -> bool:
-    for m in _CARD.finditer(text):
+def _card(text: str, pattern: re.Pattern[str] = _CARD) -> bool:
+    for m in pattern.finditer(text):
         digits = re.sub(r"[ -]", "", m.group())
         if len(set(digits)) > 1 and _CARD_PREFIX.match(digits) and _luhn(digits):
             return True
@@ -79,3 +82,8 @@ def personal_data_in(text: str) -> str | None:
     if _cn_id(text):
         return "a national id number"
     return None
+
+
+def possible_card_number(text: str) -> bool:
+    """A bare run of 15 or 16 digits that passes a card's checks: a card number, or an id."""
+    return _card(text, _CARD_RUN)

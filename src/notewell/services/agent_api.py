@@ -26,6 +26,7 @@ from ..errors import (
     ForbiddenError,
     InvalidArgumentError,
     InvalidQueryError,
+    NotFoundError,
     RateLimitedError,
     UnauthorizedError,
 )
@@ -262,6 +263,9 @@ class AgentAPI:
         """*ref* as a note id: a path or file name (``….md``) is resolved for the caller; an id
         is left to the store to check."""
         if isinstance(ref, str) and ref.endswith(".md") and not is_note_id(ref):
+            if not caller.local and (ref.startswith(("/", "\\")) or ":" in ref[:3]):
+                self._reader(caller)
+                raise NotFoundError(f"no note at {ref}")  # a caller over the network names paths in the store
             return self.resolve(caller, ref)
         return ref
 

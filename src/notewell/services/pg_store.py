@@ -138,6 +138,26 @@ class PgStore(PgSemanticMixin, NoteService):
         chosen_id: str | None = None,
     ) -> list[Note]:
         """Each batch in one transaction, holding the attempt against ending while it lands."""
+        if chosen_id is not None:
+            try:
+                return self._insert_checked(checked, author, model, attempt, note_kind, progress, batch, chosen_id)
+            except ConflictError:  # a writer that chose the same id got there first
+                raise ConflictError(
+                    f"the store has used the id {chosen_id} already: choose another (notewell.new_note_id())"
+                ) from None
+        return self._insert_checked(checked, author, model, attempt, note_kind, progress, batch, None)
+
+    def _insert_checked(
+        self,
+        checked: list[tuple[str, bytes]],
+        author: str | None,
+        model: str | None,
+        attempt: str | None,
+        note_kind: str,
+        progress: Progress | None,
+        batch: int,
+        chosen_id: str | None,
+    ) -> list[Note]:
         ids: list[str] = []
         for start in range(0, len(checked), batch):
             with self._db.transaction() as conn:

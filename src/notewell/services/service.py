@@ -248,34 +248,36 @@ class NoteService(BackgroundEmbedding, ABC):
         if not isinstance(ref, str) or not ref.endswith(".md") or is_note_id(ref):
             return check_note_id(ref)
         try:
-            found = self._note_at(ref)
+            found: str | None = self._note_at(ref)
         except NotFoundError:
-            name = ref.strip().replace("\\", "/").removeprefix("./")
-            if "/" in name or not name:
-                raise
+            found = None
+        if found is not None:
             with self._records() as records:
                 hidden = self._hidden(records, viewer)
-                named = [
-                    (nid, path)
-                    for nid, path in records.notes_named(name, _NAMED_MAX + 1 + (1000 if hidden else 0))
-                    if not (hidden and records.note_project(nid) in hidden)
-                ]
-            if not named:
-                raise NotFoundError(f"no note at {ref}") from None
-            if len(named) > 1:
-                paths = ", ".join(path for _, path in named[:_NAMED_MAX])
-                many = f"more than {_NAMED_MAX}" if len(named) > _NAMED_MAX else str(len(named))
-                raise InvalidArgumentError(
-                    f"{name} names {many} notes: give its path ({paths}, ...)"
-                    if len(named) > _NAMED_MAX
-                    else f"{name} names {many} notes: give its path ({paths})"
-                ) from None
-            return named[0][0]
+                if not (hidden and records.note_project(found) in hidden):
+                    return found
+            # A path only a hidden note has goes on as one nobody has: the same answer, the same work.
+        name = ref.strip().replace("\\", "/").removeprefix("./")
+        if "/" in name or not name:
+            raise NotFoundError(f"no note at {ref}")
         with self._records() as records:
             hidden = self._hidden(records, viewer)
-            if hidden and records.note_project(found) in hidden:
-                raise NotFoundError(f"no note at {ref}")  # as for a path nobody has
-        return found
+            named = [
+                (nid, path)
+                for nid, path in records.notes_named(name, _NAMED_MAX + 1 + (1000 if hidden else 0))
+                if not (hidden and records.note_project(nid) in hidden)
+            ]
+        if not named:
+            raise NotFoundError(f"no note at {ref}") from None
+        if len(named) > 1:
+            paths = ", ".join(path for _, path in named[:_NAMED_MAX])
+            many = f"more than {_NAMED_MAX}" if len(named) > _NAMED_MAX else str(len(named))
+            raise InvalidArgumentError(
+                f"{name} names {many} notes: give its path ({paths}, ...)"
+                if len(named) > _NAMED_MAX
+                else f"{name} names {many} notes: give its path ({paths})"
+            ) from None
+        return named[0][0]
 
     @service_call
     def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:

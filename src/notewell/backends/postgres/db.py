@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ...errors import BusyError, InvalidArgumentError, StorageError, UnavailableError
+from ...errors import BusyError, ConflictError, InvalidArgumentError, StorageError, UnavailableError
 
 __all__ = ["MIGRATIONS", "PgDatabase", "is_database_url"]
 
@@ -299,6 +299,9 @@ class PgDatabase:
             raise BusyError(f"two writers waited on each other; try again ({_first_line(exc)})") from None
         except psycopg.errors.LockNotAvailable as exc:
             raise BusyError(f"another writer holds the rows; try again ({_first_line(exc)})") from None
+        except psycopg.errors.UniqueViolation as exc:
+            # Two writers racing on one key (a chosen note id): the second meets what the first wrote.
+            raise ConflictError(f"the store holds this already ({_first_line(exc)})") from None
         except psycopg.OperationalError as exc:
             raise UnavailableError(f"database unavailable: {_first_line(exc)}") from None
         except psycopg.Error as exc:
