@@ -14,6 +14,7 @@ from typing import Dict, List  # noqa: UP035 - the chapter's code names them
 import pytest
 
 from notewell.compat import ContextBuilder, ContextConfig, ContextPacket, NoteTool
+from notewell.errors import InvalidArgumentError
 from tests.interfaces.hello_agents_loader import hello_agents_alone
 
 CHAPTER_CODE = textwrap.dedent(
@@ -242,7 +243,7 @@ def test_the_chapters_packets_and_config_by_their_names():
     failing = ContextBuilder(memory_tool=object(), rag_tool=None)
     failing.build(user_query="anything")
     assert failing.last is not None and "memory tool failed" in failing.last.warnings[0]
-    with pytest.raises(Exception, match="reserve_ratio"):
+    with pytest.raises(InvalidArgumentError, match="reserve_ratio"):
         ContextConfig(reserve_ratio=1.5)
     assert ContextConfig(max_tokens=4000, reserve_tokens=1000).reserve_tokens == 1000  # no ratio: as given
 
@@ -257,5 +258,5 @@ def test_the_chapters_packets_and_config_by_their_names():
     assert "%w 包裹" in kept.build(user_query="错误处理?")
     empty = ContextBuilder(rag_tool=ChineseRag("❌ 知识库为空"))
     assert "知识库为空" not in empty.build(user_query="错误处理?")
-    with pytest.raises(Exception, match="role and a content"):
+    with pytest.raises(InvalidArgumentError, match="role and a content"):
         builder.build(user_query="x", conversation_history=[42])

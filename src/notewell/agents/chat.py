@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import InvalidArgumentError, UnavailableError
 
-__all__ = ["ChatModel", "ChatReply", "ClientChat", "ToolCall", "reply_from_completion"]
+__all__ = ["ChatModel", "ChatReply", "ClientChat", "ToolCall", "completion_body", "reply_from_completion"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,25 @@ class ChatModel(Protocol):
 
 
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def completion_body(
+    model: str,
+    messages: list[dict[str, Any]],
+    *,
+    tools: list[dict[str, Any]] | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
+    """A chat completion request in OpenAI's shape, with only the options given."""
+    body: dict[str, Any] = {"model": model, "messages": list(messages)}
+    if tools:
+        body["tools"] = list(tools)
+    if temperature is not None:
+        body["temperature"] = temperature
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    return body
 
 
 def reply_from_completion(answer: dict[str, Any], *, model: str, bad: Callable[[str], Exception]) -> ChatReply:
@@ -161,13 +180,7 @@ class ClientChat:
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> ChatReply:
-        body: dict[str, Any] = {"model": self.model, "messages": list(messages)}
-        if tools:
-            body["tools"] = list(tools)
-        if temperature is not None:
-            body["temperature"] = temperature
-        if max_tokens is not None:
-            body["max_tokens"] = max_tokens
+        body = completion_body(self.model, messages, tools=tools, temperature=temperature, max_tokens=max_tokens)
         try:
             answer = self._create(**body)
         except Exception as exc:  # the client's own errors (network, auth, rate limits): one kind here

@@ -117,14 +117,16 @@ def _question_of(line: str) -> str:
     return line[2:].split(" | ")[0].removeprefix(_ASKED) if line.startswith("- ") else line
 
 
+def _joined_size(rows: list[str]) -> int:
+    return len("\n".join(rows))
+
+
 def _fit_rounds(lines: list[str], budget: int) -> list[str]:
     """*lines* (oldest first) within *budget* characters, every round still represented: the
     older rounds are told more briefly first and then folded into one line of their questions;
     the newest _RECENT_DETAIL rounds are told briefly only when that is not enough."""
 
-    def size(rows: list[str]) -> int:
-        return len("\n".join(rows))
-
+    size = _joined_size
     rows = list(lines)
     older = max(len(rows) - _RECENT_DETAIL, 0)
     for span in (range(older), range(len(rows))):  # the older rounds first, then all of them
@@ -145,9 +147,7 @@ def _fold(rows: list[str], budget: int, *, upto: int, last_resort: bool = False)
     share the room with the new ones); None when none does. As a *last_resort*, the newest
     questions that fit and how many came before."""
 
-    def size(parts: list[str]) -> int:
-        return len("\n".join(parts))
-
+    size = _joined_size
     if size(rows) <= budget:
         return rows
     asked: list[str] = []

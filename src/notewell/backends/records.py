@@ -82,9 +82,9 @@ class Records(Protocol):
         """A project's row (zeros and defaults when nothing names it)."""
         ...
 
-    def notes_named(self, name: str, limit: int) -> list[tuple[str, str]]:
+    def notes_named(self, name: str, limit: int, hidden: tuple[str, ...] = ()) -> list[tuple[str, str]]:
         """(id, path) of up to *limit* live notes whose file is named *name* (``go-tips.md``:
-        the path itself, or its last part), by path."""
+        the path itself, or its last part), by path, leaving out notes in the *hidden* projects."""
         ...
 
     def project_activity(self) -> list[tuple[str, str | None]]:

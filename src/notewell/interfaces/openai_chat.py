@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..agents.chat import ChatReply, reply_from_completion
+from ..agents.chat import ChatReply, completion_body, reply_from_completion
 from ..errors import InvalidArgumentError, UnavailableError
 
 __all__ = ["OPENAI_URL", "OpenAIChatClient", "chat_from_environment", "describe_chat_setup"]
@@ -80,14 +80,9 @@ class OpenAIChatClient:
         max_tokens: int | None = None,
     ) -> ChatReply:
         """Send the conversation; answer the model's reply (text, tool calls, or both)."""
-        body: dict[str, Any] = {"model": self.model, "messages": list(messages)}
+        body = completion_body(self.model, messages, tools=tools, temperature=temperature, max_tokens=max_tokens)
         if tools:
-            body["tools"] = list(tools)
             body["tool_choice"] = "auto"
-        if temperature is not None:
-            body["temperature"] = temperature
-        if max_tokens is not None:
-            body["max_tokens"] = max_tokens
         return self._parse(self._post(body))
 
     # -- HTTP -----------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import hashlib
 import re
 import secrets
 
-from ..errors import InvalidIdError
+from ..errors import ConflictError, InvalidIdError
 
 __all__ = [
     "ATTEMPT_ID_RE",
@@ -20,6 +20,7 @@ __all__ = [
     "is_note_id",
     "new_attempt_id",
     "new_note_id",
+    "used_id_error",
 ]
 
 ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -80,3 +81,8 @@ def check_note_id(note_id: object) -> str:
         shown = note_id if len(note_id) <= 60 else note_id[:57] + "..."
         raise InvalidIdError(f"not a note id: {shown!r} (ids look like nte_0h3k9x2c7m)")
     return note_id
+
+
+def used_id_error(note_id: str) -> ConflictError:
+    """The error for a chosen note id the store has used (both stores say it alike)."""
+    return ConflictError(f"the store has used the id {note_id} already: choose another (notewell.new_note_id())")

@@ -38,7 +38,7 @@ from ..backends.postgres.transfer import check_empty, export_folder, import_fold
 from ..backends.records import Changes, Records
 from ..errors import ConflictError, InvalidArgumentError, NotFoundError
 from ..model.attempt import Attempt, require_running, require_unfrozen
-from ..model.ids import new_note_id
+from ..model.ids import new_note_id, used_id_error
 from ..model.note import (
     DEFAULT_MAX_BYTES,
     Note,
@@ -138,50 +138,44 @@ class PgStore(PgSemanticMixin, NoteService):
         chosen_id: str | None = None,
     ) -> list[Note]:
         """Each batch in one transaction, holding the attempt against ending while it lands."""
-        if chosen_id is not None:
-            try:
-                return self._insert_checked(checked, author, model, attempt, note_kind, progress, batch, chosen_id)
-            except ConflictError:  # a writer that chose the same id got there first
-                raise ConflictError(
-                    f"the store has used the id {chosen_id} already: choose another (notewell.new_note_id())"
-                ) from None
-        return self._insert_checked(checked, author, model, attempt, note_kind, progress, batch, None)
-
-    def _insert_checked(
-        self,
-        checked: list[tuple[str, bytes]],
-        author: str | None,
-        model: str | None,
-        attempt: str | None,
-        note_kind: str,
-        progress: Progress | None,
-        batch: int,
-        chosen_id: str | None,
-    ) -> list[Note]:
         ids: list[str] = []
         for start in range(0, len(checked), batch):
-            with self._db.transaction() as conn:
-                who, what = author, model
-                if attempt is not None:
-                    running = require_running(
-                        PgChanges(conn, self._insert_summary).lock_attempt(attempt, "share"), attempt
-                    )
-                    who, what = running.credits(who, what)
-                rows = []
-                if chosen_id is not None and id_was_used(conn, chosen_id):
-                    raise ConflictError(
-                        f"the store has used the id {chosen_id} already: choose another (notewell.new_note_id())"
-                    )
-                for text, _data in checked[start : start + batch]:
-                    nid, at = chosen_id or new_note_id(), now_iso()
-                    rows.append(new_row(nid, f"{nid}.md", text, author=who, model=what, created=at, updated=at))
-                    rows[-1]["attempt_id"], rows[-1]["note_kind"] = attempt, note_kind
-                insert_rows(conn, rows)
+            try:
+                rows = self._insert_batch(checked[start : start + batch], author, model, attempt, note_kind, chosen_id)
+            except ConflictError:
+                if chosen_id is None:
+                    raise
+                raise used_id_error(chosen_id) from None  # another writer took the chosen id just now
             ids += [r["id"] for r in rows]
             if progress is not None:
                 progress(len(ids), len(checked))
         with self._db.transaction() as conn:
             return added_notes(conn, ids, attempt)
+
+    def _insert_batch(
+        self,
+        chunk: list[tuple[str, bytes]],
+        author: str | None,
+        model: str | None,
+        attempt: str | None,
+        note_kind: str,
+        chosen_id: str | None,
+    ) -> list[dict[str, Any]]:
+        """One transaction of new notes; their rows."""
+        with self._db.transaction() as conn:
+            who, what = author, model
+            if attempt is not None:
+                running = require_running(PgChanges(conn, self._insert_summary).lock_attempt(attempt, "share"), attempt)
+                who, what = running.credits(who, what)
+            if chosen_id is not None and id_was_used(conn, chosen_id):
+                raise used_id_error(chosen_id)
+            rows = []
+            for text, _data in chunk:
+                nid, at = chosen_id or new_note_id(), now_iso()
+                rows.append(new_row(nid, f"{nid}.md", text, author=who, model=what, created=at, updated=at))
+                rows[-1]["attempt_id"], rows[-1]["note_kind"] = attempt, note_kind
+            insert_rows(conn, rows)
+        return rows
 
     def _insert_summary(self, conn: Any, text: str, attempt: Attempt) -> str:
         nid, at = new_note_id(), now_iso()

@@ -261,22 +261,14 @@ class NoteService(BackgroundEmbedding, ABC):
         if "/" in name or not name:
             raise NotFoundError(f"no note at {ref}")
         with self._records() as records:
-            hidden = self._hidden(records, viewer)
-            named = [
-                (nid, path)
-                for nid, path in records.notes_named(name, _NAMED_MAX + 1 + (1000 if hidden else 0))
-                if not (hidden and records.note_project(nid) in hidden)
-            ]
+            named = records.notes_named(name, _NAMED_MAX + 1, self._hidden(records, viewer))
         if not named:
-            raise NotFoundError(f"no note at {ref}") from None
+            raise NotFoundError(f"no note at {ref}")
         if len(named) > 1:
             paths = ", ".join(path for _, path in named[:_NAMED_MAX])
-            many = f"more than {_NAMED_MAX}" if len(named) > _NAMED_MAX else str(len(named))
-            raise InvalidArgumentError(
-                f"{name} names {many} notes: give its path ({paths}, ...)"
-                if len(named) > _NAMED_MAX
-                else f"{name} names {many} notes: give its path ({paths})"
-            ) from None
+            if len(named) > _NAMED_MAX:
+                raise InvalidArgumentError(f"{name} names more than {_NAMED_MAX} notes: give its path ({paths}, ...)")
+            raise InvalidArgumentError(f"{name} names {len(named)} notes: give its path ({paths})")
         return named[0][0]
 
     @service_call

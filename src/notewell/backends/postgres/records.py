@@ -120,10 +120,12 @@ class PgRecords:
         )
         return row[0] if row else None
 
-    def notes_named(self, name: str, limit: int) -> list[tuple[str, str]]:
+    def notes_named(self, name: str, limit: int, hidden: tuple[str, ...] = ()) -> list[tuple[str, str]]:
         rows = self._all(
-            "SELECT id, path FROM notes WHERE path = %s OR right(path, %s) = %s ORDER BY path LIMIT %s",
-            (name, len(name) + 1, "/" + name, limit),
+            "SELECT n.id, n.path FROM notes n LEFT JOIN attempts a ON a.id = n.attempt_id"
+            " WHERE (n.path = %s OR right(n.path, %s) = %s) AND (a.project IS NULL OR NOT a.project = ANY(%s))"
+            " ORDER BY n.path LIMIT %s",
+            (name, len(name) + 1, "/" + name, list(hidden), limit),
         )
         return [(str(i), str(p)) for i, p in rows]
 

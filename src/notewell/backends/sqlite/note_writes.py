@@ -22,7 +22,7 @@ from typing import Any
 
 from ...errors import ConflictError, NotFoundError, StorageError
 from ...model.header import parse_note
-from ...model.ids import new_note_id
+from ...model.ids import new_note_id, used_id_error
 from ...model.note import check_text, derive_title
 from ...model.timestamps import now_iso
 from .files import NoteFolder
@@ -64,7 +64,7 @@ def fresh_ids(index: Index, count: int) -> list[str]:
 def chosen_ids(index: Index, chosen: str) -> list[str]:
     """[*chosen*] when this store never used that id; else ConflictError."""
     if used_ids(index, [chosen]):
-        raise ConflictError(f"the store has used the id {chosen} already: choose another (notewell.new_note_id())")
+        raise used_id_error(chosen)
     return [chosen]
 
 

@@ -111,13 +111,20 @@ class SqliteRecords:
         )
         return row[0] if row else None
 
-    def notes_named(self, name: str, limit: int) -> list[tuple[str, str]]:
+    def notes_named(self, name: str, limit: int, hidden: tuple[str, ...] = ()) -> list[tuple[str, str]]:
         # substr from the end: '/' and the name, compared whole (no LIKE, whose % and _ a name may hold).
-        sql = (
-            "SELECT id, path FROM note_index WHERE path = ?1 OR (length(path) > length(?1)"
-            " AND substr(path, length(path) - length(?1)) = '/' || ?1) ORDER BY path LIMIT ?2"
+        marks = ",".join("?" * len(hidden))
+        outside = (
+            f" AND NOT EXISTS (SELECT 1 FROM journal_meta j JOIN attempts a ON a.id = j.attempt"
+            f" WHERE j.id = n.id AND a.project IN ({marks}))"
+            if hidden
+            else ""
         )
-        return [(str(i), str(p)) for i, p in self._index.query(sql, (name, limit))]
+        sql = (
+            "SELECT n.id, n.path FROM note_index n WHERE (n.path = ? OR (length(n.path) > length(?)"
+            f" AND substr(n.path, length(n.path) - length(?)) = '/' || ?)){outside} ORDER BY n.path LIMIT ?"
+        )
+        return [(str(i), str(p)) for i, p in self._index.query(sql, (name, name, name, name, *hidden, limit))]
 
     def note_attempt(self, note_id: str) -> str | None:
         row = self._one("SELECT attempt FROM journal_meta WHERE id = ?", (note_id,))
