@@ -126,15 +126,17 @@ def _fit_rounds(lines: list[str], budget: int) -> list[str]:
     older rounds are told more briefly first and then folded into one line of their questions;
     the newest _RECENT_DETAIL rounds are told briefly only when that is not enough."""
 
-    size = _joined_size
     rows = list(lines)
+    total = _joined_size(rows)  # kept up to date line by line: joining every time was quadratic
     older = max(len(rows) - _RECENT_DETAIL, 0)
     for span in (range(older), range(len(rows))):  # the older rounds first, then all of them
         for level in (1, 2, 3):
             for k in span:
-                if size(rows) <= budget:
+                if total <= budget:
                     return rows
-                rows[k] = _brief(rows[k], level)
+                brief = _brief(rows[k], level)
+                total += len(brief) - len(rows[k])
+                rows[k] = brief
         folded = _fold(rows, budget, upto=len(span))
         if folded is not None:
             return folded
@@ -147,9 +149,12 @@ def _fold(rows: list[str], budget: int, *, upto: int, last_resort: bool = False)
     share the room with the new ones); None when none does. As a *last_resort*, the newest
     questions that fit and how many came before."""
 
-    size = _joined_size
-    if size(rows) <= budget:
+    if _joined_size(rows) <= budget:
         return rows
+    # What the rows after each point take (their lengths and the newlines between them).
+    after = [0] * (len(rows) + 1)
+    for k in range(len(rows) - 1, -1, -1):
+        after[k] = len(rows[k]) + (after[k + 1] + 1 if k + 1 < len(rows) else 0)
     asked: list[str] = []
     uncounted = 0  # rounds an earlier summary could only count
     for taken in range(1, upto + 1):
@@ -159,12 +164,11 @@ def _fold(rows: list[str], budget: int, *, upto: int, last_resort: bool = False)
                 uncounted += int(counted.group(1))
             else:
                 asked.append(item)
-        rest = rows[taken:]
         lead = f"({uncounted} rounds before); " if uncounted else ""
-        room = budget - size(rest) - len(_EARLIER) - len(lead) - (1 if rest else 0)
+        room = budget - after[taken] - len(_EARLIER) - len(lead) - (1 if taken < len(rows) else 0)
         each = room // max(len(asked), 1) - 2
         if (taken > 1 or rows[0].startswith(_EARLIER)) and each >= _FOLDED_MIN:
-            return [_EARLIER + lead + "; ".join(_clip(q, each) for q in asked), *rest]
+            return [_EARLIER + lead + "; ".join(_clip(q, each) for q in asked), *rows[taken:]]
     if not last_resort or not asked:
         return None
     keep = max(1, (budget - len(_EARLIER) - 24) // (_FOLDED_MIN + 2))
