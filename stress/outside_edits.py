@@ -87,10 +87,12 @@ class Client:
         raise AssertionError("unreachable")
 
     def search(self, q: str, limit: int = 5) -> list[str]:
+        """The ids of the notes whose current text *q* matches (not those found through an older
+        revision: a replaced text stays searchable as one, after the current matches)."""
         status, body = self.get("/api/notes/search", q=q, limit=limit)
         if status != 200:
             raise RuntimeError(f"search {q!r} answered {status}: {body}")
-        return [c["id"] for c in body["cards"]]
+        return [c["id"] for c in body["cards"] if c.get("matched_revision") is None]
 
     def note(self, nid: str) -> tuple[int, Any]:
         return self.get(f"/api/notes/{nid}")

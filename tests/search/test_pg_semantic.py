@@ -85,7 +85,7 @@ def test_a_header_change_is_dealt_with_without_running_the_model(pg_url):
         note = store.add_note("# alpha\n\nfirst words")
         store.embed_pending()
         store.add_tag(note.id, "greek")  # the header changes; the title and body do not
-        assert store.embed_pending() == {"embedded": 1, "pending": 0}
+        assert store.embed_pending() == {"embedded": 1, "pending": 0, "revisions": 0}
         assert embedder.texts == ["alpha\n# alpha\n\nfirst words"]
         store.edit_note(note.id, "# alpha\n\nother words")
         store.embed_pending()
@@ -116,11 +116,13 @@ def test_a_vector_of_an_older_text_never_replaces_a_newer_one(pg_url, monkeypatc
             return original(self, texts)
 
         monkeypatch.setattr(HashEmbedder, "embed_documents", edit_meanwhile)
-        assert store.embed_pending() == {"embedded": 1, "pending": 1}
+        # The middle text, superseded meanwhile, is embedded as revision 2 (revision 1 takes a
+        # copy of the vectors still current, without the model).
+        assert store.embed_pending() == {"embedded": 1, "pending": 1, "revisions": 1}
         # The middle text's vectors were not written; the note waits, unclaimed, for its newest.
         assert _sql(store, "SELECT DISTINCT revision FROM note_vectors") == [(1,)]
         assert _sql(store, "SELECT claimed_by FROM embed_queue") == [(None,)]
-        assert store.embed_pending() == {"embedded": 1, "pending": 0}
+        assert store.embed_pending() == {"embedded": 1, "pending": 0, "revisions": 0}
         assert _sql(store, "SELECT DISTINCT revision FROM note_vectors") == [(3,)]
         card = store.search_notes("kingfishers", mode="semantic")[0]
         assert card.id == note.id and "kingfishers" in card.snippet
@@ -132,9 +134,9 @@ def test_a_vector_of_an_older_text_never_replaces_a_newer_one(pg_url, monkeypatc
 def test_a_note_claimed_by_another_server_waits_for_its_lease_to_run_out(pstore):
     pstore.add_note("# claimed\n\nby someone else")
     _sql(pstore, "UPDATE embed_queue SET claimed_by = 'elsewhere', claimed_until = now() + interval '1 hour'")
-    assert pstore.embed_pending() == {"embedded": 0, "pending": 1}
+    assert pstore.embed_pending() == {"embedded": 0, "pending": 1, "revisions": 0}
     _sql(pstore, "UPDATE embed_queue SET claimed_until = now() - interval '1 second'")  # that server died
-    assert pstore.embed_pending() == {"embedded": 1, "pending": 0}
+    assert pstore.embed_pending() == {"embedded": 1, "pending": 0, "revisions": 0}
 
 
 def test_a_model_failure_releases_the_claims(pg_url):
@@ -157,7 +159,7 @@ def test_vectors_of_another_model_are_embedded_again_never_mixed(pg_url):
     with notewell.open(pg_url, embedder=HashEmbedder(128)) as second:
         assert second.pending_embeddings() == 1
         assert second.search_notes("apple", mode="semantic") == []
-        assert second.embed_pending() == {"embedded": 1, "pending": 0}
+        assert second.embed_pending() == {"embedded": 1, "pending": 0, "revisions": 0}
         assert [c.title for c in second.search_notes("apple", mode="semantic")] == ["one"]
         assert _sql(second, "SELECT DISTINCT model, dim FROM note_vectors") == [("hash-128", 128)]
 

@@ -702,7 +702,7 @@ def test_semantic_search_finds_the_nearest_note_with_its_passage(sbackend):
     far = sbackend.add_note("# Restart policy\n\nLuby restarts beat geometric ones on the medium fixtures.")
     assert sbackend.pending_embeddings() == 2
     assert sbackend.search_notes("worker refills cache", mode="semantic") == []  # not embedded yet
-    assert sbackend.embed_pending() == {"embedded": 2, "pending": 0}
+    assert sbackend.embed_pending() == {"embedded": 2, "pending": 0, "revisions": 0}
     cards = sbackend.search_notes("worker refills cache", mode="semantic")
     assert [c.id for c in cards] == [near.id, far.id]
     assert cards[0].mode == "semantic" and 0 < cards[0].score <= 1 and cards[0].score > cards[1].score
@@ -771,8 +771,8 @@ def test_hybrid_fuses_the_keyword_and_semantic_lists(sbackend):
 def test_the_pending_count_falls_to_zero_and_wait_embeds_first(sbackend):
     notes = [sbackend.add_note(f"# n{i}\n\nplum {i}") for i in range(5)]
     assert sbackend.pending_embeddings() == 5
-    assert sbackend.embed_pending(limit=2) == {"embedded": 2, "pending": 3}
-    assert sbackend.embed_pending() == {"embedded": 3, "pending": 0}
+    assert sbackend.embed_pending(limit=2) == {"embedded": 2, "pending": 3, "revisions": 0}
+    assert sbackend.embed_pending() == {"embedded": 3, "pending": 0, "revisions": 0}
     sbackend.add_note("# n5\n\nplum 5 quince")
     assert sbackend.search_notes("plum 5 quince", mode="semantic", wait=True)[0].title == "n5"
     assert sbackend.pending_embeddings() == 0 and len(notes) == 5

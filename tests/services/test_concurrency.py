@@ -308,7 +308,7 @@ def test_a_read_does_not_wait_behind_another_writer(store_dir):
         assert [c.id for c in found] == [nid]  # the index as last committed, whole
         holder.join()
         assert [c.id for c in s.search_notes("new")] == [nid]  # the change was kept and applied
-        assert s.search_notes("old") == []
+        assert [(c.id, c.matched_revision) for c in s.search_notes("old")] == [(nid, 1)]  # as revision 1
 
 
 def test_a_read_deferred_too_long_waits_its_turn(store_dir, monkeypatch):

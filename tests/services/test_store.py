@@ -93,7 +93,8 @@ def test_edit_keeps_previous_revisions(backend):
         (3, "edit", None, True),
     ]
     assert store.search_notes("third")[0].id == n.id
-    assert store.search_notes("first") == []
+    # Words only an older revision has find the note through that revision (spec 002).
+    assert [(c.id, c.matched_revision) for c in store.search_notes("first")] == [(n.id, 1)]
     with pytest.raises(NotFoundError):
         store.get_note(n.id, revision=9)
     with pytest.raises(InvalidArgumentError):

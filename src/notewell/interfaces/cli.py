@@ -343,7 +343,8 @@ def cmd_embed(args: argparse.Namespace) -> None:
     if args.json:
         _emit_json(result)
     else:
-        print(f"embedded {result['embedded']} note(s); {result['pending']} waiting")
+        older = f" and {result['revisions']} older revision(s)" if result.get("revisions") else ""
+        print(f"embedded {result['embedded']} note(s){older}; {result['pending']} waiting")
 
 
 def cmd_list(args: argparse.Namespace) -> None:

@@ -46,6 +46,10 @@ _CARD = {
         "snippet": {"type": "string"},
         "score": {"type": ["number", "null"]},
         "mode": {"type": "string"},
+        "matched_revision": {
+            "type": ["integer", "null"],
+            "description": "the older revision whose text matched (null: the current text); such cards come last",
+        },
     },
 }
 _NOTE = {

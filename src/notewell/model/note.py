@@ -25,6 +25,8 @@ __all__ = [
     "derive_title",
     "heading_text",
     "note_from_text",
+    "superseded_texts",
+    "title_and_body",
 ]
 
 DEFAULT_MAX_BYTES = 1024 * 1024
@@ -134,6 +136,20 @@ def derive_title(parsed: ParsedNote, filename: str) -> str:
     return stem[:-3] if stem.endswith(".md") else stem
 
 
+def title_and_body(text: str, filename: str) -> tuple[str, str]:
+    """The title (:func:`derive_title`) and the body of a note's text, as the index keeps them."""
+    parsed = parse_note(text)
+    return derive_title(parsed, filename), parsed.body
+
+
+def superseded_texts(versions: Sequence[tuple[int, str]], filename: str) -> list[tuple[int, str, str]]:
+    """(revision, title, body) of each of a note's revisions whose title or body the next one
+    changed, from its (revision, text) pairs oldest first, the current text last: what search
+    keeps of older revisions (one that changed only the header adds nothing to find)."""
+    parts = [(revision, *title_and_body(text, filename)) for revision, text in versions]
+    return [part for part, after in zip(parts, parts[1:], strict=False) if part[1:] != after[1:]]
+
+
 def _copied(value: Any) -> Any:
     """*value* with its lists and dicts copied, as dataclasses.asdict copies them (a list of
     strings in one C call: asdict deep-copied each of a note's 50,000 links, 0.4 s a read)."""
@@ -172,6 +188,9 @@ class Card:
     attempt_outcome: str | None = None
     attempt_ended_at: str | None = None
     mode: str = "keyword"  # the engine that found it: keyword or semantic (its score is that engine's)
+    # The older revision whose text matched (None: the current text). Such a card comes after
+    # every card its current text found; the rest of it is the note as it is now.
+    matched_revision: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return _as_dict(self)

@@ -3,7 +3,9 @@
 A store supplies its :class:`Engines` (keyword and semantic search over its own tables) and
 the plan decides the rest, the same on SQLite and PostgreSQL: which engines a mode asks and
 in what order, how many hits each gives, where semantic search takes its feedback from, and
-how hybrid fuses the two lists (:mod:`.fusion`).
+how hybrid fuses the two lists (:mod:`.fusion`), and that older revisions fill only the
+places the current texts left: a note found by a superseded text alone comes after every note
+its current text found, in every mode, on a card naming the revision (``matched_revision``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,16 @@ class Engines(Protocol):
         """The best *limit* cards by meaning, the query vector moved towards the *feedback* notes."""
         ...
 
+    def older_keyword(self, query: str, limit: int, filters: Filters, exclude: set[str]) -> list[Card]:
+        """The best *limit* keyword cards (none in *exclude*) from the notes' older revisions."""
+        ...
+
+    def older_semantic(
+        self, query: str, limit: int, filters: Filters, exclude: set[str], feedback: list[str]
+    ) -> list[Card]:
+        """The best *limit* cards by meaning (none in *exclude*) from the notes' older revisions."""
+        ...
+
     def require_model(self) -> None:
         """Make the embedder now (UnavailableError for a store without one)."""
         ...
@@ -59,7 +71,8 @@ def run_search(request: SearchRequest, filters: Filters, engines: Engines) -> li
     """The cards *request* asks for, *filters* being its filters scoped to the viewer."""
     query, limit, mode = request.query, request.limit, request.mode
     if mode == "keyword":
-        return engines.keyword(query, limit, filters)
+        current = engines.keyword(query, limit, filters)
+        return current + _older_keyword(engines, query, limit - len(current), filters, current)
     if mode == "hybrid":
         engines.require_model()
         if request.wait:
@@ -69,9 +82,17 @@ def run_search(request: SearchRequest, filters: Filters, engines: Engines) -> li
         # Each engine gives a pool; only the fused top gets its keyword snippet made.
         makers: dict[str, Callable[[], str]] = {}
         keyword = engines.keyword(query, pool, filters, coverage, makers)
-        semantic = engines.semantic(query, pool, filters, [c.id for c in keyword])
+        feedback = [c.id for c in keyword]
+        semantic = engines.semantic(query, pool, filters, feedback)
         fused = fuse_hybrid({"keyword": keyword, "semantic": semantic}, coverage, limit)
-        return [replace(c, snippet=makers[c.id]()) if c.id in makers else c for c in fused]
+        fused = [replace(c, snippet=makers[c.id]()) if c.id in makers else c for c in fused]
+        if len(fused) >= limit:
+            return fused
+        # Older revisions, for the places left: their keyword hits, then their semantic ones.
+        found = keyword + semantic
+        older = _older_keyword(engines, query, limit - len(fused), filters, found)
+        older += _older_semantic(engines, query, limit - len(fused) - len(older), filters, found + older, feedback)
+        return fused + [replace(c, mode="hybrid") for c in older]
     wanted = feedback_limit()
     cards: list[Card] = []
     if mode == "both":
@@ -81,6 +102,7 @@ def run_search(request: SearchRequest, filters: Filters, engines: Engines) -> li
             feedback = [c.id for c in cards[:wanted]]
         else:
             feedback = engines.feedback_ids(query, wanted, filters)
+        cards += _older_keyword(engines, query, limit - len(cards), filters, cards)
     else:
         try:
             feedback = engines.feedback_ids(query, wanted, filters) if wanted else []
@@ -89,4 +111,24 @@ def run_search(request: SearchRequest, filters: Filters, engines: Engines) -> li
     engines.require_model()
     if request.wait:
         engines.embed_waiting()
-    return cards + engines.semantic(query, limit, filters, feedback)
+    semantic = engines.semantic(query, limit, filters, feedback)
+    return cards + semantic + _older_semantic(engines, query, limit - len(semantic), filters, semantic, feedback)
+
+
+def _older_keyword(engines: Engines, query: str, room: int, filters: Filters, found: list[Card]) -> list[Card]:
+    """Up to *room* keyword cards from older revisions of notes not *found* already."""
+    if room <= 0:
+        return []
+    try:
+        return engines.older_keyword(query, room, filters, {c.id for c in found})
+    except InvalidQueryError:
+        return []  # a query the current pass read and older texts cannot (never an error of its own)
+
+
+def _older_semantic(
+    engines: Engines, query: str, room: int, filters: Filters, found: list[Card], feedback: list[str]
+) -> list[Card]:
+    """Up to *room* cards by meaning from older revisions of notes not *found* already."""
+    if room <= 0:
+        return []
+    return engines.older_semantic(query, room, filters, {c.id for c in found}, feedback)

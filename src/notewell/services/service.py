@@ -138,6 +138,10 @@ class NoteService(BackgroundEmbedding, ABC):
         """Embed up to *limit* waiting notes (all when None); how many were embedded."""
 
     @abstractmethod
+    def _embed_older(self, embedder: Embedder, limit: int | None) -> int:
+        """Embed up to *limit* older revisions that have no vectors yet (all when None); how many."""
+
+    @abstractmethod
     def _pending_count(self, model_id: str) -> int:
         """How many notes wait for embedding by *model_id*."""
 
@@ -160,14 +164,17 @@ class NoteService(BackgroundEmbedding, ABC):
     @service_call
     def embed_pending(self, *, limit: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
         """Embed the notes waiting for it (new, changed, made outside notewell, or embedded by
-        another model; on a shared database, those no other server is embedding). Returns how
-        many were embedded and how many still wait."""
+        another model; on a shared database, those no other server is embedding), then, with
+        what *limit* leaves, older revisions not embedded yet (search finds their meaning after
+        the current texts'). Returns how many notes were embedded, how many still wait, and how
+        many older revisions were embedded."""
         if limit is not None:
             whole_number("limit", limit)
         embedder = self._embedder_now()
         with self._embedding_turn():
             done = self._embed_some(embedder, limit, progress)
-            return {"embedded": done, "pending": self._pending_count(embedder.model_id)}
+            older = self._embed_older(embedder, None if limit is None else limit - done) if limit != done else 0
+            return {"embedded": done, "pending": self._pending_count(embedder.model_id), "revisions": older}
 
     @service_call
     def pending_embeddings(self) -> int:

@@ -51,9 +51,10 @@ from ..backends.sqlite.notes import (
     note_text,
     queued_count,
 )
+from ..backends.sqlite.old_revisions import embed_old_revisions, older_keyword_search, older_semantic_search
 from ..backends.sqlite.rebuild import Rebuild
 from ..backends.sqlite.records import SqliteChanges, SqliteRecords
-from ..backends.sqlite.semantic import VectorMatrix, semantic_search
+from ..backends.sqlite.semantic import VectorMatrix, opening_vectors, semantic_search
 from ..backends.sqlite.sync import Syncer, SyncReport
 from ..backends.sqlite.tokens import TokenBook
 from ..backends.sqlite.transfer import transfer_rows
@@ -80,6 +81,8 @@ from ..model.visibility import Viewer
 from ..search.embedder_slot import EmbedderSlot
 from ..search.embedders import Embedder
 from ..search.filters import Filters
+from ..search.old_passages import OldPassages
+from ..search.passages import feedback_notes
 from ..search.plan import Engines
 from ..search.request import SearchRequest
 from .service import NoteLoader, NoteService
@@ -148,6 +151,7 @@ class Store(WatchingMixin, NoteService):
         if not isinstance(ann, bool) and (not isinstance(ann, int) or ann < 1):
             raise InvalidArgumentError(f"ann must be True, False or a number of passages, got {ann!r}")
         # An approximate index (usearch) from ANN_MIN passages, or from the number given.
+        self._old_vectors = OldPassages()  # older revisions' passages (search.old_passages)
         self._vectors = VectorMatrix(ann_min=(ANN_MIN if ann is True else ann) if ann else None)
         self._embedding: threading.Thread | None = None
         self._embedding_stop = threading.Event()
@@ -191,7 +195,10 @@ class Store(WatchingMixin, NoteService):
                     index.close()
                     index = Index(self.root, busy_timeout=self._busy_timeout)
                 with translated():
-                    return embed_pending(index, embedder, lambda nid: note_text(index, nid), limit=_EMBED_STEP)
+                    done = embed_pending(index, embedder, lambda nid: note_text(index, nid), limit=_EMBED_STEP)
+                    return done + (
+                        embed_old_revisions(index, embedder, _EMBED_STEP - done) if done < _EMBED_STEP else 0
+                    )
 
         try:
             yield step
@@ -633,6 +640,9 @@ class Store(WatchingMixin, NoteService):
     def _embed_some(self, embedder: Embedder, limit: int | None, progress: Progress | None) -> int:
         return self._embed(limit, progress)
 
+    def _embed_older(self, embedder: Embedder, limit: int | None) -> int:
+        return embed_old_revisions(self._index, embedder, limit)
+
     def _pending_count(self, model_id: str) -> int:
         with self._read() as index:
             return pending_count(index, model_id)
@@ -699,8 +709,29 @@ class _Engines:
             store._index, store._embedder_now(), store._vectors, query, limit=limit, filters=filters, feedback=feedback
         )
 
+    def older_keyword(self, query: str, limit: int, filters: Filters, exclude: set[str]) -> list[Card]:
+        return older_keyword_search(self._store._index, query, limit=limit, filters=filters, exclude=exclude)
+
+    def older_semantic(
+        self, query: str, limit: int, filters: Filters, exclude: set[str], feedback: list[str]
+    ) -> list[Card]:
+        store = self._store
+        embedder = store._embedder_now()
+        return older_semantic_search(
+            store._index,
+            embedder,
+            store._old_vectors,
+            query,
+            limit=limit,
+            filters=filters,
+            exclude=exclude,
+            openings=lambda: opening_vectors(store._index, embedder, feedback_notes(feedback)),
+        )
+
     def require_model(self) -> None:
         self._store._embedder_now()
 
     def embed_waiting(self) -> None:
-        self._store._embed(None, None)
+        store = self._store
+        store._embed(None, None)
+        embed_old_revisions(store._index, store._embedder_now(), None)

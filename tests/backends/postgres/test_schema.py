@@ -61,7 +61,7 @@ def test_a_version_3_database_gains_the_grams_of_its_notes_by_upgrade(pg_url, mo
         notewell.open(pg_url)
     db = PgDatabase(pg_url)
     try:
-        assert db.upgrade() == [4]
+        assert db.upgrade() == [4, 5]
         with db.transaction() as conn:
             assert conn.execute("SELECT to_regclass('notes_body_trgm')").fetchone()[0] is None
             assert conn.execute("SELECT count(*) FROM notes WHERE cjk_grams @> '{素数}'").fetchone()[0] == 2
@@ -72,3 +72,25 @@ def test_a_version_3_database_gains_the_grams_of_its_notes_by_upgrade(pg_url, mo
         assert len(store.search_notes("数")) == 3
         later = store.add_note("# 后来\n\n素数\n")  # and a note added after the upgrade
         assert store.search_notes("素数")[0].id == later.id
+
+
+def test_a_version_4_database_gains_its_older_revisions_by_upgrade(pg_url, monkeypatch):
+    from notewell.backends.postgres import db as pg
+
+    monkeypatch.setattr(pg, "MIGRATIONS", MIGRATIONS[:4])  # the schema before old_revisions
+    with notewell.open(pg_url) as store:
+        note = store.add_note("---\ntitle: plan\n---\nthe numbat survey\n")
+        store.edit_note(note.id, "---\ntitle: plan\n---\nthe survey\n")
+        store.edit_note(note.id, "---\ntitle: plan\n---\nthe survey, done\n")
+    monkeypatch.undo()
+    db = PgDatabase(pg_url)
+    try:
+        assert db.upgrade() == [5]
+        with db.transaction() as conn:
+            rows = conn.execute("SELECT revision, title, body FROM old_revisions ORDER BY revision").fetchall()
+        assert rows == [(1, "plan", "the numbat survey\n"), (2, "plan", "the survey\n")]  # the header left out
+    finally:
+        db.close()
+    with notewell.open(pg_url) as store:
+        assert [(c.id, c.matched_revision) for c in store.search_notes("numbat")] == [(note.id, 1)]
+        assert store.search_notes("title") == []  # header words are not body text

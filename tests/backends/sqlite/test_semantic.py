@@ -25,7 +25,7 @@ def test_notes_wait_in_a_queue_until_embedded(sstore):
     b = sstore.add_note("# Restart policy\n\nLuby restarts beat geometric ones on the medium fixtures.")
     assert sstore.pending_embeddings() == 2
     assert sstore.search_notes("cache refills", mode="semantic") == []  # not embedded yet
-    assert sstore.embed_pending() == {"embedded": 2, "pending": 0}
+    assert sstore.embed_pending() == {"embedded": 2, "pending": 0, "revisions": 0}
     cards = sstore.search_notes("cache refills", mode="semantic")
     assert cards[0].id == a.id and cards[0].mode == "semantic" and 0 < cards[0].score <= 1
     assert "refills the cache" in cards[0].snippet

@@ -66,7 +66,7 @@ def test_a_reindex_keeps_every_vector_and_embeds_nothing(store_dir):
     # Found at once, with nothing embedded again (not even on a search that waits).
     cards = s.search_notes("apricot quince orchard 2", mode="semantic", wait=True)
     assert cards[0].id == notes[2].id and len(cards) == 5
-    assert s.embed_pending() == {"embedded": 0, "pending": 0}
+    assert s.embed_pending() == {"embedded": 0, "pending": 0, "revisions": 0}
     assert embedder.documents == 0
     assert [t.name for t in s.token_book().list()] == ["agent"]
     assert _index_files(store_dir) == []  # the old index is gone once the new one is done
@@ -106,7 +106,7 @@ def test_another_model_s_vectors_are_not_reused(store_dir):
     report = s.reindex()
     assert (report.vectors_kept, report.to_embed) == (0, 5)
     assert s.search_notes("apricot quince orchard", mode="semantic") == []
-    assert s.embed_pending() == {"embedded": 5, "pending": 0}
+    assert s.embed_pending() == {"embedded": 5, "pending": 0, "revisions": 0}
     assert other.documents == len(_vectors(s)) and {row[2] for row in _vectors(s)} == {"hash-128"}
     assert len(s.search_notes("apricot quince orchard", mode="semantic")) == 5
     s.close()

@@ -8,11 +8,12 @@ database is opened (the ``postgres`` extra), so ``import notewell`` stays light.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from ...errors import BusyError, ConflictError, InvalidArgumentError, StorageError, UnavailableError
+from ...model.note import superseded_texts
 
 __all__ = ["MIGRATIONS", "PgDatabase", "is_database_url"]
 
@@ -236,7 +237,110 @@ MIGRATIONS: list[tuple[str, str]] = [
         $fn$;
         """,
     ),
+    (
+        "older revisions searchable: their words and their passage vectors",
+        r"""
+        -- Every superseded text of a live note: its title and body as notes has them, weighted
+        -- and gram-indexed as notes' are, so that keyword search reads it with the same query.
+        -- Written by the trigger below when a note's text changes (every write path), and for
+        -- the notes already there by this upgrade (notewell.backends.postgres.old_revisions).
+        CREATE TABLE old_revisions(
+          seq bigserial UNIQUE,
+          id text NOT NULL,
+          revision integer NOT NULL,
+          title text NOT NULL,
+          body text NOT NULL,
+          tsv tsvector GENERATED ALWAYS AS (
+            setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', body), 'B')
+          ) STORED,
+          cjk_grams text[] NOT NULL GENERATED ALWAYS AS (notewell_cjk_grams(title, body)) STORED,
+          PRIMARY KEY(id, revision)
+        );
+        CREATE INDEX old_revisions_tsv ON old_revisions USING gin(tsv) WITH (fastupdate = off);
+        CREATE INDEX old_revisions_cjk_grams ON old_revisions USING gin(cjk_grams) WITH (fastupdate = off);
+        -- The passage vectors of those texts: moved over from note_vectors when a note is
+        -- embedded anew, or made from the text above. seq with the count tells a server's
+        -- matrix it is stale.
+        CREATE TABLE old_vectors(
+          seq bigserial UNIQUE,
+          note_id text NOT NULL,
+          revision integer NOT NULL,
+          chunk integer NOT NULL,
+          model text NOT NULL,
+          dim integer NOT NULL,
+          start integer NOT NULL,
+          stop integer NOT NULL,
+          vector bytea NOT NULL,
+          PRIMARY KEY(note_id, revision, model, chunk)
+        );
+        CREATE INDEX old_vectors_model ON old_vectors(model, dim);
+        CREATE FUNCTION notewell_keep_old_revision() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        BEGIN
+          INSERT INTO old_revisions(id, revision, title, body) VALUES (OLD.id, OLD.revision, OLD.title, OLD.body)
+            ON CONFLICT DO NOTHING;
+          RETURN NULL;
+        END
+        $fn$;
+        CREATE TRIGGER notes_keep_old_revision AFTER UPDATE OF text ON notes
+          -- A change of the header alone adds nothing to find: every word is still there.
+          FOR EACH ROW WHEN (NEW.revision > OLD.revision
+            AND (OLD.title, OLD.body) IS DISTINCT FROM (NEW.title, NEW.body))
+          EXECUTE FUNCTION notewell_keep_old_revision();
+        CREATE FUNCTION notewell_forget_old_revisions() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        BEGIN
+          DELETE FROM old_revisions WHERE id = OLD.id;
+          DELETE FROM old_vectors WHERE note_id = OLD.id;
+          RETURN NULL;
+        END
+        $fn$;
+        CREATE TRIGGER notes_forget_old_revisions AFTER DELETE ON notes
+          FOR EACH ROW EXECUTE FUNCTION notewell_forget_old_revisions();
+        -- A note's vectors being replaced: those of a text now superseded stay, as the newest
+        -- older revision with that title and body (sha256 as embedding.text_sha makes it).
+        CREATE FUNCTION notewell_keep_old_vectors() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        BEGIN
+          INSERT INTO old_vectors(note_id, revision, chunk, model, dim, start, stop, vector)
+            SELECT OLD.note_id, o.revision, OLD.chunk, OLD.model, OLD.dim, OLD.start, OLD.stop, OLD.vector
+            FROM old_revisions o JOIN notes n ON n.id = o.id AND n.revision > o.revision
+            WHERE o.id = OLD.note_id AND o.revision >= OLD.revision
+              AND encode(sha256(convert_to(o.title || E'\n' || o.body, 'UTF8')), 'hex') = OLD.sha256
+            ORDER BY o.revision DESC LIMIT 1
+            ON CONFLICT DO NOTHING;
+          RETURN OLD;
+        END
+        $fn$;
+        CREATE TRIGGER note_vectors_keep_old BEFORE DELETE ON note_vectors
+          FOR EACH ROW EXECUTE FUNCTION notewell_keep_old_vectors();
+        """,
+    ),
 ]
+
+
+def _fill_old_revisions(conn: Any) -> None:
+    """Version 5 on a database that holds notes: their superseded revisions' titles and bodies."""
+    notes = conn.execute("SELECT id, path, revision FROM notes WHERE revision > 1 ORDER BY id").fetchall()
+    for at in range(0, len(notes), 500):
+        batch = notes[at : at + 500]
+        texts: dict[str, list[tuple[int, str]]] = {}
+        for nid, revision, text in conn.execute(
+            "SELECT id, revision, text FROM revisions WHERE id = ANY(%s) ORDER BY id, revision",
+            ([n[0] for n in batch],),
+        ):
+            texts.setdefault(nid, []).append((revision, text))
+        rows = [
+            (nid, *kept)
+            for nid, path, current in batch
+            for kept in superseded_texts([v for v in texts.get(nid, []) if v[0] <= current], path)
+        ]
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO old_revisions(id, revision, title, body) VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                rows,
+            )
+
+
+# What a migration needs done in Python after its SQL, in the same transaction (by version).
+MIGRATION_FILLS: dict[int, Callable[[Any], None]] = {5: _fill_old_revisions}
 
 _URL_SCHEMES = ("postgresql://", "postgres://")
 
@@ -331,6 +435,9 @@ class PgDatabase:
                 raise StorageError(_newer(have))
             for version in range(have + 1, len(MIGRATIONS) + 1):
                 conn.execute(MIGRATIONS[version - 1][1])
+                fill = MIGRATION_FILLS.get(version)
+                if fill is not None:
+                    fill(conn)
                 conn.execute("INSERT INTO notewell_schema(version, applied_at) VALUES (%s, now()::text)", (version,))
                 applied.append(version)
         return applied

@@ -34,7 +34,7 @@ from .vector_schema import vector_ready
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["LEASE", "pg_embed_pending", "pg_pending_count", "text_sha"]
+__all__ = ["LEASE", "pg_embed_old_revisions", "pg_embed_pending", "pg_pending_count", "text_sha"]
 
 LEASE = 300  # seconds a claim holds before another server may take the note
 _BATCH = 64  # notes claimed, embedded and written together
@@ -47,6 +47,10 @@ _INSERT_PGVECTOR = (
     " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector)"
 )
 _RELEASE = "UPDATE embed_queue SET claimed_by = NULL, claimed_until = NULL WHERE note_id = ANY(%s) AND claimed_by = %s"
+
+
+# text_sha in SQL, over old_revisions o.
+_TEXT_SHA_SQL = "encode(sha256(convert_to(o.title || E'\\n' || o.body, 'UTF8')), 'hex')"
 
 
 def text_sha(title: str, body: str) -> str:
@@ -115,6 +119,54 @@ def pg_embed_pending(
         done += len(claimed)
         if progress is not None:
             progress(done, total)
+    return done
+
+
+def pg_embed_old_revisions(db: PgDatabase, embedder: Embedder, limit: int | None) -> int:
+    """Embed up to *limit* older revisions (newest first) that have no vectors of this model,
+    from their title and body in old_revisions; vectors of other models are dropped. Servers
+    doing it at once may embed one revision twice: the second write is ignored."""
+    np = numpy()
+    model = embedder.model_id
+    with db.transaction() as conn:
+        conn.execute("DELETE FROM old_vectors WHERE model < %s OR model > %s", (model, model))
+        # A revision with the title and body the note's current vectors were made from takes a
+        # copy of them, without the model (an edit not embedded yet, a header changed between).
+        conn.execute(
+            "INSERT INTO old_vectors(note_id, revision, chunk, model, dim, start, stop, vector)"
+            " SELECT v.note_id, o.revision, v.chunk, v.model, v.dim, v.start, v.stop, v.vector"
+            " FROM old_revisions o JOIN note_vectors v ON v.note_id = o.id AND v.model = %s"
+            f" AND v.sha256 = {_TEXT_SHA_SQL}"
+            " WHERE NOT EXISTS (SELECT 1 FROM old_vectors w WHERE w.note_id = o.id AND w.revision = o.revision"
+            " AND w.model = v.model) ON CONFLICT DO NOTHING",
+            (model,),
+        )
+        todo = conn.execute(
+            "SELECT o.id, o.revision, o.title, o.body FROM old_revisions o WHERE NOT EXISTS"
+            " (SELECT 1 FROM old_vectors v WHERE v.note_id = o.id AND v.revision = o.revision AND v.model = %s)"
+            " ORDER BY o.seq DESC LIMIT %s",
+            (model, limit),
+        ).fetchall()
+    done = 0
+    for at in range(0, len(todo), _BATCH):
+        group = [(nid, rev, passages(title, body)) for nid, rev, title, body in todo[at : at + _BATCH]]
+        texts = [text for _n, _r, parts in group for _a, _b, text in parts]
+        vectors = embedder.embed_documents(texts) if texts else np.zeros((0, embedder.dim), np.float32)
+        rows = []
+        position = 0
+        for nid, rev, parts in group:
+            for k, (a, b, _text) in enumerate(parts):
+                vector = np.asarray(vectors[position + k], dtype="<f4").tobytes()
+                rows.append((nid, rev, k, model, embedder.dim, a, b, vector, nid, rev))
+            position += len(parts)
+        with db.transaction() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO old_vectors(note_id, revision, chunk, model, dim, start, stop, vector)"
+                " SELECT %s, %s, %s, %s, %s, %s, %s, %s WHERE EXISTS"
+                " (SELECT 1 FROM old_revisions WHERE id = %s AND revision = %s) ON CONFLICT DO NOTHING",
+                rows,
+            )
+        done += len(group)
     return done
 
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...model.cjk import CJK_RE
@@ -54,7 +54,7 @@ from ...search.snippets import make_snippet, phrases_of, snippet_maker
 from .filters_sql import pg_filter_sql
 from .rank import ScopedRarity, TermRarity, scan_idf, split_terms
 
-__all__ = ["CARD_SQL", "card_from_pg", "pg_keyword_search", "pg_list_cards"]
+__all__ = ["CARD_SQL", "card_from_pg", "pg_keyword_search", "pg_list_cards", "pg_older_keyword_search"]
 
 # ts_rank's weights run {D, C, B, A}: body (B) 1/3 of title (A).
 _WEIGHTS = "'{0, 0, 0.333333, 1.0}'"
@@ -414,6 +414,62 @@ def pg_keyword_search(
             snippet = ""
             snippets[row[0]] = snippet_maker(body, phrases_of(expr), _preview(body))
         cards.append(card_from_pg(row, snippet, float(f"{score:.6g}")))
+    return cards
+
+
+def pg_older_keyword_search(
+    conn: Any,
+    query: str,
+    *,
+    limit: int,
+    filters: Filters,
+    exclude: set[str],
+    rarity: TermRarity | None = None,
+) -> list[Card]:
+    """The best *limit* notes (none in *exclude*) that *query*'s strict pass finds only in an
+    older revision (the old_revisions table, read with the same tree as notes), as cards of the
+    note as it is now with that revision's snippet and number (``matched_revision``), scoreless:
+    they rank below every current match. Ranked among the RANK_WINDOW newest such revisions
+    whose notes pass the filters, as on SQLite."""
+    cq = compile_query(query)
+    counts = (rarity or TermRarity()).scoped(filters.criteria.hidden_projects)
+    words = plain_terms(cq.text)
+    strict, as_written = _strict_tree(cq.text, cq.raw, words.strict)
+    tree = _resolve(strict, _normalise(conn, [strict]))
+    if tree == _FALSE:
+        return []
+    expr = cq.strict if as_written else (cq.fallback or cq.strict)
+    cond, cond_params = _where(tree)  # over old_revisions as n: it has notes' title, body, tsv and cjk_grams
+    score, score_params = _score(
+        tree, lambda terms: counts.weights(conn, terms) if terms else [], scan_idf(counts.rows(conn))
+    )
+    where, params = pg_filter_sql(filters, alias="c")
+    found = conn.execute(
+        f"SELECT n.id, n.revision, n.body, {score} AS score FROM old_revisions n"
+        " JOIN notes c ON c.id = n.id AND n.revision < c.revision"
+        f" WHERE {cond}" + (f" AND {where}" if where else "") + " AND NOT (n.id = ANY(%s))"
+        " ORDER BY n.seq DESC LIMIT %s",
+        [*score_params, *cond_params, *params, sorted(exclude), max(RANK_WINDOW, limit)],
+        prepare=False,
+    ).fetchall()
+    best: dict[str, tuple[float, int, str]] = {}
+    for nid, revision, body, value in found:
+        if nid not in best or (value, revision) > best[nid][:2]:
+            best[nid] = (float(value), revision, body)
+    chosen = sorted(best.items(), key=lambda item: (-item[1][0], -item[1][1]))[:limit]
+    if not chosen:
+        return []
+    rows = {
+        r[0]: r
+        for r in conn.execute(f"SELECT {CARD_SQL} FROM {_CARD_FROM} WHERE n.id = ANY(%s)", ([c[0] for c in chosen],))
+    }
+    phrases = phrases_of(expr)
+    cards = []
+    for nid, (_value, revision, body) in chosen:
+        row = rows.get(nid)
+        if row is not None:
+            snippet = make_snippet(body, phrases) or _preview(body)
+            cards.append(replace(card_from_pg(row, snippet, None), matched_revision=revision))
     return cards
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ...model.note import Card
 from ...search.embedders import Embedder
 from ...search.filters import Filters
+from ...search.old_passages import OldPassage, OldPassages
 from ...search.passage_matrix import Passage, PassageMatrix
 from ...search.passages import (
     above_floor,
@@ -34,6 +35,7 @@ from ...search.passages import (
     passage_snippet,
     query_vector,
     respan,
+    similarity_floor,
     stacked,
     with_feedback,
 )
@@ -45,7 +47,7 @@ from .pgvector import PgVectorIndex
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["PgVectorMatrix", "pg_semantic_search"]
+__all__ = ["PgVectorMatrix", "pg_older_semantic_search", "pg_semantic_search"]
 
 _LOAD_ROWS = 2000  # rows fetched at a time by a full load
 _CARDS = (
@@ -176,4 +178,65 @@ def pg_semantic_search(
             continue  # deleted since the matrix was read
         snippet = passage_snippet(row[15], start, stop)
         cards.append(replace(card_from_pg(row[:15], snippet, round(score, 6)), mode="semantic"))
+    return cards
+
+
+def pg_older_semantic_search(
+    db: PgDatabase,
+    embedder: Embedder,
+    matrix: OldPassages,
+    query: str,
+    *,
+    limit: int,
+    filters: Filters,
+    exclude: set[str],
+    feedback: Sequence[str] = (),
+) -> list[Card]:
+    """The *limit* notes (none in *exclude*) nearest *query* in an older revision's passages
+    (old_vectors, in this server's :class:`~...search.old_passages.OldPassages`), as cards of
+    the note as it is now with that revision's passage and number (``matched_revision``) and
+    its cosine as score (none under the embedder's floor), as on SQLite."""
+    raw = query_vector(embedder, query, limit)
+    model = (embedder.model_id, embedder.dim)
+    with db.transaction() as conn:
+        wanted = with_feedback(raw, _openings(conn, embedder, feedback_notes(feedback)))
+        count, last = conn.execute(
+            "SELECT count(*), coalesce(max(seq), 0) FROM old_vectors WHERE model = %s AND dim = %s", model
+        ).fetchone()
+
+        def load() -> Iterator[OldPassage]:
+            for nid, revision, start, stop, blob in conn.execute(
+                "SELECT note_id, revision, start, stop, vector FROM old_vectors WHERE model = %s AND dim = %s", model
+            ):
+                yield nid, revision, start, stop, bytes(blob)
+
+        hits = matrix.best(
+            (*model, count, last),
+            embedder.dim,
+            load,
+            wanted,
+            limit=limit,
+            allowed=_allowed(conn, filters),
+            exclude=exclude,
+            floor=similarity_floor(embedder),
+        )
+        if not hits:
+            return []
+        rows = {r[0]: r for r in conn.execute(_CARDS, ([nid for nid, _r, _s, _p in hits],))}
+        bodies = {
+            (nid, revision): body
+            for nid, revision, body in conn.execute(
+                "SELECT id, revision, body FROM old_revisions WHERE (id, revision) IN"
+                " (SELECT * FROM unnest(%s::text[], %s::int[]))",
+                ([h[0] for h in hits], [h[1] for h in hits]),
+            )
+        }
+    cards = []
+    for nid, revision, score, (start, stop) in hits:
+        row = rows.get(nid)
+        if row is None:
+            continue  # deleted meanwhile
+        snippet = passage_snippet(bodies.get((nid, revision), ""), start, stop)
+        card = card_from_pg(row[:15], snippet, round(score, 6))
+        cards.append(replace(card, mode="semantic", matched_revision=revision))
     return cards

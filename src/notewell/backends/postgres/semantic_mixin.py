@@ -27,13 +27,14 @@ from ...search.embedder_slot import EmbedderSlot, EmbedderSpec
 from ...search.embedders import Embedder
 from ...search.filters import Filters
 from ...search.fusion import coverage
+from ...search.old_passages import OldPassages
 from ...search.query import compile_query
 from .db import PgDatabase
-from .embedding import pg_embed_pending, pg_pending_count
-from .keyword import pg_keyword_search
+from .embedding import pg_embed_old_revisions, pg_embed_pending, pg_pending_count
+from .keyword import pg_keyword_search, pg_older_keyword_search
 from .pgvector import PgVectorIndex
 from .rank import TermRarity
-from .semantic import PgVectorMatrix, pg_semantic_search
+from .semantic import PgVectorMatrix, pg_older_semantic_search, pg_semantic_search
 from .vector_schema import vector_ready
 
 __all__ = ["PgSemanticMixin"]
@@ -45,6 +46,7 @@ class PgSemanticMixin:
     """Embedding and search by meaning, for :class:`~.pg_store.PgStore`."""
 
     _db: PgDatabase
+    _old_vectors: OldPassages
     _rarity: TermRarity  # the store's, shared with keyword search
 
     if TYPE_CHECKING:
@@ -54,6 +56,7 @@ class PgSemanticMixin:
     def _init_semantic(self, embedder: EmbedderSpec) -> None:
         self._embedders = EmbedderSlot(embedder)
         self._vectors = PgVectorMatrix()  # loaded only if the database has no pgvector
+        self._old_vectors = OldPassages()  # older revisions' passages (search.old_passages)
         self._vector_index: PgVectorIndex | None = None
         self._vector_path_chosen = False
         self._vector_path_lock = threading.Lock()
@@ -67,13 +70,20 @@ class PgSemanticMixin:
         # Only the notes no other server holds: each claims what it embeds under its own name.
         return pg_embed_pending(self._db, embedder, worker=self._worker, limit=limit, progress=progress)
 
+    def _embed_older(self, embedder: Embedder, limit: int | None) -> int:
+        return pg_embed_old_revisions(self._db, embedder, limit)
+
     def _pending_count(self, model_id: str) -> int:
         with self._db.transaction() as conn:
             return pg_pending_count(conn, model_id)
 
     @contextlib.contextmanager
     def _embedding_steps(self, embedder: Embedder) -> Iterator[Callable[[], int]]:
-        yield lambda: pg_embed_pending(self._db, embedder, worker=self._worker, limit=_EMBED_STEP)
+        def step() -> int:
+            done = pg_embed_pending(self._db, embedder, worker=self._worker, limit=_EMBED_STEP)
+            return done + (pg_embed_old_revisions(self._db, embedder, _EMBED_STEP - done) if done < _EMBED_STEP else 0)
+
+        yield step
 
     def _searcher(self) -> PgVectorMatrix | PgVectorIndex:
         """What semantic search asks: the database's pgvector index when the database is ready
@@ -126,12 +136,35 @@ class _PgEngines:
             store._db, store._embedder_now(), store._searcher(), query, limit=limit, filters=filters, feedback=feedback
         )
 
+    def older_keyword(self, query: str, limit: int, filters: Filters, exclude: set[str]) -> list[Card]:
+        store = self._store
+        with store._db.transaction() as conn:
+            return pg_older_keyword_search(
+                conn, query, limit=limit, filters=filters, exclude=exclude, rarity=store._rarity
+            )
+
+    def older_semantic(
+        self, query: str, limit: int, filters: Filters, exclude: set[str], feedback: list[str]
+    ) -> list[Card]:
+        store = self._store
+        return pg_older_semantic_search(
+            store._db,
+            store._embedder_now(),
+            store._old_vectors,
+            query,
+            limit=limit,
+            filters=filters,
+            exclude=exclude,
+            feedback=feedback,
+        )
+
     def require_model(self) -> None:
         self._store._embedder_now()
 
     def embed_waiting(self) -> None:
         store = self._store
         pg_embed_pending(store._db, store._embedder_now(), worker=store._worker)
+        pg_embed_old_revisions(store._db, store._embedder_now(), None)
 
 
 def _coverages(conn: Any, query: str, loose: set[str]) -> dict[str, float]:

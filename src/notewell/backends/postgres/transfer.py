@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ...errors import InvalidArgumentError, StorageError
+from ...model.note import superseded_texts
 from ..sqlite.files import NoteFolder
 from ..sqlite.history import HISTORY_DIR, History
 from .db import PgDatabase
@@ -181,6 +182,7 @@ def import_folder(db: PgDatabase, source: TransferSource) -> dict[str, int]:
                     "INSERT INTO note_links(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING", (target, nid)
                 )
             _insert_revisions(conn, nid, versions)
+            _insert_old_revisions(conn, nid, row["path"], versions, row["revision"])
             counts["notes"] += 1
             counts["revisions"] += len(versions)
         for row in gone:
@@ -214,6 +216,15 @@ def _kept_versions(source: TransferSource, nid: str, current: int, text: str | N
             body = data.decode("utf-8")
         out.append((rev, body, h["at"] or "", h["author"], "add" if rev == 1 else "edit"))
     return out
+
+
+def _insert_old_revisions(conn: Any, nid: str, path: str, versions: list[Version], current: int) -> None:
+    """A live note's superseded revisions, searchable (what the notes trigger writes on an edit)."""
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO old_revisions(id, revision, title, body) VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            [(nid, *kept) for kept in superseded_texts([(v[0], v[1]) for v in versions if v[0] <= current], path)],
+        )
 
 
 def _insert_revisions(conn: Any, nid: str, versions: list[Version]) -> None:

@@ -15,6 +15,7 @@ from ...model.header import parse_note
 from ...search.embedders import Embedder, numpy
 from ...search.passages import passages
 from .index import Index
+from .old_revisions import keep_superseded_vectors
 
 __all__ = ["embed_pending", "note_passages", "passage_key", "pending_count"]
 
@@ -103,6 +104,7 @@ def embed_pending(
                     continue  # changed while embedding: it was queued again, its turn comes
                 if parts:
                     written = True
+                    keep_superseded_vectors(index.conn, nid)  # an older revision's meaning stays searchable
                     index.conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (nid,))
                     index.conn.executemany(
                         "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, start, stop, vector, key)"

@@ -30,6 +30,7 @@ from ...errors import BusyError, StorageError
 from ...model.cjk import segment
 from ...model.header import ParsedNote
 from ...search.meta_tokens import meta_token
+from .old_revision_rows import forget_old_revisions
 from .rebuild import recover
 from .schema import GONE_INDEX, NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, TITLES_FTS, configure
 
@@ -350,6 +351,7 @@ class Index:
                         # An FTS5 table's own tables go with it.
                         "SELECT name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE 'sqlite_%'"
                         " AND name NOT GLOB 'notes_fts_*' AND name NOT GLOB 'titles_fts_*'"
+                        " AND name NOT GLOB 'old_revisions_fts_*'"
                     ).fetchall()
                     for (name,) in tables:
                         conn.execute(f'DROP TABLE IF EXISTS "{name}"')
@@ -759,9 +761,10 @@ class Index:
             "UPDATE note_index SET path = ?, mtime_ns = ?, size = ? WHERE rowid = ?", (path, mtime_ns, size, rowid)
         )
 
-    def delete(self, rowid: int, *, rewrite: bool = False) -> None:
+    def delete(self, rowid: int, *, rewrite: bool = False, moved: bool = False) -> None:
         """Drop a note's rows; its vectors too unless *rewrite* (the new text replaces them
-        once embedded; until then the old ones still find it)."""
+        once embedded; until then the old ones still find it), and its older revisions unless
+        *rewrite* or *moved* (the note comes back under another path)."""
         c = self.conn
         if not rewrite:
             gone = c.execute("SELECT id FROM note_index WHERE rowid = ?", (rowid,)).fetchone()
@@ -769,6 +772,8 @@ class Index:
                 if c.execute("DELETE FROM note_vectors WHERE note_id = ?", gone).rowcount:
                     self.log_vectors([gone[0]])
                 c.execute("DELETE FROM embed_queue WHERE note_id = ?", gone)
+                if not moved:
+                    forget_old_revisions(c, gone[0])
         c.execute("DELETE FROM titles_fts WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_index WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_text WHERE rowid = ?", (rowid,))

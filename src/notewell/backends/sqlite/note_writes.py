@@ -29,6 +29,7 @@ from .files import NoteFolder
 from .history import History
 from .index import Index, IndexRow
 from .notes import used_ids
+from .old_revision_rows import keep_old_revision
 from .sync import Syncer, build_row
 
 __all__ = [
@@ -230,6 +231,7 @@ def edit_note_file(
     if sha == hashlib.sha256(current).hexdigest():
         return None
     history.save_revision(note_id, revision, current)
+    keep_old_revision(index.conn, note_id, revision, current.decode("utf-8", errors="replace"), path, then=text)
     kept = folder.keep(path)
     try:
         state = folder.replace(path, data)

@@ -18,7 +18,7 @@ __all__ = [
     "create_schema",
 ]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 TITLE_WEIGHT = 3.0
 FTS_HASH_BYTES = 64 * 1024 * 1024
 
@@ -141,6 +141,31 @@ CREATE TABLE note_vectors(
 -- Whose vectors changed, in order: a process holding the matrix applies the changes
 -- since the last it saw instead of reloading every vector. Trimmed to its newest rows.
 CREATE TABLE vector_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, note_id TEXT NOT NULL);
+
+-- Superseded revisions of live notes (kept in .notewell-history/revisions/), so that a word
+-- or a meaning only an older text has still finds its note, after the current texts. The
+-- revision's title and body, CJK segmented as in notes_fts; its passage vectors once embedded
+-- (moved over from note_vectors when the note is embedded anew, or made from this text).
+CREATE TABLE old_revisions(rowid INTEGER PRIMARY KEY, note_id TEXT NOT NULL, revision INTEGER NOT NULL,
+  UNIQUE(note_id, revision));
+CREATE VIRTUAL TABLE old_revisions_fts USING fts5(
+  title, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+INSERT INTO old_revisions_fts(old_revisions_fts, rank) VALUES('rank', 'bm25({TITLE_WEIGHT}, 1.0)');
+-- seq never goes back (AUTOINCREMENT): with the row count it tells a reader's matrix it is stale.
+CREATE TABLE old_vectors(
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  note_id TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  chunk INTEGER NOT NULL,
+  model TEXT NOT NULL,
+  dim INTEGER NOT NULL,
+  start INTEGER NOT NULL,
+  stop INTEGER NOT NULL,
+  vector BLOB NOT NULL,
+  UNIQUE(note_id, revision, model, chunk)
+);
+CREATE INDEX old_vectors_model ON old_vectors(model, dim);
 
 -- Files that could not be indexed (unreadable, not UTF-8, too large), reported.
 CREATE TABLE problems(path TEXT PRIMARY KEY, error TEXT NOT NULL, mtime_ns INTEGER, size INTEGER)

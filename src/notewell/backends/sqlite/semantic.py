@@ -44,7 +44,7 @@ from .keyword import card_from_row, card_rows, keyword_ids
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["VectorMatrix", "semantic_search"]
+__all__ = ["VectorMatrix", "opening_vectors", "semantic_search"]
 
 SIDECAR_MIN = 5000  # passages from which a full load leaves a file to map next time
 _ANN_BATCH = 65_536  # rows added to the approximate index at a time
@@ -356,7 +356,8 @@ def _allowed(index: Index, filters: Filters) -> set[str] | None:
     return {nid for (nid,) in index.conn.execute(f"SELECT n.id FROM note_index n WHERE {where}", params)}
 
 
-def _openings(index: Index, embedder: Embedder, ids: list[str]) -> np.ndarray:
+def opening_vectors(index: Index, embedder: Embedder, ids: list[str]) -> np.ndarray:
+    """The opening passages' vectors of notes *ids* (the feedback that moves a query vector)."""
     if not ids:
         return stacked([], embedder.dim)
     marks = ",".join("?" * len(ids))
@@ -394,7 +395,7 @@ def semantic_search(
     if feedback is None:
         wanted_hits = feedback_limit()
         feedback = keyword_ids(index, query, limit=wanted_hits, filters=filters) if wanted_hits else []
-    wanted = with_feedback(raw, _openings(index, embedder, feedback_notes(feedback)))
+    wanted = with_feedback(raw, opening_vectors(index, embedder, feedback_notes(feedback)))
     best = vectors.nearest(index, embedder, wanted, limit, _allowed(index, filters))
     best = above_floor(best, embedder)
     if not best:

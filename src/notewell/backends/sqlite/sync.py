@@ -20,6 +20,7 @@ from ...model.timestamps import iso_from_ns, now_iso
 from .files import BAD_NAME, BAD_NAME_SIZE, LINKED, LINKED_SIZE, OUTSIDE, OUTSIDE_SIZE, FileState, NoteFolder
 from .history import History
 from .index import Index, IndexRow
+from .old_revision_rows import fill_old_revisions, keep_old_revision
 from .prepare import Prepared, Preparer, build_row, prepare_files
 
 __all__ = ["SyncReport", "Syncer", "build_row", "folder_digest"]
@@ -169,8 +170,7 @@ class Syncer:
         # Batches keep any one hold on the write lock short during a big rebuild; the
         # next batch's files are read on a second thread while this one is indexed.
         bulk = run.fresh and total >= _OPTIMIZE_AFTER
-        # Batches keep any one hold on the write lock short during a big rebuild; the
-        # next batch's files are read on a second thread while this one is indexed.
+        rebuilding = run.fresh
         preparer = Preparer(self.folder, self.max_bytes)
         done = 0
         prepared = preparer.run(batches)
@@ -185,6 +185,8 @@ class Syncer:
                     self._batch(batch, report, data, run)
                     if last:
                         self._finish(gone_problems, report, run)
+                        if rebuilding:
+                            fill_old_revisions(self.index.conn, self.history)  # the kept revision files
                         if bulk:
                             self.index.make_note_indexes()
                 done += len(batch)
@@ -288,7 +290,9 @@ class Syncer:
                 meta = index.meta_for_id(nid)
                 if meta is None or meta[7] != sha:
                     # Edited outside notewell: keep the text we last saw as a revision.
-                    self.history.save_revision(nid, revision, index.text_of(rowid).encode("utf-8"))
+                    old_text = index.text_of(rowid)
+                    self.history.save_revision(nid, revision, old_text.encode("utf-8"))
+                    keep_old_revision(index.conn, nid, revision, old_text, path, then=text)
                     records.append(
                         {"op": "change", "id": nid, "at": at, "rev": revision + 1, "sha256": sha, "size": state.size}
                     )
@@ -302,7 +306,7 @@ class Syncer:
                 moved = candidates.pop()
                 nid = moved[1]
                 records.append({"op": "move", "id": nid, "path": path, "at": now_iso()})
-                index.delete(moved[0])
+                index.delete(moved[0], moved=True)
                 report.moved += 1
                 rows.append(self._named(prepared, nid, path, text, sha, state))
                 continue
@@ -325,6 +329,9 @@ class Syncer:
                     row.model = meta[3]
             index.upsert(row, new=fresh)
             run.inserted += 1
+            if not fresh and row.revision > 1:
+                # Revisions that came with the text (a pull, another notewell's edit not yet indexed).
+                fill_old_revisions(index.conn, self.history, row.id)
 
     def _finish(self, gone_problems: list[str], report: SyncReport, run: _Pass) -> None:
         """After the last batch: notes whose files are gone and were not renamed."""
