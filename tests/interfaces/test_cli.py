@@ -78,6 +78,9 @@ def test_full_cycle(tmp_path, place):
     hist = js(run(["history", nid3, "--json"], store))
     assert [h["revision"] for h in hist] == [1, 2, 3]
     assert js(run(["get", nid3, "--revision", "1", "--json"], store))["text"] == "from stdin about otters"
+    # Words only revision 1 had still find the note, saying so.
+    assert [(c["id"], c["matched_revision"]) for c in js(run(["search", "otters", "--json"], store))] == [(nid3, 1)]
+    assert "matched in revision 1" in run(["search", "otters"], store).stdout.decode()
     assert "r3" in run(["history", nid3], store).stdout.decode()
     if folder:
         assert js(run(["reindex", "--json"], store))["total_notes"] == 3

@@ -200,3 +200,18 @@ def test_semantic_mode_and_a_project_without_search_words(site):
     page.goto(server.url + "/?q=&scope=all&mode=keyword")
     expect(page.get_by_text("Give search words to search beyond one project.")).to_be_visible()
     page.context.close()
+
+
+def test_a_card_found_through_an_older_revision_says_so_and_opens_it(site):
+    server, _notes, browser = site
+    note = server.store.add_note("# Heron log\n\nthe bittern nests by the reeds")
+    server.store.edit_note(note.id, "# Heron log\n\nthe nests by the reeds")
+    page = _page(browser)
+    page.goto(server.url + "/?q=bittern&scope=all&mode=keyword")
+    card = page.locator(".card", has=page.get_by_role("link", name="Heron log"))
+    expect(card).to_contain_text("matched in revision 1")
+    expect(card.locator("mark", has_text="bittern")).to_be_visible()  # the snippet is that revision's
+    card.get_by_role("link", name="Heron log").click()
+    expect(page.get_by_text("revision 1 of 2")).to_be_visible()
+    assert "revision=1" in page.url
+    page.context.close()

@@ -69,6 +69,8 @@ def _card_lines(card: dict[str, Any]) -> list[str]:
     meta.append(f"updated {card['updated_at'][:16].replace('T', ' ')}")
     if card["score"] is not None:
         meta.append(f"score {card['score']:.3g}")
+    if card.get("matched_revision") is not None:
+        meta.append(f"matched in revision {card['matched_revision']}")
     if card["builds_on"]:
         meta.append("builds on " + ", ".join(card["builds_on"]))
     lines = [f"{card['id']}  {card['title']}" + ("  " + " ".join(chips) if chips else "")]

@@ -131,7 +131,8 @@ def make_mcp(
         Use keyword for exact words, identifiers and error messages; semantic when you know what you mean
         but not the words; both to get the exact list and the semantic list side by side in one call.
         Scope with project, campaign or attempt_id (omit all three: all public work). Read a card's note
-        with get_note."""
+        with get_note. A card with matched_revision was found only in that older revision of the note
+        (it comes after every current match): read it with get_note(id, revision=...)."""
         if mode != "keyword" and ready is not None:
             ready()
         return run(ctx, lambda c: api.search_notes(c, query, mode=mode, limit=limit, wait=wait, **filters))

@@ -52,9 +52,12 @@ function chips(card) {
 
 function resultCard(card, showProject) {
   const meta = [card.author, card.model, when(card.updated_at),
-    card.attempt_outcome ? "attempt " + card.attempt_outcome : null, card.mode].filter(Boolean).join(" · ");
+    card.attempt_outcome ? "attempt " + card.attempt_outcome : null, card.mode,
+    card.matched_revision != null ? "matched in revision " + card.matched_revision : null].filter(Boolean).join(" · ");
+  // A card found through an older revision opens that revision, where its words are.
+  const target = card.matched_revision != null ? { note: card.id, revision: card.matched_revision } : { note: card.id };
   return el("div", { class: "card" },
-    el("h3", {}, link({ note: card.id }, card.title || card.id)),
+    el("h3", {}, link(target, card.title || card.id)),
     chips(card),
     showProject && card.project ? el("div", { class: "muted" }, "in ",
       link({ project: card.project }, card.project), card.attempt_id ? " · attempt " + card.attempt_id : "") : null,
