@@ -170,7 +170,7 @@ def _snapshot(store, ids):
             current = (note.text, note.path, note.author, note.model, note.created_at, note.updated_at, note.revision)
             last = note.revision
         except notewell.NotFoundError:
-            current, last = None, len(store.history(nid))
+            current, last = None, len([h for h in store.history(nid) if h["op"] != "delete"])
         revisions = [store.get_note(nid, revision=r).text for r in range(1, last + 1)]
         history = [(h["revision"], h["author"], h["at"]) for h in store.history(nid)]
         out[nid] = (current, revisions, history)

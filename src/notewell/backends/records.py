@@ -155,6 +155,10 @@ class Records(Protocol):
         """Every revision the store remembers of a note, oldest first."""
         ...
 
+    def deleted_at(self, note_id: str) -> str | None:
+        """When a deleted note was deleted (None: not deleted, or not known)."""
+        ...
+
 
 Lock = Literal["share", "update"]
 

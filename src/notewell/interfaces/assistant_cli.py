@@ -134,4 +134,8 @@ def add_assistant_arguments(p: argparse.ArgumentParser) -> None:
         help="the recorded notes' type (default: blocker, action or conclusion, from the question)",
     )
     p.add_argument("--read-only", action="store_true", help="never tag or summarize notes")
-    p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR") or "assistant")
+    p.add_argument(
+        "--author",
+        default=os.environ.get("NOTEWELL_AUTHOR") or "assistant",
+        help="who writes the notes it saves (default: $NOTEWELL_AUTHOR, else assistant)",
+    )

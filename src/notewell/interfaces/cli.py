@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -18,7 +19,9 @@ from ..model.header import compose_note, parse_note
 from ..model.note import Card
 from ..search.filters import FILTERS
 from .assistant_cli import add_assistant_arguments, cmd_assistant
+from .cli_arguments import add_core_arguments, commands_epilog
 from .db_cli import add_db_arguments, add_transfer_arguments, chosen_database, cmd_db, cmd_export, cmd_import
+from .next_steps import next_steps
 from .notebook_cli import add_notebook_arguments, cmd_notebook
 from .progress import ProgressBar
 from .server_cli import add_server_arguments, add_server_commands
@@ -245,17 +248,34 @@ def _edit_in_editor(current: str) -> str:
 
 
 def cmd_edit(args: argparse.Namespace) -> None:
+    given = [x for x in (args.text, args.full_text, args.file) if x is not None]
+    if len(given) > 1:
+        raise InvalidArgumentError("give the new text one way: --text (the body), --full-text, or a FILE")
+    if args.file == "":
+        raise InvalidArgumentError(
+            "the FILE argument is empty: give a file name, - for standard input, --text BODY, or nothing"
+            " to open $EDITOR"
+        )
     with _api(args) as api:
         note_id = api.resolve(_owner(), args.id)
-        if args.text is not None:
+        before = api.get_note(_owner(), note_id)
+        keep_header = args.text is not None
+        if keep_header:
             text = args.text
+        elif args.full_text is not None:
+            text = args.full_text
         elif args.file is not None:
             text = _decode(_read_input(args.file))
         else:
-            text = _edit_in_editor(api.get_note(_owner(), note_id)["text"])
-        note = api.edit_note(_owner(), note_id, text, author=args.author)
+            text = _edit_in_editor(before["text"])
+        # Written from the revision read here: an edit another writer made meanwhile is a conflict.
+        note = api.edit_note(
+            _owner(), note_id, text, author=args.author, keep_header=keep_header, base_revision=before["revision"]
+        )
     if args.json:
         _emit_json(note)
+    elif note["revision"] == before["revision"]:
+        print(f"{note['id']} unchanged: the new text is the one it has (still revision {note['revision']})")
     else:
         print(f"{note['id']} now at revision {note['revision']}")
 
@@ -416,9 +436,13 @@ def cmd_history(args: argparse.Namespace) -> None:
         _emit_json(revisions)
         return
     for r in revisions:
+        at = (r["at"] or "")[:19].replace("T", " ")
+        if r["op"] == "delete":
+            print(f"    {at}  deleted (r{r['revision']} stays readable: notewell get ID --revision {r['revision']})")
+            continue
         flags = " (current)" if r["current"] else ("" if r["kept"] else " (text not kept)")
         who = f" by {r['author']}" if r["author"] else ""
-        print(f"r{r['revision']}  {(r['at'] or '')[:19].replace('T', ' ')}  {r['op']}{who}  {r['size']} bytes{flags}")
+        print(f"r{r['revision']}  {at}  {r['op']}{who}  {r['size']} bytes{flags}")
 
 
 def cmd_reindex(args: argparse.Namespace) -> None:
@@ -734,20 +758,14 @@ def cmd_demo(args: argparse.Namespace) -> None:
             print(f"$ notewell search {query!r}")
             _print_cards(cards, False, "no notes match")
             print()
+        if not args.json:
+            where = f" --store {shlex.quote(args.store)}" if args.store else ""
+            print("next:")
+            for line in next_steps(where):
+                print("  " + line)
 
 
 # -- parser -------------------------------------------------------------------
-
-
-def _add_filters(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("filters")
-    for spec in FILTERS:
-        if spec.shape == "choice":  # tag_mode: any unless this flag asks for all
-            g.add_argument(spec.cli_option, dest="all_tags", action="store_true", help="require every --tag, not any")
-        elif spec.shape == "texts":
-            g.add_argument(spec.cli_option, dest=spec.name, action="append", help=f"{spec.help} (repeatable)")
-        else:
-            g.add_argument(spec.cli_option, dest=spec.name, metavar=spec.metavar, help=spec.help)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -765,19 +783,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON (the same shapes as the Python API)"
     )
     parser = argparse.ArgumentParser(
-        prog="notewell", description="Notes that the next agent can find.", parents=[common]
+        prog="notewell",
+        description="Notes that the next agent can find.",
+        parents=[common],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from ..version import __version__
 
     parser.add_argument("--version", action="version", version=f"notewell {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", help="one of the commands below")
     commands: dict[str, tuple[Callable[[argparse.Namespace], None], str]] = {
         "init": (cmd_init, "create a store (or check an existing one)"),
         "add": (cmd_add, "add a note from a FILE, stdin, or --text (with --title/--kind/--tag)"),
         "get": (cmd_get, "show a note (--raw: the text exactly as stored)"),
-        "edit": (cmd_edit, "replace a note's text from a FILE, stdin, --text or $EDITOR"),
+        "edit": (cmd_edit, "replace a note's body (--text) or its whole text (FILE, stdin, --full-text, $EDITOR)"),
         "rm": (cmd_rm, "delete a note (its text stays in the history folder)"),
-        "search": (cmd_search, "keyword search; prints result cards"),
+        "search": (cmd_search, "search the notes (keyword, semantic, both or hybrid); prints cards"),
         "list": (cmd_list, "list notes, most recently updated first"),
         "summary": (cmd_summary, "counts by kind and the most recent notes"),
         "tags": (cmd_tags, "every tag with its count (--notes: each note's tags and summary)"),
@@ -801,8 +822,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands["notebook"] = (cmd_notebook, "a validated working-context notebook for one long task")
     commands["assistant"] = (cmd_assistant, "a project assistant over the notes (an OpenAI-compatible model)")
     ps: dict[str, argparse.ArgumentParser] = {}
+    # Listed by group in the epilog rather than in argparse's one flat list (no help= here).
+    parser.epilog = commands_epilog({name: help_text for name, (_f, help_text) in commands.items()})
     for name, (func, help_text) in commands.items():
-        p = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
+        p = sub.add_parser(name, description=help_text, parents=[common])
         p.set_defaults(func=func)
         ps[name] = p
     add_server_arguments(ps)
@@ -810,113 +833,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_transfer_arguments(ps["export"], ps["import"])
     add_notebook_arguments(ps["notebook"])
     add_assistant_arguments(ps["assistant"])
-    ps["init"].add_argument("path", nargs="?", help="the folder (default: --store)")
-    p = ps["add"]
-    p.add_argument("file", nargs="?", metavar="FILE", help="a file, or - for standard input")
-    p.add_argument("--text", help="the note text (or the body, with --title/--kind/--tag)")
-    p.add_argument("--title")
-    p.add_argument("--kind")
-    p.add_argument("--tag", action="append", help="repeatable")
-    p.add_argument("--builds-on", dest="builds_on", action="append", metavar="ID", help="repeatable")
-    p.add_argument("--summary")
-    p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"))
-    p.add_argument("--model", default=os.environ.get("NOTEWELL_MODEL"))
-    p.add_argument(
-        "--attempt",
-        default=os.environ.get("NOTEWELL_ATTEMPT"),
-        metavar="ID",
-        help="write the note on this running attempt (default: $NOTEWELL_ATTEMPT)",
-    )
-    p = ps["get"]
-    p.add_argument("id", help="a note id (or a path inside the store)")
-    p.add_argument("--revision", type=int)
-    p.add_argument("--raw", action="store_true", help="print the stored text exactly")
-    p.add_argument(
-        "--working-attempt", metavar="ID", help="record the read on this running attempt (who read what, when)"
-    )
-    p = ps["edit"]
-    p.add_argument("id")
-    p.add_argument("file", nargs="?", metavar="FILE", help="a file, or - for standard input")
-    p.add_argument("--text")
-    p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"))
-    ps["rm"].add_argument("id")
-    ps["history"].add_argument("id")
-    ps["tags"].add_argument("--notes", action="store_true", help="also each note's tags and summary")
-    ps["links"].add_argument("id")
-    ps["links"].add_argument("--depth", type=int, default=1, help="steps to follow each way (1-10; default 1)")
-    ps["brief"].add_argument("project")
-    ps["brief"].add_argument("--recent", type=int, default=10)
-    p = ps["tag"]
-    p.add_argument("id")
-    p.add_argument("tags", nargs="+", metavar="TAG")
-    p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"))
-    p = ps["set-summary"]
-    p.add_argument("id")
-    p.add_argument("file", nargs="?", metavar="FILE", help="a file, or - for standard input")
-    p.add_argument("--text", help="the summary")
-    p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"))
-    p = ps["search"]
-    p.add_argument("query", nargs="+")
-    p.add_argument("--limit", type=int, default=10)
-    p.add_argument(
-        "--mode",
-        choices=("keyword", "semantic", "both", "hybrid"),
-        default="keyword",
-        help="keyword (exact, the default), semantic (by meaning), both lists side by side, or hybrid (fused)",
-    )
-    p.add_argument("--wait", action="store_true", help="embed notes not embedded yet before a semantic search")
-    _add_filters(p)
-    p = ps["list"]
-    p.add_argument("--limit", type=int, default=20)
-    p.add_argument("--offset", type=int, default=0)
-    _add_filters(p)
-    ps["summary"].add_argument("--recent", type=int, default=5)
-    ps["reindex"].add_argument("--progress", action="store_true", help="draw the progress bar even when not a terminal")
-    ps["embed"].add_argument("--progress", action="store_true", help="draw the progress bar even when not a terminal")
-    ps["embed"].add_argument("--limit", type=int, help="embed at most this many notes")
-    ps["header"].add_argument("file", nargs="?", metavar="FILE", help="a file, or - (default) for standard input")
-    attempt_sub = ps["attempt"].add_subparsers(dest="attempt_command", metavar="ACTION")
-    a = attempt_sub.add_parser("start", help="start an attempt on PROJECT; prints its id", parents=[common])
-    a.add_argument("project")
-    a.add_argument("--campaign")
-    a.add_argument("--author", help="default: $NOTEWELL_AUTHOR, else your user name")
-    a.add_argument("--model", default=os.environ.get("NOTEWELL_MODEL"))
-    a = attempt_sub.add_parser("end", help="end an attempt (its notes are frozen from then on)", parents=[common])
-    a.add_argument("id")
-    a.add_argument("--outcome", required=True, help="succeeded, failed, abandoned, or another short word")
-    a.add_argument("--summary", help="a summary, written as a note of note_kind summary")
-    a.add_argument("--summary-file", metavar="FILE", help="the summary from a file, or - for standard input")
-    a = attempt_sub.add_parser("show", help="an attempt and its notes", parents=[common])
-    a.add_argument("id")
-    a = attempt_sub.add_parser("list", help="attempts, the most recently started first", parents=[common])
-    a.add_argument("--project")
-    a.add_argument("--state", choices=("running", "ended"))
-    a.add_argument("--limit", type=int, default=50)
-    project_sub = ps["project"].add_subparsers(dest="project_command", metavar="ACTION")
-    a = project_sub.add_parser("set", help="change a project's settings", parents=[common])
-    a.add_argument("name")
-    vis = a.add_mutually_exclusive_group()
-    vis.add_argument(
-        "--private",
-        dest="private",
-        action="store_true",
-        default=None,
-        help="seen by its owner only (the project is named in the owner's namespace: alice:NAME)",
-    )
-    vis.add_argument("--public", dest="private", action="store_false", help="seen by everyone (the default)")
-    a.add_argument("--owner")
-    a.add_argument("--campaign")
-    a = project_sub.add_parser("show", help="a project's settings and counts", parents=[common])
-    a.add_argument("name")
-    ps["watch"].add_argument(
-        "--embed", action="store_true", help="also embed new and changed notes for semantic search, as they come"
-    )
-    ps["watch"].add_argument(
-        "--idle-exit",
-        type=float,
-        metavar="SECONDS",
-        help="stop after this long without a question from another command (and do not start if a watcher runs)",
-    )
+    add_core_arguments(ps, common)
     return parser
 
 

@@ -334,10 +334,17 @@ def make_app(
         note_id = _note_ref(request)
         data = await h.body(request)
         # One change per request, so that a request either happens whole or not at all.
-        if set(data) not in ({"text"}, {"add_tags"}):
-            raise InvalidArgumentError("PATCH takes {'text': ...} to replace the text, or {'add_tags': [...]}")
+        if not (
+            set(data) == {"add_tags"} or ("text" in data and set(data) <= {"text", "keep_header", "base_revision"})
+        ):
+            raise InvalidArgumentError(
+                "PATCH takes {'text': ...} to replace the text (with 'keep_header': true, the body;"
+                " with 'base_revision': N, only if unchanged since), or {'add_tags': [...]}"
+            )
         if "text" in data:
-            return await call(api.edit_note, caller, note_id, _text_field(data, "text")), 200
+            text = _text_field(data, "text")
+            keep, base = data.get("keep_header", False), data.get("base_revision")
+            return await call(api.edit_note, caller, note_id, text, keep_header=keep, base_revision=base), 200
         return await call(api.add_tag, caller, note_id, data["add_tags"]), 200
 
     async def delete_note(request: Request, caller: Caller) -> tuple[Any, int]:

@@ -165,11 +165,17 @@ def make_mcp(
 
     @mcp.tool(annotations=_CHANGE)
     def edit_note(
-        ctx: Context, id: NoteId, text: Annotated[str, Field(description="the new whole text")]
+        ctx: Context,
+        id: NoteId,
+        text: Annotated[str, Field(description="the new whole text (with keep_header: the new body)")],
+        keep_header: Annotated[bool, Field(description="keep the header as it is; text is the body")] = False,
+        base_revision: Annotated[
+            int | None, Field(ge=1, description="the revision you read: refused (conflict) if it changed since")
+        ] = None,
     ) -> dict[str, Any]:
         """Replace a note's text (the previous text stays as an earlier revision). Only while its attempt
         runs, and only the attempt's author (or the store's owner)."""
-        return run(ctx, lambda c: api.edit_note(c, id, text))
+        return run(ctx, lambda c: api.edit_note(c, id, text, keep_header=keep_header, base_revision=base_revision))
 
     @mcp.tool(annotations=_CHANGE)
     def delete_note(ctx: Context, id: NoteId) -> dict[str, Any]:

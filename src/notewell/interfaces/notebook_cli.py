@@ -151,13 +151,13 @@ def add_notebook_arguments(p: argparse.ArgumentParser) -> None:
     common.add_argument("--task", help="which notebook (default: $NOTEWELL_NOTEBOOK, or the only one)")
     common.add_argument("--root", help="where notebooks live (default: $AGENT_CONTEXT_ROOT or ./.agent-context)")
     common.add_argument("--json", action="store_true", help="print JSON")
-    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True, help="what to do with the notebook")
 
     def action(name: str, help_text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help_text, description=help_text, parents=[common])
 
     a = action("init", "open a notebook for a task, with its goal")
-    a.add_argument("name", metavar="TASK")
+    a.add_argument("name", metavar="TASK", help="a name for the task the notebook is for")
     a.add_argument("--goal", required=True, help="the outcome, in one or two lines")
     a.add_argument("--budget", type=int, default=2000, help="token budget (default 2000)")
     a = action("log", "store raw output once, untouched; prints its event id and a pointer")
@@ -173,16 +173,22 @@ def add_notebook_arguments(p: argparse.ArgumentParser) -> None:
     action("show", "print the accepted revision (read it back)")
     action("status", "budget used, items per section, unaccepted edits, raw events not cited")
     a = action("diff", "what changed between accepted revisions (default: the working copy, or the last two)")
-    a.add_argument("a", nargs="?", type=int, metavar="A")
-    a.add_argument("b", nargs="?", type=int, metavar="B")
+    a.add_argument(
+        "a", nargs="?", type=int, metavar="A", help="the earlier accepted revision (default: the one before B)"
+    )
+    a.add_argument("b", nargs="?", type=int, metavar="B", help="the later accepted revision (default: the newest)")
     action("history", "the accepted revisions")
     action("nudge", "a reminder only when one is newly due; silent otherwise (for a prompt hook)")
     a = action("promote", "turn accepted facts, ruled-out items and notes into durable notes in the store")
     a.add_argument("ids", nargs="+", metavar="ID", help="F003 R001 N002 ...")
     a.add_argument("--store", help="the notes folder (default: $NOTEWELL_STORE or ./notes)")
-    a.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"))
+    a.add_argument(
+        "--author", default=os.environ.get("NOTEWELL_AUTHOR"), help="who writes the note (default: $NOTEWELL_AUTHOR)"
+    )
     a = action("bench", "does the notebook help? make the benchmark, or grade a run's answers")
-    bench = a.add_subparsers(dest="bench_action", metavar="make|grade", required=True)
+    bench = a.add_subparsers(
+        dest="bench_action", metavar="make|grade", required=True, help="make the prompts, or grade answers"
+    )
     b = bench.add_parser(
         "make", help="write noisy files with planted facts, a six-prompt session and a quiz", parents=[common]
     )

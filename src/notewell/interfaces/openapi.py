@@ -210,7 +210,15 @@ def _one_change() -> dict[str, Any]:
     text = {
         "type": "object",
         "required": ["text"],
-        "properties": {"text": _TEXT},
+        "properties": {
+            "text": _TEXT,
+            "keep_header": {"type": "boolean", "description": "text is the new body; the header stays as it is"},
+            "base_revision": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "the revision the text was written from: 409 conflict if the note changed since",
+            },
+        },
         "additionalProperties": False,
     }
     tags = {

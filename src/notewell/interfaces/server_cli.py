@@ -7,14 +7,17 @@ where several servers share one store and one book of tokens.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.util
 import json
+import socket
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, UnavailableError
 from ..services.embedder_loading import EmbedderLoader
+from .next_steps import next_steps
 
 if TYPE_CHECKING:
     from ..services.contract import NoteStore
@@ -139,17 +142,48 @@ def serve_http(
     The model loads once the server listens, and new notes are embedded from then on (*embed*)."""
     import uvicorn
 
+    # Bound here, before anything is said: a port in use or out of range is one line, and the
+    # "serving" line is only ever printed for a socket that listens.
+    sock = listening_socket(host, port)
+    port = sock.getsockname()[1]
     app = build_server(store, private=private, mcp=mcp, write_rate=write_rate, host=host, ready=loader.wait)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
     loader.start(then=(lambda: _start_embedding(store, quiet=False)) if embed else None, when=lambda: server.started)
-    url = f"http://{host}:{port}"
+    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     print(f"notewell serving {store.location} at {url} (API /api, MCP /mcp, OpenAPI /openapi.json)", flush=True)
+    for line in next_steps("", serving=url):
+        print("  " + line, flush=True)
     try:
-        server.run()
+        server.run(sockets=[sock])
     except KeyboardInterrupt:  # Ctrl-C: uvicorn shut down gracefully and raised it again
         return
+    finally:
+        sock.close()
     if not server.started:
         raise UnavailableError(f"could not serve at {url} (see the message above)")
+
+
+def listening_socket(host: str, port: object) -> socket.socket:
+    """A TCP socket bound to *host*:*port* and listening (port 0: any free one), or a one-line
+    InvalidArgumentError (a port out of range, a host that is no address) / UnavailableError
+    (the port in use, not allowed)."""
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+        raise InvalidArgumentError(f"--port must be a whole number from 1 to 65535 (or 0: any free port), got {port}")
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        raise InvalidArgumentError(f"--host {host!r} is not an address to listen on ({exc})") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        reason = "the port is in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
+        raise UnavailableError(f"cannot listen on {host}:{port}: {reason}") from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def cmd_mcp(args: argparse.Namespace) -> None:
@@ -187,7 +221,7 @@ def add_server_commands(commands: dict[str, Any]) -> None:
 def add_server_arguments(ps: dict[str, argparse.ArgumentParser]) -> None:
     p = ps["serve"]
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
-    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--port", type=int, default=8765, help="port to listen on, 1-65535 (default 8765)")
     p.add_argument("--private", action="store_true", help="answer nothing without a token")
     p.add_argument("--no-mcp", action="store_true", help="no MCP endpoint at /mcp")
     p.add_argument(
@@ -195,7 +229,7 @@ def add_server_arguments(ps: dict[str, argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--write-rate", type=float, default=20.0, help="writes per second per token (bursts of 3x)")
     p = ps["token"]
-    p.add_argument("action", choices=("create", "list", "revoke"))
+    p.add_argument("action", choices=("create", "list", "revoke"), help="create a token, list them, or revoke one")
     p.add_argument("name", nargs="?", help="the token's name: the caller's handle and author name")
     p.add_argument("--read-only", action="store_true", help="reads only")
     p.add_argument("--owner", action="store_true", help="administers the store: sees and edits everything")

@@ -14,7 +14,7 @@ from .header import LIMITS, HeaderLayout, header_layout, parse_note, quote_value
 from .note import derive_title
 from .slug import slug_within
 
-__all__ = ["with_line", "with_summary", "with_tags"]
+__all__ = ["with_body", "with_line", "with_summary", "with_tags"]
 
 _BARE_ITEM = re.compile(r"[^\W_][\w.+-]*")
 _SUMMARY_MAX = 2000
@@ -156,3 +156,16 @@ def with_line(text: str, key: str, line: str) -> str:
     if entry.item_lines:
         end = _line_span(layout, entry.item_lines[-1][0])[1]
     return text[:start] + line + _newline(text) + text[end:]
+
+
+def with_body(text: str, body: str) -> str:
+    """*text* with its body replaced by *body*: the header block stays byte for byte (a note
+    without a header becomes *body*)."""
+    layout = header_layout(text)
+    if layout is None:
+        return body
+    end = layout.lines[-1][1]
+    head = text[:end]
+    if not head.endswith("\n"):
+        head += _newline(text)  # the closing delimiter was the last line
+    return head + body

@@ -49,6 +49,7 @@ class FilterSpec:
         return self.option or "--" + self.name.replace("_", "-")
 
 
+_ISO = " (ISO 8601: 2026-11-30 or 2026-11-30T14:05Z)"
 # The one list of filters: Filters takes these fields, and the CLI's options, the OpenAPI
 # parameters and the MCP tool's arguments are made from (or checked against) it.
 FILTERS: tuple[FilterSpec, ...] = (
@@ -67,10 +68,10 @@ FILTERS: tuple[FilterSpec, ...] = (
     FilterSpec("author", "text", "only notes by this author"),
     FilterSpec("model", "text", "only notes written by this model"),
     FilterSpec("builds_on", "text", "only notes that build on this note id", metavar="ID"),
-    FilterSpec("created_after", "when", "created after this ISO date or time", metavar="DATE"),
-    FilterSpec("created_before", "when", "created before this ISO date or time", metavar="DATE"),
-    FilterSpec("updated_after", "when", "updated after this ISO date or time", metavar="DATE"),
-    FilterSpec("updated_before", "when", "updated before this ISO date or time", metavar="DATE"),
+    FilterSpec("created_after", "when", "created after this date or time" + _ISO, metavar="DATE"),
+    FilterSpec("created_before", "when", "created before this date or time" + _ISO, metavar="DATE"),
+    FilterSpec("updated_after", "when", "updated after this date or time" + _ISO, metavar="DATE"),
+    FilterSpec("updated_before", "when", "updated before this date or time" + _ISO, metavar="DATE"),
 )
 FILTER_NAMES = tuple(spec.name for spec in FILTERS)
 

@@ -329,12 +329,26 @@ class AgentAPI:
         self._spend(caller)
         return self.store.add_note(text, author=author, model=model, attempt=attempt_id).to_dict()
 
-    def edit_note(self, caller: Caller, note_id: str, text: str, *, author: str | None = None) -> dict[str, Any]:
+    def edit_note(
+        self,
+        caller: Caller,
+        note_id: str,
+        text: str,
+        *,
+        author: str | None = None,
+        keep_header: bool = False,
+        base_revision: int | None = None,
+    ) -> dict[str, Any]:
+        """Replace a note's text (with *keep_header*: its body); with *base_revision*, a conflict
+        when the text changed since that revision (see :meth:`NoteService.edit_note`)."""
         note_id = self._ref(caller, note_id)
         author = self._author(caller, author)
+        if not isinstance(keep_header, bool):
+            raise InvalidArgumentError("keep_header must be true or false")
         self._may_change(caller, self.store.get_note(note_id, viewer=caller.viewer))
         self._spend(caller)
-        return self.store.edit_note(note_id, text, author=author).to_dict()
+        note = self.store.edit_note(note_id, text, author=author, keep_header=keep_header, base_revision=base_revision)
+        return note.to_dict()
 
     def delete_note(self, caller: Caller, note_id: str) -> dict[str, Any]:
         note_id = self._ref(caller, note_id)

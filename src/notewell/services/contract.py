@@ -73,8 +73,17 @@ class NoteStore(Protocol):
         """The whole note (a past *revision* if given); the read is recorded on a working attempt."""
         ...
 
-    def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
-        """Replace a note's text; the previous text stays as an earlier revision."""
+    def edit_note(
+        self,
+        note_id: str,
+        text: str | bytes,
+        *,
+        author: str | None = None,
+        keep_header: bool = False,
+        base_revision: int | None = None,
+    ) -> Note:
+        """Replace a note's text (with *keep_header*: its body); the previous text stays as an
+        earlier revision; with *base_revision*, ConflictError if the text changed since then."""
         ...
 
     def delete_note(self, note_id: str) -> dict[str, Any]:

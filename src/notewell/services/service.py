@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Self, TypeVar
 
 from ..backends.records import Changes, Records
-from ..errors import InvalidArgumentError, NotewellError, NotFoundError
+from ..errors import ConflictError, InvalidArgumentError, NotewellError, NotFoundError
 from ..model.attempt import (
     Attempt,
     check_attempt_id,
@@ -29,7 +29,7 @@ from ..model.attempt import (
     require_running,
     titled_summary,
 )
-from ..model.header_edit import with_summary, with_tags
+from ..model.header_edit import with_body, with_summary, with_tags
 from ..model.ids import check_note_id, is_attempt_id, is_note_id, new_attempt_id
 from ..model.note import AUTHOR_MAX, MODEL_MAX, Card, Note, check_label, check_revision, check_text
 from ..model.numbers import whole_number
@@ -279,11 +279,44 @@ class NoteService(BackgroundEmbedding, ABC):
         return named[0][0]
 
     @service_call
-    def edit_note(self, note_id: str, text: str | bytes, *, author: str | None = None) -> Note:
-        """Replace a note's text; the previous text stays as an earlier revision."""
+    def edit_note(
+        self,
+        note_id: str,
+        text: str | bytes,
+        *,
+        author: str | None = None,
+        keep_header: bool = False,
+        base_revision: int | None = None,
+    ) -> Note:
+        """Replace a note's text; the previous text stays as an earlier revision. With
+        *keep_header*, *text* is the new body and the header stays byte for byte. With
+        *base_revision* (the revision the new text was written from), ConflictError when the
+        note's text has changed since, so an edit made meanwhile is never overwritten unseen.
+        A text equal to the current one writes nothing (the revision stays)."""
         note_id = check_note_id(note_id)
+        author = check_label(author, "author", AUTHOR_MAX)
+        base = None
+        if base_revision is not None:
+            base_revision = check_revision(base_revision)
+            base = self.get_note(note_id, revision=base_revision).text
+        if keep_header:
+            if isinstance(text, bytes):
+                text = check_text(text, max_bytes=self.max_bytes)[0]
+            body = text
+            check_text(body, max_bytes=self.max_bytes)  # a bad body fails before anything is read
+
+            def make(current: str) -> str | tuple[str, bytes]:
+                _check_base(note_id, base, base_revision, current)
+                return with_body(current, body)
+
+            return self._edit(note_id, make, author)
         checked = check_text(text, max_bytes=self.max_bytes)
-        return self._edit(note_id, lambda _current: checked, check_label(author, "author", AUTHOR_MAX))
+
+        def replace_all(current: str) -> str | tuple[str, bytes]:
+            _check_base(note_id, base, base_revision, current)
+            return checked
+
+        return self._edit(note_id, replace_all, author)
 
     @service_call
     def add_tag(self, note_id: str, *tags: str, author: str | None = None) -> Note:
@@ -648,9 +681,10 @@ class NoteService(BackgroundEmbedding, ABC):
             self._check_visible(records, note_id, viewer)
             live = records.live_revision(note_id)
             rows = records.revisions(note_id, live)
+            deleted = records.deleted_at(note_id) if live is None else None
         if live is None and not rows:
             raise NotFoundError(f"no note {note_id}")
-        return [
+        out = [
             {
                 "revision": r.revision,
                 "op": r.op,
@@ -663,6 +697,31 @@ class NoteService(BackgroundEmbedding, ABC):
             }
             for r in rows
         ]
+        if deleted is not None:
+            # The deletion, as the last entry: the revision it removed, its text still kept.
+            last = out[-1] if out else {"revision": 0, "kept": False, "size": None}
+            out.append(
+                {
+                    "revision": last["revision"],
+                    "op": "delete",
+                    "at": deleted,
+                    "author": None,
+                    "sha256": None,
+                    "size": None,
+                    "current": False,
+                    "kept": last["kept"],
+                }
+            )
+        return out
+
+
+def _check_base(note_id: str, base: str | None, base_revision: int | None, current: str) -> None:
+    """ConflictError when the note's *current* text (read inside the write) is no longer the
+    *base* text of *base_revision* that an edit was written from."""
+    if base is not None and current != base:
+        raise ConflictError(
+            f"{note_id} changed since revision {base_revision}: read it again and merge your edit into it"
+        )
 
 
 def _check_private_home(name: str, settings: dict[str, object], private: bool, owner: str | None) -> None:

@@ -229,6 +229,10 @@ class PgRecords:
         row = self._one("SELECT revision FROM notes WHERE id = %s", (note_id,))
         return row[0] if row else None
 
+    def deleted_at(self, note_id: str) -> str | None:
+        row = self._one("SELECT deleted_at FROM gone WHERE id = %s", (note_id,))
+        return row[0] if row else None
+
     def revisions(self, note_id: str, live: int | None) -> list[RevisionRow]:
         rows = self._all(
             "SELECT revision, op, at, author, text FROM revisions WHERE id = %s ORDER BY revision", (note_id,)

@@ -206,6 +206,8 @@ def _kept_versions(source: TransferSource, nid: str, current: int, text: str | N
     """(revision, text, at, author, op) of every revision whose text the folder kept."""
     out = []
     for h in source.history(nid):
+        if h["op"] == "delete":
+            continue  # the deletion itself: the note's row in gone says it
         rev = h["revision"]
         if rev == current and text is not None:
             body = text

@@ -587,7 +587,11 @@ class Index:
         elif op == "move":
             c.execute("UPDATE journal_meta SET path = ?, deleted = 0 WHERE id = ?", (r.get("path"), nid))
         elif op in ("delete", "gone"):
-            c.execute("UPDATE journal_meta SET deleted = 1, path = NULL WHERE id = ?", (nid,))
+            # updated_at becomes the time of the deletion (history shows it; deleted_with prefers the latest).
+            c.execute(
+                "UPDATE journal_meta SET deleted = 1, path = NULL, updated_at = coalesce(?, updated_at) WHERE id = ?",
+                (r.get("at"), nid),
+            )
         else:
             return
         if op in ("add", "adopt", "edit", "change") and isinstance(rev, int):

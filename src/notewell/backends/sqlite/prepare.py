@@ -72,6 +72,10 @@ def read_note_file(
         data = raw if raw is not None else folder.read(path, max_bytes + 1)
     except OSError as exc:
         return f"cannot be read: {exc.strerror or exc}"
+    if len(data) > max_bytes:
+        # Read only up to the limit and one byte: the size to report is the file's own.
+        size = _file_size(folder, path)
+        return f"file is {size if size is not None else f'over {max_bytes}'} bytes; the limit is {max_bytes} bytes"
     try:
         text, data = check_text(data, max_bytes=max_bytes)
     except InvalidNoteError as exc:
@@ -79,6 +83,11 @@ def read_note_file(
             return data.decode("utf-8"), data
         return exc.message.replace("note ", "file ", 1)
     return text, data
+
+
+def _file_size(folder: NoteFolder, path: str) -> int | None:
+    state = folder.state(path)
+    return state.size if state is not None and state.size >= 0 else None
 
 
 def prepare_files(

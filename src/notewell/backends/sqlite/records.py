@@ -220,6 +220,10 @@ class SqliteRecords:
         row = self._one("SELECT revision FROM note_index WHERE id = ?", (note_id,))
         return row[0] if row else None
 
+    def deleted_at(self, note_id: str) -> str | None:
+        row = self._one("SELECT updated_at FROM journal_meta WHERE id = ? AND deleted = 1", (note_id,))
+        return row[0] if row else None
+
     def revisions(self, note_id: str, live: int | None) -> list[RevisionRow]:
         rows = self._index.query(
             "SELECT revision, op, at, author, sha256, size FROM revisions WHERE id = ? ORDER BY revision", (note_id,)

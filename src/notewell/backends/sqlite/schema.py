@@ -18,7 +18,7 @@ __all__ = [
     "create_schema",
 ]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 TITLE_WEIGHT = 3.0
 FTS_HASH_BYTES = 64 * 1024 * 1024
 

@@ -1,0 +1,92 @@
+"""What a newcomer meets on the command line: edits that keep the header, clear errors for a
+bad port or an empty argument, real sizes, deletions in the history, and next steps."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import notewell
+from tests.interfaces.cli_harness import run, run_process
+
+
+def js(p):
+    return json.loads(p.stdout.decode())
+
+
+def _note(store, text="---\ntitle: Cache plan\nkind: decision\ntags: [cache]\n---\nfirst body\n"):
+    with notewell.open(store, watch=False, embedder=None) as s:
+        return s.add_note(text).id
+
+
+def test_edit_text_replaces_the_body_and_keeps_the_header(tmp_path):
+    store = tmp_path / "s"
+    nid = _note(store)
+    out = run(["edit", nid, "--text", "second body\n"], store).stdout.decode()
+    assert f"{nid} now at revision 2" in out
+    note = js(run(["get", nid, "--json"], store))
+    assert note["text"] == "---\ntitle: Cache plan\nkind: decision\ntags: [cache]\n---\nsecond body\n"
+    assert (note["title"], note["kind"], note["tags"]) == ("Cache plan", "decision", ["cache"])
+    # The whole text, header included, is an explicit choice.
+    run(["edit", nid, "--full-text", "# Other\n\nall new\n"], store)
+    assert js(run(["get", nid, "--json"], store))["text"] == "# Other\n\nall new\n"
+
+
+def test_an_edit_that_changes_nothing_says_so_and_makes_no_revision(tmp_path):
+    store = tmp_path / "s"
+    nid = _note(store)
+    out = run(["edit", nid, "--text", "first body\n"], store).stdout.decode()
+    assert "unchanged" in out and "still revision 1" in out
+    assert [h["revision"] for h in js(run(["history", nid, "--json"], store))] == [1]
+
+
+def test_edit_refuses_an_empty_argument_and_two_texts(tmp_path):
+    store = tmp_path / "s"
+    nid = _note(store)
+    done = run(["edit", nid, ""], store, check=False)
+    assert done.returncode == 2 and b"the FILE argument is empty" in done.stderr
+    assert done.stderr.decode().count("\n") == 1
+    both = run(["edit", nid, "--text", "a", "--full-text", "b"], store, check=False)
+    assert both.returncode == 2 and b"one way" in both.stderr
+
+
+def test_serve_refuses_a_bad_port_and_a_port_in_use_in_one_line(tmp_path):
+    store = tmp_path / "s"
+    bad = run_process(["serve", "--port", "99999"], store, check=False)
+    assert bad.returncode == 2 and bad.stdout == b""
+    assert bad.stderr.decode().strip() == (
+        "notewell: invalid_argument: --port must be a whole number from 1 to 65535 (or 0: any free port), got 99999"
+    )
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = run_process(["serve", "--port", str(port)], store, check=False)
+    assert busy.returncode != 0 and b"serving" not in busy.stdout  # no success line before the bind
+    said = busy.stderr.decode().strip()
+    assert said == f"notewell: unavailable: cannot listen on 127.0.0.1:{port}: the port is in use"
+
+
+def test_an_oversized_file_is_reported_with_its_real_size(tmp_path):
+    store = tmp_path / "s"
+    _note(store)
+    (store / "huge.md").write_bytes(b"x" * 5_242_937)
+    problems = js(run(["reindex", "--json"], store))["problems"]
+    assert any("5242937 bytes" in p["error"] for p in problems), problems
+
+
+def test_history_of_a_deleted_note_shows_the_deletion(tmp_path):
+    store = tmp_path / "s"
+    nid = _note(store)
+    run(["rm", nid], store)
+    hist = js(run(["history", nid, "--json"], store))
+    assert [(h["revision"], h["op"]) for h in hist] == [(1, "add"), (1, "delete")] and hist[1]["at"]
+    text = run(["history", nid], store).stdout.decode()
+    assert "deleted" in text and "--revision 1" in text
+
+
+def test_demo_ends_with_what_to_try_next(tmp_path):
+    out = run(["demo"], tmp_path / "demo").stdout.decode()
+    tail = out[out.rindex("next:") :]
+    for words in ("notewell embed", "notewell serve", "http://127.0.0.1:8765/", "notewell mcp"):
+        assert words in tail

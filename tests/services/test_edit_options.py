@@ -1,0 +1,36 @@
+"""Edits that keep the header, and edits checked against the revision they were written from
+(both stores)."""
+
+from __future__ import annotations
+
+import pytest
+
+import notewell
+
+TEXT = "---\ntitle: Plan\nkind: decision\ntags: [a]\n---\nold body\n"
+
+
+def test_keep_header_replaces_only_the_body(backend):
+    note = backend.add_note(TEXT)
+    edited = backend.edit_note(note.id, "new body\n", keep_header=True)
+    assert edited.text == "---\ntitle: Plan\nkind: decision\ntags: [a]\n---\nnew body\n" and edited.revision == 2
+    plain = backend.add_note("no header at all\n")
+    assert backend.edit_note(plain.id, "still none\n", keep_header=True).text == "still none\n"
+
+
+def test_base_revision_refuses_an_edit_made_over_a_newer_text(backend):
+    note = backend.add_note(TEXT)
+    backend.edit_note(note.id, "an agent's edit\n", keep_header=True)  # revision 2, meanwhile
+    with pytest.raises(notewell.ConflictError, match="changed since revision 1"):
+        backend.edit_note(note.id, "my edit\n", keep_header=True, base_revision=1)
+    assert backend.get_note(note.id).body == "an agent's edit\n"  # nothing overwritten
+    assert backend.edit_note(note.id, "my merged edit\n", keep_header=True, base_revision=2).revision == 3
+    with pytest.raises(notewell.NotFoundError):
+        backend.edit_note(note.id, "x", base_revision=9)
+
+
+def test_an_unchanged_text_makes_no_revision(backend):
+    note = backend.add_note(TEXT)
+    assert backend.edit_note(note.id, TEXT).revision == 1
+    assert backend.edit_note(note.id, "old body\n", keep_header=True).revision == 1
+    assert [h["revision"] for h in backend.history(note.id)] == [1]
