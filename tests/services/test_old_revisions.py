@@ -84,7 +84,8 @@ def test_a_floor_leaves_room_for_older_meanings(store, monkeypatch):
     store.embed_pending()
     cards = store.search_notes("zeppelin mooring mast", mode="semantic")
     assert _ids(cards) == [(edited.id, 1)]
-    assert cards[0].mode == "semantic" and cards[0].score >= 0.5 and "zeppelin" in cards[0].snippet
+    # Scoreless: it comes after every current match, whatever its cosine.
+    assert cards[0].mode == "semantic" and cards[0].score is None and "zeppelin" in cards[0].snippet
     assert _ids(store.search_notes("zeppelin mooring mast", mode="hybrid")) == [(edited.id, 1)]
     both = store.search_notes("zeppelin mooring mast", mode="both")
     # Side by side, as "both" lists every note: once in the keyword list, once in the semantic one.
@@ -135,3 +136,90 @@ def test_chinese_in_an_older_revision(store):
     note = store.add_note("# 计划\n\n缓存用袋鼠方案")
     store.edit_note(note.id, "# 计划\n\n缓存用新的方案")
     assert _ids(store.search_notes("袋鼠")) == [(note.id, 1)]
+
+
+def test_one_note_edited_many_times_crowds_out_no_other(store):
+    other = store.add_note("# B\n\nthe narwhal tusk")
+    store.edit_note(other.id, "# B\n\nthe tusk")
+    busy = store.add_note("# A\n\nnarwhal 0")
+    for i in range(1, 420):  # more matching revisions than the ranking window holds
+        store.edit_note(busy.id, f"# A\n\nnarwhal {i}")
+    store.edit_note(busy.id, "# A\n\nnothing")
+    found = _ids(store.search_notes("narwhal", limit=10))
+    assert sorted(found) == sorted([(other.id, 1), (busy.id, 420)])
+
+
+def test_older_results_are_ordered_without_figures_of_hidden_projects(tmp_path):
+    def order(hidden_revisions):
+        with notewell.open(tmp_path / f"s{hidden_revisions}", embedder=None) as s:
+            for title, body in (("x", "alpha alpha alpha beta"), ("y", "alpha beta beta beta")):
+                note = s.add_note(f"# {title}\n\n{body}")
+                s.edit_note(note.id, f"# {title}\n\ngone")
+            run = s.start_attempt("owner-1:vault", author="owner-1")
+            for i in range(hidden_revisions):
+                h = s.add_note(f"# h{i}\n\nbeta {i}", attempt=run.id)
+                s.edit_note(h.id, f"# h{i}\n\nzzz {i}")
+            s.set_project("owner-1:vault", private=True, owner="owner-1")
+            return [c.title for c in s.search_notes("alpha beta", viewer=Viewer(handle="someone"))]
+
+    assert order(0) == order(30)
+
+
+def test_older_cards_are_scoreless_in_every_mode(store, monkeypatch):
+    from notewell.search.embedders import HashEmbedder
+
+    monkeypatch.setattr(HashEmbedder, "similarity_floor", 0.3, raising=False)
+    edited = store.add_note("# plan\n\nzeppelin mooring mast")
+    store.add_note("# other\n\nzeppelin hangar")
+    store.embed_pending()
+    store.edit_note(edited.id, "# plan\n\nsubmarine dive depth")
+    store.embed_pending()
+    for mode in ("keyword", "semantic", "both", "hybrid"):
+        cards = store.search_notes("zeppelin mooring mast", mode=mode)
+        older = [c for c in cards if c.matched_revision is not None]
+        assert older and all(c.score is None for c in older), mode
+        for found in ("keyword", "semantic", "hybrid"):  # "both": each list on its own
+            listed = [c for c in cards if c.mode == found]
+            assert [c.matched_revision is not None for c in listed] == sorted(
+                c.matched_revision is not None for c in listed
+            ), mode  # last in its list
+
+
+def test_a_new_schema_version_keeps_the_vectors(tmp_path, monkeypatch):
+    pytest.importorskip("numpy")
+    from notewell.backends.sqlite import index as index_module
+    from notewell.search.embedders import HashEmbedder
+
+    with notewell.open(tmp_path / "notes", embedder=HashEmbedder()) as s:
+        note = s.add_note("# plan\n\nzeppelin mooring mast")
+        s.embed_pending()
+        s.edit_note(note.id, "# plan\n\nsubmarine dive depth")
+        s.embed_pending()
+    monkeypatch.setattr(index_module, "SCHEMA_VERSION", index_module.SCHEMA_VERSION + 1)
+    with notewell.open(tmp_path / "notes", embedder=HashEmbedder()) as s:
+        assert s.pending_embeddings() == 0  # taken over, not embedded again
+        assert s.last_sync.vectors_kept == 1
+        assert s.embed_pending() == {"embedded": 0, "pending": 0, "revisions": 0}  # revision 1's too
+        assert _ids(s.search_notes("wombat")) == []
+        assert _ids(s.search_notes("zeppelin")) == [(note.id, 1)]
+
+
+def test_reindex_keeps_older_revisions_vectors(tmp_path):
+    pytest.importorskip("numpy")
+    from notewell.search.embedders import HashEmbedder
+
+    with notewell.open(tmp_path / "notes", embedder=HashEmbedder()) as s:
+        note = s.add_note("# plan\n\nzeppelin mooring mast")
+        for body in ("submarine dive", "banana bread", "walrus tusk"):
+            s.edit_note(note.id, f"# plan\n\n{body}")
+        assert s.embed_pending() == {"embedded": 1, "pending": 0, "revisions": 3}
+        s.reindex()
+        assert s.embed_pending() == {"embedded": 0, "pending": 0, "revisions": 0}
+
+
+def test_a_search_that_waits_embeds_the_current_texts_only(store):
+    note = store.add_note("# plan\n\nzeppelin mooring mast")
+    store.edit_note(note.id, "# plan\n\nsubmarine dive depth")
+    store.search_notes("submarine", mode="semantic", wait=True)
+    assert store.pending_embeddings() == 0
+    assert store.embed_pending()["revisions"] == 1  # revision 1 was left to the background

@@ -8,8 +8,10 @@ them only to fill the places the current texts left: a note found this way comes
 every note found by its current text, and its card names the revision that matched.
 
 The vectors of one model sit in one float32 matrix per store, loaded again whenever the
-store's version of them (a count and a high-water mark the store reads cheaply) changes:
-superseded texts change far less often than notes are searched.
+store's version of them (a counter the store keeps as it changes them) moves: superseded
+texts change far less often than notes are searched. A search scores only the rows of the
+notes it may return and sorts only the best few (a partial sort, widened when duplicates of
+one note or the excluded ones use them up).
 """
 
 from __future__ import annotations
@@ -23,12 +25,37 @@ from .embedders import numpy
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["OldPassage", "OldPassages", "OldHit"]
+__all__ = ["OldHit", "OldPassage", "OldPassages"]
 
 # note id, revision, the passage's start and stop in that revision's body, the vector's bytes
 OldPassage = tuple[str, int, int, int, bytes]
 # note id, revision, cosine, (start, stop)
 OldHit = tuple[str, int, float, tuple[int, int]]
+
+
+class _Loaded:
+    """One load of the vectors: the matrix and, row by row, the note (as a code), revision and span."""
+
+    def __init__(self, dim: int, rows: Iterable[OldPassage]) -> None:
+        np = numpy()
+        codes: dict[str, int] = {}
+        notes: list[int] = []
+        revisions: list[int] = []
+        spans: list[tuple[int, int]] = []
+        blobs: list[bytes] = []
+        for nid, revision, start, stop, blob in rows:
+            if len(blob) != 4 * dim:
+                continue  # another dimension's vector: never scored against this model's query
+            notes.append(codes.setdefault(nid, len(codes)))
+            revisions.append(revision)
+            spans.append((start, stop))
+            blobs.append(bytes(blob))
+        self.codes = codes
+        self.ids = list(codes)
+        self.notes = np.asarray(notes, dtype=np.int64)
+        self.revisions = np.asarray(revisions, dtype=np.int64)
+        self.spans = spans
+        self.matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, dim)
 
 
 class OldPassages:
@@ -37,30 +64,14 @@ class OldPassages:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._key: object = None
-        self._notes: list[str] = []
-        self._revisions: list[int] = []
-        self._spans: list[tuple[int, int]] = []
-        self._matrix: np.ndarray | None = None
+        self._loaded: _Loaded | None = None
 
-    def _current(self, key: object, dim: int, load: Callable[[], Iterable[OldPassage]]) -> tuple:
+    def _current(self, key: object, dim: int, load: Callable[[], Iterable[OldPassage]]) -> _Loaded:
         with self._lock:
-            if key != self._key:
-                np = numpy()
-                notes: list[str] = []
-                revisions: list[int] = []
-                spans: list[tuple[int, int]] = []
-                blobs: list[bytes] = []
-                for nid, revision, start, stop, blob in load():
-                    if len(blob) != 4 * dim:
-                        continue  # another dimension's vector: never scored against this model's query
-                    notes.append(nid)
-                    revisions.append(revision)
-                    spans.append((start, stop))
-                    blobs.append(blob)
-                matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, dim)
-                self._notes, self._revisions, self._spans, self._matrix = notes, revisions, spans, matrix
+            if key != self._key or self._loaded is None:
+                self._loaded = _Loaded(dim, load())
                 self._key = key
-            return self._notes, self._revisions, self._spans, self._matrix
+            return self._loaded
 
     def best(
         self,
@@ -79,22 +90,37 @@ class OldPassages:
         revision it is in; the newer revision among equals), none under *floor*. *key* names
         the stored vectors' version: a new key loads them again through *load*."""
         np = numpy()
-        notes, revisions, spans, matrix = self._current(key, dim, load)
-        if matrix is None or not len(notes) or limit <= 0:
+        got = self._current(key, dim, load)
+        if not len(got.notes) or limit <= 0:
             return []
-        scores = matrix @ np.asarray(wanted, dtype=np.float32)
-        order = np.lexsort((-np.asarray(revisions), -scores))
-        hits: list[OldHit] = []
-        seen: set[str] = set()
-        for i in order:
-            score = float(scores[i])
-            if floor is not None and score < floor:
-                break
-            nid = notes[i]
-            if nid in seen or nid in exclude or (allowed is not None and nid not in allowed):
-                continue
-            seen.add(nid)
-            hits.append((nid, revisions[i], score, spans[i]))
-            if len(hits) >= limit:
-                break
-        return hits
+        keep = np.ones(len(got.notes), dtype=bool)
+        if allowed is not None:
+            keep &= np.isin(got.notes, [got.codes[n] for n in allowed if n in got.codes])
+        if exclude:
+            keep &= ~np.isin(got.notes, [got.codes[n] for n in exclude if n in got.codes])
+        rows = np.flatnonzero(keep)
+        if not len(rows):
+            return []
+        scores = got.matrix[rows] @ np.asarray(wanted, dtype=np.float32)
+        if floor is not None:
+            above = scores >= floor
+            rows, scores = rows[above], scores[above]
+        take = min(len(rows), 4 * limit + 16)
+        while True:
+            top = np.argpartition(-scores, take - 1)[:take] if take < len(rows) else np.arange(len(rows))
+            # Best first; among equals the newer revision.
+            order = top[np.lexsort((-got.revisions[rows[top]], -scores[top]))]
+            hits: list[OldHit] = []
+            seen: set[int] = set()
+            for i in order:
+                row = int(rows[i])
+                code = int(got.notes[row])
+                if code in seen:
+                    continue
+                seen.add(code)
+                hits.append((got.ids[code], int(got.revisions[row]), float(scores[i]), got.spans[row]))
+                if len(hits) >= limit:
+                    return hits
+            if take >= len(rows):
+                return hits
+            take = min(len(rows), take * 4)  # one note's many passages used the places up: widen

@@ -31,7 +31,7 @@ from ..backends.sqlite.embedding import embed_pending, pending_count
 from ..backends.sqlite.files import NoteFolder, printable_name
 from ..backends.sqlite.guard import ReadGate, StoreLock, guarded, run_guarded
 from ..backends.sqlite.history import History
-from ..backends.sqlite.index import Index, LockHeld, translated
+from ..backends.sqlite.index import INDEX_DIR, Index, LockHeld, schema_outdated, translated
 from ..backends.sqlite.keyword import keyword_ids, keyword_search
 from ..backends.sqlite.note_writes import (
     Prepared,
@@ -58,7 +58,7 @@ from ..backends.sqlite.semantic import VectorMatrix, opening_vectors, semantic_s
 from ..backends.sqlite.sync import Syncer, SyncReport
 from ..backends.sqlite.tokens import TokenBook
 from ..backends.sqlite.transfer import transfer_rows
-from ..backends.sqlite.vector_reuse import carry_vectors
+from ..backends.sqlite.vector_reuse import carry_old_vectors, carry_vectors
 from ..backends.sqlite.watch import Watcher
 from ..backends.sqlite.watching import WatchingMixin
 from ..errors import (
@@ -140,7 +140,16 @@ class Store(WatchingMixin, NoteService):
         self._folder = NoteFolder(self.root)
         self._history = History(self.root)
         self._busy_timeout = busy_timeout
-        self._index = Index(self.root, busy_timeout=busy_timeout)
+        # An index of another schema version is rebuilt as reindex does (set aside, made anew,
+        # its vectors taken over), not dropped in place: a new version costs no re-embedding.
+        upgrading = Rebuild(self.root / INDEX_DIR) if schema_outdated(self.root / INDEX_DIR) else None
+        old = upgrading.begin(only_if=lambda: schema_outdated(self.root / INDEX_DIR)) if upgrading else None
+        try:
+            self._index = Index(self.root, busy_timeout=busy_timeout)
+        except BaseException:
+            if upgrading is not None:
+                upgrading.abandon()
+            raise
         self._sync = Syncer(self._folder, self._history, self._index, max_bytes=max_bytes)
         self._watcher = Watcher(str(self.root)) if watch else None
         self._scanned = False  # the first read compares the whole folder (and sets the watches)
@@ -156,9 +165,21 @@ class Store(WatchingMixin, NoteService):
         self._embedding: threading.Thread | None = None
         self._embedding_stop = threading.Event()
         self.last_sync = SyncReport()
-        if self._index.rebuilt:
-            self.last_sync = self._full_sync()  # a new or repaired index: fill it now
-            self._checked = True
+        if upgrading is None:
+            if self._index.rebuilt:
+                self.last_sync = self._full_sync()  # a new or repaired index: fill it now
+                self._checked = True
+            return
+        try:
+            if self._index.rebuilt:
+                self.last_sync = self._full_sync()
+                self._checked = True
+            self.last_sync.vectors_kept, self.last_sync.to_embed = self._carry_vectors(old)
+        except BaseException:
+            self._index.close()
+            upgrading.abandon()
+            raise
+        upgrading.finish()
 
     @property
     def location(self) -> str:
@@ -453,6 +474,7 @@ class Store(WatchingMixin, NoteService):
         kept theirs and how many wait for embedding, for this store's model when it is known
         without loading one (for any model otherwise)."""
         carried = carry_vectors(self._index, old)
+        carry_old_vectors(self._index, old)
         model = self._embedders.model_id()
         if model is None:
             return sum(carried.values()), queued_count(self._index)
@@ -732,6 +754,4 @@ class _Engines:
         self._store._embedder_now()
 
     def embed_waiting(self) -> None:
-        store = self._store
-        store._embed(None, None)
-        embed_old_revisions(store._index, store._embedder_now(), None)
+        self._store._embed(None, None)  # the current texts; older revisions are the background's

@@ -240,16 +240,18 @@ MIGRATIONS: list[tuple[str, str]] = [
     (
         "older revisions searchable: their words and their passage vectors",
         r"""
-        -- Every superseded text of a live note: its title and body as notes has them, weighted
-        -- and gram-indexed as notes' are, so that keyword search reads it with the same query.
-        -- Written by the trigger below when a note's text changes (every write path), and for
-        -- the notes already there by this upgrade (notewell.backends.postgres.old_revisions).
+        -- Every superseded text of a live note whose title or body changed: its title and body
+        -- as notes has them, weighted and gram-indexed as notes' are, so that keyword search
+        -- reads it with the same query; text_sha as embedding.text_sha makes it (set below).
+        -- Written by the trigger on notes when a note's text changes (every write path), and for
+        -- the notes already there by this upgrade (db._fill_old_revisions).
         CREATE TABLE old_revisions(
           seq bigserial UNIQUE,
           id text NOT NULL,
           revision integer NOT NULL,
           title text NOT NULL,
           body text NOT NULL,
+          text_sha text,
           tsv tsvector GENERATED ALWAYS AS (
             setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', body), 'B')
           ) STORED,
@@ -258,9 +260,9 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         CREATE INDEX old_revisions_tsv ON old_revisions USING gin(tsv) WITH (fastupdate = off);
         CREATE INDEX old_revisions_cjk_grams ON old_revisions USING gin(cjk_grams) WITH (fastupdate = off);
-        -- The passage vectors of those texts: moved over from note_vectors when a note is
-        -- embedded anew, or made from the text above. seq with the count tells a server's
-        -- matrix it is stale.
+        -- Their passage vectors: moved over from note_vectors when a note is embedded anew, or
+        -- made from the text above. They go with their revision (a delete racing an embedder
+        -- leaves none behind).
         CREATE TABLE old_vectors(
           seq bigserial UNIQUE,
           note_id text NOT NULL,
@@ -271,9 +273,37 @@ MIGRATIONS: list[tuple[str, str]] = [
           start integer NOT NULL,
           stop integer NOT NULL,
           vector bytea NOT NULL,
-          PRIMARY KEY(note_id, revision, model, chunk)
+          PRIMARY KEY(note_id, revision, model, chunk),
+          FOREIGN KEY(note_id, revision) REFERENCES old_revisions(id, revision) ON DELETE CASCADE
         );
         CREATE INDEX old_vectors_model ON old_vectors(model, dim);
+        -- The older revisions waiting for vectors, with a server's lease while its model runs.
+        CREATE TABLE old_embed_queue(
+          note_id text NOT NULL,
+          revision integer NOT NULL,
+          claimed_until timestamptz,
+          PRIMARY KEY(note_id, revision),
+          FOREIGN KEY(note_id, revision) REFERENCES old_revisions(id, revision) ON DELETE CASCADE
+        );
+        -- Bumped whenever old_vectors change: a server's matrix of them is stale when it moved.
+        CREATE SEQUENCE old_vectors_version;
+        CREATE FUNCTION notewell_old_revision_sha() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        BEGIN
+          NEW.text_sha := encode(sha256(convert_to(NEW.title || E'
+' || NEW.body, 'UTF8')), 'hex');
+          RETURN NEW;
+        END
+        $fn$;
+        CREATE TRIGGER old_revisions_sha BEFORE INSERT ON old_revisions
+          FOR EACH ROW EXECUTE FUNCTION notewell_old_revision_sha();
+        CREATE FUNCTION notewell_queue_old_revision() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        BEGIN
+          INSERT INTO old_embed_queue(note_id, revision) VALUES (NEW.id, NEW.revision) ON CONFLICT DO NOTHING;
+          RETURN NULL;
+        END
+        $fn$;
+        CREATE TRIGGER old_revisions_queue AFTER INSERT ON old_revisions
+          FOR EACH ROW EXECUTE FUNCTION notewell_queue_old_revision();
         CREATE FUNCTION notewell_keep_old_revision() RETURNS trigger LANGUAGE plpgsql AS $fn$
         BEGIN
           INSERT INTO old_revisions(id, revision, title, body) VALUES (OLD.id, OLD.revision, OLD.title, OLD.body)
@@ -281,31 +311,38 @@ MIGRATIONS: list[tuple[str, str]] = [
           RETURN NULL;
         END
         $fn$;
+        -- A change of the header alone adds nothing to find: every word is still there.
         CREATE TRIGGER notes_keep_old_revision AFTER UPDATE OF text ON notes
-          -- A change of the header alone adds nothing to find: every word is still there.
           FOR EACH ROW WHEN (NEW.revision > OLD.revision
             AND (OLD.title, OLD.body) IS DISTINCT FROM (NEW.title, NEW.body))
           EXECUTE FUNCTION notewell_keep_old_revision();
         CREATE FUNCTION notewell_forget_old_revisions() RETURNS trigger LANGUAGE plpgsql AS $fn$
         BEGIN
-          DELETE FROM old_revisions WHERE id = OLD.id;
-          DELETE FROM old_vectors WHERE note_id = OLD.id;
+          DELETE FROM old_revisions WHERE id = OLD.id;  -- its vectors and queue entries go with it
+          IF FOUND THEN
+            PERFORM nextval('old_vectors_version');
+          END IF;
           RETURN NULL;
         END
         $fn$;
         CREATE TRIGGER notes_forget_old_revisions AFTER DELETE ON notes
           FOR EACH ROW EXECUTE FUNCTION notewell_forget_old_revisions();
         -- A note's vectors being replaced: those of a text now superseded stay, as the newest
-        -- older revision with that title and body (sha256 as embedding.text_sha makes it).
+        -- older revision with that title and body.
         CREATE FUNCTION notewell_keep_old_vectors() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        DECLARE
+          kept integer;
         BEGIN
-          INSERT INTO old_vectors(note_id, revision, chunk, model, dim, start, stop, vector)
-            SELECT OLD.note_id, o.revision, OLD.chunk, OLD.model, OLD.dim, OLD.start, OLD.stop, OLD.vector
-            FROM old_revisions o JOIN notes n ON n.id = o.id AND n.revision > o.revision
-            WHERE o.id = OLD.note_id AND o.revision >= OLD.revision
-              AND encode(sha256(convert_to(o.title || E'\n' || o.body, 'UTF8')), 'hex') = OLD.sha256
-            ORDER BY o.revision DESC LIMIT 1
-            ON CONFLICT DO NOTHING;
+          SELECT o.revision INTO kept FROM old_revisions o JOIN notes n ON n.id = o.id AND n.revision > o.revision
+            WHERE o.id = OLD.note_id AND o.revision >= OLD.revision AND o.text_sha = OLD.sha256
+            ORDER BY o.revision DESC LIMIT 1;
+          IF kept IS NOT NULL THEN
+            INSERT INTO old_vectors(note_id, revision, chunk, model, dim, start, stop, vector)
+              VALUES (OLD.note_id, kept, OLD.chunk, OLD.model, OLD.dim, OLD.start, OLD.stop, OLD.vector)
+              ON CONFLICT DO NOTHING;
+            DELETE FROM old_embed_queue WHERE note_id = OLD.note_id AND revision = kept;
+            PERFORM nextval('old_vectors_version');
+          END IF;
           RETURN OLD;
         END
         $fn$;

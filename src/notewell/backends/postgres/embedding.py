@@ -49,10 +49,6 @@ _INSERT_PGVECTOR = (
 _RELEASE = "UPDATE embed_queue SET claimed_by = NULL, claimed_until = NULL WHERE note_id = ANY(%s) AND claimed_by = %s"
 
 
-# text_sha in SQL, over old_revisions o.
-_TEXT_SHA_SQL = "encode(sha256(convert_to(o.title || E'\\n' || o.body, 'UTF8')), 'hex')"
-
-
 def text_sha(title: str, body: str) -> str:
     """The sha256 of what a note's passages are made from (its title and body, not its header)."""
     return hashlib.sha256(f"{title}\n{body}".encode()).hexdigest()
@@ -123,49 +119,75 @@ def pg_embed_pending(
 
 
 def pg_embed_old_revisions(db: PgDatabase, embedder: Embedder, limit: int | None) -> int:
-    """Embed up to *limit* older revisions (newest first) that have no vectors of this model,
-    from their title and body in old_revisions; vectors of other models are dropped. Servers
-    doing it at once may embed one revision twice: the second write is ignored."""
+    """Embed up to *limit* older revisions waiting for vectors (newest first), from their title
+    and body in old_revisions; returns how many. Each is leased while the model runs, so servers
+    embedding together share the queue. One whose text the note's current vectors were made
+    from takes a copy of them (no model). Vectors of another model are dropped and their
+    revisions wait again. With nothing waiting this is two index lookups."""
     np = numpy()
-    model = embedder.model_id
+    model, dim = embedder.model_id, embedder.dim
     with db.transaction() as conn:
-        conn.execute("DELETE FROM old_vectors WHERE model < %s OR model > %s", (model, model))
-        # A revision with the title and body the note's current vectors were made from takes a
-        # copy of them, without the model (an edit not embedded yet, a header changed between).
-        conn.execute(
-            "INSERT INTO old_vectors(note_id, revision, chunk, model, dim, start, stop, vector)"
-            " SELECT v.note_id, o.revision, v.chunk, v.model, v.dim, v.start, v.stop, v.vector"
-            " FROM old_revisions o JOIN note_vectors v ON v.note_id = o.id AND v.model = %s"
-            f" AND v.sha256 = {_TEXT_SHA_SQL}"
-            " WHERE NOT EXISTS (SELECT 1 FROM old_vectors w WHERE w.note_id = o.id AND w.revision = o.revision"
-            " AND w.model = v.model) ON CONFLICT DO NOTHING",
-            (model,),
-        )
-        todo = conn.execute(
-            "SELECT o.id, o.revision, o.title, o.body FROM old_revisions o WHERE NOT EXISTS"
-            " (SELECT 1 FROM old_vectors v WHERE v.note_id = o.id AND v.revision = o.revision AND v.model = %s)"
-            " ORDER BY o.seq DESC LIMIT %s",
-            (model, limit),
-        ).fetchall()
+        if conn.execute("SELECT 1 FROM old_vectors WHERE model < %s OR model > %s LIMIT 1", (model, model)).fetchone():
+            conn.execute(
+                "INSERT INTO old_embed_queue(note_id, revision) SELECT DISTINCT note_id, revision FROM old_vectors"
+                " WHERE model < %s OR model > %s ON CONFLICT DO NOTHING",
+                (model, model),
+            )
+            conn.execute("DELETE FROM old_vectors WHERE model < %s OR model > %s", (model, model))
+            conn.execute("SELECT nextval('old_vectors_version')")
     done = 0
-    for at in range(0, len(todo), _BATCH):
-        group = [(nid, rev, passages(title, body)) for nid, rev, title, body in todo[at : at + _BATCH]]
-        texts = [text for _n, _r, parts in group for _a, _b, text in parts]
-        vectors = embedder.embed_documents(texts) if texts else np.zeros((0, embedder.dim), np.float32)
+    while limit is None or done < limit:
+        want = _BATCH if limit is None else min(_BATCH, limit - done)
+        with db.transaction() as conn:
+            claimed = conn.execute(
+                "UPDATE old_embed_queue q SET claimed_until = now() + make_interval(secs => %s)"
+                " FROM (SELECT q2.note_id, q2.revision FROM old_embed_queue q2 JOIN old_revisions o"
+                " ON o.id = q2.note_id AND o.revision = q2.revision"
+                " WHERE q2.claimed_until IS NULL OR q2.claimed_until < now()"
+                " ORDER BY o.seq DESC LIMIT %s FOR UPDATE OF q2 SKIP LOCKED) pick"
+                " WHERE q.note_id = pick.note_id AND q.revision = pick.revision RETURNING q.note_id, q.revision",
+                (LEASE, want),
+            ).fetchall()
+            if not claimed:
+                return done
+            texts = conn.execute(
+                "SELECT o.id, o.revision, o.title, o.body, o.text_sha,"
+                " EXISTS (SELECT 1 FROM note_vectors v WHERE v.note_id = o.id AND v.chunk = 0 AND v.model = %s"
+                " AND v.sha256 = o.text_sha) FROM old_revisions o"
+                " WHERE (o.id, o.revision) IN (SELECT * FROM unnest(%s::text[], %s::int[]))",
+                (model, [c[0] for c in claimed], [c[1] for c in claimed]),
+            ).fetchall()
+        copies = [(nid, rev, sha) for nid, rev, _t, _b, sha, same in texts if same]
+        group = [(nid, rev, passages(title, body)) for nid, rev, title, body, _sha, same in texts if not same]
+        flat = [text for _n, _r, parts in group for _a, _b, text in parts]
+        vectors = embedder.embed_documents(flat) if flat else np.zeros((0, dim), np.float32)
         rows = []
         position = 0
         for nid, rev, parts in group:
             for k, (a, b, _text) in enumerate(parts):
                 vector = np.asarray(vectors[position + k], dtype="<f4").tobytes()
-                rows.append((nid, rev, k, model, embedder.dim, a, b, vector, nid, rev))
+                rows.append((nid, rev, k, model, dim, a, b, vector, nid, rev))
             position += len(parts)
         with db.transaction() as conn, conn.cursor() as cur:
+            for nid, rev, sha in copies:
+                cur.execute(
+                    "INSERT INTO old_vectors(note_id, revision, chunk, model, dim, start, stop, vector)"
+                    " SELECT v.note_id, %s, v.chunk, v.model, v.dim, v.start, v.stop, v.vector FROM note_vectors v"
+                    " WHERE v.note_id = %s AND v.model = %s AND v.sha256 = %s"
+                    " AND EXISTS (SELECT 1 FROM old_revisions WHERE id = %s AND revision = %s) ON CONFLICT DO NOTHING",
+                    (rev, nid, model, sha, nid, rev),
+                )
+            # Only revisions still there (a note deleted meanwhile took its revisions with it).
             cur.executemany(
                 "INSERT INTO old_vectors(note_id, revision, chunk, model, dim, start, stop, vector)"
                 " SELECT %s, %s, %s, %s, %s, %s, %s, %s WHERE EXISTS"
                 " (SELECT 1 FROM old_revisions WHERE id = %s AND revision = %s) ON CONFLICT DO NOTHING",
                 rows,
             )
+            cur.executemany(
+                "DELETE FROM old_embed_queue WHERE note_id = %s AND revision = %s", [(c[0], c[1]) for c in claimed]
+            )
+            cur.execute("SELECT nextval('old_vectors_version')")
         done += len(group)
     return done
 

@@ -429,8 +429,9 @@ def pg_older_keyword_search(
     """The best *limit* notes (none in *exclude*) that *query*'s strict pass finds only in an
     older revision (the old_revisions table, read with the same tree as notes), as cards of the
     note as it is now with that revision's snippet and number (``matched_revision``), scoreless:
-    they rank below every current match. Ranked among the RANK_WINDOW newest such revisions
-    whose notes pass the filters, as on SQLite."""
+    they rank below every current match. Ranked among the RANK_WINDOW notes with the newest
+    such revisions that pass the filters, as on SQLite, by the weights of the notes the viewer
+    may see (rarity scoped as for current matches: nothing hidden moves the order)."""
     cq = compile_query(query)
     counts = (rarity or TermRarity()).scoped(filters.criteria.hidden_projects)
     words = plain_terms(cq.text)
@@ -444,11 +445,13 @@ def pg_older_keyword_search(
         tree, lambda terms: counts.weights(conn, terms) if terms else [], scan_idf(counts.rows(conn))
     )
     where, params = pg_filter_sql(filters, alias="c")
+    # The window counts notes, not revisions: one note edited a thousand times crowds out no other.
     found = conn.execute(
-        f"SELECT n.id, n.revision, n.body, {score} AS score FROM old_revisions n"
+        f"WITH m AS (SELECT n.id, n.revision, n.seq, n.body, {score} AS score FROM old_revisions n"
         " JOIN notes c ON c.id = n.id AND n.revision < c.revision"
-        f" WHERE {cond}" + (f" AND {where}" if where else "") + " AND NOT (n.id = ANY(%s))"
-        " ORDER BY n.seq DESC LIMIT %s",
+        f" WHERE {cond}" + (f" AND {where}" if where else "") + " AND NOT (n.id = ANY(%s))),"
+        " newest AS (SELECT id, max(seq) AS top FROM m GROUP BY id ORDER BY top DESC LIMIT %s)"
+        " SELECT m.id, m.revision, m.body, m.score FROM m JOIN newest ON newest.id = m.id",
         [*score_params, *cond_params, *params, sorted(exclude), max(RANK_WINDOW, limit)],
         prepare=False,
     ).fetchall()

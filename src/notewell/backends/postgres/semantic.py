@@ -193,16 +193,14 @@ def pg_older_semantic_search(
     feedback: Sequence[str] = (),
 ) -> list[Card]:
     """The *limit* notes (none in *exclude*) nearest *query* in an older revision's passages
-    (old_vectors, in this server's :class:`~...search.old_passages.OldPassages`), as cards of
-    the note as it is now with that revision's passage and number (``matched_revision``) and
-    its cosine as score (none under the embedder's floor), as on SQLite."""
+    (old_vectors, in this server's :class:`~...search.old_passages.OldPassages`; none under the
+    embedder's floor), as scoreless cards of the note as it is now with that revision's passage
+    and number (``matched_revision``), as on SQLite."""
     raw = query_vector(embedder, query, limit)
     model = (embedder.model_id, embedder.dim)
     with db.transaction() as conn:
         wanted = with_feedback(raw, _openings(conn, embedder, feedback_notes(feedback)))
-        count, last = conn.execute(
-            "SELECT count(*), coalesce(max(seq), 0) FROM old_vectors WHERE model = %s AND dim = %s", model
-        ).fetchone()
+        (version,) = conn.execute("SELECT last_value FROM old_vectors_version").fetchone()
 
         def load() -> Iterator[OldPassage]:
             for nid, revision, start, stop, blob in conn.execute(
@@ -211,11 +209,11 @@ def pg_older_semantic_search(
                 yield nid, revision, start, stop, bytes(blob)
 
         hits = matrix.best(
-            (*model, count, last),
+            (*model, version),
             embedder.dim,
             load,
             wanted,
-            limit=limit,
+            limit=limit + 4,  # a few spare for notes deleted since the matrix was read
             allowed=_allowed(conn, filters),
             exclude=exclude,
             floor=similarity_floor(embedder),
@@ -232,11 +230,11 @@ def pg_older_semantic_search(
             )
         }
     cards = []
-    for nid, revision, score, (start, stop) in hits:
+    for nid, revision, _score, (start, stop) in hits:
         row = rows.get(nid)
         if row is None:
             continue  # deleted meanwhile
         snippet = passage_snippet(bodies.get((nid, revision), ""), start, stop)
-        card = card_from_pg(row[:15], snippet, round(score, 6))
-        cards.append(replace(card, mode="semantic", matched_revision=revision))
-    return cards
+        # Scoreless: below every current match, whatever its cosine (as on SQLite).
+        cards.append(replace(card_from_pg(row[:15], snippet, None), mode="semantic", matched_revision=revision))
+    return cards[:limit]

@@ -163,8 +163,7 @@ class _PgEngines:
 
     def embed_waiting(self) -> None:
         store = self._store
-        pg_embed_pending(store._db, store._embedder_now(), worker=store._worker)
-        pg_embed_old_revisions(store._db, store._embedder_now(), None)
+        pg_embed_pending(store._db, store._embedder_now(), worker=store._worker)  # older revisions: the background's
 
 
 def _coverages(conn: Any, query: str, loose: set[str]) -> dict[str, float]:

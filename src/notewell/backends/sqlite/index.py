@@ -34,7 +34,7 @@ from .old_revision_rows import forget_old_revisions
 from .rebuild import recover
 from .schema import GONE_INDEX, NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, TITLES_FTS, configure
 
-__all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "LockHeld", "translated"]
+__all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "LockHeld", "schema_outdated", "translated"]
 
 INDEX_DIR = ".notewell"
 VECTOR_LOG_KEEP = 50_000  # vector changes a process may be behind and still catch up
@@ -801,6 +801,23 @@ class Index:
 
     def problems(self) -> list[dict[str, str]]:
         return [{"path": p, "error": e} for p, e in self.conn.execute("SELECT path, error FROM problems ORDER BY path")]
+
+
+def schema_outdated(index_dir: Path) -> bool:
+    """Whether *index_dir* holds an index of another schema version (a rebuild is due), read
+    without changing anything; False for none, or one that cannot be read (opening repairs it)."""
+    path = index_dir / "index.db"
+    if not path.exists():
+        return False
+    try:
+        conn = sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, isolation_level=None)
+        try:
+            (version,) = conn.execute("PRAGMA user_version").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+    return version not in (0, SCHEMA_VERSION)
 
 
 def _add_titles(conn: sqlite3.Connection) -> None:

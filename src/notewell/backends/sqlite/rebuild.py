@@ -20,6 +20,7 @@ import json
 import os
 import re
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import StorageError
@@ -44,9 +45,10 @@ class Rebuild:
         self.aside: Path | None = None  # the old database while the rebuild runs
         self._lock: int | None = None
 
-    def begin(self) -> Path | None:
+    def begin(self, only_if: Callable[[], bool] | None = None) -> Path | None:
         """Take the rebuild lock (after any other rebuild), put back what a crashed one left,
-        and move the database aside; returns where it went (None when there was none)."""
+        and move the database aside; returns where it went (None when there was none, or when
+        *only_if*, asked with the lock held, says there is nothing to rebuild any more)."""
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             self._lock = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
@@ -54,7 +56,7 @@ class Rebuild:
             _restore(self.dir)
             for stray in self.dir.glob("previous-*"):  # a delete that failed before: nothing names it
                 stray.unlink(missing_ok=True)
-            if not (self.dir / DB).exists():
+            if not (self.dir / DB).exists() or (only_if is not None and not only_if()):
                 return None
             aside = self.dir / f"previous-{secrets.token_hex(4)}.db"
             # Named before anything moves, so that a crash at any point leaves it findable.

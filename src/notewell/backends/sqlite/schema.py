@@ -18,7 +18,7 @@ __all__ = [
     "create_schema",
 ]
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 TITLE_WEIGHT = 3.0
 FTS_HASH_BYTES = 64 * 1024 * 1024
 
@@ -146,8 +146,13 @@ CREATE TABLE vector_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, note_id TEXT NOT 
 -- or a meaning only an older text has still finds its note, after the current texts. The
 -- revision's title and body, CJK segmented as in notes_fts; its passage vectors once embedded
 -- (moved over from note_vectors when the note is embedded anew, or made from this text).
+-- searchable 0: a revision looked at and left out (only its header changed, or its file was
+-- never kept), so that a later look reads only what is new.
 CREATE TABLE old_revisions(rowid INTEGER PRIMARY KEY, note_id TEXT NOT NULL, revision INTEGER NOT NULL,
-  UNIQUE(note_id, revision));
+  searchable INTEGER NOT NULL DEFAULT 1, UNIQUE(note_id, revision));
+-- The searchable older revisions with no vectors of the store's model yet.
+CREATE TABLE old_embed_queue(note_id TEXT NOT NULL, revision INTEGER NOT NULL, PRIMARY KEY(note_id, revision))
+  WITHOUT ROWID;
 CREATE VIRTUAL TABLE old_revisions_fts USING fts5(
   title, body, tokenize = 'porter unicode61 remove_diacritics 2'
 );

@@ -26,8 +26,9 @@ from ...errors import UnavailableError
 from ...search.embedders import numpy
 from .embedding import note_passages, passage_key
 from .index import Index
+from .old_revision_rows import old_vectors_changed
 
-__all__ = ["carry_vectors"]
+__all__ = ["carry_old_vectors", "carry_vectors"]
 
 _BATCH = 256  # notes per transaction: the write lock is held briefly
 
@@ -157,3 +158,54 @@ def _sound(vectors: list[bytes], dim: int) -> bool:
     matrix = np.frombuffer(b"".join(vectors), dtype=np.float32).reshape(len(vectors), dim)
     norms = np.einsum("ij,ij->i", matrix, matrix)
     return bool(np.all((np.abs(norms - 1.0) < 1e-3) | (norms == 0.0)))
+
+
+def carry_old_vectors(index: Index, old: Path | None) -> int:
+    """Give the older revisions waiting for vectors in *index* those the *old* index file holds
+    for the same note and revision (a revision's text never changes, so its vectors stay
+    sound); returns how many revisions got theirs."""
+    if old is None or not old.exists():
+        return 0
+    try:
+        source = sqlite3.connect(old.as_uri() + "?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error:
+        return 0
+    carried = 0
+    try:
+        try:
+            if source.execute("SELECT 1 FROM sqlite_master WHERE name = 'old_vectors'").fetchone() is None:
+                return 0
+        except sqlite3.DatabaseError:
+            return 0
+        waiting = index.conn.execute(
+            "SELECT note_id, revision FROM old_embed_queue ORDER BY note_id, revision"
+        ).fetchall()
+        for at in range(0, len(waiting), _BATCH):
+            batch = waiting[at : at + _BATCH]
+            found: dict[tuple[str, int], list[tuple]] = {}
+            try:
+                for nid, revision in batch:
+                    rows = source.execute(
+                        "SELECT chunk, model, dim, start, stop, vector FROM old_vectors"
+                        " WHERE note_id = ? AND revision = ? ORDER BY model, chunk",
+                        (nid, revision),
+                    ).fetchall()
+                    if rows and len({(r[1], r[2]) for r in rows}) == 1 and _sound([r[5] for r in rows], rows[0][2]):
+                        found[(nid, revision)] = rows
+            except sqlite3.DatabaseError:
+                break  # damaged: what was carried so far stands
+            if not found:
+                continue
+            with index.write():
+                for (nid, revision), rows in found.items():
+                    index.conn.executemany(
+                        "INSERT OR IGNORE INTO old_vectors(note_id, revision, chunk, model, dim, start, stop, vector)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(nid, revision, *row) for row in rows],
+                    )
+                index.conn.executemany("DELETE FROM old_embed_queue WHERE note_id = ? AND revision = ?", list(found))
+                old_vectors_changed(index.conn)
+            carried += len(found)
+    finally:
+        source.close()
+    return carried
