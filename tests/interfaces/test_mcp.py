@@ -105,20 +105,34 @@ def test_every_tool_over_stdio(tmp_path):
                     )
                 )
                 found = _ok(await _call(s, "search_notes", query="cache stampede"))
-                assert found["cards"][0]["id"] == second["id"] and set(found["cards"][0]) == CARD_KEYS
+                # Compact: no null or empty fields (every key one of a card's).
+                assert found["cards"][0]["id"] == second["id"] and set(found["cards"][0]) <= CARD_KEYS
+                assert None not in found["cards"][0].values() and "attempt_ended_at" not in found["cards"][0]
                 both = _ok(await _call(s, "search_notes", query="cache stampede", mode="both", wait=True))
                 assert {c["mode"] for c in both["cards"]} == {"keyword", "semantic"}
                 note = _ok(await _call(s, "get_note", id=first["id"], working_attempt_id=aid))
-                assert note["header"]["kind"] == "plan" and note["backlinks"][0]["id"] == second["id"]
+                assert note["kind"] == "plan" and note["backlinks"][0]["id"] == second["id"]
+                assert "header" not in note and "body" not in note and note["text"].startswith("---")
                 by_file = _ok(await _call(s, "get_note", id=note["path"]))  # a file name works as well
                 assert by_file["id"] == first["id"]
                 assert _ok(await _call(s, "list_notes", limit=5))["cards"][0]["id"] in {first["id"], second["id"]}
                 assert _ok(await _call(s, "notes_summary"))
                 assert _ok(await _call(s, "brief", project="demo"))
                 assert second["id"] in str(_ok(await _call(s, "links", id=first["id"])))
-                assert _ok(await _call(s, "add_tag", id=first["id"], tags=["cache"]))["tags"] == ["cache"]
+                tagged = _ok(await _call(s, "add_tag", id=first["id"], tags=["cache"]))
+                assert tagged["tags"] == ["cache"] and "text" not in tagged  # a receipt, not the note
+                assert "text" in _ok(await _call(s, "add_tag", id=first["id"], tags=["more"], full=True))
                 assert _ok(await _call(s, "list_tags"))["tags"][0]["tag"] == "cache"
-                assert _ok(await _call(s, "edit_note", id=first["id"], text="# Plan\n\ncache later"))["revision"] == 3
+                edited = _ok(await _call(s, "edit_note", id=first["id"], text="# Plan\n\ncache later"))
+                assert edited["revision"] == 4 and set(edited) <= {
+                    "id",
+                    "title",
+                    "revision",
+                    "path",
+                    "kind",
+                    "tags",
+                    "attempt_id",
+                }
                 ended = _ok(await _call(s, "end_attempt", attempt_id=aid, outcome="succeeded", summary="done"))
                 assert ended["outcome"] == "succeeded"
 
@@ -127,7 +141,21 @@ def test_every_tool_over_stdio(tmp_path):
                 assert _error_code(await _call(s, "get_note", id="nte_0000000000")) == "not_found"
                 bad = await _call(s, "get_note", id="not an id")
                 assert _error_code(bad) == "invalid_id" and bad.structured_content["error"]["code"] == "invalid_id"
-                assert (await _call(s, "search_notes", query="x", limit=500)).is_error  # schema: at most 100
+                # The schema's refusals in the project's form: code, one line, structured.
+                big = await _call(s, "search_notes", query="x", limit=500)
+                assert (
+                    _error_code(big) == "invalid_argument"
+                    and big.structured_content["error"]["code"] == "invalid_argument"
+                )
+                assert (
+                    big.content[0].text
+                    == "invalid_argument: search_notes: limit: input should be less than or equal to 100"
+                )
+                assert "\n" not in big.content[0].text and "pydantic" not in big.content[0].text
+                word = await _call(s, "search_notes", query="x", limit="x")
+                assert _error_code(word) == "invalid_argument" and "limit:" in word.content[0].text
+                missing = await _call(s, "get_note")
+                assert missing.content[0].text == "invalid_argument: get_note: id: field required"
                 assert (await _call(s, "no_such_tool")).is_error
                 other = _ok(await _call(s, "add_note", text="# loose\n\nnote"))
                 assert _ok(await _call(s, "delete_note", id=other["id"]))
@@ -157,7 +185,7 @@ def test_mcp_over_http_with_tokens_and_visibility(srv):
 
     async def as_alice(s):
         aid = _ok(await _call(s, "start_attempt", project="alice:secret", author="someone-else"))["id"]
-        hidden = _ok(await _call(s, "add_note", text="# launch codes\n\nzebra quartz", attempt_id=aid))
+        hidden = _ok(await _call(s, "add_note", text="# launch codes\n\nzebra quartz", attempt_id=aid, full=True))
         assert hidden["author"] == "alice"  # the token's name, whatever the arguments say
         public = _ok(await _call(s, "add_note", text="# public zebra\n\nzebra quartz outside"))
         return hidden, public
@@ -173,7 +201,9 @@ def test_mcp_over_http_with_tokens_and_visibility(srv):
 
     mcp_cards = asyncio.run(_http_session(srv, "bob", as_bob))
     http_cards = srv.call("GET", "/api/notes/search?q=zebra+quartz", token="bob").body["cards"]
-    assert mcp_cards == http_cards  # the same cards from MCP and HTTP
+    from notewell.interfaces.mcp_results import compact
+
+    assert mcp_cards == compact(http_cards)  # the same cards from MCP and HTTP (MCP's without empty fields)
 
     async def anonymous(s):
         assert _error_code(await _call(s, "add_note", text="# x\n\ny")) == "unauthorized"

@@ -17,8 +17,9 @@ from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field, ValidationError
 
 from ..errors import NotewellError, UnauthorizedError
 from ..model.access_tokens import Tokens
@@ -26,6 +27,7 @@ from ..search.filters import FILTERS, FilterSpec
 from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller, caller_from_header
 from ..services.contract import NoteStore
 from ..version import __version__
+from .mcp_results import answer, failure, invalid_arguments, note_read, note_receipt
 from .mcp_stdio import INSTRUCTIONS, StdioWire
 
 __all__ = ["INSTRUCTIONS", "http_endpoint", "make_mcp", "run_stdio"]
@@ -64,17 +66,27 @@ def _with_filters(tool: Callable[..., Any]) -> Callable[..., Any]:
     return tool
 
 
+Full = Annotated[bool, Field(description="answer with the whole note (its text included)")]
 NoteId = Annotated[str, Field(description="a note id, like nte_0h3k9x2c7m, or its file name or path, like go-tips.md")]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"how many cards, 1-{MAX_LIMIT}")]
 Task = Annotated[str | None, Field(description="the notebook's task (default: the only one)")]
 
 
-def _failure(exc: NotewellError) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=f"{exc.code}: {exc.message}")],
-        structured_content={"error": exc.to_dict()},
-        is_error=True,
-    )
+def _written(note: dict[str, Any], full: bool) -> dict[str, Any]:
+    return note_read(note) if full else note_receipt(note)
+
+
+class _Server(MCPServer):
+    """The SDK's server, with argument errors in the project's form (``invalid_argument: ...``
+    and structured ``{"error": ...}``) instead of pydantic's report."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return failure(invalid_arguments(name, exc.__cause__))
+            raise
 
 
 def make_mcp(
@@ -95,7 +107,7 @@ def make_mcp(
             on_start()
         yield {}
 
-    mcp = MCPServer(
+    mcp = _Server(
         "notewell",
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -110,9 +122,9 @@ def make_mcp(
 
     def run(ctx: Context, work: Callable[[Caller], Any]) -> Any:
         try:
-            return work(caller(ctx))
+            return answer(work(caller(ctx)))
         except NotewellError as exc:
-            return _failure(exc)
+            return failure(exc)
 
     @mcp.tool(annotations=_READ)
     @_with_filters
@@ -146,9 +158,12 @@ def make_mcp(
         ] = None,
         revision: Annotated[int | None, Field(ge=1, description="an earlier revision's number")] = None,
     ) -> dict[str, Any]:
-        """Read one note whole: its text as written, parsed header, extra header lines, body without the
-        header, the attempt it was written on, and the notes that build on it (backlinks)."""
-        return run(ctx, lambda c: api.get_note(c, id, working_attempt_id=working_attempt_id, revision=revision))
+        """Read one note whole: its text as written (header included), its title, kind, tags and other
+        fields, extra header lines, the attempt it was written on, and the notes that build on it
+        (backlinks). Fields with no value are left out."""
+        return run(
+            ctx, lambda c: note_read(api.get_note(c, id, working_attempt_id=working_attempt_id, revision=revision))
+        )
 
     @mcp.tool(annotations=_WRITE)
     def add_note(
@@ -156,12 +171,14 @@ def make_mcp(
         text: Annotated[str, Field(description="Markdown, optionally opening with a --- header ---")],
         attempt_id: Annotated[str | None, Field(description="your running attempt, to write the note on it")] = None,
         model: Annotated[str | None, Field(description="the model writing it")] = None,
+        full: Full = False,
     ) -> dict[str, Any]:
         """Write one finding as a note. Write at the moments that matter: an approach chosen and why, a
         blocker, a surprise, a change of plan, the end of a phase. Open with a header such as
         '---\\ntitle: ...\\nkind: finding\\ntags: [a, b]\\nbuilds_on: [nte_...]\\n---'. Say what was done
-        elsewhere (sources read, scripts run, where their output is) so the next agent can find it."""
-        return run(ctx, lambda c: api.add_note(c, text, attempt_id=attempt_id, model=model))
+        elsewhere (sources read, scripts run, where their output is) so the next agent can find it.
+        Answers with the note's id, title and revision (full: the whole note)."""
+        return run(ctx, lambda c: _written(api.add_note(c, text, attempt_id=attempt_id, model=model), full))
 
     @mcp.tool(annotations=_CHANGE)
     def edit_note(
@@ -172,10 +189,15 @@ def make_mcp(
         base_revision: Annotated[
             int | None, Field(ge=1, description="the revision you read: refused (conflict) if it changed since")
         ] = None,
+        full: Full = False,
     ) -> dict[str, Any]:
         """Replace a note's text (the previous text stays as an earlier revision). Only while its attempt
-        runs, and only the attempt's author (or the store's owner)."""
-        return run(ctx, lambda c: api.edit_note(c, id, text, keep_header=keep_header, base_revision=base_revision))
+        runs, and only the attempt's author (or the store's owner). Answers with id, title and revision."""
+
+        def work(c: Caller) -> dict[str, Any]:
+            return _written(api.edit_note(c, id, text, keep_header=keep_header, base_revision=base_revision), full)
+
+        return run(ctx, work)
 
     @mcp.tool(annotations=_CHANGE)
     def delete_note(ctx: Context, id: NoteId) -> dict[str, Any]:
@@ -213,10 +235,14 @@ def make_mcp(
 
     @mcp.tool(annotations=_WRITE)
     def add_tag(
-        ctx: Context, id: NoteId, tags: Annotated[list[str], Field(min_length=1, description="tags to add")]
+        ctx: Context,
+        id: NoteId,
+        tags: Annotated[list[str], Field(min_length=1, description="tags to add")],
+        full: Full = False,
     ) -> dict[str, Any]:
-        """Add tags to a note's header; every other line of the note stays as it is."""
-        return run(ctx, lambda c: api.add_tag(c, id, tags))
+        """Add tags to a note's header; every other line of the note stays as it is. Answers with the
+        note's id, title, revision and tags."""
+        return run(ctx, lambda c: _written(api.add_tag(c, id, tags), full))
 
     @mcp.tool(annotations=_READ)
     def list_tags(ctx: Context) -> dict[str, Any]:
