@@ -71,8 +71,8 @@ def test_projects_project_tab_and_search_scopes(site):
     page.goto(server.url + "/")
     expect(page.get_by_role("heading", name="Campaign camp")).to_be_visible()
     expect(page.get_by_role("link", name="alice:secret")).to_have_count(0)  # private, no token
-    page.get_by_role("link", name="demo", exact=True).click()
-    expect(page.get_by_role("heading", name="demo")).to_be_visible()
+    page.locator("section.group").get_by_role("link", name="demo", exact=True).click()
+    expect(page.get_by_role("heading", name="demo", level=1)).to_be_visible()
     expect(page.get_by_text("alice · m-1").first).to_be_visible()  # an attempt, with author and model
     # This project (the default scope), keyword.
     page.get_by_label("search").fill("cache")

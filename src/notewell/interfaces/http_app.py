@@ -26,6 +26,7 @@ from starlette.routing import BaseRoute, Route, request_response
 
 from ..errors import InvalidArgumentError, NoteTooLargeError, NotewellError, NotFoundError
 from ..model.access_tokens import Tokens
+from ..model.timestamps import now_iso
 from ..search.filters import FILTER_NAMES, FILTERS, MAX_FILTER_CHARS, MAX_FILTER_VALUES
 from ..services.agent_api import AgentAPI, Caller, caller_from_header
 from .openapi import openapi_document
@@ -284,6 +285,49 @@ def make_app(
     def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Awaitable[Any]:
         return run_in_threadpool(fn, *args, **kwargs)
 
+    def picture(
+        work: Callable[[Request, Caller], Awaitable[str]],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """A picture endpoint: SVG made on the server (every text in it escaped), or the JSON error."""
+
+        async def run(request: Request) -> Response:
+            try:
+                svg = await work(request, h.caller(request))
+            except NotewellError as exc:
+                return _from_exception(exc)
+            except Exception:
+                log.exception("internal error on %s %s", request.method, request.url.path)
+                return _error("internal", "internal error (logged by the server)", 500)
+            # Empty: nothing to draw (the page shows no picture).
+            return Response(svg, media_type="image/svg+xml; charset=utf-8", headers={"Cache-Control": "no-cache"})
+
+        return run
+
+    async def timeline(request: Request, caller: Caller) -> str:
+        from .web.pictures import timeline_svg
+
+        answer = await call(api.list_attempts, caller, request.path_params["project"], limit=100)
+        return await call(timeline_svg, answer["attempts"], now=now_iso())
+
+    async def note_graph(request: Request, caller: Caller) -> str:
+        from .web.pictures import graph_svg
+
+        found = await call(api.links, caller, _note_ref(request), depth=1)
+        return await call(graph_svg, found, found["builds_on"], found["built_on_by"])
+
+    async def attempt_picture(request: Request, caller: Caller) -> str:
+        from .web.pictures import attempt_svg
+
+        attempt_id = request.path_params["attempt_id"]
+        attempt = await call(api.get_attempt, caller, attempt_id)
+        notes = await call(api.list_notes, caller, limit=100, attempt_id=attempt_id)
+        reads = await call(api.attempt_reads, caller, attempt_id)
+        marks = [{"note": r["note_id"], "title": r["title"], "at": r["at"]} for r in reads["reads"]]
+        return await call(attempt_svg, attempt, notes["cards"], marks, now=now_iso())
+
+    async def attempt_reads(request: Request, caller: Caller) -> tuple[Any, int]:
+        return await call(api.attempt_reads, caller, request.path_params["attempt_id"]), 200
+
     async def search(request: Request, caller: Caller) -> tuple[Any, int]:
         params = _query_params(request)
         if "offset" in params:
@@ -425,6 +469,7 @@ def make_app(
         _resource("/api/notes", GET=endpoint(list_notes), POST=endpoint(add_note)),
         # A note by id, or by its path in the store (research/go-tips.md: hence :path, links first).
         _resource("/api/notes/{note_id:path}/links", GET=endpoint(links)),
+        _resource("/api/notes/{note_id:path}/graph.svg", GET=picture(note_graph)),
         _resource(
             "/api/notes/{note_id:path}",
             GET=endpoint(get_note),
@@ -434,9 +479,12 @@ def make_app(
         _resource("/api/attempts", POST=endpoint(start_attempt)),
         _resource("/api/attempts/{attempt_id}", GET=endpoint(get_attempt)),
         _resource("/api/attempts/{attempt_id}/end", POST=endpoint(end_attempt)),
+        _resource("/api/attempts/{attempt_id}/reads", GET=endpoint(attempt_reads)),
+        _resource("/api/attempts/{attempt_id}/picture.svg", GET=picture(attempt_picture)),
         _resource("/api/projects", GET=endpoint(projects)),
         _resource("/api/projects/{project}/brief", GET=endpoint(brief)),
         _resource("/api/projects/{project}/attempts", GET=endpoint(project_attempts)),
+        _resource("/api/projects/{project}/timeline.svg", GET=picture(timeline)),
         _resource("/api/tags", GET=endpoint(tags)),
         _resource("/api/summary", GET=endpoint(summary)),
         *(extra_routes or []),

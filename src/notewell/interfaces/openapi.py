@@ -79,6 +79,13 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
+def _svg(description: str) -> dict[str, Any]:
+    return {
+        "description": description + " (empty: nothing to draw)",
+        "content": {"image/svg+xml": {"schema": {"type": "string"}}},
+    }
+
+
 def _errors(*statuses: int) -> dict[str, Any]:
     names = {
         400: "bad input",
@@ -332,6 +339,14 @@ def openapi_document() -> dict[str, Any]:
                 "responses": {"200": _json(_OBJECT, "deleted"), **_errors(400, 401, 403, 404, 409, 429)},
             },
         },
+        "/api/notes/{note_id}/graph.svg": {
+            "get": {
+                "operationId": "note_graph",
+                "summary": "A picture (SVG) of what a note builds on and what builds on it; empty when nothing",
+                "parameters": [_NOTE_ID],
+                "responses": {"200": _svg("the graph"), **_errors(400, 401, 404)},
+            }
+        },
         "/api/notes/{note_id}/links": {
             "get": {
                 "operationId": "links",
@@ -369,6 +384,30 @@ def openapi_document() -> dict[str, Any]:
                 "parameters": [_ATTEMPT_ID],
                 "requestBody": _body(["outcome"], {"outcome": _OUTCOME, "summary": _or_null(_TEXT)}),
                 "responses": {"200": _json(_OBJECT, "the attempt"), **_errors(400, 401, 403, 404, 409, 413, 429)},
+            }
+        },
+        "/api/attempts/{attempt_id}/reads": {
+            "get": {
+                "operationId": "attempt_reads",
+                "summary": "The notes read while working on an attempt, oldest first",
+                "parameters": [_ATTEMPT_ID],
+                "responses": {"200": _json(_OBJECT, "reads"), **_errors(400, 401, 404)},
+            }
+        },
+        "/api/attempts/{attempt_id}/picture.svg": {
+            "get": {
+                "operationId": "attempt_picture",
+                "summary": "A picture (SVG) of an attempt: its notes, what it read, its outcome, on its time line",
+                "parameters": [_ATTEMPT_ID],
+                "responses": {"200": _svg("the attempt"), **_errors(400, 401, 404)},
+            }
+        },
+        "/api/projects/{project}/timeline.svg": {
+            "get": {
+                "operationId": "project_timeline",
+                "summary": "A picture (SVG) of a project's attempts on a time line, coloured by outcome",
+                "parameters": [_PROJECT_PATH],
+                "responses": {"200": _svg("the timeline"), **_errors(400, 401, 404)},
             }
         },
         "/api/projects/{project}/brief": {
