@@ -4,7 +4,9 @@ bad port or an empty argument, real sizes, deletions in the history, and next st
 from __future__ import annotations
 
 import json
+import os
 import socket
+import sys
 
 import notewell
 from tests.interfaces.cli_harness import run, run_process
@@ -90,3 +92,33 @@ def test_demo_ends_with_what_to_try_next(tmp_path):
     tail = out[out.rindex("next:") :]
     for words in ("notewell embed", "notewell serve", "http://127.0.0.1:8765/", "notewell mcp"):
         assert words in tail
+
+
+def test_an_editor_edit_that_meets_a_conflict_keeps_the_text_typed(tmp_path):
+    store = tmp_path / "s"
+    nid = _note(store)
+    editor = tmp_path / "editor.py"
+    # The "editor" writes the user's text, and meanwhile another writer edits the note.
+    editor.write_text(
+        "import sys, notewell\n"
+        f"s = notewell.open({str(store)!r}, watch=False, embedder=None)\n"
+        f"s.edit_note({nid!r}, 'an agent edit\\n')\n"
+        "s.close()\n"
+        "open(sys.argv[1], 'w').write('what I typed\\n')\n"
+    )
+    done = run_process(["edit", nid], store, env_extra={"EDITOR": f"{sys.executable} {editor}"}, check=False)
+    assert done.returncode == 12, done.stderr
+    said = done.stderr.decode().strip()
+    assert "changed since revision 1" in said and "your text is kept in " in said
+    kept = said.rsplit("your text is kept in ", 1)[1]
+    with open(kept, encoding="utf-8") as fh:
+        assert fh.read() == "what I typed\n"
+    os.unlink(kept)
+
+
+def test_edit_text_keeps_the_heading_a_note_is_titled_by(tmp_path):
+    store = tmp_path / "s"
+    nid = _note(store, "# Go tips\n\nuse gofmt\n")
+    run(["edit", nid, "--text", "use go vet too\n"], store)
+    note = js(run(["get", nid, "--json"], store))
+    assert note["text"] == "# Go tips\n\nuse go vet too\n" and note["title"] == "Go tips"

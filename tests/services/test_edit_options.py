@@ -34,3 +34,16 @@ def test_an_unchanged_text_makes_no_revision(backend):
     assert backend.edit_note(note.id, TEXT).revision == 1
     assert backend.edit_note(note.id, "old body\n", keep_header=True).revision == 1
     assert [h["revision"] for h in backend.history(note.id)] == [1]
+
+
+def test_a_note_that_comes_back_after_a_delete_keeps_its_times(tmp_path):
+    with notewell.open(tmp_path / "notes", watch=False, embedder=None) as s:
+        note = s.add_note("# Back\n\nagain\n")
+        path = tmp_path / "notes" / note.path
+        data = path.read_bytes()
+        s.delete_note(note.id)
+        assert s.history(note.id)[-1]["op"] == "delete"
+        path.write_bytes(data)  # the file comes back (a checkout, an undo)
+        s.refresh()
+        back = s.get_note(note.id)
+        assert back.updated_at == note.updated_at and back.created_at == note.created_at

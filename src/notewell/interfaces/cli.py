@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidArgumentError, InvalidNoteError, NotewellError
+from ..errors import ConflictError, InvalidArgumentError, InvalidNoteError, NotewellError
 from ..model.header import compose_note, parse_note
 from ..model.note import Card
 from ..search.filters import FILTERS
@@ -247,6 +247,15 @@ def _edit_in_editor(current: str) -> str:
         os.unlink(path)
 
 
+def _keep_edit(note_id: str, text: str) -> str:
+    import tempfile
+
+    fd, path = tempfile.mkstemp(suffix=".md", prefix=f"notewell-{note_id}-")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(text.encode("utf-8"))
+    return path
+
+
 def cmd_edit(args: argparse.Namespace) -> None:
     given = [x for x in (args.text, args.full_text, args.file) if x is not None]
     if len(given) > 1:
@@ -269,9 +278,16 @@ def cmd_edit(args: argparse.Namespace) -> None:
         else:
             text = _edit_in_editor(before["text"])
         # Written from the revision read here: an edit another writer made meanwhile is a conflict.
-        note = api.edit_note(
-            _owner(), note_id, text, author=args.author, keep_header=keep_header, base_revision=before["revision"]
-        )
+        try:
+            note = api.edit_note(
+                _owner(), note_id, text, author=args.author, keep_header=keep_header, base_revision=before["revision"]
+            )
+        except ConflictError as exc:
+            if args.text is None and args.full_text is None and args.file is None:
+                # Typed in the editor: kept in a file, so that merging it loses nothing.
+                kept = _keep_edit(note_id, text)
+                raise ConflictError(f"{exc.message}; your text is kept in {kept}") from None
+            raise
     if args.json:
         _emit_json(note)
     elif note["revision"] == before["revision"]:

@@ -298,16 +298,26 @@ def make_app(
             except Exception:
                 log.exception("internal error on %s %s", request.method, request.url.path)
                 return _error("internal", "internal error (logged by the server)", 500)
-            # Empty: nothing to draw (the page shows no picture).
-            return Response(svg, media_type="image/svg+xml; charset=utf-8", headers={"Cache-Control": "no-cache"})
+            # Empty: nothing to draw (the page shows no picture). Opened on its own, an SVG is a
+            # document: it may run nothing and load nothing.
+            headers = {
+                "Cache-Control": "no-cache",
+                "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+                "X-Content-Type-Options": "nosniff",
+            }
+            return Response(svg, media_type="image/svg+xml; charset=utf-8", headers=headers)
 
         return run
 
     async def timeline(request: Request, caller: Caller) -> str:
         from .web.pictures import timeline_svg
 
-        answer = await call(api.list_attempts, caller, request.path_params["project"], limit=100)
-        return await call(timeline_svg, answer["attempts"], now=now_iso())
+        project = request.path_params["project"]
+        answer = await call(api.list_attempts, caller, project, limit=100)
+        projects = await call(api.list_projects, caller)
+        named = {a["project"] for a in answer["attempts"]}  # the project as stored (a slug may name it)
+        total = next((p["attempts"] for p in projects["projects"] if p["name"] in named), None)
+        return await call(timeline_svg, answer["attempts"], now=now_iso(), total=total)
 
     async def note_graph(request: Request, caller: Caller) -> str:
         from .web.pictures import graph_svg

@@ -218,7 +218,16 @@ def make_mcp(
     @mcp.tool(annotations=_READ)
     def notes_summary(ctx: Context) -> dict[str, Any]:
         """How many notes of each kind, and the most recent ones."""
-        return run(ctx, lambda c: api.notes_summary(c))
+
+        def work(c: Caller) -> dict[str, Any]:
+            found = api.notes_summary(c)
+            # Notes without a kind are counted as "(no kind)": a row without its key says nothing.
+            for row in found.get("by_kind", []):
+                if row.get("kind") is None:
+                    row["kind"] = "(no kind)"
+            return found
+
+        return run(ctx, work)
 
     @mcp.tool(annotations=_READ)
     def brief(ctx: Context, project: Annotated[str, Field(description="a project's name")]) -> dict[str, Any]:

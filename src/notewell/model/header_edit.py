@@ -11,13 +11,18 @@ import re
 
 from ..errors import InvalidArgumentError
 from .header import LIMITS, HeaderLayout, header_layout, parse_note, quote_value
-from .note import derive_title
+from .note import derive_title, heading_text
 from .slug import slug_within
 
 __all__ = ["with_body", "with_line", "with_summary", "with_tags"]
 
 _BARE_ITEM = re.compile(r"[^\W_][\w.+-]*")
 _SUMMARY_MAX = 2000
+
+
+def _opens_with_heading(body: str) -> bool:
+    first = body.lstrip("\ufeff").lstrip("\r\n").split("\n", 1)[0].rstrip("\r")
+    return heading_text(first) is not None
 
 
 def _newline(text: str) -> str:
@@ -159,10 +164,14 @@ def with_line(text: str, key: str, line: str) -> str:
 
 
 def with_body(text: str, body: str) -> str:
-    """*text* with its body replaced by *body*: the header block stays byte for byte (a note
-    without a header becomes *body*)."""
+    """*text* with its body replaced by *body*: the header block stays byte for byte. A note
+    without a header keeps the ``# heading`` its title comes from, when it opens with one and
+    *body* does not bring a heading of its own."""
     layout = header_layout(text)
     if layout is None:
+        first = text.lstrip("\ufeff").lstrip("\r\n").split("\n", 1)[0].rstrip("\r")
+        if heading_text(first) is not None and not _opens_with_heading(body):
+            return first + _newline(text) + _newline(text) + body.lstrip("\r\n")
         return body
     end = layout.lines[-1][1]
     head = text[:end]

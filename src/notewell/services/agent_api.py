@@ -46,6 +46,7 @@ __all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = MAX_REMOTE_LIMIT
+MAX_READS = 1000  # reads of one attempt an answer over the network lists (the newest)
 MAX_OFFSET = MAX_REMOTE_OFFSET
 MAX_NOTE_TAGS = 500  # notes listed with their tags and summary in one answer
 _FILTERS = FILTER_NAMES  # the search layer's filters, one list
@@ -273,7 +274,11 @@ class AgentAPI:
         return self.store.get_project(project, viewer=self._reader(caller))
 
     def attempt_reads(self, caller: Caller, attempt_id: str) -> dict[str, Any]:
-        return {"reads": self.store.attempt_reads(attempt_id, viewer=self._reader(caller))}
+        """The notes read on an attempt, oldest first; over the network the newest MAX_READS of
+        them, with their total."""
+        reads = self.store.attempt_reads(attempt_id, viewer=self._reader(caller))
+        shown = reads if caller.local else reads[-MAX_READS:]
+        return {"reads": shown, "total": len(reads)}
 
     def links(self, caller: Caller, note_id: str, *, depth: int = 1) -> dict[str, Any]:
         return self.store.links(self._ref(caller, note_id), depth=depth, viewer=self._reader(caller))

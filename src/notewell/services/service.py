@@ -297,7 +297,7 @@ class NoteService(BackgroundEmbedding, ABC):
         author = check_label(author, "author", AUTHOR_MAX)
         base = None
         if base_revision is not None:
-            base_revision = check_revision(base_revision)
+            base_revision = whole_number("base_revision", base_revision)
             base = self.get_note(note_id, revision=base_revision).text
         if keep_header:
             if isinstance(text, bytes):

@@ -587,10 +587,9 @@ class Index:
         elif op == "move":
             c.execute("UPDATE journal_meta SET path = ?, deleted = 0 WHERE id = ?", (r.get("path"), nid))
         elif op in ("delete", "gone"):
-            # updated_at becomes the time of the deletion (history shows it; deleted_with prefers the latest).
+            # When, for history (a note that comes back keeps its own times).
             c.execute(
-                "UPDATE journal_meta SET deleted = 1, path = NULL, updated_at = coalesce(?, updated_at) WHERE id = ?",
-                (r.get("at"), nid),
+                "UPDATE journal_meta SET deleted = 1, path = NULL, deleted_at = ? WHERE id = ?", (r.get("at"), nid)
             )
         else:
             return

@@ -133,15 +133,20 @@ class SqliteRecords:
     def notes_in(self, projects: tuple[str, ...], note_ids: list[str]) -> set[str]:
         if not projects or not note_ids:
             return set()
-        marks_p, marks_n = ",".join("?" * len(projects)), ",".join("?" * len(note_ids))
-        return {
-            nid
-            for (nid,) in self._index.query(
-                f"SELECT j.id FROM journal_meta j JOIN attempts a ON a.id = j.attempt"
-                f" WHERE a.project IN ({marks_p}) AND j.id IN ({marks_n})",
-                [*projects, *note_ids],
+        marks_p = ",".join("?" * len(projects))
+        found: set[str] = set()
+        # In slices: SQLite allows a bounded number of variables in one statement.
+        for at in range(0, len(note_ids), 500):
+            part = note_ids[at : at + 500]
+            found.update(
+                nid
+                for (nid,) in self._index.query(
+                    f"SELECT j.id FROM journal_meta j JOIN attempts a ON a.id = j.attempt"
+                    f" WHERE a.project IN ({marks_p}) AND j.id IN ({','.join('?' * len(part))})",
+                    [*projects, *part],
+                )
             )
-        }
+        return found
 
     def reads(self, attempt_id: str) -> list[tuple[str, str | None, str]]:
         return [
@@ -221,7 +226,7 @@ class SqliteRecords:
         return row[0] if row else None
 
     def deleted_at(self, note_id: str) -> str | None:
-        row = self._one("SELECT updated_at FROM journal_meta WHERE id = ? AND deleted = 1", (note_id,))
+        row = self._one("SELECT deleted_at FROM journal_meta WHERE id = ? AND deleted = 1", (note_id,))
         return row[0] if row else None
 
     def revisions(self, note_id: str, live: int | None) -> list[RevisionRow]:

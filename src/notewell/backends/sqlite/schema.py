@@ -18,7 +18,7 @@ __all__ = [
     "create_schema",
 ]
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 TITLE_WEIGHT = 3.0
 FTS_HASH_BYTES = 64 * 1024 * 1024
 
@@ -47,7 +47,8 @@ CREATE TABLE journal_meta(
   sha256 TEXT,
   deleted INTEGER NOT NULL DEFAULT 0,
   attempt TEXT,
-  note_kind TEXT
+  note_kind TEXT,
+  deleted_at TEXT
 );
 CREATE INDEX journal_meta_path ON journal_meta(path);
 CREATE INDEX journal_meta_gone ON journal_meta(sha256) WHERE deleted = 1;

@@ -97,9 +97,14 @@ def _when(value: object) -> float | None:
         moment = datetime.fromisoformat(value)
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
-        return moment.timestamp()
+        seconds = moment.timestamp()
     except (ValueError, OverflowError):
         return None
+    # Years 1970-9000 only: near the calendar's ends the axis's padding would step outside it.
+    return seconds if 0 <= seconds <= _LATEST else None
+
+
+_LATEST = datetime(9000, 1, 1, tzinfo=UTC).timestamp()
 
 
 def _stamp(seconds: float, span: float = 0.0) -> str:
@@ -123,7 +128,7 @@ def _svg(height: float, label: str, body: list[str]) -> str:
     )
 
 
-def timeline_svg(attempts: list[dict[str, Any]], *, now: str | None = None) -> str:
+def timeline_svg(attempts: list[dict[str, Any]], *, now: str | None = None, total: int | None = None) -> str:
     """A project's attempts as bars on a time axis, newest on top; "" when none has times that parse."""
     rows, skipped = [], 0
     for attempt in attempts:
@@ -173,11 +178,13 @@ def timeline_svg(attempts: list[dict[str, Any]], *, now: str | None = None) -> s
         # The ends carry the date; the ticks between, the time as fine as the span needs.
         label = _stamp(t0 + span * tick / 3, span if tick in (1, 2) else max(span, 86400))
         body.append(f'<text x="{at:.1f}" y="{axis + 16}" text-anchor="{anchor}" fill="{FAINT}">{label}</text>')
-    notes = [f"+{len(rows) - len(shown)} more"] if len(rows) > len(shown) else []
+    # *total*: how many the project has, when the caller passed only the newest of them.
+    count = max(len(rows), total or 0)
+    notes = [f"+{count - len(shown)} more"] if count > len(shown) else []
     notes += [f"{skipped} with unreadable times not shown"] if skipped else []
     if notes:
         body.append(f'<text x="4" y="{axis + 34}">{_esc(", ".join(notes))}</text>')
-    return _svg(axis + (42 if notes else 24), f"Timeline of {len(rows)} attempts", body)
+    return _svg(axis + (42 if notes else 24), f"Timeline of {count} attempts", body)
 
 
 def _arrow(x1: float, y1: float, x2: float, y2: float) -> str:
