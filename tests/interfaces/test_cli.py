@@ -97,7 +97,7 @@ def test_editor(tmp_path, place):
     editor = tmp_path / "ed.py"
     editor.write_text("import sys\np=sys.argv[1]\nt=open(p).read()\nopen(p,'w').write(t.replace('old','new'))\n")
     run(["edit", nid], store, env_extra={"EDITOR": f"{sys.executable} {editor}"})
-    assert run(["get", nid, "--raw"], store).stdout == b"new words"
+    assert run(["get", nid, "--raw"], store).stdout == b"new words\n"  # --text ends its line
 
 
 def test_env_store(tmp_path):
@@ -322,7 +322,7 @@ def test_export_and_import_through_the_command_line(tmp_path, pg_url):
 def test_one_shot_commands_on_a_database(tmp_path, pg_url):
     env = {"NOTEWELL_DATABASE": pg_url}
     nid = run(["add", "--text", "# Quince\n\nfound by path", "--author", "me"], env_extra=env).stdout.decode().strip()
-    assert run(["get", f"{nid}.md", "--raw"], env_extra=env).stdout == b"# Quince\n\nfound by path"
+    assert run(["get", f"{nid}.md", "--raw"], env_extra=env).stdout == b"# Quince\n\nfound by path\n"
     assert run(["get", f"./{nid}.md", "--json"], pg_url).stdout == run(["get", nid, "--json"], pg_url).stdout
     for ref, code in ((f"/abs/{nid}.md", 3), ("nowhere.md", 3), ("nte_../x", 2)):
         p = run(["get", ref], pg_url, check=False)

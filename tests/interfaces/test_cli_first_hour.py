@@ -122,3 +122,30 @@ def test_edit_text_keeps_the_heading_a_note_is_titled_by(tmp_path):
     run(["edit", nid, "--text", "use go vet too\n"], store)
     note = js(run(["get", nid, "--json"], store))
     assert note["text"] == "# Go tips\n\nuse go vet too\n" and note["title"] == "Go tips"
+
+
+def test_a_mistyped_command_line_is_one_line_too(tmp_path):
+    store = tmp_path / "s"
+    for args in (["search", "--mode", "fuzzy", "x"], ["get"], ["nosuch"], ["attempt", "start"]):
+        done = run_process(args, store, check=False)
+        said = done.stderr.decode()
+        assert done.returncode == 2 and said.count("\n") == 1 and said.startswith("notewell: invalid_argument: "), args
+        assert "usage:" not in said
+
+
+def test_search_without_words_lists_a_projects_recent_notes(tmp_path):
+    store = tmp_path / "s"
+    with notewell.open(store, watch=False, embedder=None) as s:
+        run_ = s.start_attempt("demo", author="a")
+        nid = s.add_note("# In demo\n\nbody", attempt=run_.id).id
+    assert [c["id"] for c in js(run(["search", "--project", "demo", "--json"], store))] == [nid]
+    empty = run(["search"], store, check=False)
+    assert empty.returncode == 5 and b"invalid_query" in empty.stderr
+
+
+def test_text_typed_on_the_command_line_ends_with_a_newline(tmp_path):
+    store = tmp_path / "s"
+    nid = run(["add", "--title", "T", "--text", "one line"], store).stdout.decode().strip()
+    assert js(run(["get", nid, "--json"], store))["text"].endswith("one line\n")
+    run(["edit", nid, "--text", "another line"], store)
+    assert js(run(["get", nid, "--json"], store))["text"].endswith("another line\n")

@@ -12,7 +12,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import ConflictError, InvalidArgumentError, InvalidNoteError, NotewellError
 from ..model.header import compose_note, parse_note
@@ -192,7 +192,7 @@ def cmd_init(args: argparse.Namespace) -> None:
 
 def cmd_add(args: argparse.Namespace) -> None:
     if args.text is not None:
-        text = args.text
+        text = _line_ended(args.text)
     else:
         text = _decode(_read_input(args.file))
     if args.title or args.kind or args.tag or args.builds_on or args.summary:
@@ -247,6 +247,11 @@ def _edit_in_editor(current: str) -> str:
         os.unlink(path)
 
 
+def _line_ended(text: str) -> str:
+    """A text typed on the command line, ending in a newline as a file's last line does."""
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
 def _keep_edit(note_id: str, text: str) -> str:
     import tempfile
 
@@ -270,7 +275,7 @@ def cmd_edit(args: argparse.Namespace) -> None:
         before = api.get_note(_owner(), note_id)
         keep_header = args.text is not None
         if keep_header:
-            text = args.text
+            text = _line_ended(args.text)
         elif args.full_text is not None:
             text = args.full_text
         elif args.file is not None:
@@ -784,6 +789,13 @@ def cmd_demo(args: argparse.Namespace) -> None:
 # -- parser -------------------------------------------------------------------
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with a mistake said in one line (as every other error is) instead of the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"notewell: invalid_argument: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -798,7 +810,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON (the same shapes as the Python API)"
     )
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="notewell",
         description="Notes that the next agent can find.",
         parents=[common],

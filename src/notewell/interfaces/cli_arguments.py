@@ -104,7 +104,12 @@ def add_core_arguments(ps: dict[str, argparse.ArgumentParser], common: argparse.
     p.add_argument("--text", help="the summary")
     p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"), help=AUTHOR_HELP)
     p = ps["search"]
-    p.add_argument("query", nargs="+", help='search words (FTS5 syntax works: "a phrase", OR, NOT, prefix*, title:x)')
+    p.add_argument(
+        "query",
+        nargs="*",
+        help='search words (FTS5 syntax works: "a phrase", OR, NOT, prefix*, title:x);'
+        " none with --project or --attempt: its recent notes",
+    )
     p.add_argument("--limit", type=int, default=10, metavar="N", help="cards to print (default 10)")
     p.add_argument(
         "--mode",

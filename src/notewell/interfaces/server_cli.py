@@ -221,7 +221,9 @@ def add_server_commands(commands: dict[str, Any]) -> None:
 def add_server_arguments(ps: dict[str, argparse.ArgumentParser]) -> None:
     p = ps["serve"]
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
-    p.add_argument("--port", type=int, default=8765, help="port to listen on, 1-65535 (default 8765)")
+    p.add_argument(
+        "--port", type=int, default=8765, help="port to listen on, 1-65535, or 0 for any free one (default 8765)"
+    )
     p.add_argument("--private", action="store_true", help="answer nothing without a token")
     p.add_argument("--no-mcp", action="store_true", help="no MCP endpoint at /mcp")
     p.add_argument(
