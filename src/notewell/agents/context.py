@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import InvalidArgumentError, InvalidQueryError
-from ..model.timestamps import parse_when
+from ..model.timestamps import age_words, parse_when
 from ..model.token_count import TokenCounter, default_counter
 from ..services.contract import NoteStore
 from .memory import SUMMARY_PREFIX
@@ -303,7 +303,8 @@ class ContextBuilder:
             date = str(packet.timestamp or "")[:10]
             closed = packet.metadata.get("closed")
             head = f"[{packet.kind}{f', {closed}' if closed else ''} {packet.source}] {packet.title or ''}".rstrip()
-            head += f" (updated {date})" if date else ""
+            age = age_words(str(packet.timestamp)) if date else None
+            head += f" (updated {date}, {age})" if age else f" (updated {date})" if date else ""
             if lines is not None:
                 head += " (shortened; read the note for the rest)"
             return "\n".join([head, *body])

@@ -46,6 +46,7 @@ _CARD = {
         "snippet": {"type": "string"},
         "score": {"type": ["number", "null"]},
         "mode": {"type": "string"},
+        "age": {"type": ["string", "null"], "description": "how old it is in words: 'updated 3 days ago'"},
         "matched_revision": {
             "type": ["integer", "null"],
             "description": "the older revision whose text matched (null: the current text); such cards come last",
@@ -159,7 +160,28 @@ _QUERY = {
     "description": "search words: with a letter or a digit and no NUL, in every mode;"
     " blank or left out only with project or attempt_id, for their recent notes",
 }
-_WHEN = {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]}
+_WHEN = {
+    "anyOf": [
+        {"type": "string", "format": "date"},
+        {"type": "string", "format": "date-time"},
+        {"type": "string", "pattern": r"^(?:\d{1,5}[hdwmy]|today|yesterday|now)$"},  # model.timestamps
+    ]
+}
+
+
+def _zones() -> dict[str, Any]:
+    """The time zones a ``tz`` may name: this machine's IANA names, UTC, or an offset to 14 hours."""
+    from zoneinfo import available_timezones
+
+    offset = r"^[+-](?:(?:0?\d|1[0-3])(?::?[0-5]\d)?|14(?::?00)?)$"
+    return {
+        "anyOf": [
+            {"type": "string", "enum": sorted(available_timezones() | {"UTC", "GMT", "Z"})},
+            {"type": "string", "pattern": offset},
+        ]
+    }
+
+
 _NOTE_ID = _param(
     "note_id",
     "path",
@@ -183,6 +205,7 @@ _FILTER_SCHEMAS = {
     "campaign": _PROJECT,
     "attempt_id": _id(ATTEMPT_ID_RE),
     "builds_on": _id(ID_RE),
+    "tz": _zones(),
 }
 
 

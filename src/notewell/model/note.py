@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import InvalidArgumentError, InvalidNoteError, NoteTooLargeError
 from .header import HEADER_MAX, LIMITS, ParsedNote, oversized_header, parse_note
 from .numbers import whole_number
+from .timestamps import age_words
 
 __all__ = [
     "AUTHOR_MAX",
@@ -24,6 +25,7 @@ __all__ = [
     "check_unicode",
     "derive_title",
     "heading_text",
+    "note_age",
     "note_from_text",
     "superseded_texts",
     "title_and_body",
@@ -136,6 +138,15 @@ def derive_title(parsed: ParsedNote, filename: str) -> str:
     return stem[:-3] if stem.endswith(".md") else stem
 
 
+def note_age(created_at: str, updated_at: str) -> str | None:
+    """How old a note is, as an agent reads it at a glance: ``written 2 hours ago`` for one
+    never changed, else ``updated 3 days ago`` (None when the time does not parse)."""
+    words = age_words(updated_at)
+    if words is None:
+        return None
+    return ("written " if updated_at == created_at else "updated ") + words
+
+
 def title_and_body(text: str, filename: str) -> tuple[str, str]:
     """The title (:func:`derive_title`) and the body of a note's text, as the index keeps them."""
     parsed = parse_note(text)
@@ -193,7 +204,8 @@ class Card:
     matched_revision: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return _as_dict(self)
+        """Its fields, and ``age``: how old it is in words (``updated 3 days ago``)."""
+        return {**_as_dict(self), "age": note_age(self.created_at, self.updated_at)}
 
     @classmethod
     def from_columns(cls, columns: Sequence[Any], snippet: str, score: float | None) -> Card:
@@ -249,7 +261,8 @@ class Note:
     attempt: dict[str, Any] | None = None  # the attempt it was written on (Attempt.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
-        return _as_dict(self)
+        """Its fields, and ``age``: how old it is in words (``updated 3 days ago``)."""
+        return {**_as_dict(self), "age": note_age(self.created_at, self.updated_at)}
 
 
 def note_from_text(text: str, *, path: str, model: str | None, **meta: Any) -> Note:

@@ -14,7 +14,7 @@ from ..model.ids import is_link_id
 from ..model.note import check_unicode
 from ..model.numbers import whole_number
 from ..model.slug import slugify
-from ..model.timestamps import parse_when
+from ..model.timestamps import parse_when, time_zone
 from ..model.visibility import Viewer, hidden_projects
 
 __all__ = [
@@ -49,7 +49,7 @@ class FilterSpec:
         return self.option or "--" + self.name.replace("_", "-")
 
 
-_ISO = " (ISO 8601: 2026-11-30 or 2026-11-30T14:05Z)"
+_ISO = " (2026-11-30, 2026-11-30T14:05Z, or 7d, 2w, 3m, 1y, 12h, yesterday, today)"
 # The one list of filters: Filters takes these fields, and the CLI's options, the OpenAPI
 # parameters and the MCP tool's arguments are made from (or checked against) it.
 FILTERS: tuple[FilterSpec, ...] = (
@@ -72,6 +72,12 @@ FILTERS: tuple[FilterSpec, ...] = (
     FilterSpec("created_before", "when", "created before this date or time" + _ISO, metavar="DATE"),
     FilterSpec("updated_after", "when", "updated after this date or time" + _ISO, metavar="DATE"),
     FilterSpec("updated_before", "when", "updated before this date or time" + _ISO, metavar="DATE"),
+    FilterSpec(
+        "tz",
+        "text",
+        "the time zone dates are read in (Europe/Berlin, +02:00, UTC; default: the machine's)",
+        metavar="ZONE",
+    ),
 )
 FILTER_NAMES = tuple(spec.name for spec in FILTERS)
 
@@ -158,6 +164,7 @@ class Filters:
     created_before: When = None
     updated_after: When = None
     updated_before: When = None
+    tz: str | None = None  # the caller's time zone: relative dates and dates without an offset
     # Not filters a caller passes; the store sets them: private projects the viewer may not
     # see, and the projects that make up the campaign asked for.
     hidden_projects: tuple[str, ...] = ()
@@ -183,8 +190,13 @@ class Filters:
         model = check_filter_text("model", self.model) if self.model is not None else None
         if self.builds_on is not None and not is_link_id(self.builds_on):
             raise InvalidArgumentError(f"builds_on: {self.builds_on!r} is not a note or attempt id (nte_… or att_…)")
+        zone = self.tz
+        if zone is not None:
+            if not isinstance(zone, str) or not zone.strip():
+                raise InvalidArgumentError("tz: give a time zone name (Europe/Berlin, UTC) or an offset (+02:00)")
+            time_zone(check_filter_text("tz", zone))  # a bad zone is an error even with no date
         dates = tuple(
-            (column, op, parse_when(value, name=name))
+            (column, op, parse_when(value, name=name, zone=zone))
             for name, column, op in _DATES
             if (value := getattr(self, name)) is not None
         )

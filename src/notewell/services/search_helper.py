@@ -295,7 +295,8 @@ def search_by_helper(
             raise exc
         return None
     try:
-        cards = [Card(**c) for c in answer["cards"]]
+        # "age" is said by to_dict, not kept: it is worked out again when the card is shown.
+        cards = [Card(**{k: v for k, v in c.items() if k != "age"}) for c in answer["cards"]]
         pending = int(answer["pending"])
     except (KeyError, TypeError, ValueError):
         return None

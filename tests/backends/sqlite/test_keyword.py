@@ -193,7 +193,9 @@ def test_filters(store_dir):
     assert ids(updated_after=s.get_note(b.id).updated_at) == {b.id, c.id}
     assert {card.id for card in s.list_notes(author="ann")} == {a.id}
     for bad in (
-        {"created_after": "yesterday"},
+        {"created_after": "someday"},
+        {"created_after": "7x"},
+        {"tz": "Mars/Olympus", "created_after": "today"},
         {"tag_mode": "most", "tags": ["x"]},
         {"builds_on": "../x"},
         {"author": 3},
