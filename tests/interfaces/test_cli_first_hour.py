@@ -149,3 +149,13 @@ def test_text_typed_on_the_command_line_ends_with_a_newline(tmp_path):
     assert js(run(["get", nid, "--json"], store))["text"].endswith("one line\n")
     run(["edit", nid, "--text", "another line"], store)
     assert js(run(["get", nid, "--json"], store))["text"].endswith("another line\n")
+
+
+def test_get_says_the_attempt_a_note_is_on_and_whether_it_is_frozen(tmp_path):
+    store = tmp_path / "s"
+    with notewell.open(store, watch=False, embedder=None) as s:
+        attempt = s.start_attempt("demo", author="a")
+        nid = s.add_note("# On demo\n\nbody", attempt=attempt.id).id
+        s.end_attempt(attempt.id, outcome="failed")
+    out = run(["get", nid], store).stdout.decode()
+    assert f"on attempt {attempt.id} of demo (ended failed, frozen)" in out and "(written just now)" in out

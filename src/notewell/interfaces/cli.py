@@ -109,8 +109,13 @@ def _print_note(note: dict[str, Any], as_json: bool, raw: bool) -> None:
         chips.append("tags: " + ", ".join(note["tags"]))
     chips.extend(f"{k}: {note[k]}" for k in ("author", "model") if note[k])
     chips.append(f"revision {note['revision']}/{note['revisions']}")
-    chips.append(f"updated {note['updated_at'][:19].replace('T', ' ')}")
+    age = f" ({note['age']})" if note.get("age") else ""
+    chips.append(f"updated {note['updated_at'][:19].replace('T', ' ')}{age}")
     print(" · ".join(chips))
+    attempt = note.get("attempt")
+    if attempt:
+        state = f"ended {attempt['outcome'] or ''}, frozen".replace(" ,", ",") if attempt.get("ended_at") else "running"
+        print(f"on attempt {attempt['id']} of {attempt['project']} ({state})")
     if note["summary"]:
         print(f"summary: {note['summary']}")
     if note["builds_on"]:
