@@ -17,3 +17,15 @@ def backend(request, tmp_path):
         s = notewell.open(request.getfixturevalue("pg_store_url"))
     yield s
     s.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def sbackend(request, tmp_path):
+    """Both stores with the deterministic hash embedder, for semantic search."""
+    pytest.importorskip("numpy")
+    from notewell.search.embedders import HashEmbedder
+
+    where = tmp_path / "notes" if request.param == "sqlite" else request.getfixturevalue("pg_store_url")
+    s = notewell.open(where, embedder=HashEmbedder())
+    yield s
+    s.close()

@@ -684,17 +684,6 @@ def test_a_viewers_scores_never_move_when_notes_they_cannot_see_change(backend, 
 # -- semantic search behaves alike on both stores (the deterministic hash embedder) ----------------
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def sbackend(request, tmp_path):
-    pytest.importorskip("numpy")
-    from notewell.search.embedders import HashEmbedder
-
-    where = tmp_path / "notes" if request.param == "sqlite" else request.getfixturevalue("pg_store_url")
-    s = notewell.open(where, embedder=HashEmbedder())
-    yield s
-    s.close()
-
-
 def test_semantic_search_finds_the_nearest_note_with_its_passage(sbackend):
     from tests.conftest import CARD_KEYS
 

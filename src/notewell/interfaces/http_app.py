@@ -264,50 +264,54 @@ def make_app(
     in the background, before a search that needs it (off the event loop, outside the store's lock)."""
     h = _Handlers(api, tokens)
 
-    def endpoint(
-        work: Callable[[Request, Caller], Awaitable[tuple[Any, int]]],
+    def answering(
+        work: Callable[[Request, Caller], Awaitable[Response]],
     ) -> Callable[[Request], Awaitable[Response]]:
+        """An endpoint: the caller from the request, *work*'s answer, and any error as JSON."""
+
         async def run(request: Request) -> Response:
             try:
-                caller = h.caller(request)
-                data, status = await work(request, caller)
+                return await work(request, h.caller(request))
             except NotewellError as exc:
                 return _from_exception(exc)
             except Exception:  # a bug: logged, answered as one, the server goes on
                 log.exception("internal error on %s %s", request.method, request.url.path)
                 return _error("internal", "internal error (logged by the server)", 500)
+
+        return run
+
+    def endpoint(
+        work: Callable[[Request, Caller], Awaitable[tuple[Any, int]]],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def json_answer(request: Request, caller: Caller) -> Response:
+            data, status = await work(request, caller)
             # Made on a thread: a note of 1 MiB is a few MB of JSON, which on the event loop held
             # every other request for as long as it took.
             return await run_in_threadpool(JSONResponse, data, status)
 
-        return run
+        return answering(json_answer)
 
     def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Awaitable[Any]:
         return run_in_threadpool(fn, *args, **kwargs)
 
+    # Opened on its own, an SVG is a document: it may run nothing and load nothing.
+    svg_headers = {
+        "Cache-Control": "no-cache",
+        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+        "X-Content-Type-Options": "nosniff",
+    }
+
     def picture(
         work: Callable[[Request, Caller], Awaitable[str]],
     ) -> Callable[[Request], Awaitable[Response]]:
-        """A picture endpoint: SVG made on the server (every text in it escaped), or the JSON error."""
+        """A picture endpoint: SVG made on the server (every text in it escaped; empty: nothing
+        to draw, and the page shows no picture), or the JSON error."""
 
-        async def run(request: Request) -> Response:
-            try:
-                svg = await work(request, h.caller(request))
-            except NotewellError as exc:
-                return _from_exception(exc)
-            except Exception:
-                log.exception("internal error on %s %s", request.method, request.url.path)
-                return _error("internal", "internal error (logged by the server)", 500)
-            # Empty: nothing to draw (the page shows no picture). Opened on its own, an SVG is a
-            # document: it may run nothing and load nothing.
-            headers = {
-                "Cache-Control": "no-cache",
-                "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
-                "X-Content-Type-Options": "nosniff",
-            }
-            return Response(svg, media_type="image/svg+xml; charset=utf-8", headers=headers)
+        async def svg_answer(request: Request, caller: Caller) -> Response:
+            svg = await work(request, caller)
+            return Response(svg, media_type="image/svg+xml; charset=utf-8", headers=svg_headers)
 
-        return run
+        return answering(svg_answer)
 
     async def timeline(request: Request, caller: Caller) -> str:
         from .web.pictures import timeline_svg

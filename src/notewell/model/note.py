@@ -208,6 +208,11 @@ class Card:
         return {**_as_dict(self), "age": note_age(self.created_at, self.updated_at)}
 
     @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Card:
+        """The card a :meth:`to_dict` made (its ``age`` is worked out again, not kept)."""
+        return cls(**{k: v for k, v in data.items() if k != "age"})
+
+    @classmethod
     def from_columns(cls, columns: Sequence[Any], snippet: str, score: float | None) -> Card:
         """A card from a store's card columns, in the order of the stores' card queries (tags and
         builds_on as lists: each store decodes its own column types first)."""

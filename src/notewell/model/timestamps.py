@@ -59,7 +59,10 @@ def time_zone(name: str | None) -> tzinfo:
 
         return ZoneInfo(text)
     except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise InvalidArgumentError(f"tz: {text[:60]!r} is not a time zone (use e.g. Europe/Berlin or +02:00)") from None
+        # No zone data on the system (a slim image, Windows): `pip install tzdata`; offsets always work.
+        raise InvalidArgumentError(
+            f"tz: {text[:60]!r} is not a time zone this machine knows (use e.g. Europe/Berlin or +02:00)"
+        ) from None
 
 
 def _months_back(moment: datetime, months: int) -> datetime:

@@ -20,12 +20,15 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from .embedders import numpy
+from .embedders import Embedder, numpy
+from .passages import similarity_floor
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["OldHit", "OldPassage", "OldPassages"]
+__all__ = ["SPARE", "OldHit", "OldPassage", "OldPassages"]
+
+SPARE = 4  # hits beyond the limit asked for, standing in for notes deleted meanwhile
 
 # note id, revision, the passage's start and stop in that revision's body, the vector's bytes
 OldPassage = tuple[str, int, int, int, bytes]
@@ -75,22 +78,25 @@ class OldPassages:
 
     def best(
         self,
+        embedder: Embedder,
         key: object,
-        dim: int,
         load: Callable[[], Iterable[OldPassage]],
         wanted: np.ndarray,
         *,
         limit: int,
         allowed: set[str] | None,
         exclude: set[str],
-        floor: float | None,
     ) -> list[OldHit]:
-        """The *limit* notes (not in *exclude*; in *allowed* unless it is None) whose older
-        passages are nearest *wanted*, best first, one hit per note (its best passage and the
-        revision it is in; the newer revision among equals), none under *floor*. *key* names
-        the stored vectors' version: a new key loads them again through *load*."""
+        """The notes (not in *exclude*; in *allowed* unless it is None) whose older passages of
+        *embedder*'s model are nearest *wanted*, best first, one hit per note (its best passage
+        and the revision it is in; the newer revision among equals), none under the model's
+        similarity floor: *limit* and SPARE more, for notes deleted since the vectors were read
+        (the caller cuts to *limit* once it has their cards). *key* names the stored vectors'
+        version: a new key loads them again through *load*."""
         np = numpy()
-        got = self._current(key, dim, load)
+        got = self._current(key, embedder.dim, load)
+        floor = similarity_floor(embedder)
+        limit += SPARE
         if not len(got.notes) or limit <= 0:
             return []
         keep = np.ones(len(got.notes), dtype=bool)

@@ -295,8 +295,7 @@ def search_by_helper(
             raise exc
         return None
     try:
-        # "age" is said by to_dict, not kept: it is worked out again when the card is shown.
-        cards = [Card(**{k: v for k, v in c.items() if k != "age"}) for c in answer["cards"]]
+        cards = [Card.from_dict(c) for c in answer["cards"]]
         pending = int(answer["pending"])
     except (KeyError, TypeError, ValueError):
         return None

@@ -35,7 +35,6 @@ from ...search.passages import (
     passage_snippet,
     query_vector,
     respan,
-    similarity_floor,
     stacked,
     with_feedback,
 )
@@ -209,14 +208,7 @@ def pg_older_semantic_search(
                 yield nid, revision, start, stop, bytes(blob)
 
         hits = matrix.best(
-            (*model, version),
-            embedder.dim,
-            load,
-            wanted,
-            limit=limit + 4,  # a few spare for notes deleted since the matrix was read
-            allowed=_allowed(conn, filters),
-            exclude=exclude,
-            floor=similarity_floor(embedder),
+            embedder, (*model, version), load, wanted, limit=limit, allowed=_allowed(conn, filters), exclude=exclude
         )
         if not hits:
             return []

@@ -17,7 +17,7 @@ from ...model.note import Card
 from ...search.embedders import Embedder, numpy
 from ...search.filters import Filters
 from ...search.old_passages import OldPassage, OldPassages
-from ...search.passages import passage_snippet, passages, query_vector, similarity_floor, with_feedback
+from ...search.passages import passage_snippet, passages, query_vector, with_feedback
 from ...search.query import compile_query
 from ...search.request import RANK_WINDOW
 from ...search.snippets import make_snippet, phrases_of
@@ -25,6 +25,7 @@ from .filters_sql import filter_sql
 from .index import Index
 from .keyword import card_from_row, card_rows
 from .old_revision_rows import OLD_VECTORS_STATE, old_vectors_changed
+from .semantic import allowed_notes
 
 __all__ = ["embed_old_revisions", "keep_superseded_vectors", "older_keyword_search", "older_semantic_search"]
 
@@ -133,19 +134,14 @@ def older_semantic_search(
     current pass moved the query vector with them."""
     raw = query_vector(embedder, query, limit)
     wanted = with_feedback(raw, openings())  # type: ignore[arg-type]
-    where, params = filter_sql(filters)
-    allowed = None
-    if where:
-        allowed = {nid for (nid,) in index.conn.execute(f"SELECT n.id FROM note_index n WHERE {where}", params)}
     hits = matrix.best(
+        embedder,
         _vector_key(index, embedder),
-        embedder.dim,
         lambda: _vector_rows(index, embedder),
         wanted,
-        limit=limit + 4,  # a few spare for notes deleted since the matrix was read
-        allowed=allowed,
+        limit=limit,
+        allowed=allowed_notes(index, filters),
         exclude=exclude,
-        floor=similarity_floor(embedder),
     )
     if not hits:
         return []

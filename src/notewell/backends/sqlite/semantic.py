@@ -44,7 +44,7 @@ from .keyword import card_from_row, card_rows, keyword_ids
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["VectorMatrix", "opening_vectors", "semantic_search"]
+__all__ = ["VectorMatrix", "allowed_notes", "opening_vectors", "semantic_search"]
 
 SIDECAR_MIN = 5000  # passages from which a full load leaves a file to map next time
 _ANN_BATCH = 65_536  # rows added to the approximate index at a time
@@ -348,7 +348,7 @@ class VectorMatrix(PassageMatrix[_Read]):
             pass  # a cache: without it the next process reads SQLite again
 
 
-def _allowed(index: Index, filters: Filters) -> set[str] | None:
+def allowed_notes(index: Index, filters: Filters) -> set[str] | None:
     """The notes the filters and scope let through (None: every note)."""
     where, params = filter_sql(filters)
     if not where:
@@ -396,7 +396,7 @@ def semantic_search(
         wanted_hits = feedback_limit()
         feedback = keyword_ids(index, query, limit=wanted_hits, filters=filters) if wanted_hits else []
     wanted = with_feedback(raw, opening_vectors(index, embedder, feedback_notes(feedback)))
-    best = vectors.nearest(index, embedder, wanted, limit, _allowed(index, filters))
+    best = vectors.nearest(index, embedder, wanted, limit, allowed_notes(index, filters))
     best = above_floor(best, embedder)
     if not best:
         return []
