@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -227,6 +227,8 @@ def _age_days(stamp: str | datetime | None, now: datetime) -> float | None:
 class ContextBuilder:
     """Gather, score, pack and lay out the context for one question."""
 
+    SECTIONS: dict[str, str] = _SECTIONS  # section name -> heading, in layout order
+
     def __init__(self, store: NoteStore | None = None, config: ContextConfig | None = None) -> None:
         self.store = store
         self.config = config or ContextConfig()
@@ -317,7 +319,7 @@ class ContextBuilder:
         chosen: list[tuple[ContextPacket, int | None, float]],
     ) -> list[dict[str, str]]:
         parts = [f"[Instructions]\n{instructions.strip()}"]
-        for section, heading in _SECTIONS.items():
+        for section, heading in self.SECTIONS.items():
             items = [(p, n, s) for p, n, s in chosen if p.section == section]
             if not items:
                 continue
@@ -369,13 +371,24 @@ class ContextBuilder:
         gathered, warnings = self.gather_notes(user_query)
         candidates = list(packets or []) + gathered  # the caller's first: their copy wins a tie
         candidates += history_packets(conversation_history or [], rounds=self.config.history_rounds)
+        chosen, shortened, dropped = self.pack(self.unique(candidates), base, now)
+
+        def render(chosen: list[tuple[ContextPacket, int | None, float]]) -> list[dict[str, str]]:
+            return self._render(user_query, instructions, chosen)
+
+        messages, tokens = self._settle(chosen, shortened, dropped, render, tools)
+        packed = [p for p, _, _ in chosen]
+        return Context(messages, tokens, budget, packed, shortened, dropped, warnings, tools)
+
+    def unique(self, candidates: Sequence[ContextPacket]) -> list[ContextPacket]:
+        """*candidates* checked and copied, each note and each text once (the first copy stays)."""
         unique: list[ContextPacket] = []
         seen: dict[str, int] = {}
         for p in candidates:
             if not isinstance(p, ContextPacket):
                 raise InvalidArgumentError(f"packets must be ContextPacket, got {type(p).__name__}")
-            if p.section not in _SECTIONS:
-                raise InvalidArgumentError(f"section must be one of {', '.join(_SECTIONS)}, got {p.section!r}")
+            if p.section not in self.SECTIONS:
+                raise InvalidArgumentError(f"section must be one of {', '.join(self.SECTIONS)}, got {p.section!r}")
             p = replace(p)  # a copy: the caller's packets are not changed
             if p.source is None and isinstance(p.metadata.get("note_id"), str):
                 p.source = p.metadata["note_id"]  # the chapter's packets carry the id there
@@ -389,6 +402,14 @@ class ContextBuilder:
             for k in keys:
                 seen[k] = len(unique)
             unique.append(p)
+        return unique
+
+    def pack(
+        self, unique: list[ContextPacket], base: int, now: datetime
+    ) -> tuple[list[tuple[ContextPacket, int | None, float]], list[ContextPacket], list[ContextPacket]]:
+        """Which packets go in within the budget, *base* tokens already spent: whole ones best
+        first, then shortened ones in the room left. Returns (chosen, shortened, dropped)."""
+        budget = self.config.budget
         newest = max((p.order for p in unique if p.kind == "history"), default=0)
         ranked = sorted(unique, key=lambda p: -self.score(p, now, newest))
         chosen: list[tuple[ContextPacket, int | None, float]] = []
@@ -431,28 +452,39 @@ class ContextBuilder:
             chosen.append((p, lines, score))
             shortened.append(p)
             used += cost
-        messages = self._render(user_query, instructions, chosen)
+        return chosen, shortened, dropped
+
+    def _settle(
+        self,
+        chosen: list[tuple[ContextPacket, int | None, float]],
+        shortened: list[ContextPacket],
+        dropped: list[ContextPacket],
+        render: Callable[[list[tuple[ContextPacket, int | None, float]]], list[dict[str, str]]],
+        tools: list[dict[str, Any]] | None = None,
+    ) -> tuple[list[dict[str, str]], int]:
+        """Render *chosen*; while the whole is over budget (the pieces' counts were estimates of
+        the whole), drop the lowest-scoring packet. Changes the three lists in place."""
+        messages = render(chosen)
         tokens = self.tokens_of(messages, tools)
-        while tokens > budget and chosen:  # the pieces' counts were estimates of the whole: settle it
+        while tokens > self.config.budget and chosen:
             worst = min(chosen, key=lambda t: t[2])
             chosen.remove(worst)
             dropped.append(worst[0])
-            shortened = [p for p in shortened if p is not worst[0]]
-            messages = self._render(user_query, instructions, chosen)
+            shortened[:] = [p for p in shortened if p is not worst[0]]
+            messages = render(chosen)
             tokens = self.tokens_of(messages, tools)
-        packed = [p for p, _, _ in chosen]
-        return Context(messages, tokens, budget, packed, shortened, dropped, warnings, tools)
+        return messages, tokens
 
     def _cost(self, p: ContextPacket, lines: int | None, chosen: list[tuple[ContextPacket, int | None, float]]) -> int:
         cost = self.count(self.block(p, lines)) + 1  # and the blank line between blocks
         if not any(q.section == p.section for q, _, _ in chosen):
-            cost += self.count(_SECTIONS[p.section]) + 1
+            cost += self.count(self.SECTIONS[p.section]) + 1
         return cost
 
     def _packed(self, chosen: list[tuple[ContextPacket, int | None, float]]) -> int:
         """What the chosen packets cost: each block, and each section's heading once."""
         total = sum(self.count(self.block(p, n)) + 1 for p, n, _ in chosen)
-        return total + sum(self.count(_SECTIONS[s]) + 1 for s in {p.section for p, _, _ in chosen})
+        return total + sum(self.count(self.SECTIONS[s]) + 1 for s in {p.section for p, _, _ in chosen})
 
     def _shortest_fit(
         self, p: ContextPacket, room: int, chosen: list[tuple[ContextPacket, int | None, float]]

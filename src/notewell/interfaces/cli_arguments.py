@@ -21,7 +21,7 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("projects and attempts", ("attempt", "project", "brief")),
     ("servers", ("serve", "mcp", "token")),
     ("notebook", ("notebook",)),
-    ("agent", ("assistant",)),
+    ("agent", ("assistant", "hook")),
     ("database", ("db", "export", "import")),
 )
 AUTHOR_HELP = "who writes it (default: $NOTEWELL_AUTHOR)"

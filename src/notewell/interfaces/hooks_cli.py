@@ -1,0 +1,230 @@
+"""``notewell hook EVENT``: what an agent runtime's session hooks print.
+
+- ``session-start``: the project's newest digest, open blockers and actions and recent notes,
+  packed under ``--budget`` tokens, each cited by id.
+- ``post-compact``: the accepted working notebook (``notewell notebook show``) after a
+  compaction; the session-start briefing when there is no notebook.
+- ``pre-compact``: remembers that a compaction happened, for a runtime with no event after one
+  (the next ``prompt`` answers it).
+- ``prompt``: silent unless something waits for the next prompt (a compaction to answer, a
+  reminder the runtime could not pass at stop).
+- ``stop``: once per session, a reminder to write a note when the session ran ``--after``
+  minutes and wrote none. Never a refusal: the agent may stop right after.
+
+A hook never breaks the session it serves: any failure is one line on stderr and exit 1 (a
+runtime's "non-blocking error"), never 2 (which some runtimes read as "block").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ..errors import NotewellError
+from ..model.timestamps import now_iso
+from .hook_sessions import SessionState
+from .runtimes import HOOK_EVENTS, RUNTIMES, HookAnswer, answer_text, runtime_named
+
+__all__ = ["add_hook_arguments", "cmd_hook", "run_hook"]
+
+_MAX_INPUT = 1 << 20  # a hook's input is a few fields; a transcript is passed by path, never inline
+_CONTEXT_CHARS = 9500  # Claude Code saves longer hook text to a file and shows a preview
+_DEFAULT_BUDGET = 1500
+_DEFAULT_AFTER = 20
+
+
+def add_hook_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("event", choices=HOOK_EVENTS, metavar="EVENT", help=f"one of: {', '.join(HOOK_EVENTS)}")
+    p.add_argument(
+        "--runtime",
+        choices=tuple(RUNTIMES),
+        default="plain",
+        help="answer in this runtime's hook format: " + ", ".join(RUNTIMES) + " (default plain: the text)",
+    )
+    p.add_argument(
+        "--project",
+        default=os.environ.get("NOTEWELL_PROJECT"),
+        help="the project (default: $NOTEWELL_PROJECT; else all)",
+    )
+    p.add_argument(
+        "--budget", type=int, default=_DEFAULT_BUDGET, help=f"tokens for the briefing (default {_DEFAULT_BUDGET})"
+    )
+    p.add_argument("--recent", type=int, default=8, help="recent notes to consider (default 8)")
+    p.add_argument(
+        "--after", type=float, default=_DEFAULT_AFTER, metavar="MINUTES",
+        help=f"stop: remind only a session this old that wrote no note (default {_DEFAULT_AFTER})",
+    )  # fmt: skip
+    p.add_argument("--task", help="post-compact: the notebook (default: $NOTEWELL_NOTEBOOK, or the only one)")
+    p.add_argument(
+        "--root",
+        help="post-compact: where notebooks live (default: $AGENT_CONTEXT_ROOT, else .agent-context in the session)",
+    )
+
+
+def _read_input() -> dict[str, Any]:
+    """The runtime's JSON on stdin ({} when there is none or it is not JSON: a hook still answers)."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return {}
+    try:
+        data = sys.stdin.buffer.read(_MAX_INPUT + 1)
+    except (OSError, ValueError):
+        return {}
+    if len(data) > _MAX_INPUT:
+        return {}
+    try:
+        loaded = json.loads(data) if data.strip() else {}
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _text_field(payload: dict[str, Any], *names: str, limit: int = 200) -> str | None:
+    for name in names:
+        value = payload.get(name)
+        if isinstance(value, str) and 0 < len(value) <= limit:
+            return value
+    return None
+
+
+def cmd_hook(args: argparse.Namespace) -> None:
+    try:
+        text = run_hook(args, _read_input())
+    except NotewellError as exc:
+        print(f"notewell: {exc.code}: {exc.message}", file=sys.stderr)
+        raise SystemExit(1) from None  # 1, not the command line's usual codes: 2 means "block" to a runtime
+    if text:
+        sys.stdout.write(text + "\n")
+
+
+def run_hook(args: argparse.Namespace, payload: dict[str, Any], *, now: datetime | None = None) -> str:
+    """The text to print for hook *args.event* given the runtime's *payload*."""
+    runtime = runtime_named(args.runtime)
+    now = now or datetime.now(UTC)
+    session = _text_field(payload, "session_id", "conversation_id")
+    state = SessionState(runtime.name, session) if session else None
+    event = _text_field(payload, "hook_event_name", limit=64)
+    command = args.event
+    answer = HookAnswer()
+    if command == "session-start":
+        source = _text_field(payload, "source", limit=32)
+        if state is not None and (not state.get("started_at") or source in ("startup", "clear")):
+            state.update(started_at=now.isoformat(), nudged=False, wrote=False, compacted=False)
+        if source == "compact":  # a runtime that starts again after a compaction: give the notebook too
+            answer.context = _after_compaction(args, payload)
+        else:
+            answer.context = _briefing(args, runtime.name)
+    elif command == "post-compact":
+        answer.context = _after_compaction(args, payload)
+        if state is not None and state.get("compacted"):
+            state.update(compacted=False)
+    elif command == "pre-compact":
+        if state is not None:
+            state.update(compacted=True)
+    elif command == "prompt":
+        if state is not None and state.get("compacted"):
+            answer.context = _after_compaction(args, payload)
+            state.update(compacted=False)
+        if state is not None and state.get("reminder"):
+            answer.reminder = state.get("reminder")
+            state.update(reminder=None)
+    elif command == "stop":
+        reminder = _stop_reminder(args, payload, state, now)
+        if reminder and runtime.name == "gemini":
+            # AfterAgent's only way to the model rejects the answer: wait for the next prompt
+            state.update(reminder=reminder)  # type: ignore[union-attr] - a reminder implies a session
+            answer.notice = "notewell: " + reminder
+        else:
+            answer.reminder = reminder
+    return answer_text(runtime, command, answer, event)
+
+
+def _open(args: argparse.Namespace) -> Any:
+    from .store_options import open_from_args
+
+    return open_from_args(args, create=False, watch=False)
+
+
+def _filters(args: argparse.Namespace) -> dict[str, Any]:
+    return {"project": args.project} if args.project else {}
+
+
+def _briefing(args: argparse.Namespace, runtime: str) -> str:
+    from ..agents.briefing import Briefing
+    from ..agents.context import ContextConfig
+
+    where = f" on project {args.project}" if args.project else ""
+    intro = (
+        f"notewell: notes from earlier sessions{where}, newest digest and open items first."
+        " Read them before you start; cite a note by its id in brackets."
+    )
+    outro = (
+        "Read a note whole with the get_note tool (or `notewell get ID`); search with search_notes."
+        " When you learn something the next agent should know (a finding, a dead end, a decision),"
+        " write it with add_note."
+    )
+    empty = (
+        f"notewell: no notes yet{where}. When you learn something the next agent should know"
+        " (a finding, a dead end, a decision), write it with the add_note tool (or `notewell add`)."
+    )
+    budget = args.budget
+    with _open(args) as store:
+        for _ in range(4):  # a budget in tokens may still be too many characters for the runtime
+            cfg = ContextConfig(max_tokens=max(1, budget), reserve_tokens=0, filters=_filters(args))
+            brief = Briefing(store, cfg).build(intro, recent=max(0, args.recent), outro=outro)
+            if len(brief.text) <= _CONTEXT_CHARS or runtime == "plain":
+                break
+            budget = int(budget * _CONTEXT_CHARS / len(brief.text) * 0.9)
+    return brief.text if brief.cited else empty
+
+
+def _after_compaction(args: argparse.Namespace, payload: dict[str, Any]) -> str:
+    """The accepted notebook, else (no notebook) the briefing: the context just lost."""
+    from ..agents.notebook import Notebook, chosen_task
+
+    root = args.root
+    if root is None and not os.environ.get("AGENT_CONTEXT_ROOT"):
+        cwd = _text_field(payload, "cwd", limit=4096)
+        root = str(Path(cwd) / ".agent-context") if cwd else None
+    try:
+        book = Notebook(chosen_task(args.task, root, naming="--task"), root=root)
+        text = book.show()
+    except NotewellError:
+        text = ""
+    if text.strip():
+        return "notewell: the working notebook for this task, as last accepted (read it before you go on):\n\n" + text
+    return _briefing(args, args.runtime)
+
+
+def _stop_reminder(args: argparse.Namespace, payload: dict[str, Any], state: SessionState | None, now: datetime) -> str:
+    """The once-per-session reminder, or "" (most stops: checked without opening the store)."""
+    if state is None or payload.get("stop_hook_active") is True or state.get("nudged") or state.get("wrote"):
+        return ""
+    started = state.get("started_at")
+    try:
+        began = datetime.fromisoformat(started) if isinstance(started, str) else None
+    except ValueError:
+        began = None
+    if began is None or began.tzinfo is None:
+        state.update(started_at=now.isoformat())  # no session-start hook ran: count from here
+        return ""
+    minutes = (now - began) / timedelta(minutes=1)
+    if minutes < args.after:
+        return ""
+    with _open(args) as store:
+        written = store.list_notes(limit=1, updated_after=began.isoformat(), **_filters(args))
+    if written:
+        state.update(wrote=True)
+        return ""
+    state.update(nudged=True, nudged_at=now_iso())
+    where = f" on project {args.project}" if args.project else ""
+    return (
+        f"notewell: this session has run {int(minutes)} minutes and written no note{where}. If you learned"
+        " something the next agent should know (a finding, a dead end, a decision, what is left to do),"
+        " write it now with add_note (or `notewell add`). If there is nothing worth keeping, just stop:"
+        " this reminder comes once."
+    )

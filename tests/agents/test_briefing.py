@@ -1,0 +1,84 @@
+"""The start-of-session briefing on a real store: digest first, open items, recent notes, in budget."""
+
+from __future__ import annotations
+
+import pytest
+
+from notewell.agents.briefing import Briefing
+from notewell.agents.context import ContextConfig
+from notewell.model.token_count import estimate_tokens
+
+
+@pytest.fixture
+def store(backend):
+    return backend
+
+
+@pytest.fixture
+def note(store):
+    """Writes a note on a running attempt of its project (notes belong to a project through one)."""
+    runs: dict[str, str] = {}
+
+    def write(title, kind, body, *, project="shop", tags=(), builds_on=()):
+        if project not in runs:
+            runs[project] = store.start_attempt(project, author="tester").id
+        header = f"---\ntitle: {title}\nkind: {kind}\n"
+        if tags:
+            header += f"tags: [{', '.join(tags)}]\n"
+        if builds_on:
+            header += f"builds_on: [{', '.join(builds_on)}]\n"
+        return store.add_note(header + "---\n\n" + body + "\n", attempt=runs[project]).id
+
+    return write
+
+
+def briefing(store, budget=1500, **filters):
+    cfg = ContextConfig(max_tokens=budget, reserve_tokens=0, filters=filters, counter=estimate_tokens)
+    return Briefing(store, cfg)
+
+
+def test_digest_open_items_and_recent_notes_each_cited(store, note):
+    pool = note("Connection pool sizing", "conclusion", "A pool of 32 is enough.")
+    blocker = note("Dependency conflict", "blocker", "pydantic 1 and 2 are both required.")
+    closed = note("Old flaky test", "blocker", "Fixed by pinning pytest.", tags=["resolved"])
+    action = note("Refactor the order service", "action", "Start with the tests.")
+    digest = note("Where the shop stands", "digest", "Pool settled; one blocker open.", builds_on=[pool])
+    other = note("Elsewhere", "conclusion", "Another project's note.", project="bank")
+    out = briefing(store, project="shop").build("Read this first.", outro="Cite notes by id.")
+    text = out.text
+    assert text.startswith("Read this first.") and text.endswith("Cite notes by id.")
+    assert text.index("[Newest digest]") < text.index("[Open blockers and actions]") < text.index("[Recent notes]")
+    assert f"[digest {digest}] Where the shop stands" in text
+    opened = text[text.index("[Open blockers") : text.index("[Recent notes]")]
+    assert blocker in opened and action in opened and closed not in opened
+    assert opened.index(blocker) < opened.index(action)  # blockers before actions
+    recent = text[text.index("[Recent notes]") :]
+    assert pool in recent and closed in recent and "resolved" in recent  # a closed blocker is history
+    assert other not in text  # another project's notes stay out
+    assert set(out.cited) == {digest, blocker, action, pool, closed}
+    assert out.tokens <= out.budget and out.left_out == 0
+
+
+def test_recent_notes_newest_first_and_limited(store, note):
+    ids = [note(f"Finding {i}", "finding", f"Step {i} worked.") for i in range(6)]
+    out = briefing(store).build("Start.", recent=3)
+    recent = out.text[out.text.index("[Recent notes]") :]
+    assert [nid for nid in ids if nid in recent] == ids[-3:]
+    assert recent.index(ids[5]) < recent.index(ids[4]) < recent.index(ids[3])
+
+
+def test_a_small_budget_shortens_or_drops_but_never_overflows(store, note):
+    long_body = "\n".join(f"Line {i}: the deploy step {i} needs the cache warmed first." for i in range(60))
+    for i in range(5):
+        note(f"Deploy notes {i}", "finding", long_body)
+    for budget in (120, 300, 800):
+        out = briefing(store, budget=budget).build("Start.")
+        assert out.tokens <= budget
+        assert estimate_tokens(out.text) <= budget
+    small = briefing(store, budget=300).build("Start.")
+    assert small.left_out > 0 or "shortened" in small.text
+
+
+def test_an_empty_store_or_project_gives_the_intro_alone(store):
+    out = briefing(store, project="nothing-here").build("No notes yet.")
+    assert out.text == "No notes yet." and out.cited == [] and out.left_out == 0

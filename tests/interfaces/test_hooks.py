@@ -1,0 +1,260 @@
+"""`notewell hook EVENT` as each runtime calls it: its JSON on stdin, the documented answer on stdout.
+
+The shapes checked here are the runtimes' documented ones (see interfaces/runtimes.py):
+Claude Code and Codex read ``hookSpecificOutput.additionalContext`` on SessionStart; Codex's Stop
+must answer JSON and reaches the model only through ``decision: block``; Gemini CLI reads JSON
+only; Cursor reads ``additional_context`` on sessionStart and ``followup_message`` on stop.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from notewell.interfaces.hook_sessions import SessionState
+from notewell.model.token_count import default_counter
+from tests.interfaces.cli_harness import call
+
+ALL_RUNTIMES = ("claude-code", "codex", "gemini", "cursor", "plain")
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    folder = tmp_path / "state"
+    monkeypatch.setenv("NOTEWELL_STATE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def store(tmp_path):
+    """A store with a digest, an open blocker, an action and recent notes on project shop, and
+    one note on another project."""
+    from notewell import Store
+
+    root = tmp_path / "notes"
+    with Store(root, watch=False, embedder=None) as s:
+        run = s.start_attempt("shop", author="tester").id
+        other = s.start_attempt("bank", author="tester").id
+        ids = {}
+        for key, kind, title, body in (
+            ("pool", "conclusion", "Connection pool sizing", "A pool of 32 is enough; 64 did not help."),
+            ("blocker", "blocker", "Dependency conflict", "pydantic 1 and 2 are both required."),
+            ("action", "action", "Refactor the order service", "Start with the tests."),
+            ("digest", "digest", "Where the shop stands", "Pool settled; the dependency conflict blocks the refactor."),
+        ):
+            ids[key] = s.add_note(f"---\ntitle: {title}\nkind: {kind}\n---\n\n{body}\n", attempt=run).id
+        ids["bank"] = s.add_note(
+            "---\ntitle: Ledger rounding\nkind: finding\n---\n\nRound half even.\n", attempt=other
+        ).id
+    return root, ids
+
+
+def hook(store_root, event, payload=None, *args, runtime="claude-code", cwd=None):
+    data = b"" if payload is None else (payload if isinstance(payload, bytes) else json.dumps(payload).encode())
+    argv = ["--store", str(store_root), "hook", event, "--runtime", runtime, *args]
+    return call(argv, input=data, cwd=cwd, unset=("NOTEWELL_STORE", "NOTEWELL_PROJECT", "AGENT_CONTEXT_ROOT"))
+
+
+def start_payload(runtime, session="sess-1", source="startup"):
+    if runtime == "cursor":
+        return {"conversation_id": session, "session_id": session, "hook_event_name": "sessionStart"}
+    return {"session_id": session, "hook_event_name": "SessionStart", "source": source, "cwd": "/tmp"}
+
+
+def context_of(runtime, out):
+    """The text the runtime gives the model, read the way its documentation says it reads it."""
+    if runtime == "plain":
+        return out
+    data = json.loads(out)
+    if runtime == "cursor":
+        return data.get("additional_context", "")
+    spec = data.get("hookSpecificOutput") or {}
+    return spec.get("additionalContext", "")
+
+
+@pytest.mark.parametrize("runtime", ALL_RUNTIMES)
+def test_session_start_gives_the_briefing_in_each_runtimes_format(store, state, runtime):
+    root, ids = store
+    done = hook(root, "session-start", start_payload(runtime), "--project", "shop", runtime=runtime)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    if runtime != "plain":
+        data = json.loads(out)  # JSON only: Gemini and Cursor show anything else to the user
+        if runtime in ("claude-code", "codex", "gemini"):
+            assert data["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+            assert set(data) == {"hookSpecificOutput"}
+        else:
+            assert set(data) == {"additional_context"}
+    text = context_of(runtime, out)
+    assert text.index(ids["digest"]) < text.index(ids["blocker"]) < text.index(ids["action"])
+    assert ids["pool"] in text and ids["bank"] not in text  # the project's notes only
+    assert "[digest " in text and "add_note" in text
+    assert default_counter()(text) <= 1500 and len(text) < 10_000
+
+
+def test_the_budget_bounds_the_briefing_and_claude_codes_character_cap_holds(tmp_path, state):
+    from notewell import Store
+
+    root = tmp_path / "notes"
+    with Store(root, watch=False, embedder=None) as s:
+        for n in range(30):
+            body = "\n".join(f"Line {i}: deploy step {i} of note {n} needs the cache warmed first." for i in range(40))
+            s.add_note(f"---\ntitle: Deploy note {n}\nkind: finding\n---\n\n{body}\n")
+    for budget in ("200", "800"):
+        text = context_of("claude-code", hook(root, "session-start", {}, "--budget", budget).stdout.decode())
+        assert default_counter()(text) <= int(budget)
+    big = context_of("claude-code", hook(root, "session-start", {}, "--budget", "20000", "--recent", "30").stdout)
+    assert len(big) <= 9500  # Claude Code replaces longer hook text with a file and a preview
+    plain = hook(root, "session-start", {}, "--budget", "20000", "--recent", "30", runtime="plain").stdout
+    assert len(plain) > 9500  # a person reading it gets the whole budget
+
+
+def test_an_empty_project_says_how_to_begin_and_a_missing_store_is_one_line_exit_1(store, state, tmp_path):
+    root, _ = store
+    text = context_of("claude-code", hook(root, "session-start", {}, "--project", "new-thing").stdout.decode())
+    assert text.startswith("notewell: no notes yet on project new-thing") and "add_note" in text
+    missing = hook(tmp_path / "nowhere", "session-start", {})
+    assert missing.returncode == 1  # never 2: runtimes read 2 as "block"
+    assert missing.stdout == b"" and len(missing.stderr.decode().strip().splitlines()) == 1
+
+
+def test_bad_input_on_stdin_still_gets_an_answer(store, state):
+    root, ids = store
+    for junk in (b"not json", b"[1, 2]", b'{"session_id": 5}', b"\xff\xfe", b'{"session_id": "' + b"x" * 5000 + b'"}'):
+        done = hook(root, "session-start", junk)
+        assert done.returncode == 0 and ids["digest"] in context_of("claude-code", done.stdout.decode())
+        assert hook(root, "stop", junk).stdout == b""
+    assert not state.exists() or not any(state.rglob("*.json"))  # no usable session id: nothing kept
+
+
+def test_a_session_id_never_becomes_a_path(store, state, tmp_path):
+    root, _ = store
+    hook(root, "session-start", {"session_id": "../../../escape", "source": "startup"})
+    made = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix == ".json"]
+    assert made and all(p.parent == state / "hook-sessions" for p in made)
+    assert not (tmp_path / "escape").exists()
+
+
+def later(store_root, event, payload, *args, runtime="claude-code", minutes=0.0):
+    """The hook's answer as it would be *minutes* from now (the store's notes stay as they are)."""
+    from notewell.interfaces.cli import build_parser
+    from notewell.interfaces.hooks_cli import run_hook
+
+    parsed = build_parser().parse_args(["--store", str(store_root), "hook", event, "--runtime", runtime, *args])
+    parsed.database = None
+    return run_hook(parsed, payload, now=datetime.now(UTC) + timedelta(minutes=minutes))
+
+
+def test_stop_reminds_once_a_long_session_that_wrote_nothing(store, state):
+    root, _ = store
+    payload = {"session_id": "long", "hook_event_name": "Stop", "stop_hook_active": False}
+    assert hook(root, "session-start", {"session_id": "long", "source": "startup"}).returncode == 0
+    assert hook(root, "stop", payload).stdout == b""  # just started: nothing to say
+    assert later(root, "stop", payload, minutes=15) == ""  # under --after (20 minutes)
+    out = json.loads(later(root, "stop", payload, minutes=45))
+    assert out["hookSpecificOutput"]["hookEventName"] == "Stop"
+    reminder = out["hookSpecificOutput"]["additionalContext"]
+    assert "45 minutes" in reminder and "written no note" in reminder and "once" in reminder
+    assert "decision" not in out  # feedback, not a refusal to stop
+    assert later(root, "stop", payload, minutes=90) == ""  # once per session
+    # a resume is the same session (reminded already); a new session starts afresh
+    hook(root, "session-start", {"session_id": "long", "source": "resume"})
+    assert later(root, "stop", payload, minutes=120) == ""
+    hook(root, "session-start", {"session_id": "other", "source": "startup"})
+    looping = {**payload, "session_id": "other", "stop_hook_active": True}  # already continuing from a stop hook
+    assert later(root, "stop", looping, minutes=45) == ""
+    assert "written no note" in later(root, "stop", {**looping, "stop_hook_active": False}, minutes=45)
+    assert later(root, "stop", payload, "--after", "60", minutes=45, runtime="plain") == ""  # no session-start
+    hook(root, "session-start", {"session_id": "short", "source": "startup"})
+    assert later(root, "stop", {"session_id": "short"}, "--after", "60", minutes=45) == ""
+
+
+def test_stop_stays_quiet_when_the_session_wrote_a_note(store, state):
+    from notewell import Store
+
+    root, _ = store
+    hook(root, "session-start", {"session_id": "wrote", "source": "startup"})
+    with Store(root, watch=False, embedder=None) as s:
+        s.add_note("---\ntitle: Learned\nkind: finding\n---\n\nThe cache must be warm.\n")
+    assert later(root, "stop", {"session_id": "wrote"}, minutes=60) == ""
+    assert SessionState("claude-code", "wrote").get("wrote") is True  # checked once, then never again
+
+
+def test_stop_counts_only_the_projects_notes_with_a_project(store, state):
+    from notewell import Store
+
+    root, _ = store
+    hook(root, "session-start", {"session_id": "p", "source": "startup"}, "--project", "shop")
+    with Store(root, watch=False, embedder=None) as s:
+        s.add_note("---\ntitle: Unrelated\nkind: finding\n---\n\nNot on the project.\n")
+    out = later(root, "stop", {"session_id": "p"}, "--project", "shop", minutes=60)
+    assert "on project shop" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_codex_stop_answers_json_and_reaches_the_model_by_its_continuation(store, state):
+    root, _ = store
+    hook(root, "session-start", {"session_id": "c", "source": "startup"}, runtime="codex")
+    assert hook(root, "stop", {"session_id": "c"}, runtime="codex").stdout.strip() == b"{}"
+    out = json.loads(later(root, "stop", {"session_id": "c", "hook_event_name": "Stop"}, runtime="codex", minutes=30))
+    assert out["decision"] == "block" and "written no note" in out["reason"]
+    assert json.loads(later(root, "stop", {"session_id": "c"}, runtime="codex", minutes=40)) == {}
+
+
+def test_cursor_stop_is_a_followup_message(store, state):
+    root, _ = store
+    payload = {"conversation_id": "k", "hook_event_name": "stop", "status": "completed", "loop_count": 0}
+    hook(root, "session-start", start_payload("cursor", "k"), runtime="cursor")
+    assert json.loads(hook(root, "stop", payload, runtime="cursor").stdout) == {}
+    out = json.loads(later(root, "stop", payload, runtime="cursor", minutes=30))
+    assert set(out) == {"followup_message"} and "written no note" in out["followup_message"]
+
+
+def test_gemini_tells_the_user_at_once_and_the_model_on_the_next_prompt(store, state):
+    root, _ = store
+    hook(root, "session-start", {"session_id": "g", "source": "startup"}, runtime="gemini")
+    stop = json.loads(
+        later(root, "stop", {"session_id": "g", "hook_event_name": "AfterAgent"}, runtime="gemini", minutes=30)
+    )
+    assert set(stop) == {"systemMessage"} and "written no note" in stop["systemMessage"]  # no "deny": no retry
+    prompt = {"session_id": "g", "hook_event_name": "BeforeAgent", "prompt": "go on"}
+    nxt = json.loads(hook(root, "prompt", prompt, runtime="gemini").stdout)
+    assert nxt["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
+    assert "written no note" in nxt["hookSpecificOutput"]["additionalContext"]
+    assert json.loads(hook(root, "prompt", prompt, runtime="gemini").stdout) == {}  # once
+
+
+def _notebook(folder):
+    done = call(["notebook", "init", "fix", "--goal", "the deploy stops timing out"], cwd=folder,
+                unset=("AGENT_CONTEXT_ROOT", "NOTEWELL_NOTEBOOK"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def test_after_a_compaction_the_notebook_comes_back(store, state, tmp_path):
+    root, ids = store
+    work = tmp_path / "work"
+    work.mkdir()
+    _notebook(work)
+    payload = {"session_id": "n", "hook_event_name": "SessionStart", "source": "compact", "cwd": str(work)}
+    for event in ("post-compact", "session-start"):  # Claude Code and Codex: SessionStart with source compact
+        text = context_of("claude-code", hook(root, event, payload).stdout.decode())
+        assert "the working notebook" in text and "the deploy stops timing out" in text
+    # without a notebook, the briefing the compaction took away
+    bare = {**payload, "cwd": str(tmp_path)}
+    assert ids["digest"] in context_of("claude-code", hook(root, "post-compact", bare).stdout.decode())
+
+
+def test_gemini_answers_a_compression_on_the_next_prompt(store, state, tmp_path):
+    root, _ = store
+    work = tmp_path / "work"
+    work.mkdir()
+    _notebook(work)
+    base = {"session_id": "gc", "cwd": str(work)}
+    prompt = {**base, "hook_event_name": "BeforeAgent", "prompt": "next"}
+    assert json.loads(hook(root, "prompt", prompt, runtime="gemini").stdout) == {}  # nothing waiting
+    pre = hook(root, "pre-compact", {**base, "hook_event_name": "PreCompress", "trigger": "auto"}, runtime="gemini")
+    assert json.loads(pre.stdout) == {}
+    text = json.loads(hook(root, "prompt", prompt, runtime="gemini").stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "the deploy stops timing out" in text
+    assert json.loads(hook(root, "prompt", prompt, runtime="gemini").stdout) == {}
