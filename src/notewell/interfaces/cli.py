@@ -22,6 +22,7 @@ from .assistant_cli import add_assistant_arguments, cmd_assistant
 from .cli_arguments import add_core_arguments, commands_epilog
 from .db_cli import add_db_arguments, add_transfer_arguments, chosen_database, cmd_db, cmd_export, cmd_import
 from .hooks_cli import add_hook_arguments, cmd_hook
+from .install_cli import add_install_arguments, cmd_install, cmd_uninstall
 from .next_steps import next_steps
 from .notebook_cli import add_notebook_arguments, cmd_notebook
 from .progress import ProgressBar
@@ -855,6 +856,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands["import"] = (cmd_import, "load a notes folder into an empty PostgreSQL database, history and all")
     commands["notebook"] = (cmd_notebook, "a validated working-context notebook for one long task")
     commands["assistant"] = (cmd_assistant, "a project assistant over the notes (an OpenAI-compatible model)")
+    commands["install"] = (cmd_install, "register notewell's MCP server and session hooks in an agent runtime")
+    commands["uninstall"] = (cmd_uninstall, "take notewell's MCP server and hooks out of an agent runtime's files")
     commands["hook"] = (cmd_hook, "what an agent runtime's session hooks print: session-start, post-compact, stop, ...")
     ps: dict[str, argparse.ArgumentParser] = {}
     # Listed by group in the epilog rather than in argparse's one flat list (no help= here).
@@ -869,6 +872,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_notebook_arguments(ps["notebook"])
     add_assistant_arguments(ps["assistant"])
     add_hook_arguments(ps["hook"])
+    add_install_arguments(ps["install"], ps["uninstall"])
     add_core_arguments(ps, common)
     return parser
 

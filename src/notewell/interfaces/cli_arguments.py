@@ -21,7 +21,8 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("projects and attempts", ("attempt", "project", "brief")),
     ("servers", ("serve", "mcp", "token")),
     ("notebook", ("notebook",)),
-    ("agent", ("assistant", "hook")),
+    ("agent runtimes", ("install", "uninstall", "hook")),
+    ("agent", ("assistant",)),
     ("database", ("db", "export", "import")),
 )
 AUTHOR_HELP = "who writes it (default: $NOTEWELL_AUTHOR)"

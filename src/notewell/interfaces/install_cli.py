@@ -1,0 +1,88 @@
+"""``notewell install RUNTIME`` and ``notewell uninstall RUNTIME`` on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from .db_cli import chosen_database
+from .installer import INSTALLABLE, install_plan, next_steps_after_install
+from .store_options import DEFAULT_STORE
+
+__all__ = ["add_install_arguments", "cmd_install", "cmd_uninstall"]
+
+
+def add_install_arguments(install: argparse.ArgumentParser, uninstall: argparse.ArgumentParser) -> None:
+    for p in (install, uninstall):
+        p.add_argument("runtime", choices=INSTALLABLE, metavar="RUNTIME", help=", ".join(INSTALLABLE))
+        p.add_argument(
+            "--scope",
+            choices=("project", "user"),
+            default="project",
+            help="project: the files in --dir (default); user: the ones in your home folder",
+        )
+        p.add_argument("--dir", default=".", help="the project folder (default: this one)")
+        p.add_argument("--dry-run", action="store_true", help="print the change as a diff; write nothing")
+        p.add_argument("--no-mcp", action="store_true", help="leave the MCP server registration alone")
+        p.add_argument("--no-hooks", action="store_true", help="leave the hooks alone")
+    install.add_argument("--project", help="the project the hooks brief on and count notes of (default: all)")
+    install.add_argument("--budget", type=int, help="tokens for the session-start briefing (default 1500)")
+    install.add_argument("--after", type=float, metavar="MINUTES", help="minutes before the stop reminder (default 20)")
+
+
+def _store_args(args: argparse.Namespace) -> list[str]:
+    url = chosen_database(args)
+    if url is not None:
+        return ["--database", url]
+    folder = args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE
+    return ["--store", str(Path(folder).resolve())]
+
+
+def _run(args: argparse.Namespace, *, remove: bool) -> None:
+    hook_args: list[str] = []
+    if not remove:
+        for option, value in (("--project", args.project), ("--budget", args.budget), ("--after", args.after)):
+            if value is not None:
+                hook_args += [option, str(value)]
+    store_args = _store_args(args)
+    changes = install_plan(
+        args.runtime,
+        scope=args.scope,
+        folder=args.dir,
+        store_args=store_args,
+        hook_args=hook_args,
+        mcp=not args.no_mcp,
+        hooks=not args.no_hooks,
+        remove=remove,
+    )
+    verb = "uninstall" if remove else "install"
+    if args.dry_run:
+        for change in changes:
+            print(f"# {change.path}: {change.what if change.changes else 'unchanged'}")
+            if change.changes:
+                print(change.diff(), end="")
+        print(f"(dry run: nothing written; notewell {verb} {args.runtime} without --dry-run writes it)")
+        return
+    if not remove and store_args[0] == "--store":
+        from ..services.store import Store
+
+        with Store(store_args[1], watch=False, embedder=None):  # the hooks open it; make it now
+            pass
+    for change in changes:
+        if not change.changes:
+            print(f"{change.path}: unchanged")
+            continue
+        backup = change.apply()
+        done = "removed" if change.new is None else "wrote"
+        print(f"{done} {change.path} ({change.what})" + (f"; the old file is {backup}" if backup else ""))
+    if not remove:
+        print(next_steps_after_install(args.runtime, args.scope))
+
+
+def cmd_install(args: argparse.Namespace) -> None:
+    _run(args, remove=False)
+
+
+def cmd_uninstall(args: argparse.Namespace) -> None:
+    _run(args, remove=True)

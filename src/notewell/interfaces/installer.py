@@ -1,0 +1,261 @@
+"""``notewell install|uninstall RUNTIME``: notewell's MCP server and hooks in a runtime's own files.
+
+Which files, for the project (``--dir``, default the working folder) or the user (``--scope user``):
+
+============  ===============================  ==================================
+runtime       MCP server                       hooks
+============  ===============================  ==================================
+claude-code   .mcp.json / ~/.claude.json       .claude/settings.json / ~/.claude/settings.json
+codex         .codex/config.toml (marked block) .codex/hooks.json (or ~/.codex/...)
+gemini        .gemini/settings.json            the same file (or ~/.gemini/settings.json)
+cursor        .cursor/mcp.json                 .cursor/hooks.json (or ~/.cursor/...)
+============  ===============================  ==================================
+
+Only notewell's own entries change: the ``notewell`` MCP server and hook handlers whose command
+runs ``notewell hook``. Everything else in the files stays as it was, in its order; installing
+again replaces notewell's entries (a new store path, say) rather than adding a second copy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidArgumentError
+from .config_files import BLOCK_END, BLOCK_START, FileChange, dump_json, load_json, load_toml, toml_without_block
+from .runtimes import Registration, runtime_named
+
+__all__ = ["INSTALLABLE", "install_plan", "is_notewell_hook", "next_steps_after_install"]
+
+INSTALLABLE = ("claude-code", "codex", "gemini", "cursor")
+SERVER_NAME = "notewell"
+_HOOK_TIMEOUT = 30  # seconds; a briefing takes about one
+
+
+def _notewell_argv() -> list[str]:
+    """How a runtime starts notewell: this interpreter by absolute path, so it works from a
+    desktop app whose PATH lacks the virtual environment."""
+    return [sys.executable, "-m", "notewell"]
+
+
+def is_notewell_hook(command: Any) -> bool:
+    """Whether a hook handler's command runs ``notewell hook`` (one of ours)."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return any(os.path.basename(w) == "notewell" and nxt == "hook" for w, nxt in zip(words, words[1:], strict=False))
+
+
+def _files(runtime: str, scope: str, folder: Path, home: Path) -> tuple[Path, Path]:
+    """(the MCP file, the hooks file) of *runtime* in *scope*."""
+    base = folder if scope == "project" else home
+    if runtime == "claude-code":
+        if scope == "project":
+            return folder / ".mcp.json", folder / ".claude" / "settings.json"
+        return home / ".claude.json", home / ".claude" / "settings.json"
+    if runtime == "codex":
+        return base / ".codex" / "config.toml", base / ".codex" / "hooks.json"
+    if runtime == "gemini":
+        return base / ".gemini" / "settings.json", base / ".gemini" / "settings.json"
+    return base / ".cursor" / "mcp.json", base / ".cursor" / "hooks.json"
+
+
+def _object(data: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
+    value = data.setdefault(key, {})
+    if not isinstance(value, dict):
+        raise InvalidArgumentError(f"{path}: {key!r} is a {type(value).__name__}, not an object: nothing changed")
+    return value
+
+
+def _mcp_json(runtime: str, server: list[str] | None) -> Callable[[dict[str, Any], Path], str]:
+    def edit(data: dict[str, Any], path: Path) -> str:
+        servers = _object(data, "mcpServers", path)
+        servers.pop(SERVER_NAME, None)
+        if server is None:
+            if not servers:
+                del data["mcpServers"]
+            return f"MCP server {SERVER_NAME!r} removed"
+        entry: dict[str, Any] = {"command": server[0], "args": server[1:]}
+        if runtime == "claude-code":
+            entry = {"type": "stdio", **entry}
+        servers[SERVER_NAME] = entry
+        return f"MCP server {SERVER_NAME!r}"
+
+    return edit
+
+
+def _hook_handler(runtime: str, reg: Registration, command: str) -> dict[str, Any]:
+    if runtime == "gemini":  # Gemini names its hooks and counts in milliseconds
+        return {
+            "name": f"notewell-{reg.command}",
+            "type": "command",
+            "command": command,
+            "timeout": _HOOK_TIMEOUT * 1000,
+        }
+    if runtime == "cursor":
+        handler: dict[str, Any] = {"command": command, "timeout": _HOOK_TIMEOUT}
+        if reg.command == "stop":
+            handler["loop_limit"] = 1  # the reminder once, never a loop of follow-ups
+        return handler
+    return {"type": "command", "command": command, "timeout": _HOOK_TIMEOUT}
+
+
+def _hooks_json(runtime: str, commands: dict[Registration, str] | None) -> Callable[[dict[str, Any], Path], str]:
+    flat = runtime == "cursor"  # Cursor: event -> [handler]; the others: event -> [{matcher, hooks: [handler]}]
+
+    def edit(data: dict[str, Any], path: Path) -> str:
+        hooks = _object(data, "hooks", path)
+        for event, entries in list(hooks.items()):
+            if not isinstance(entries, list) or not entries:
+                continue
+            kept = []
+            for entry in entries:
+                if flat:
+                    if not (isinstance(entry, dict) and is_notewell_hook(entry.get("command"))):
+                        kept.append(entry)
+                    continue
+                inner = entry.get("hooks") if isinstance(entry, dict) else None
+                if isinstance(inner, list):
+                    mine = [h for h in inner if isinstance(h, dict) and is_notewell_hook(h.get("command"))]
+                    if mine:
+                        rest = [h for h in inner if h not in mine]
+                        if not rest:
+                            continue  # a group that held only ours goes with them
+                        entry = {**entry, "hooks": rest}
+                kept.append(entry)
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+        if commands is None:
+            if not hooks:
+                del data["hooks"]
+            if flat and set(data) == {"version"}:
+                del data["version"]
+            return "hooks removed"
+        if flat:
+            data.setdefault("version", 1)
+        for reg, command in commands.items():
+            handler = _hook_handler(runtime, reg, command)
+            if flat:
+                entry: dict[str, Any] = handler
+            else:
+                entry = {"matcher": reg.matcher, "hooks": [handler]} if reg.matcher else {"hooks": [handler]}
+            hooks.setdefault(reg.event, []).append(entry)
+        return "hooks: " + ", ".join(
+            f"{r.event}{f' ({r.matcher})' if r.matcher and r.matcher != '*' else ''} -> {r.command}" for r in commands
+        )
+
+    return edit
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a TOML basic string (same escapes)
+
+
+def _codex_toml(path: Path, server: list[str] | None) -> FileChange:
+    _, text = load_toml(path)
+    base = toml_without_block(text or "")
+    import tomllib
+
+    if server is None:
+        new = base if base.strip() else None
+        return FileChange(path, text, new if text is not None else None, f"MCP server {SERVER_NAME!r} removed")
+    existing = tomllib.loads(base).get("mcp_servers", {})
+    if isinstance(existing, dict) and SERVER_NAME in existing:
+        raise InvalidArgumentError(
+            f"{path} already has [mcp_servers.{SERVER_NAME}], not written by notewell install:"
+            " remove it, then install again; nothing changed"
+        )
+    block = (
+        f"{BLOCK_START}\n[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_string(server[0])}\n"
+        f"args = [{', '.join(_toml_string(a) for a in server[1:])}]\n{BLOCK_END}\n"
+    )
+    new = (base.rstrip("\n") + "\n\n" if base.strip() else "") + block
+    try:
+        tomllib.loads(new)
+    except tomllib.TOMLDecodeError as exc:  # mcp_servers written as an inline table, say
+        raise InvalidArgumentError(f"{path}: notewell's table would not fit in it ({exc}); nothing changed") from None
+    return FileChange(path, text, new, f"MCP server {SERVER_NAME!r}")
+
+
+def install_plan(
+    runtime: str,
+    *,
+    scope: str = "project",
+    folder: str | os.PathLike[str] = ".",
+    home: str | os.PathLike[str] | None = None,
+    store_args: list[str],
+    hook_args: list[str] = (),  # type: ignore[assignment]
+    mcp: bool = True,
+    hooks: bool = True,
+    remove: bool = False,
+) -> list[FileChange]:
+    """The file changes that install (or, with *remove*, uninstall) notewell in *runtime*.
+    *store_args*: how the commands name the store (``--store /abs/notes``); *hook_args*: more
+    options for every hook command (``--project``, ``--budget``). Nothing is written here."""
+    if runtime not in INSTALLABLE:
+        raise InvalidArgumentError(f"no runtime {runtime!r}: one of {', '.join(INSTALLABLE)}")
+    if scope not in ("project", "user"):
+        raise InvalidArgumentError(f"scope is project or user, got {scope!r}")
+    root = Path(folder).resolve()
+    home_dir = Path(home) if home is not None else Path.home()
+    mcp_file, hooks_file = _files(runtime, scope, root, home_dir)
+    argv = _notewell_argv()
+    server = None if remove else [argv[0], *argv[1:], "mcp", *store_args]
+    reg_commands = None
+    if not remove:
+        reg_commands = {
+            reg: shlex.join([*argv, "hook", reg.command, "--runtime", runtime, *store_args, *hook_args])
+            for reg in runtime_named(runtime).registrations
+        }
+    edits: dict[Path, list[Callable[[dict[str, Any], Path], str]]] = {}
+    changes: list[FileChange] = []
+    if mcp:
+        if runtime == "codex":
+            changes.append(_codex_toml(mcp_file, server))
+        else:
+            edits.setdefault(mcp_file, []).append(_mcp_json(runtime, server))
+    if hooks:
+        edits.setdefault(hooks_file, []).append(_hooks_json(runtime, reg_commands))
+    for path, steps in edits.items():
+        data, text = load_json(path)
+        if data is None and remove:
+            continue  # nothing installed there
+        data = data or {}
+        said = [step(data, path) for step in steps]
+        new = dump_json(data) if data or not remove else None
+        if text is not None and (json.loads(text) if text.strip() else {}) == data:
+            new = text  # nothing of ours was there: leave the bytes alone
+        changes.append(FileChange(path, text, new, "; ".join(said)))
+    return changes
+
+
+def next_steps_after_install(runtime: str, scope: str) -> str:
+    """What the person still has to do: each runtime holds new hooks or servers back until trusted."""
+    if runtime == "claude-code":
+        if scope == "project":
+            return (
+                "next: start Claude Code in this folder, accept the workspace trust dialog and approve the"
+                " project MCP server 'notewell' (`claude mcp list` shows it)"
+            )
+        return "next: restart Claude Code (quit it first: it rewrites ~/.claude.json while it runs)"
+    if runtime == "codex":
+        return (
+            "next: in Codex, run /hooks and trust notewell's hooks (new or changed hooks are skipped until"
+            " trusted); a project's .codex/ loads only in a trusted project"
+        )
+    if runtime == "gemini":
+        return "next: start Gemini CLI here and trust the folder (it asks before running new project hooks)"
+    return (
+        "next: Cursor reloads hooks.json by itself; turn the 'notewell' server on under Settings > MCP."
+        " Cursor has no hook that can give the notebook back after a compaction"
+    )

@@ -1,0 +1,408 @@
+"""`notewell install|uninstall RUNTIME` on sample configuration files shaped as each runtime
+documents them, including files that already hold other servers, hooks and settings: nothing of
+theirs is lost, installing twice changes nothing, uninstalling gives their configuration back,
+and what it writes really runs (the hook commands, and the MCP server through a real client)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import shlex
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import notewell
+from notewell.interfaces.installer import is_notewell_hook
+from tests.interfaces.cli_harness import call
+
+CLAUDE_SETTINGS = {
+    "permissions": {"allow": ["Bash(npm run test:*)"], "deny": ["WebFetch"]},
+    "hooks": {
+        "PreToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [
+                    {
+                        "type": "command",
+                        "if": "Bash(rm *)",
+                        "command": "${CLAUDE_PROJECT_DIR}/.claude/hooks/block-rm.sh",
+                    }
+                ],
+            }
+        ],
+        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "cat .claude/context.md"}]}],
+        "Stop": [{"hooks": [{"type": "prompt", "prompt": "Evaluate if Claude should stop: $ARGUMENTS"}]}],
+    },
+}
+CLAUDE_MCP = {
+    "mcpServers": {
+        "shared-server": {"type": "http", "url": "https://example.com/mcp"},
+        "database-tools": {
+            "command": "${CLAUDE_PROJECT_DIR:-.}/servers/db-server",
+            "args": ["--config", "config.json"],
+            "env": {"DB_URL": "${DB_URL}"},
+        },
+    }
+}
+CLAUDE_USER_STATE = {  # ~/.claude.json: Claude Code's own state, with a local-scope server
+    "numStartups": 12,
+    "projects": {
+        "/path/to/project": {
+            "hasTrustDialogAccepted": True,
+            "mcpServers": {"stripe": {"type": "http", "url": "https://mcp.stripe.com"}},
+        }
+    },
+}
+CODEX_TOML = """\
+# my personal settings
+model = "gpt-5.4"
+approval_policy = "on-request"
+
+[features]
+hooks = true
+
+[mcp_servers.context7]
+command = "npx"
+args = ["-y", "@upstash/context7-mcp"]
+
+[mcp_servers.context7.env]
+MY_ENV_VAR = "MY_ENV_VALUE"  # keep me
+
+[[hooks.PreToolUse]]
+matcher = "^Bash$"
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = '/usr/bin/python3 "$(git rev-parse --show-toplevel)/.codex/hooks/pre_tool_use_policy.py"'
+timeout = 30
+"""
+CODEX_HOOKS = {
+    "hooks": {
+        "SessionStart": [
+            {
+                "matcher": "startup|resume",
+                "hooks": [{"type": "command", "command": "python3 ~/.codex/hooks/session_start.py"}],
+            }
+        ],
+        "Stop": [{"hooks": [{"type": "command", "command": "python3 stop_continue.py", "timeout": 30}]}],
+    }
+}
+GEMINI_SETTINGS = {
+    "general": {"vimMode": True},
+    "hooksConfig": {"enabled": True, "disabled": []},
+    "mcpServers": {"context7": {"httpUrl": "https://mcp.context7.com/mcp"}},
+    "hooks": {
+        "BeforeTool": [
+            {
+                "matcher": "write_file|replace",
+                "hooks": [
+                    {"name": "secret-scanner", "type": "command", "command": "$GEMINI_PROJECT_DIR/.gemini/hooks/s.sh"}
+                ],
+            }
+        ],
+        "SessionStart": [
+            {"matcher": "startup", "hooks": [{"name": "init", "type": "command", "command": "node init.js"}]}
+        ],
+    },
+}
+CURSOR_MCP = {
+    "mcpServers": {
+        "magic-mcp": {"command": "npx", "args": ["-y", "@smithery/cli@latest"]},
+        "sse": {"url": "http://localhost:3001/sse"},
+    }
+}
+CURSOR_HOOKS = {
+    "version": 1,
+    "hooks": {
+        "sessionStart": [{"command": ".cursor/hooks/session-init.sh"}],
+        "beforeShellExecution": [
+            {"command": ".cursor/hooks/approve-network.sh", "timeout": 30, "matcher": "curl|wget"}
+        ],
+        "stop": [{"command": ".cursor/hooks/audit.sh", "loop_limit": 10}],
+    },
+}
+
+# runtime -> scope -> {relative path (under the project, or ~ for the user's): sample content}
+SAMPLES = {
+    "claude-code": {
+        "project": {".claude/settings.json": CLAUDE_SETTINGS, ".mcp.json": CLAUDE_MCP},
+        "user": {"~/.claude/settings.json": CLAUDE_SETTINGS, "~/.claude.json": CLAUDE_USER_STATE},
+    },
+    "codex": {
+        "project": {".codex/config.toml": CODEX_TOML, ".codex/hooks.json": CODEX_HOOKS},
+        "user": {"~/.codex/config.toml": CODEX_TOML, "~/.codex/hooks.json": CODEX_HOOKS},
+    },
+    "gemini": {
+        "project": {".gemini/settings.json": GEMINI_SETTINGS},
+        "user": {"~/.gemini/settings.json": GEMINI_SETTINGS},
+    },
+    "cursor": {
+        "project": {".cursor/mcp.json": CURSOR_MCP, ".cursor/hooks.json": CURSOR_HOOKS},
+        "user": {"~/.cursor/mcp.json": CURSOR_MCP, "~/.cursor/hooks.json": CURSOR_HOOKS},
+    },
+}
+
+
+@pytest.fixture
+def place(tmp_path):
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    return project, home
+
+
+def where(project, home, rel):
+    return home / rel[2:] if rel.startswith("~/") else project / rel
+
+
+def write_samples(project, home, samples):
+    for rel, content in samples.items():
+        path = where(project, home, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content if isinstance(content, str) else json.dumps(content, indent=4) + "\n")
+
+
+def notewell_cli(project, home, *args, store=None):
+    store = store or project.parent / "notes"
+    env = {"HOME": str(home), "NOTEWELL_STATE_DIR": str(project.parent / "state")}
+    return call(["--store", str(store), *args, "--dir", str(project)], env=env, unset=("NOTEWELL_STORE",), text=True)
+
+
+def without_notewell(data):
+    """*data* with every notewell entry taken out, as the runtime's own files would be without it."""
+    data = copy.deepcopy(data)
+    for key in ("mcpServers",):
+        if isinstance(data.get(key), dict):
+            data[key].pop("notewell", None)
+            if not data[key]:
+                del data[key]
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict):
+        for event in list(hooks):
+            kept = []
+            for entry in hooks[event]:
+                if is_notewell_hook(entry.get("command")):
+                    continue
+                inner = [h for h in entry.get("hooks", []) if not is_notewell_hook(h.get("command"))]
+                if "hooks" in entry and not inner:
+                    continue
+                kept.append({**entry, "hooks": inner} if "hooks" in entry else entry)
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+    return data
+
+
+def ours(data, flat=False):
+    """The notewell hook commands per event."""
+    found = {}
+    for event, entries in data.get("hooks", {}).items():
+        for entry in entries:
+            handlers = [entry] if flat else entry.get("hooks", [])
+            for h in handlers:
+                if is_notewell_hook(h.get("command")):
+                    found.setdefault(event, []).append((entry.get("matcher"), h))
+    return found
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+@pytest.mark.parametrize("runtime", list(SAMPLES))
+def test_install_keeps_everything_of_theirs_and_uninstall_gives_it_back(place, runtime, scope):
+    project, home = place
+    samples = SAMPLES[runtime][scope]
+    write_samples(project, home, samples)
+    before = {rel: where(project, home, rel).read_bytes() for rel in samples}
+    scope_args = ["--scope", scope]
+
+    dry = notewell_cli(project, home, "install", runtime, *scope_args, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "+++" in dry.stdout and "nothing written" in dry.stdout
+    assert {rel: where(project, home, rel).read_bytes() for rel in samples} == before  # a dry run writes nothing
+
+    done = notewell_cli(project, home, "install", runtime, *scope_args, "--project", "shop")
+    assert done.returncode == 0, done.stderr
+    assert "next:" in done.stdout
+    for rel, content in samples.items():
+        path = where(project, home, rel)
+        backups = list(path.parent.glob(path.name + ".notewell-backup-*"))
+        assert len(backups) == 1 and backups[0].read_bytes() == before[rel]  # the old bytes, kept beside
+        if isinstance(content, str):  # TOML: every line of theirs, byte for byte, then notewell's block
+            text = path.read_text()
+            assert text.startswith(content.rstrip("\n"))
+            assert tomllib.loads(text)["mcp_servers"]["context7"] == tomllib.loads(content)["mcp_servers"]["context7"]
+        else:
+            assert without_notewell(json.loads(path.read_text())) == content
+
+    again = notewell_cli(project, home, "install", runtime, *scope_args, "--project", "shop")
+    assert again.returncode == 0 and again.stdout.count("unchanged") >= len(samples)  # idempotent
+
+    gone = notewell_cli(project, home, "uninstall", runtime, *scope_args)
+    assert gone.returncode == 0, gone.stderr
+    for rel, content in samples.items():
+        path = where(project, home, rel)
+        if isinstance(content, str):
+            assert path.read_text() == content
+        else:
+            assert json.loads(path.read_text()) == content
+
+
+def _installed(project, home, runtime):
+    done = notewell_cli(project, home, "install", runtime, "--project", "shop", "--budget", "900")
+    assert done.returncode == 0, done.stderr
+
+
+def test_claude_code_entries_have_the_documented_shape(place):
+    project, home = place
+    _installed(project, home, "claude-code")
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["notewell"]
+    assert server["type"] == "stdio" and os.path.isabs(server["command"])
+    assert server["args"][:3] == ["-m", "notewell", "mcp"]
+    hooks = ours(json.loads((project / ".claude" / "settings.json").read_text()))
+    assert {e: [m for m, _ in v] for e, v in hooks.items()} == {
+        "SessionStart": ["startup|resume|clear", "compact"],
+        "Stop": [None],
+    }
+    for _event, entries in hooks.items():
+        for _m, handler in entries:
+            assert handler["type"] == "command" and handler["timeout"] == 30
+            words = shlex.split(handler["command"])
+            assert "--runtime" in words and words[words.index("--runtime") + 1] == "claude-code"
+            assert words[words.index("--project") + 1] == "shop" and words[words.index("--budget") + 1] == "900"
+            assert os.path.isabs(words[words.index("--store") + 1])
+
+
+def test_codex_gemini_and_cursor_entries_have_their_documented_shapes(place):
+    project, home = place
+    for runtime in ("codex", "gemini", "cursor"):
+        _installed(project, home, runtime)
+    codex = tomllib.loads((project / ".codex" / "config.toml").read_text())["mcp_servers"]["notewell"]
+    assert codex["args"][:3] == ["-m", "notewell", "mcp"]
+    codex_hooks = ours(json.loads((project / ".codex" / "hooks.json").read_text()))
+    assert set(codex_hooks) == {"SessionStart", "Stop"}
+    gemini = json.loads((project / ".gemini" / "settings.json").read_text())
+    assert "type" not in gemini["mcpServers"]["notewell"]  # Gemini picks the transport from the keys
+    gemini_hooks = ours(gemini)
+    assert set(gemini_hooks) == {"SessionStart", "PreCompress", "BeforeAgent", "AfterAgent"}
+    for entries in gemini_hooks.values():
+        for matcher, handler in entries:
+            assert matcher == "*" and handler["timeout"] == 30000 and handler["name"].startswith("notewell-")
+    cursor = json.loads((project / ".cursor" / "hooks.json").read_text())
+    assert cursor["version"] == 1
+    cursor_hooks = ours(cursor, flat=True)
+    assert set(cursor_hooks) == {"sessionStart", "stop"}
+    assert cursor_hooks["stop"][0][1]["loop_limit"] == 1
+    assert json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["notewell"]["args"][2] == "mcp"
+
+
+def test_a_changed_store_replaces_notewells_entries_instead_of_adding_more(place, tmp_path):
+    project, home = place
+    _installed(project, home, "claude-code")
+    moved = notewell_cli(project, home, "install", "claude-code", store=tmp_path / "elsewhere")
+    assert moved.returncode == 0, moved.stderr
+    hooks = ours(json.loads((project / ".claude" / "settings.json").read_text()))
+    assert sum(len(v) for v in hooks.values()) == 3
+    assert all(str(tmp_path / "elsewhere") in h["command"] for v in hooks.values() for _m, h in v)
+
+
+def test_files_it_cannot_rewrite_safely_are_refused_and_left_alone(place):
+    project, home = place
+    gemini = project / ".gemini" / "settings.json"
+    gemini.parent.mkdir()
+    jsonc = '{\n  // my servers\n  "mcpServers": {"a": {"command": "x"}} /* keep */\n}\n'
+    gemini.write_text(jsonc)
+    refused = notewell_cli(project, home, "install", "gemini")
+    assert refused.returncode != 0 and "has comments" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    assert gemini.read_text() == jsonc and not list(gemini.parent.glob("*backup*"))
+    broken = project / ".mcp.json"
+    broken.write_text('{"mcpServers": {"a": ')
+    refused = notewell_cli(project, home, "install", "claude-code")
+    assert refused.returncode != 0 and "not valid JSON" in refused.stderr
+    assert broken.read_text() == '{"mcpServers": {"a": ' and not (project / ".claude").exists()  # nothing half-done
+    broken.write_text('{"mcpServers": ["not", "an", "object"]}')
+    assert "not an object" in notewell_cli(project, home, "install", "claude-code").stderr
+    toml = project / ".codex" / "config.toml"
+    toml.parent.mkdir()
+    for text, said in (
+        ('[mcp_servers.notewell]\ncommand = "my-own"\n', "not written by notewell install"),
+        ('mcp_servers = { other = { command = "x" } }\n', "would not fit"),
+        ("[broken\n", "not valid TOML"),
+    ):
+        toml.write_text(text)
+        refused = notewell_cli(project, home, "install", "codex")
+        assert refused.returncode != 0 and said in refused.stderr, refused.stderr
+        assert toml.read_text() == text
+
+
+def test_uninstall_where_nothing_was_installed_changes_nothing(place):
+    project, home = place
+    write_samples(project, home, SAMPLES["cursor"]["project"])
+    before = (project / ".cursor" / "hooks.json").read_bytes()
+    done = notewell_cli(project, home, "uninstall", "cursor")
+    assert done.returncode == 0, done.stderr
+    assert (project / ".cursor" / "hooks.json").read_bytes() == before
+    assert not list((project / ".cursor").glob("*backup*"))
+    empty = notewell_cli(project, home, "uninstall", "claude-code")
+    assert empty.returncode == 0 and not (project / ".mcp.json").exists()
+
+
+def _env(project):
+    src = os.path.abspath(os.path.join(os.path.dirname(notewell.__file__), ".."))
+    return {
+        **os.environ,
+        "PYTHONPATH": src,
+        "NOTEWELL_STATE_DIR": str(project.parent / "state"),
+        "NOTEWELL_AUTOWATCH": "off",
+        "NOTEWELL_EMBEDDER": "hash",
+    }
+
+
+def test_the_installed_hook_commands_run_and_answer_as_documented(place):
+    project, home = place
+    _installed(project, home, "claude-code")
+    _installed(project, home, "cursor")
+    store = project.parent / "notes"
+    with notewell.Store(store, watch=False, embedder=None) as s:
+        run = s.start_attempt("shop", author="tester").id
+        nid = s.add_note("---\ntitle: Pool size\nkind: conclusion\n---\n\nA pool of 32 is enough.\n", attempt=run).id
+    claude = ours(json.loads((project / ".claude" / "settings.json").read_text()))
+    start = next(h for m, h in claude["SessionStart"] if m == "startup|resume|clear")
+    payload = {"session_id": "e2e", "hook_event_name": "SessionStart", "source": "startup", "cwd": str(project)}
+    done = subprocess.run(
+        start["command"], shell=True, input=json.dumps(payload).encode(), capture_output=True,
+        cwd=project, env=_env(project), timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert nid in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    cursor = ours(json.loads((project / ".cursor" / "hooks.json").read_text()), flat=True)
+    done = subprocess.run(
+        cursor["sessionStart"][0][1]["command"], shell=True, input=b'{"conversation_id": "c1"}',
+        capture_output=True, cwd=project, env=_env(project), timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0 and nid in json.loads(done.stdout)["additional_context"]
+
+
+def test_the_installed_mcp_server_answers_a_real_client(place):
+    pytest.importorskip("mcp")
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    project, home = place
+    _installed(project, home, "claude-code")
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["notewell"]
+    params = StdioServerParameters(command=server["command"], args=server["args"], env=_env(project))
+
+    async def scenario():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                added = await s.call_tool("add_note", {"text": "# kestrel\n\nhovering over the verge"})
+                assert not added.is_error
+                return await s.call_tool("search_notes", {"query": "kestrel"})
+
+    found = asyncio.run(scenario())
+    assert not found.is_error and "kestrel" in json.dumps(found.structured_content)
+    assert Path(server["args"][-1]) == project.parent / "notes"
