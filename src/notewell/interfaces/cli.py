@@ -20,8 +20,9 @@ from ..model.note import Card
 from ..search.filters import FILTERS
 from .assistant_cli import add_assistant_arguments, cmd_assistant
 from .cli_arguments import add_core_arguments, commands_epilog
-from .db_cli import add_db_arguments, add_transfer_arguments, chosen_database, cmd_db, cmd_export, cmd_import
+from .db_cli import add_db_arguments, add_transfer_arguments, chosen_database, cmd_db, cmd_export
 from .hooks_cli import add_hook_arguments, cmd_hook
+from .import_cli import add_import_arguments, cmd_import
 from .install_cli import add_install_arguments, cmd_install, cmd_uninstall
 from .next_steps import next_steps
 from .notebook_cli import add_notebook_arguments, cmd_notebook
@@ -853,7 +854,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_server_commands(commands)
     commands["db"] = (cmd_db, "the PostgreSQL schema: upgrade (apply migrations) or status")
     commands["export"] = (cmd_export, "write a PostgreSQL store into a folder (notes, journal, revisions)")
-    commands["import"] = (cmd_import, "load a notes folder into an empty PostgreSQL database, history and all")
+    commands["import"] = (
+        cmd_import,
+        "bring in conversations (claude-code, chatgpt, claude), or load a notes folder into --database",
+    )
     commands["notebook"] = (cmd_notebook, "a validated working-context notebook for one long task")
     commands["assistant"] = (cmd_assistant, "a project assistant over the notes (an OpenAI-compatible model)")
     commands["install"] = (cmd_install, "register notewell's MCP server and session hooks in an agent runtime")
@@ -868,7 +872,8 @@ def build_parser() -> argparse.ArgumentParser:
         ps[name] = p
     add_server_arguments(ps)
     add_db_arguments(ps["db"])
-    add_transfer_arguments(ps["export"], ps["import"])
+    add_transfer_arguments(ps["export"])
+    add_import_arguments(ps["import"])
     add_notebook_arguments(ps["notebook"])
     add_assistant_arguments(ps["assistant"])
     add_hook_arguments(ps["hook"])

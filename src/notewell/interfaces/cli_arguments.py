@@ -21,9 +21,9 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("projects and attempts", ("attempt", "project", "brief")),
     ("servers", ("serve", "mcp", "token")),
     ("notebook", ("notebook",)),
-    ("agent runtimes", ("install", "uninstall", "hook")),
+    ("agent runtimes", ("install", "uninstall", "hook", "import")),
     ("agent", ("assistant",)),
-    ("database", ("db", "export", "import")),
+    ("database", ("db", "export")),
 )
 AUTHOR_HELP = "who writes it (default: $NOTEWELL_AUTHOR)"
 MODEL_HELP = "the model that wrote it (default: $NOTEWELL_MODEL)"

@@ -99,9 +99,8 @@ def cmd_db(args: argparse.Namespace) -> None:
     print(json.dumps(out) if getattr(args, "json", False) else text)
 
 
-def add_transfer_arguments(export: argparse.ArgumentParser, load: argparse.ArgumentParser) -> None:
+def add_transfer_arguments(export: argparse.ArgumentParser) -> None:
     export.add_argument("folder", metavar="DIR", help="a new or empty folder")
-    load.add_argument("folder", metavar="DIR", help="a notes folder (an embedded store)")
 
 
 def cmd_export(args: argparse.Namespace) -> None:
@@ -113,6 +112,7 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> None:
+    """``notewell import DIR --database URL`` (``args.folder``: the notes folder)."""
     from ..services.pg_store import PgStore
 
     with PgStore(database_url(args), pool_size=2) as store:

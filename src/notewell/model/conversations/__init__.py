@@ -1,0 +1,18 @@
+"""Conversations from other tools (Claude Code, ChatGPT, claude.ai), read into one shape."""
+
+from __future__ import annotations
+
+from .chatgpt import parse_chatgpt
+from .claude_ai import parse_claude_ai
+from .claude_code import parse_claude_code
+from .conversation import Conversation, Part, Turn, conversation_parts
+
+__all__ = [
+    "Conversation",
+    "Part",
+    "Turn",
+    "conversation_parts",
+    "parse_chatgpt",
+    "parse_claude_ai",
+    "parse_claude_code",
+]

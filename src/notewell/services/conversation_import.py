@@ -1,0 +1,294 @@
+"""Bringing conversations from Claude Code, ChatGPT and claude.ai into a store, again and again.
+
+``import_conversations(store, source, path)`` finds the source's files (a Claude Code projects
+folder or one transcript; an export's zip, folder or ``conversations*.json``), reads each one
+whole before writing anything from it, and writes one note per conversation (parts, when it is
+long) on the project named after the source (on one attempt left running, so that the notes
+stay the owner's to edit or delete). A note's id comes from the source's
+own id, so importing again finds what it wrote before: a conversation that grew gets a new part
+with only the turns after the last one kept; one already complete, or deleted here since, is
+left as it is. A file that cannot be read is reported and contributes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConflictError, InvalidArgumentError, NotFoundError
+from ..model.conversations import (
+    Conversation,
+    conversation_parts,
+    parse_chatgpt,
+    parse_claude_ai,
+    parse_claude_code,
+)
+from ..model.header import parse_note
+from ..model.ids import derived_note_id
+from .contract import NoteStore
+
+__all__ = ["SOURCES", "ImportReport", "default_path", "import_conversations", "part_note_id"]
+
+SOURCES = ("claude-code", "chatgpt", "claude")
+MAX_FILE = 1 << 30  # a transcript or an export member past 1 GiB is refused, not read into memory
+_ID_MAX = 200
+IMPORT_MODEL = "notewell-import"  # marks the attempt imports write on
+
+
+@dataclass
+class ImportReport:
+    """What an import did: files read, conversations found, notes written, and what failed."""
+
+    source: str
+    project: str
+    files: int = 0
+    conversations: int = 0  # found with at least one request
+    new: int = 0  # conversations imported for the first time
+    continued: int = 0  # imported before, grown since: a part added
+    unchanged: int = 0
+    changed_in_place: int = 0  # earlier turns differ (edited, another branch): kept as imported
+    deleted_here: int = 0  # imported before and deleted from the store since: not brought back
+    notes: int = 0  # notes written
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (file or conversation, why)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        out["errors"] = [{"where": w, "error": e} for w, e in self.errors]
+        return out
+
+
+def part_note_id(source: str, source_id: str, number: int) -> str:
+    """The note id of part *number* of a conversation: the same every import, in every store."""
+    return derived_note_id(f"import:{source}:{source_id}:{number}")
+
+
+def default_path(source: str) -> Path | None:
+    """Where *source* keeps its files when no path is given (Claude Code's projects folder)."""
+    if source == "claude-code":
+        base = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+        return Path(base) / "projects"
+    return None
+
+
+# -- finding and reading the source's files ------------------------------------------------
+
+
+def _read_limited(path: Path) -> bytes:
+    size = path.stat().st_size
+    if size > MAX_FILE:
+        raise InvalidArgumentError(f"over {MAX_FILE >> 20} MB")
+    return path.read_bytes()
+
+
+def _transcripts(root: Path) -> list[Path]:
+    """A Claude Code projects folder's session files (sub-agents' files are part of their session)."""
+    if root.is_file():
+        return [root]
+    found = [
+        p
+        for p in root.rglob("*.jsonl")
+        if "subagents" not in p.relative_to(root).parts and not p.name.startswith("agent-") and p.is_file()
+    ]
+    return sorted(found)
+
+
+def _export_members(path: Path) -> Iterator[tuple[str, Callable[[], bytes]]]:
+    """(name, read) for each ``conversations*.json`` of an export: in a zip, a folder, or the file itself."""
+    if path.is_dir():
+        for p in sorted(path.glob("conversations*.json")):
+            yield str(p), lambda p=p: _read_limited(p)
+        return
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            infos = [
+                i
+                for i in archive.infolist()
+                if not i.is_dir()
+                and "__MACOSX" not in i.filename
+                and Path(i.filename).name.startswith("conversations")
+                and Path(i.filename).name.endswith(".json")
+            ]
+            for info in sorted(infos, key=lambda i: i.filename):
+
+                def read(info: zipfile.ZipInfo = info) -> bytes:
+                    if info.file_size > MAX_FILE:
+                        raise InvalidArgumentError(f"over {MAX_FILE >> 20} MB unpacked")
+                    with archive.open(info) as fh:
+                        return fh.read(MAX_FILE + 1)
+
+                yield f"{path}:{info.filename}", read
+        return
+    yield str(path), lambda: _read_limited(path)
+
+
+def _file_conversations(source: str, path: Path, report: ImportReport) -> Iterator[tuple[str, list[Conversation]]]:
+    """(file, its conversations) for each file of *source* under *path*; unreadable files are reported."""
+    if not path.exists():
+        raise NotFoundError(f"no such file or folder: {path}")
+    if source == "claude-code":
+        for file in _transcripts(path):
+            report.files += 1
+            try:
+                conv = parse_claude_code(_read_limited(file), file.stem)
+            except (OSError, InvalidArgumentError) as exc:
+                report.errors.append((str(file), getattr(exc, "message", None) or str(exc)))
+                continue
+            yield str(file), [conv] if conv is not None else []
+        return
+    parse = parse_chatgpt if source == "chatgpt" else parse_claude_ai
+    for name, read in _export_members(path):  # a generator: a zip stays open while its members are read
+        report.files += 1
+        try:
+            data = json.loads(read())
+        except (OSError, EOFError, InvalidArgumentError, zipfile.BadZipFile, zlib.error) as exc:
+            report.errors.append((name, getattr(exc, "message", None) or str(exc)))
+            continue
+        except (ValueError, UnicodeDecodeError) as exc:
+            report.errors.append((name, f"not JSON (cut short?): {exc}"))
+            continue
+        except RecursionError:
+            report.errors.append((name, "nested too deep to read"))
+            continue
+        if not isinstance(data, list):
+            report.errors.append((name, f"a JSON {type(data).__name__}, not the export's list of conversations"))
+            continue
+        convs = []
+        for i, item in enumerate(data):
+            if not isinstance(item, dict):
+                report.errors.append((f"{name}[{i}]", "not a conversation object"))
+                continue
+            try:
+                conv = parse(item)
+            except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
+                report.errors.append((f"{name}[{i}]", f"unreadable conversation: {exc}"))
+                continue
+            if conv is not None:
+                convs.append(conv)
+        yield name, convs
+    if report.files == 0:
+        raise InvalidArgumentError(f"{path} holds no conversations*.json (is it the {source} export?)")
+
+
+# -- writing ------------------------------------------------------------------------------
+
+
+def _header_extras(text: str) -> dict[str, str]:
+    out = {}
+    for line in parse_note(text).extra:
+        key, _, raw = line.partition(":")
+        raw = raw.strip()
+        try:
+            value = json.loads(raw) if raw.startswith('"') else raw
+        except ValueError:
+            value = raw
+        out[key.strip()] = str(value)
+    return out
+
+
+def _kept_parts(store: NoteStore, conv: Conversation) -> tuple[int, dict[str, str] | None]:
+    """(how many parts the store has, the last one's header extras); (0, None) when none."""
+    number, extras = 0, None
+    while True:
+        try:
+            note = store.get_note(part_note_id(conv.source, conv.source_id, number + 1))
+        except NotFoundError:
+            return number, extras
+        number += 1
+        extras = _header_extras(note.text)
+
+
+def _new_turns_from(conv: Conversation, extras: dict[str, str]) -> int | None:
+    """Where the turns not imported yet start; None when the earlier turns changed."""
+    last = extras.get("last_message")
+    _, _, upto = extras.get("messages", "").partition("-")
+    count = int(upto) if upto.isdigit() else None
+    if last:
+        index = next((i for i, t in enumerate(conv.turns) if t.ident == last), None)
+        if index is None or (count is not None and index + 1 != count):
+            return None
+        return index + 1
+    return count if count is not None and count <= len(conv.turns) else None
+
+
+def _standing_attempt(store: NoteStore, project: str, author: str) -> str:
+    """The attempt imports write on: one per project, left running, so that the notes stay
+    the owner's to edit or delete (an ended attempt freezes its notes)."""
+    for attempt in store.list_attempts(project=project, running=True, limit=200):
+        if attempt.model == IMPORT_MODEL:
+            return attempt.id
+    return store.start_attempt(project, author=author, model=IMPORT_MODEL).id
+
+
+def import_conversations(
+    store: NoteStore,
+    source: str,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    project: str | None = None,
+    author: str | None = None,
+    progress: Callable[[ImportReport], None] | None = None,
+) -> ImportReport:
+    """Import *source*'s conversations under *path* into *store* (see the module's docstring)."""
+    if source not in SOURCES:
+        raise InvalidArgumentError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
+    chosen = Path(path) if path is not None else default_path(source)
+    if chosen is None:
+        raise InvalidArgumentError(f"give the {source} export to import (a .zip, a folder or conversations.json)")
+    report = ImportReport(source, project or source)
+    began = time.perf_counter()
+    run: str | None = None
+    try:
+        for _name, convs in _file_conversations(source, chosen, report):
+            for conv in convs:
+                if not conv.source_id or len(conv.source_id) > _ID_MAX or not conv.source_id.isprintable():
+                    report.errors.append(
+                        (_name, f"a conversation id that is not one short line: {conv.source_id!r:.40}")
+                    )
+                    continue
+                report.conversations += 1
+                kept, extras = _kept_parts(store, conv)
+                start = 0
+                if kept:
+                    start = _new_turns_from(conv, extras or {})
+                    if start is None:
+                        report.changed_in_place += 1
+                        continue
+                    if start >= len(conv.turns):
+                        report.unchanged += 1
+                        continue
+                previous = part_note_id(conv.source, conv.source_id, kept) if kept else None
+                parts = conversation_parts(
+                    conv,
+                    start=start,
+                    first_part=kept + 1,
+                    builds_on=previous,
+                    part_id=lambda n, c=conv: part_note_id(c.source, c.source_id, n),
+                )
+                if run is None:
+                    run = _standing_attempt(store, report.project, author or "notewell-import")
+                try:
+                    for part in parts:
+                        store.add_note(
+                            part.text, attempt=run, note_id=part_note_id(conv.source, conv.source_id, part.number)
+                        )
+                        report.notes += 1
+                except ConflictError:
+                    report.deleted_here += 1  # its id was used: it was here and has been deleted
+                    continue
+                if kept:
+                    report.continued += 1
+                else:
+                    report.new += 1
+            if progress is not None:
+                progress(report)
+    finally:
+        report.seconds = time.perf_counter() - began
+    return report

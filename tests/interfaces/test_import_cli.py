@@ -1,0 +1,45 @@
+"""`notewell import SOURCE [PATH]` from the command line: a summary line, errors one per line on
+stderr with exit 1, JSON with --json, Claude Code's own folder by default."""
+
+from __future__ import annotations
+
+import json
+
+from tests.interfaces.cli_harness import call
+from tests.services.conversation_fixtures import write_chatgpt_zip, write_claude_code
+
+
+def nw(tmp_path, *args, env=None):
+    return call(["--store", str(tmp_path / "notes"), *args], env=env, unset=("NOTEWELL_STORE",), text=True)
+
+
+def test_import_prints_what_it_did_and_again_adds_nothing(tmp_path):
+    write_chatgpt_zip(tmp_path / "export.zip", conversations=3, turns=2)
+    done = nw(tmp_path, "import", "chatgpt", str(tmp_path / "export.zip"))
+    assert done.returncode == 0, done.stderr
+    assert "3 conversation(s)" in done.stdout and "3 new" in done.stdout and "on project chatgpt" in done.stdout
+    again = json.loads(nw(tmp_path, "--json", "import", "chatgpt", str(tmp_path / "export.zip")).stdout)
+    assert again["unchanged"] == 3 and again["notes"] == 0 and again["errors"] == []
+    listed = nw(tmp_path, "list", "--project", "chatgpt").stdout
+    assert listed.count("[conversation]") == 3
+
+
+def test_claude_codes_folder_is_the_default_and_a_bad_file_exits_1(tmp_path):
+    config = tmp_path / "claude-config"
+    paths = write_claude_code(config / "projects", sessions=2, turns=1)
+    paths[0].write_text("{broken\n" + paths[0].read_text())
+    done = nw(tmp_path, "import", "claude-code", "--project", "sessions", env={"CLAUDE_CONFIG_DIR": str(config)})
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and f"not imported: {paths[0]}: line 1 is not JSON" in done.stderr
+    assert "1 new" in done.stdout and "on project sessions" in done.stdout
+
+
+def test_mistakes_are_one_line(tmp_path):
+    missing = nw(tmp_path, "import", "claude", str(tmp_path / "nope.zip"))
+    assert missing.returncode != 0 and len(missing.stderr.splitlines()) == 1 and "no such file" in missing.stderr
+    no_path = nw(tmp_path, "import", "chatgpt")
+    assert no_path.returncode != 0 and "give the chatgpt export" in no_path.stderr
+    folder = nw(tmp_path, "import", "some-folder", "extra")
+    assert folder.returncode != 0 and "SOURCE is one of claude-code, chatgpt, claude" in folder.stderr
+    no_db = nw(tmp_path, "import", str(tmp_path))  # a notes folder goes to a database
+    assert no_db.returncode != 0 and "--database" in no_db.stderr and len(no_db.stderr.splitlines()) == 1

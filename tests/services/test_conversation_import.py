@@ -1,0 +1,189 @@
+"""Importing conversations from Claude Code, ChatGPT and claude.ai on both stores: one note per
+conversation on the source's project, titled from its first request, tool calls condensed;
+importing again adds only what is new; a bad file is reported and contributes nothing."""
+
+from __future__ import annotations
+
+import json
+import random
+import zipfile
+from datetime import UTC, datetime
+
+import pytest
+
+from notewell.errors import InvalidArgumentError, NotFoundError
+from notewell.model.conversations.conversation import PART_BYTES
+from notewell.model.header import parse_note
+from notewell.services.conversation_import import import_conversations, part_note_id
+from tests.services.conversation_fixtures import (
+    claude_code_lines,
+    write_chatgpt_zip,
+    write_claude_code,
+    write_claude_zip,
+)
+
+
+@pytest.fixture
+def store(backend):
+    return backend
+
+
+def on_project(store, note_id, project):
+    return note_id in {c.id for c in store.list_notes(limit=500, project=project)}
+
+
+def extras(note):
+    out = {}
+    for line in parse_note(note.text).extra:
+        key, _, raw = line.partition(":")
+        out[key.strip()] = json.loads(raw.strip())
+    return out
+
+
+def test_claude_code_sessions_become_notes_on_their_project(store, tmp_path):
+    paths = write_claude_code(tmp_path / "projects", sessions=3, turns=4)
+    report = import_conversations(store, "claude-code", tmp_path / "projects", author="dev")
+    assert (report.files, report.conversations, report.new, report.notes, report.errors) == (3, 3, 3, 3, [])
+    session = paths[0].stem
+    note = store.get_note(part_note_id("claude-code", session, 1))
+    assert note.kind == "conversation" and on_project(store, note.id, "claude-code")
+    assert set(note.tags) == {"imported", "claude-code"}
+    assert note.title.startswith("Can you ") and "Step 1" in note.title  # from the first request
+    assert note.summary == f"session {session[:8]}"  # the session's own title
+    assert note.model == "claude-sonnet-4-5-20250929"
+    body = note.body
+    assert "Claude Code session of 2026-11-01" in body and "4 requests" in body and "(branch main)" in body
+    assert body.count("**") // 2 == 8  # 4 requests and 4 answers, each one turn
+    assert "Read(/home/dev/project-0/" in body and ") failed" not in body.split("**5.")[0]
+    assert "<command-name>" not in body and "Caveat" not in body and "Kept model" not in body
+    assert "Read the file first" not in body  # thinking stays out
+    assert "Find every writer of INDEX_DIR" not in body  # the sub-agent's file is not a session
+    x = extras(note)
+    assert (x["source"], x["conversation"], x["part"], x["messages"]) == ("claude-code", session, "1", "1-8")
+    assert x["started"].startswith("2026-11-01T09:")
+    assert [c.id for c in store.search_notes("flaky payment", limit=50)]  # searchable at once
+
+
+def test_importing_again_adds_only_what_is_new(store, tmp_path):
+    paths = write_claude_code(tmp_path / "p", sessions=2, turns=2)
+    import_conversations(store, "claude-code", tmp_path / "p")
+    again = import_conversations(store, "claude-code", tmp_path / "p")
+    assert (again.new, again.continued, again.unchanged, again.notes) == (0, 0, 2, 0)
+    # the first session goes on: two more requests appended to its transcript
+    rows = [json.loads(line) for line in paths[0].read_text().splitlines()]
+    more = claude_code_lines(random.Random(9), paths[0].stem, 2, start=datetime(2026, 11, 2, tzinfo=UTC))
+    more = more[4:]  # without the opening snapshot, caveat and slash command: the session goes on
+    paths[0].write_text("".join(json.dumps(r) + "\n" for r in rows + more))
+    grown = import_conversations(store, "claude-code", tmp_path / "p")
+    assert (grown.continued, grown.unchanged, grown.notes) == (1, 1, 1)
+    part2 = store.get_note(part_note_id("claude-code", paths[0].stem, 2))
+    x = extras(part2)
+    assert x["part"] == "2" and x["messages"] == "5-8"
+    assert part2.builds_on == [part_note_id("claude-code", paths[0].stem, 1)]
+    assert part2.title.endswith("(part 2)") and "**5. user**" in part2.body and "**1. user**" not in part2.body
+    assert import_conversations(store, "claude-code", tmp_path / "p").notes == 0
+
+
+def test_a_session_still_being_written_keeps_its_last_line_for_next_time(store, tmp_path):
+    paths = write_claude_code(tmp_path / "p", sessions=1, turns=2)
+    text = paths[0].read_text()
+    paths[0].write_text(text + '{"type":"user","message":{"role":"user","content":"Thanks, now add a te')
+    report = import_conversations(store, "claude-code", tmp_path / "p")
+    assert report.errors == [] and report.new == 1
+
+
+def test_a_bad_file_is_reported_and_imports_nothing_while_the_rest_go_in(store, tmp_path):
+    paths = write_claude_code(tmp_path / "p", sessions=3, turns=2)
+    lines = paths[1].read_text().splitlines()
+    lines.insert(4, "{not json")
+    paths[1].write_text("\n".join(lines) + "\n")
+    paths[2].write_text("[" * 100_000 + "]" * 100_000 + "\n")  # nested past any parser's depth
+    report = import_conversations(store, "claude-code", tmp_path / "p")
+    assert report.new == 1 and len(report.errors) == 2
+    assert {e[0] for e in report.errors} == {str(paths[1]), str(paths[2])}
+    assert "line 5 is not JSON" in dict(report.errors)[str(paths[1])]
+    with pytest.raises(NotFoundError):
+        store.get_note(part_note_id("claude-code", paths[1].stem, 1))
+
+
+def test_chatgpt_export_zip_sharded_follows_the_shown_branch(store, tmp_path):
+    convs = write_chatgpt_zip(tmp_path / "export.zip", conversations=5, turns=3, shards=2)
+    report = import_conversations(store, "chatgpt", tmp_path / "export.zip")
+    assert report.errors == [] and (report.files, report.conversations, report.new) == (2, 5, 5)  # the empty chat: none
+    note = store.get_note(part_note_id("chatgpt", convs[0]["conversation_id"], 1))
+    assert on_project(store, note.id, "chatgpt") and note.summary == convs[0]["title"] and note.model == "gpt-5"
+    body = note.body
+    assert "regenerated away" not in body  # the answer replaced by a regeneration
+    assert "python(print(pool.size))" in body  # the tool call, condensed on the answer
+    assert "32" not in body.split("python(")[0][-20:]  # tool output is not a turn
+    assert "thinking" not in body
+    assert body.count("**") // 2 == 6
+
+
+def test_chatgpt_a_plain_conversations_json_and_a_cut_short_one(store, tmp_path):
+    convs = write_chatgpt_zip(tmp_path / "e.zip", conversations=2, turns=1)
+    with zipfile.ZipFile(tmp_path / "e.zip") as z:
+        data = z.read("conversations.json")
+    (tmp_path / "conversations.json").write_bytes(data)
+    assert import_conversations(store, "chatgpt", tmp_path / "conversations.json").new == 2
+    cut = tmp_path / "cut" / "conversations.json"
+    cut.parent.mkdir()
+    cut.write_bytes(data[: len(data) // 2])
+    report = import_conversations(store, "chatgpt", cut.parent)
+    assert report.notes == 0 and len(report.errors) == 1 and "not JSON" in report.errors[0][1]
+    odd = tmp_path / "odd.json"
+    bad_id = {"conversation_id": "x\ny", "mapping": convs[0]["mapping"], "current_node": convs[0]["current_node"]}
+    odd.write_text(json.dumps([bad_id, "not a conversation", {"id": 5}]))
+    report = import_conversations(store, "chatgpt", odd)
+    assert report.notes == 0 and len(report.errors) == 2
+
+
+def test_claude_ai_export_uses_the_blocks_and_the_newest_branch(store, tmp_path):
+    convs = write_claude_zip(tmp_path / "claude.zip", conversations=4, turns=2, branched_every=2)
+    report = import_conversations(store, "claude", tmp_path / "claude.zip")
+    assert report.errors == [] and report.new == 4
+    branched = store.get_note(part_note_id("claude", convs[0]["uuid"], 1))
+    body = branched.body
+    assert "earlier wording" not in body and "answer to the earlier" not in body
+    assert "Private reasoning" not in body and "flattened text" not in body
+    assert "attached: notes.txt" in body and "web_search(step 1" in body
+    assert branched.summary == convs[0]["name"] and on_project(store, branched.id, "claude")
+
+
+def test_a_note_deleted_here_is_not_brought_back_and_imports_share_one_attempt(store, tmp_path):
+    write_claude_zip(tmp_path / "c.zip", conversations=2, turns=1)
+    import_conversations(store, "claude", tmp_path / "c.zip")
+    victim = store.list_notes(limit=1, project="claude")[0].id
+    store.delete_note(victim)  # imported notes stay the owner's to delete
+    write_claude_zip(tmp_path / "c.zip", conversations=3, turns=1)  # the same two, and one more
+    again = import_conversations(store, "claude", tmp_path / "c.zip")
+    assert (again.deleted_here, again.unchanged, again.new, again.notes) == (1, 1, 1, 1)
+    with pytest.raises(NotFoundError):
+        store.get_note(victim)
+    runs = store.list_attempts(project="claude")
+    assert len(runs) == 1 and runs[0].ended_at is None and runs[0].model == "notewell-import"
+
+
+def test_a_long_conversation_is_split_into_parts_that_build_on_each_other(store, tmp_path):
+    convs = write_claude_zip(tmp_path / "long.zip", conversations=1, turns=120, answer_size=3000)
+    report = import_conversations(store, "claude", tmp_path / "long.zip")
+    assert report.new == 1 and report.notes > 2
+    ids = [part_note_id("claude", convs[0]["uuid"], n) for n in range(1, report.notes + 1)]
+    notes = [store.get_note(i) for i in ids]
+    assert all(len(n.text.encode()) < PART_BYTES + 10_000 for n in notes)
+    assert [n.builds_on for n in notes] == [[]] + [[i] for i in ids[:-1]]
+    spans = [extras(n)["messages"] for n in notes]
+    assert spans[0].startswith("1-") and spans[-1].endswith("-240")
+    assert import_conversations(store, "claude", tmp_path / "long.zip").notes == 0
+
+
+def test_what_is_not_an_export_is_refused_in_one_line(store, tmp_path):
+    with pytest.raises(NotFoundError):
+        import_conversations(store, "chatgpt", tmp_path / "nowhere.zip")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InvalidArgumentError, match="no conversations"):
+        import_conversations(store, "claude", tmp_path / "empty")
+    with pytest.raises(InvalidArgumentError, match="give the chatgpt export"):
+        import_conversations(store, "chatgpt")
+    with pytest.raises(InvalidArgumentError, match="source must be"):
+        import_conversations(store, "slack", tmp_path)
