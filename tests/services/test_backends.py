@@ -830,6 +830,25 @@ def test_a_note_may_be_added_under_an_id_chosen_beforehand_once(backend):
         backend.add_note("x", note_id="note_20250101_000000_0")
 
 
+def test_many_notes_may_be_added_under_ids_chosen_beforehand_batch_by_batch(backend):
+    ids = [notewell.new_note_id() for _ in range(5)]
+    notes = backend.add_notes([f"# chosen {i}\n\nbody {i}" for i in range(5)], note_ids=ids, batch=2)
+    assert [n.id for n in notes] == ids and [backend.get_note(i).title for i in ids] == [
+        f"chosen {i}" for i in range(5)
+    ]
+    fresh = [notewell.new_note_id() for _ in range(4)]
+    with pytest.raises(notewell.ConflictError, match=f"has used the id {ids[1]}"):
+        backend.add_notes(["a", "b", "c", "d"], note_ids=[fresh[0], fresh[1], ids[1], fresh[2]], batch=2)
+    assert [backend.get_note(i).id for i in fresh[:2]] == fresh[:2]  # the batch before the used id went in
+    with pytest.raises(notewell.NotFoundError):
+        backend.get_note(fresh[2])  # the used id's batch did not
+    for texts, chosen, said in ((["a", "b"], [fresh[3]], "one per text"), (["a", "b"], [fresh[3]] * 2, "differ")):
+        with pytest.raises(notewell.InvalidArgumentError, match=said):
+            backend.add_notes(texts, note_ids=chosen)
+    with pytest.raises(notewell.InvalidIdError):
+        backend.add_notes(["a"], note_ids=["nope"])
+
+
 def test_a_note_is_found_by_its_path_or_file_name_and_a_hidden_one_is_not(backend):
     # The Day-5 tutorial's tools name notes by file name (go-tips.md); notewell took only ids.
     from notewell import Viewer

@@ -8,7 +8,7 @@ Protocol and never asks which one it has (only :func:`~.opening.open_store` does
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..model.access_tokens import Tokens
@@ -58,8 +58,10 @@ class NoteStore(Protocol):
         attempt: str | None = None,
         progress: Progress | None = None,
         batch: int = 1000,
+        note_ids: Sequence[str] | None = None,
     ) -> list[Note]:
-        """Store many notes, a batch per transaction (the bulk import path)."""
+        """Store many notes, a batch per transaction (the bulk import path); *note_ids*:
+        ids chosen beforehand, one per text."""
         ...
 
     def get_note(

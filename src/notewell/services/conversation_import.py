@@ -218,6 +218,56 @@ def _new_turns_from(conv: Conversation, extras: dict[str, str]) -> int | None:
     return count if count is not None and count <= len(conv.turns) else None
 
 
+class _Writer:
+    """Writes the parts of many conversations in batches (one transaction each), and tells
+    the report what each conversation came to."""
+
+    BATCH = 200
+
+    def __init__(self, store: NoteStore, report: ImportReport, author: str) -> None:
+        self.store, self.report, self.author = store, report, author
+        self.run: str | None = None
+        self.pending: list[tuple[bool, list[tuple[str, str]]]] = []  # (imported before, [(id, text)])
+        self.size = 0
+
+    def add(self, conv: Conversation, before: bool, parts: list[tuple[str, str]]) -> None:
+        self.pending.append((before, parts))
+        self.size += len(parts)
+        if self.size >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        pending, self.pending, self.size = self.pending, [], 0
+        if self.run is None:
+            self.run = _standing_attempt(self.store, self.report.project, self.author)
+        parts = [p for _, ps in pending for p in ps]
+        try:
+            self.store.add_notes([t for _, t in parts], attempt=self.run, note_ids=[i for i, _ in parts])
+            for before, ps in pending:
+                self._count(before, len(ps))
+            return
+        except ConflictError:
+            pass  # one of them was here once and has been deleted: write them one by one to tell which
+        for before, ps in pending:
+            try:
+                for note_id, text in ps:
+                    self.store.add_note(text, attempt=self.run, note_id=note_id)
+                    self.report.notes += 1
+            except ConflictError:
+                self.report.deleted_here += 1  # its id was used: it was here and has been deleted
+                continue
+            self._count(before, 0)
+
+    def _count(self, before: bool, notes: int) -> None:
+        self.report.notes += notes
+        if before:
+            self.report.continued += 1
+        else:
+            self.report.new += 1
+
+
 def _standing_attempt(store: NoteStore, project: str, author: str) -> str:
     """The attempt imports write on: one per project, left running, so that the notes stay
     the owner's to edit or delete (an ended attempt freezes its notes)."""
@@ -244,15 +294,19 @@ def import_conversations(
         raise InvalidArgumentError(f"give the {source} export to import (a .zip, a folder or conversations.json)")
     report = ImportReport(source, project or source)
     began = time.perf_counter()
-    run: str | None = None
+    writer = _Writer(store, report, author or "notewell-import")
+    taken: set[str] = set()  # conversations met in this run (an export may repeat one)
     try:
-        for _name, convs in _file_conversations(source, chosen, report):
+        for name, convs in _file_conversations(source, chosen, report):
             for conv in convs:
                 if not conv.source_id or len(conv.source_id) > _ID_MAX or not conv.source_id.isprintable():
                     report.errors.append(
-                        (_name, f"a conversation id that is not one short line: {conv.source_id!r:.40}")
+                        (name, f"a conversation id that is not one short line: {conv.source_id!r:.40}")
                     )
                     continue
+                if conv.source_id in taken:
+                    continue
+                taken.add(conv.source_id)
                 report.conversations += 1
                 kept, extras = _kept_parts(store, conv)
                 start = 0
@@ -264,31 +318,19 @@ def import_conversations(
                     if start >= len(conv.turns):
                         report.unchanged += 1
                         continue
-                previous = part_note_id(conv.source, conv.source_id, kept) if kept else None
                 parts = conversation_parts(
                     conv,
                     start=start,
                     first_part=kept + 1,
-                    builds_on=previous,
+                    builds_on=part_note_id(conv.source, conv.source_id, kept) if kept else None,
                     part_id=lambda n, c=conv: part_note_id(c.source, c.source_id, n),
                 )
-                if run is None:
-                    run = _standing_attempt(store, report.project, author or "notewell-import")
-                try:
-                    for part in parts:
-                        store.add_note(
-                            part.text, attempt=run, note_id=part_note_id(conv.source, conv.source_id, part.number)
-                        )
-                        report.notes += 1
-                except ConflictError:
-                    report.deleted_here += 1  # its id was used: it was here and has been deleted
-                    continue
-                if kept:
-                    report.continued += 1
-                else:
-                    report.new += 1
+                writer.add(
+                    conv, bool(kept), [(part_note_id(conv.source, conv.source_id, p.number), p.text) for p in parts]
+                )
             if progress is not None:
                 progress(report)
     finally:
+        writer.flush()
         report.seconds = time.perf_counter() - began
     return report

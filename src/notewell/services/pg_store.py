@@ -135,17 +135,18 @@ class PgStore(PgSemanticMixin, NoteService):
         note_kind: str,
         progress: Progress | None,
         batch: int,
-        chosen_id: str | None = None,
+        chosen: list[str] | None = None,
     ) -> list[Note]:
         """Each batch in one transaction, holding the attempt against ending while it lands."""
         ids: list[str] = []
         for start in range(0, len(checked), batch):
+            wanted = chosen[start : start + batch] if chosen is not None else None
             try:
-                rows = self._insert_batch(checked[start : start + batch], author, model, attempt, note_kind, chosen_id)
-            except ConflictError:
-                if chosen_id is None:
+                rows = self._insert_batch(checked[start : start + batch], author, model, attempt, note_kind, wanted)
+            except ConflictError as exc:
+                if wanted is None or "has used the id" in exc.message:
                     raise
-                raise used_id_error(chosen_id) from None  # another writer took the chosen id just now
+                raise used_id_error(wanted[0]) from None  # another writer took a chosen id just now
             ids += [r["id"] for r in rows]
             if progress is not None:
                 progress(len(ids), len(checked))
@@ -159,7 +160,7 @@ class PgStore(PgSemanticMixin, NoteService):
         model: str | None,
         attempt: str | None,
         note_kind: str,
-        chosen_id: str | None,
+        chosen: list[str] | None,
     ) -> list[dict[str, Any]]:
         """One transaction of new notes; their rows."""
         with self._db.transaction() as conn:
@@ -167,11 +168,12 @@ class PgStore(PgSemanticMixin, NoteService):
             if attempt is not None:
                 running = require_running(PgChanges(conn, self._insert_summary).lock_attempt(attempt, "share"), attempt)
                 who, what = running.credits(who, what)
-            if chosen_id is not None and id_was_used(conn, chosen_id):
-                raise used_id_error(chosen_id)
+            for nid in chosen or ():
+                if id_was_used(conn, nid):
+                    raise used_id_error(nid)
             rows = []
-            for text, _data in chunk:
-                nid, at = chosen_id or new_note_id(), now_iso()
+            for k, (text, _data) in enumerate(chunk):
+                nid, at = chosen[k] if chosen is not None else new_note_id(), now_iso()
                 rows.append(new_row(nid, f"{nid}.md", text, author=who, model=what, created=at, updated=at))
                 rows[-1]["attempt_id"], rows[-1]["note_kind"] = attempt, note_kind
             insert_rows(conn, rows)

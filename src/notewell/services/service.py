@@ -14,7 +14,7 @@ import contextlib
 import functools
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Self, TypeVar
 
@@ -113,11 +113,12 @@ class NoteService(BackgroundEmbedding, ABC):
         note_kind: str,
         progress: Progress | None,
         batch: int,
-        chosen_id: str | None = None,
+        chosen_ids: list[str] | None = None,
     ) -> list[Note]:
         """Store checked texts (text, bytes) as new notes, *batch* to a transaction, on a
-        running attempt (its author and model where none are given) or none. *chosen_id*:
-        the id of the one note given (ConflictError when the store has used it)."""
+        running attempt (its author and model where none are given) or none. *chosen_ids*:
+        the notes' ids, one per text (ConflictError when the store has used one: that
+        batch is not written)."""
 
     @abstractmethod
     def _note_at(self, ref: str) -> str:
@@ -223,7 +224,7 @@ class NoteService(BackgroundEmbedding, ABC):
         model = check_label(model, "model", MODEL_MAX)
         attempt_id = check_attempt_id(attempt) if attempt is not None else None
         checked = [check_text(text, max_bytes=self.max_bytes)]
-        return self._insert_notes(checked, author, model, attempt_id, "note", None, 1, chosen)[0]
+        return self._insert_notes(checked, author, model, attempt_id, "note", None, 1, [chosen])[0]
 
     @service_call
     def add_notes(
@@ -235,16 +236,25 @@ class NoteService(BackgroundEmbedding, ABC):
         attempt: str | None = None,
         progress: Progress | None = None,
         batch: int = 1000,
+        note_ids: Sequence[str] | None = None,
     ) -> list[Note]:
         """Store many notes, a batch per transaction (the bulk import path). Every text is
         checked before anything is written; *progress* is told (notes stored, notes in all)
-        after each batch."""
+        after each batch. *note_ids*: ids chosen beforehand, one per text (ConflictError when
+        the store has used one: its batch is not written, the batches before it are)."""
         author = check_label(author, "author", AUTHOR_MAX)
         model = check_label(model, "model", MODEL_MAX)
         attempt_id = check_attempt_id(attempt) if attempt is not None else None
         batch = whole_number("batch", batch, 1)
         checked = [check_text(t, max_bytes=self.max_bytes) for t in texts]
-        return self._insert_notes(checked, author, model, attempt_id, "note", progress, batch)
+        chosen = None
+        if note_ids is not None:
+            chosen = [check_note_id(i) for i in note_ids]
+            if len(chosen) != len(checked):
+                raise InvalidArgumentError(f"{len(chosen)} note_ids for {len(checked)} texts: give one per text")
+            if len(set(chosen)) != len(chosen):
+                raise InvalidArgumentError("note_ids must differ from each other")
+        return self._insert_notes(checked, author, model, attempt_id, "note", progress, batch, chosen)
 
     @service_call
     def resolve(self, ref: str, *, viewer: Viewer | None = None) -> str:

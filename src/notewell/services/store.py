@@ -497,7 +497,7 @@ class Store(WatchingMixin, NoteService):
         note_kind: str,
         progress: Progress | None,
         batch: int,
-        chosen_id: str | None = None,
+        chosen: list[str] | None = None,
     ) -> list[Note]:
         """Each file is on disk (synced) before the transaction that indexes it commits."""
         origin: dict[str, Any] = {"attempt": None, "note_kind": note_kind}
@@ -510,10 +510,12 @@ class Store(WatchingMixin, NoteService):
         durable = len(checked) == 1
         notes: list[Note] = []
         with self._lock:
-            if chosen_id is not None:
-                ids = chosen_ids(self._index, chosen_id)
-                ready = [prepare_batch(self._folder, checked, ids, durable, author, model, origin, chosen=True)]
-                self._index_batches(iter(ready).__next__, 1, notes, progress, 1)
+            if chosen is not None:
+                for start in range(0, len(checked), batch):
+                    chunk = checked[start : start + batch]
+                    ids = chosen_ids(self._index, chosen[start : start + batch])
+                    ready = [prepare_batch(self._folder, chunk, ids, durable, author, model, origin, chosen=True)]
+                    self._index_batches(iter(ready).__next__, 1, notes, progress, len(checked))
                 return notes
             if len(chunks) < 2:
                 ready = [

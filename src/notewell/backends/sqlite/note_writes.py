@@ -62,11 +62,12 @@ def fresh_ids(index: Index, count: int) -> list[str]:
     return ids
 
 
-def chosen_ids(index: Index, chosen: str) -> list[str]:
-    """[*chosen*] when this store never used that id; else ConflictError."""
-    if used_ids(index, [chosen]):
-        raise used_id_error(chosen)
-    return [chosen]
+def chosen_ids(index: Index, chosen: list[str]) -> list[str]:
+    """*chosen* when this store never used any of those ids; else ConflictError (the first used)."""
+    taken = used_ids(index, chosen)
+    if taken:
+        raise used_id_error(next(c for c in chosen if c in taken))
+    return list(chosen)
 
 
 def prepare_batch(
