@@ -171,7 +171,7 @@ def test_stop_reminds_once_a_long_session_that_wrote_nothing(store, state):
     assert later(root, "stop", {"session_id": "short"}, "--after", "60", minutes=45) == ""
 
 
-def test_stop_stays_quiet_when_the_session_wrote_a_note(store, state):
+def test_stop_stays_quiet_when_a_note_was_written_since_the_session_began(store, state):
     from notewell import Store
 
     root, _ = store
@@ -179,7 +179,79 @@ def test_stop_stays_quiet_when_the_session_wrote_a_note(store, state):
     with Store(root, watch=False, embedder=None) as s:
         s.add_note("---\ntitle: Learned\nkind: finding\n---\n\nThe cache must be warm.\n")
     assert later(root, "stop", {"session_id": "wrote"}, minutes=60) == ""
-    assert SessionState("claude-code", "wrote").get("wrote") is True  # checked once, then never again
+    assert not SessionState("claude-code", "wrote").get("nudged")
+
+
+def test_claude_codes_transcript_tells_whose_note_it_was(store, state, tmp_path):
+    from notewell import Store
+
+    root, _ = store
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text('{"type":"user","message":{"role":"user","content":"go"}}\n')
+    payload = {"session_id": "t", "transcript_path": str(transcript)}
+    hook(root, "session-start", {**payload, "source": "startup"})
+    with Store(root, watch=False, embedder=None) as s:  # another agent's note: not this session's
+        s.add_note("---\ntitle: Someone else\nkind: finding\n---\n\nNot from this session.\n")
+    assert "written no note" in later(root, "stop", payload, minutes=40)
+    hook(root, "session-start", {**payload, "session_id": "t2", "source": "startup"})
+    big = "x" * (3 << 20)  # the tool's name past the first piece read, and cut across two pieces
+    transcript.write_text(
+        big[: (1 << 20) - 10] + '{"type":"tool_use","name":"mcp__notewell__add_note","input":{}}\n' + big
+    )
+    assert later(root, "stop", {**payload, "session_id": "t2"}, minutes=40) == ""
+    assert SessionState("claude-code", "t2").get("wrote") is True  # this session's own write: never asked again
+
+
+def test_cursor_stop_after_the_person_aborted_says_nothing(store, state):
+    root, _ = store
+    payload = {"conversation_id": "ab", "hook_event_name": "stop", "status": "aborted", "loop_count": 0}
+    hook(root, "session-start", start_payload("cursor", "ab"), runtime="cursor")
+    assert json.loads(later(root, "stop", payload, runtime="cursor", minutes=30)) == {}
+    assert "followup_message" in json.loads(
+        later(root, "stop", {**payload, "status": "completed"}, runtime="cursor", minutes=31)
+    )
+
+
+def test_hook_mistakes_exit_1_never_2(store, state):
+    root, _ = store
+    for args in (
+        ["session-start", "--budget", "x"],
+        ["session-start", "--nope"],
+        ["nope"],
+        ["session-start", "--budget", "0"],
+    ):
+        done = call(["--store", str(root), "hook", *args], input=b"{}", unset=("NOTEWELL_STORE",))
+        assert done.returncode == 1, (args, done.returncode, done.stderr)
+        assert len(done.stderr.decode().strip().splitlines()) == 1
+    bad_env = call(["--store", str(root), "hook", "stop"], input=b"{}", env={"NOTEWELL_AUTOWATCH": "sometimes"})
+    assert bad_env.returncode == 1
+
+
+def test_an_unwritable_state_folder_costs_only_the_reminder(store, tmp_path, monkeypatch):
+    root, ids = store
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the state folder would be")
+    monkeypatch.setenv("NOTEWELL_STATE_DIR", str(blocked))
+    done = hook(root, "session-start", {"session_id": "s", "source": "startup"})
+    assert done.returncode == 0 and ids["digest"] in context_of("claude-code", done.stdout.decode())
+
+
+def test_a_long_notebook_after_compaction_stays_under_claude_codes_cap(store, state, tmp_path):
+    root, _ = store
+    work = tmp_path / "work"
+    work.mkdir()
+    _notebook(work)
+    notebook = work / ".agent-context" / "fix" / "notebook.md"
+    facts = "".join(
+        f"- [F{i:03d}] fact number {i} about the deploy | source: E0001 | verified\n" for i in range(1, 400)
+    )
+    revision = next((work / ".agent-context" / "fix").rglob("0001.md"))
+    revision.write_text(notebook.read_text().replace("## Facts\n", "## Facts\n" + facts))
+    payload = {"session_id": "big", "source": "compact", "cwd": str(work)}
+    text = context_of("claude-code", hook(root, "post-compact", payload).stdout.decode())
+    assert len(text) <= 9500 and text.endswith("`notewell notebook show`]") and "F001" in text
+    plain = hook(root, "post-compact", payload, runtime="plain").stdout.decode()
+    assert "F399" in plain  # a person gets it whole
 
 
 def test_stop_counts_only_the_projects_notes_with_a_project(store, state):

@@ -185,9 +185,9 @@ def without_notewell(data):
         for event in list(hooks):
             kept = []
             for entry in hooks[event]:
-                if is_notewell_hook(entry.get("command")):
+                if is_notewell_hook(entry):
                     continue
-                inner = [h for h in entry.get("hooks", []) if not is_notewell_hook(h.get("command"))]
+                inner = [h for h in entry.get("hooks", []) if not is_notewell_hook(h)]
                 if "hooks" in entry and not inner:
                     continue
                 kept.append({**entry, "hooks": inner} if "hooks" in entry else entry)
@@ -205,7 +205,7 @@ def ours(data, flat=False):
         for entry in entries:
             handlers = [entry] if flat else entry.get("hooks", [])
             for h in handlers:
-                if is_notewell_hook(h.get("command")):
+                if is_notewell_hook(h):
                     found.setdefault(event, []).append((entry.get("matcher"), h))
     return found
 
@@ -272,8 +272,9 @@ def test_claude_code_entries_have_the_documented_shape(place):
             assert handler["type"] == "command" and handler["timeout"] == 30
             words = shlex.split(handler["command"])
             assert "--runtime" in words and words[words.index("--runtime") + 1] == "claude-code"
-            assert words[words.index("--project") + 1] == "shop" and words[words.index("--budget") + 1] == "900"
-            assert os.path.isabs(words[words.index("--store") + 1])
+            assert "--project=shop" in words and "--budget=900" in words  # one word each: "-x" stays a value
+            store = next(w for w in words if w.startswith("--store="))
+            assert os.path.isabs(store.removeprefix("--store="))
 
 
 def test_codex_gemini_and_cursor_entries_have_their_documented_shapes(place):
@@ -405,4 +406,112 @@ def test_the_installed_mcp_server_answers_a_real_client(place):
 
     found = asyncio.run(scenario())
     assert not found.is_error and "kestrel" in json.dumps(found.structured_content)
-    assert Path(server["args"][-1]) == project.parent / "notes"
+    assert Path(server["args"][-1].removeprefix("--store=")) == project.parent / "notes"
+
+
+def test_notewells_codex_block_is_taken_out_only_when_it_is_whole_and_notewells(place):
+    project, home = place
+    _installed(project, home, "codex")
+    toml = project / ".codex" / "config.toml"
+    whole = toml.read_text()
+    theirs = '\n[mcp_servers.github]\ncommand = "gh-mcp"\n'
+    for broken in (
+        whole.replace("# <<< notewell <<<\n", "") + theirs,  # the end line lost: their table would be "inside"
+        whole.replace("# <<< notewell <<<\n", ""),
+        whole.replace("args = ", 'env = { A = "1" }\nargs = ') + theirs,
+    ):
+        toml.write_text(broken)
+        for verb in ("uninstall", "install"):
+            refused = notewell_cli(project, home, verb, "codex", "--no-hooks")
+            assert refused.returncode != 0, refused.stdout
+            assert "is not notewell's" in refused.stderr or "has no end line" in refused.stderr, refused.stderr
+            assert toml.read_text() == broken  # their table is still there
+
+
+def test_a_symlinked_file_is_changed_where_it_lives(place, tmp_path):
+    project, home = place
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "settings.json"
+    real.write_text(json.dumps(CLAUDE_SETTINGS))
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").symlink_to(real)
+    _installed(project, home, "claude-code")
+    assert (project / ".claude" / "settings.json").is_symlink()
+    assert ours(json.loads(real.read_text()))  # the target holds notewell's hooks
+    notewell_cli(project, home, "uninstall", "claude-code")
+    assert (project / ".claude" / "settings.json").is_symlink() and json.loads(real.read_text()) == CLAUDE_SETTINGS
+
+
+def test_only_a_command_that_runs_notewell_hook_is_notewells():
+    for handler in (
+        {"command": "notewell hook stop"},
+        {"command": "/usr/bin/python3 -m notewell hook stop --runtime claude-code"},
+        {"command": "notewell", "args": ["hook", "session-start"]},
+        {"command": "/venv/bin/python3.11", "args": ["-m", "notewell", "hook", "stop"]},
+    ):
+        assert is_notewell_hook(handler), handler
+    for handler in (
+        {"command": "echo notewell hook finished >> log"},
+        {"command": "notewell search hook"},
+        {"command": "python3 -m other notewell hook"},
+        {"command": "'unbalanced"},
+        {"prompt": "notewell hook"},
+        "notewell hook stop",
+    ):
+        assert not is_notewell_hook(handler), handler
+
+
+def test_unusual_json_is_refused_or_kept_exactly(place):
+    project, home = place
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    for text, said in (
+        ('{"hooks": {"Stop": {"not": "a list"}}}', "not a list"),
+        ('{"a": 1, "a": 2}', "twice"),
+        ('{"big": 1e999}', "too large"),
+    ):
+        settings.write_text(text)
+        refused = notewell_cli(project, home, "install", "claude-code")
+        assert refused.returncode != 0 and said in refused.stderr, refused.stderr
+        assert settings.read_text() == text and not (project / ".mcp.json").exists()
+    settings.write_text('{"name": "\\ud800 lone"}')
+    assert notewell_cli(project, home, "install", "claude-code").returncode == 0
+    assert json.loads(settings.read_text())["name"] == "\ud800 lone"
+    assert not list(settings.parent.glob(".*.tmp"))
+
+
+def test_uninstall_leaves_files_with_nothing_of_notewells_byte_for_byte(place):
+    project, home = place
+    (project / ".cursor").mkdir()
+    for rel, text in (
+        (".mcp.json", '{"mcpServers": {}, "x": 1}'),
+        (".cursor/hooks.json", '{"version": 1, "hooks": {}}'),
+    ):
+        (project / rel).write_text(text)
+    for runtime in ("claude-code", "cursor"):
+        assert notewell_cli(project, home, "uninstall", runtime).returncode == 0
+    assert (project / ".mcp.json").read_text() == '{"mcpServers": {}, "x": 1}'
+    assert (project / ".cursor" / "hooks.json").read_text() == '{"version": 1, "hooks": {}}'
+
+
+def test_the_dry_run_diff_marks_a_missing_final_newline(place):
+    project, home = place
+    (project / ".mcp.json").write_text('{"mcpServers": {}}')
+    dry = notewell_cli(project, home, "install", "claude-code", "--dry-run").stdout
+    assert "\\ No newline at end of file\n" in dry
+    assert all(line.startswith(("#", "---", "+++", "@@", "+", "-", " ", "\\", "(")) for line in dry.splitlines())
+
+
+def test_removing_many_hooks_takes_linear_time(place):
+    import time
+
+    project, home = place
+    handlers = [{"type": "command", "command": f"echo {i}"} for i in range(20_000)]
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": handlers}]}}))
+    began = time.perf_counter()
+    assert notewell_cli(project, home, "install", "claude-code", "--no-mcp").returncode == 0
+    assert time.perf_counter() - began < 5  # was 5-7 s at 8,000 handlers when it compared each pair
+    assert len(json.loads(settings.read_text())["hooks"]["Stop"][0]["hooks"]) == 20_000

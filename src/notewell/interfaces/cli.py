@@ -800,8 +800,10 @@ def cmd_demo(args: argparse.Namespace) -> None:
 class OneLineParser(argparse.ArgumentParser):
     """argparse, with a mistake said in one line (as every other error is) instead of the usage block."""
 
+    error_code = 2  # 1 for a runtime's hook: to a runtime, 2 means "block"
+
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"notewell: invalid_argument: {message} (see {self.prog} --help)\n")
+        self.exit(self.error_code, f"notewell: invalid_argument: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -877,6 +879,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_notebook_arguments(ps["notebook"])
     add_assistant_arguments(ps["assistant"])
     add_hook_arguments(ps["hook"])
+    ps["hook"].error_code = 1  # type: ignore[attr-defined]
     add_install_arguments(ps["install"], ps["uninstall"])
     add_core_arguments(ps, common)
     return parser
@@ -885,6 +888,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
+    if "hook" in (sys.argv[1:] if argv is None else list(argv)):
+        parser.error_code = 1  # type: ignore[attr-defined] - a hook's mistakes never read as "block"
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
@@ -904,7 +909,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), file=sys.stderr)
         else:
             print(f"notewell: {exc.code}: {exc.message}", file=sys.stderr)
-        return EXIT_CODES.get(exc.code, 1)
+        return 1 if args.command == "hook" else EXIT_CODES.get(exc.code, 1)
     except KeyboardInterrupt:
         print("notewell: interrupted", file=sys.stderr)
         return 130

@@ -73,7 +73,11 @@ def load_json(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     if not text.strip():
         return {}, text
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as exc:
+        raise InvalidArgumentError(
+            f"{path} has the key {exc.args[0]!r} twice in one object, which rewriting would merge: nothing changed"
+        ) from None
     except ValueError as exc:
         try:
             json.loads(_without_comments(text))
@@ -85,11 +89,35 @@ def load_json(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         ) from None
     if not isinstance(data, dict):
         raise InvalidArgumentError(f"{path} holds a JSON {type(data).__name__}, not an object: nothing changed")
+    try:
+        json.dumps(data, allow_nan=False)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"{path} holds a number too large for JSON (1e999, say), which rewriting would change: nothing changed"
+        ) from None
     return data, text
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def dump_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (a "\\ud800" escape) cannot be UTF-8: keep it escaped
+        text = json.dumps(data, indent=2, ensure_ascii=True) + "\n"
+    return text
 
 
 def load_toml(path: Path) -> tuple[dict[str, Any] | None, str | None]:
@@ -103,14 +131,21 @@ def load_toml(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         raise InvalidArgumentError(f"{path} is not valid TOML ({exc}): fix it first; nothing changed") from None
 
 
-def toml_without_block(text: str) -> str:
-    """*text* with notewell's marked block (and the blank line before it) taken out."""
+_BLOCK_LINE = re.compile(r"\[mcp_servers\.notewell\]|(command|args) = .*|")
+
+
+def toml_without_block(text: str, path: Path) -> str:
+    """*text* with notewell's marked block (and the blank line before it) taken out. A block
+    without its end line, or holding lines notewell does not write, is refused: taking it out
+    would take what is not notewell's."""
     lines = text.splitlines(keepends=True)
     out: list[str] = []
     inside = False
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         stripped = line.strip()
         if stripped == BLOCK_START:
+            if inside:
+                raise InvalidArgumentError(f"{path}: notewell's block opens twice (line {number}): fix it by hand")
             inside = True
             if out and not out[-1].strip():
                 out.pop()
@@ -118,8 +153,17 @@ def toml_without_block(text: str) -> str:
         if inside:
             if stripped == BLOCK_END:
                 inside = False
+            elif not _BLOCK_LINE.fullmatch(stripped):
+                raise InvalidArgumentError(
+                    f"{path}: line {number} inside notewell's block is not notewell's: move it out of the block"
+                    " (or delete the block by hand); nothing changed"
+                )
             continue
         out.append(line)
+    if inside:
+        raise InvalidArgumentError(
+            f"{path}: notewell's block has no end line ({BLOCK_END!r}): fix it by hand; nothing changed"
+        )
     return "".join(out)
 
 
@@ -143,12 +187,36 @@ class FileChange:
         new = (self.new or "").splitlines(keepends=True)
         before = str(self.path) if self.old is not None else "/dev/null"
         after = str(self.path) if self.new is not None else "/dev/null"
-        return "".join(difflib.unified_diff(old, new, before, after))
+        out = []
+        for line in difflib.unified_diff(old, new, before, after):
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        return "".join(out)
+
+    def check(self) -> None:
+        """InvalidArgumentError when the file may not be changed: read-only, or in a folder that is."""
+        if not self.changes:
+            return
+        target = Path(os.path.realpath(self.path))
+        if self.old is not None and not os.access(target, os.W_OK):
+            raise InvalidArgumentError(f"{self.path} is read-only: nothing changed")
+        folder = target.parent
+        while not folder.exists():
+            folder = folder.parent
+        if not os.access(folder, os.W_OK):
+            raise InvalidArgumentError(f"cannot write in {folder}: nothing changed")
 
     def apply(self) -> Path | None:
         """Write the change; returns the backup of the old bytes (None when there was no file)."""
         if not self.changes:
             return None
+        link = self.path
+        self.path = Path(os.path.realpath(self.path))  # a symlinked file (dotfiles) is changed where it lives
+        try:
+            return self._write()
+        finally:
+            self.path = link
+
+    def _write(self) -> Path | None:
         backup = None
         if self.old is not None:
             stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")

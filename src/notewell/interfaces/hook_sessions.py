@@ -56,15 +56,24 @@ class SessionState:
     def get(self, key: str, default: Any = None) -> Any:
         return self.fields.get(key, default)
 
-    def update(self, **fields: Any) -> None:
-        """Set *fields* and write the file (atomically: a reader sees the old or the new one)."""
+    def update(self, **fields: Any) -> bool:
+        """Set *fields* and write the file (atomically: a reader sees the old or the new one).
+        False when it cannot be written: the state is a convenience, and a hook answers without it."""
         self.fields.update(fields)
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(self.fields, fh)
-        os.replace(tmp, self.path)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(self.fields, fh)
+            os.replace(tmp, self.path)
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            return False
         self._prune()
+        return True
 
     def _prune(self) -> None:
         cutoff = time.time() - _KEEP_SECONDS

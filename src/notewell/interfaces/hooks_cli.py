@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotewellError
+from ..errors import InvalidArgumentError, NotewellError
 from ..model.timestamps import now_iso
 from .hook_sessions import SessionState
 from .runtimes import HOOK_EVENTS, RUNTIMES, HookAnswer, answer_text, runtime_named
@@ -114,6 +114,8 @@ def run_hook(args: argparse.Namespace, payload: dict[str, Any], *, now: datetime
         source = _text_field(payload, "source", limit=32)
         if state is not None and (not state.get("started_at") or source in ("startup", "clear")):
             state.update(started_at=now.isoformat(), nudged=False, wrote=False, compacted=False)
+        elif state is not None and source == "resume":  # a sitting is timed from its own start
+            state.update(started_at=now.isoformat())
         if source == "compact":  # a runtime that starts again after a compaction: give the notebook too
             answer.context = _after_compaction(args, payload)
         else:
@@ -172,6 +174,8 @@ def _briefing(args: argparse.Namespace, runtime: str) -> str:
         " (a finding, a dead end, a decision), write it with the add_note tool (or `notewell add`)."
     )
     budget = args.budget
+    if budget < 1:
+        raise InvalidArgumentError(f"--budget must be at least 1 token, got {budget}")
     with _open(args) as store:
         for _ in range(4):  # a budget in tokens may still be too many characters for the runtime
             cfg = ContextConfig(max_tokens=max(1, budget), reserve_tokens=0, filters=_filters(args))
@@ -179,7 +183,11 @@ def _briefing(args: argparse.Namespace, runtime: str) -> str:
             if len(brief.text) <= _CONTEXT_CHARS or runtime == "plain":
                 break
             budget = int(budget * _CONTEXT_CHARS / len(brief.text) * 0.9)
-    return brief.text if brief.cited else empty
+    if brief.cited:
+        return brief.text
+    if brief.left_out:  # there are notes, only none fitted
+        return brief.text + f"\n\n({brief.left_out} notes did not fit in {budget} tokens: raise --budget)"
+    return empty
 
 
 def _after_compaction(args: argparse.Namespace, payload: dict[str, Any]) -> str:
@@ -196,13 +204,49 @@ def _after_compaction(args: argparse.Namespace, payload: dict[str, Any]) -> str:
     except NotewellError:
         text = ""
     if text.strip():
-        return "notewell: the working notebook for this task, as last accepted (read it before you go on):\n\n" + text
+        head = "notewell: the working notebook for this task, as last accepted (read it before you go on):\n\n"
+        if args.runtime == "claude-code" and len(head) + len(text) > _CONTEXT_CHARS:
+            tail = "\n[… the rest did not fit: read it whole with `notewell notebook show`]"
+            room = _CONTEXT_CHARS - len(head) - len(tail)
+            cut = text[:room]
+            text = (cut[: cut.rfind("\n")] if "\n" in cut else cut) + tail  # whole lines only
+        return head + text
     return _briefing(args, args.runtime)
+
+
+_WRITE_TOOLS = (b"mcp__notewell__add_note", b"mcp__notewell__edit_note", b"notewell add ", b"notewell edit ")
+_TRANSCRIPT_MAX = 256 << 20
+
+
+def _transcript_wrote(payload: dict[str, Any]) -> bool | None:
+    """Whether this session's own transcript shows it writing a note (notewell's MCP tools, or
+    the CLI); None when there is no transcript to read. Read in pieces, never whole."""
+    path = _text_field(payload, "transcript_path", limit=4096)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            carry = b""
+            read = 0
+            while read < _TRANSCRIPT_MAX:
+                piece = fh.read(1 << 20)
+                if not piece:
+                    return False
+                read += len(piece)
+                window = carry + piece
+                if any(tool in window for tool in _WRITE_TOOLS):
+                    return True
+                carry = window[-64:]  # a name cut between two pieces
+    except OSError:
+        return None
+    return None
 
 
 def _stop_reminder(args: argparse.Namespace, payload: dict[str, Any], state: SessionState | None, now: datetime) -> str:
     """The once-per-session reminder, or "" (most stops: checked without opening the store)."""
     if state is None or payload.get("stop_hook_active") is True or state.get("nudged") or state.get("wrote"):
+        return ""
+    if payload.get("status") in ("aborted", "error"):  # Cursor: the person stopped it, or it failed
         return ""
     started = state.get("started_at")
     try:
@@ -215,11 +259,14 @@ def _stop_reminder(args: argparse.Namespace, payload: dict[str, Any], state: Ses
     minutes = (now - began) / timedelta(minutes=1)
     if minutes < args.after:
         return ""
-    with _open(args) as store:
-        written = store.list_notes(limit=1, updated_after=began.isoformat(), **_filters(args))
-    if written:
+    wrote = _transcript_wrote(payload) if args.runtime == "claude-code" else None
+    if wrote:
         state.update(wrote=True)
         return ""
+    if wrote is None:  # no transcript to read: any note written here since the session began counts
+        with _open(args) as store:
+            if store.list_notes(limit=1, updated_after=began.isoformat(), **_filters(args)):
+                return ""
     state.update(nudged=True, nudged_at=now_iso())
     where = f" on project {args.project}" if args.project else ""
     return (

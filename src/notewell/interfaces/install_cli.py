@@ -34,9 +34,9 @@ def add_install_arguments(install: argparse.ArgumentParser, uninstall: argparse.
 def _store_args(args: argparse.Namespace) -> list[str]:
     url = chosen_database(args)
     if url is not None:
-        return ["--database", url]
-    folder = args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE
-    return ["--store", str(Path(folder).resolve())]
+        return [f"--database={url}"]
+    folder = args.store or os.environ.get("NOTEWELL_STORE") or str(Path(args.dir) / DEFAULT_STORE)
+    return [f"--store={Path(folder).resolve()}"]
 
 
 def _run(args: argparse.Namespace, *, remove: bool) -> None:
@@ -44,7 +44,7 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
     if not remove:
         for option, value in (("--project", args.project), ("--budget", args.budget), ("--after", args.after)):
             if value is not None:
-                hook_args += [option, str(value)]
+                hook_args.append(f"{option}={value}")  # one word: a value like "-x" is not read as an option
     store_args = _store_args(args)
     changes = install_plan(
         args.runtime,
@@ -64,10 +64,12 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
                 print(change.diff(), end="")
         print(f"(dry run: nothing written; notewell {verb} {args.runtime} without --dry-run writes it)")
         return
-    if not remove and store_args[0] == "--store":
+    for change in changes:
+        change.check()  # every file first: a refusal leaves all of them as they were
+    if not remove and store_args[0].startswith("--store="):
         from ..services.store import Store
 
-        with Store(store_args[1], watch=False, embedder=None):  # the hooks open it; make it now
+        with Store(store_args[0].removeprefix("--store="), watch=False, embedder=None):  # the hooks open it
             pass
     for change in changes:
         if not change.changes:
@@ -77,7 +79,7 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
         done = "removed" if change.new is None else "wrote"
         print(f"{done} {change.path} ({change.what})" + (f"; the old file is {backup}" if backup else ""))
     if not remove:
-        print(next_steps_after_install(args.runtime, args.scope))
+        print(next_steps_after_install(args.runtime, args.scope, mcp=not args.no_mcp))
 
 
 def cmd_install(args: argparse.Namespace) -> None:

@@ -43,15 +43,23 @@ def _notewell_argv() -> list[str]:
     return [sys.executable, "-m", "notewell"]
 
 
-def is_notewell_hook(command: Any) -> bool:
-    """Whether a hook handler's command runs ``notewell hook`` (one of ours)."""
-    if not isinstance(command, str):
+def is_notewell_hook(handler: Any) -> bool:
+    """Whether a hook handler runs ``notewell hook`` (one of ours): its command is ``notewell
+    hook ...`` or ``PYTHON -m notewell hook ...``, in shell form or exec form (``args``)."""
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
     try:
-        words = shlex.split(command)
+        words = shlex.split(handler["command"])
     except ValueError:
         return False
-    return any(os.path.basename(w) == "notewell" and nxt == "hook" for w, nxt in zip(words, words[1:], strict=False))
+    if isinstance(handler.get("args"), list):
+        words += [str(a) for a in handler["args"]]
+    if not words:
+        return False
+    program = os.path.basename(words[0])
+    if program == "notewell":
+        return words[1:2] == ["hook"]
+    return program.startswith("python") and words[1:4] == ["-m", "notewell", "hook"]
 
 
 def _files(runtime: str, scope: str, folder: Path, home: Path) -> tuple[Path, Path]:
@@ -75,19 +83,25 @@ def _object(data: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
     return value
 
 
-def _mcp_json(runtime: str, server: list[str] | None) -> Callable[[dict[str, Any], Path], str]:
-    def edit(data: dict[str, Any], path: Path) -> str:
+Edit = Callable[[dict[str, Any], Path], tuple[str, bool]]  # (what it did, whether it found notewell's)
+
+
+def _mcp_json(runtime: str, server: list[str] | None) -> Edit:
+    def edit(data: dict[str, Any], path: Path) -> tuple[str, bool]:
+        had = isinstance(data.get("mcpServers"), dict) and SERVER_NAME in data["mcpServers"]
+        if server is None:
+            if had:
+                del data["mcpServers"][SERVER_NAME]
+                if not data["mcpServers"]:
+                    del data["mcpServers"]  # emptied by this removal: it goes too
+            return f"MCP server {SERVER_NAME!r} removed", had
         servers = _object(data, "mcpServers", path)
         servers.pop(SERVER_NAME, None)
-        if server is None:
-            if not servers:
-                del data["mcpServers"]
-            return f"MCP server {SERVER_NAME!r} removed"
         entry: dict[str, Any] = {"command": server[0], "args": server[1:]}
         if runtime == "claude-code":
             entry = {"type": "stdio", **entry}
         servers[SERVER_NAME] = entry
-        return f"MCP server {SERVER_NAME!r}"
+        return f"MCP server {SERVER_NAME!r}", had
 
     return edit
 
@@ -108,39 +122,49 @@ def _hook_handler(runtime: str, reg: Registration, command: str) -> dict[str, An
     return {"type": "command", "command": command, "timeout": _HOOK_TIMEOUT}
 
 
-def _hooks_json(runtime: str, commands: dict[Registration, str] | None) -> Callable[[dict[str, Any], Path], str]:
+def _hooks_json(runtime: str, commands: dict[Registration, str] | None) -> Edit:
     flat = runtime == "cursor"  # Cursor: event -> [handler]; the others: event -> [{matcher, hooks: [handler]}]
 
-    def edit(data: dict[str, Any], path: Path) -> str:
+    def edit(data: dict[str, Any], path: Path) -> tuple[str, bool]:
+        found = False
+        hooks = data.get("hooks")
+        if hooks is None and commands is None:
+            return "hooks removed", False
         hooks = _object(data, "hooks", path)
         for event, entries in list(hooks.items()):
-            if not isinstance(entries, list) or not entries:
+            if not isinstance(entries, list):
+                if commands is not None and any(r.event == event for r in commands):
+                    raise InvalidArgumentError(f"{path}: hooks.{event} is not a list: nothing changed")
                 continue
-            kept = []
+            kept, removed = [], False
             for entry in entries:
                 if flat:
-                    if not (isinstance(entry, dict) and is_notewell_hook(entry.get("command"))):
+                    if is_notewell_hook(entry):
+                        removed = True
+                    else:
                         kept.append(entry)
                     continue
                 inner = entry.get("hooks") if isinstance(entry, dict) else None
                 if isinstance(inner, list):
-                    mine = [h for h in inner if isinstance(h, dict) and is_notewell_hook(h.get("command"))]
-                    if mine:
-                        rest = [h for h in inner if h not in mine]
+                    rest = [h for h in inner if not is_notewell_hook(h)]
+                    if len(rest) != len(inner):
+                        removed = True
                         if not rest:
                             continue  # a group that held only ours goes with them
                         entry = {**entry, "hooks": rest}
                 kept.append(entry)
-            if kept:
-                hooks[event] = kept
-            else:
-                del hooks[event]
+            if removed:
+                found = True
+                if kept:
+                    hooks[event] = kept
+                else:
+                    del hooks[event]  # emptied by this removal
         if commands is None:
-            if not hooks:
+            if found and not hooks:
                 del data["hooks"]
-            if flat and set(data) == {"version"}:
-                del data["version"]
-            return "hooks removed"
+                if flat and set(data) == {"version"}:
+                    del data["version"]
+            return "hooks removed", found
         if flat:
             data.setdefault("version", 1)
         for reg, command in commands.items():
@@ -150,9 +174,10 @@ def _hooks_json(runtime: str, commands: dict[Registration, str] | None) -> Calla
             else:
                 entry = {"matcher": reg.matcher, "hooks": [handler]} if reg.matcher else {"hooks": [handler]}
             hooks.setdefault(reg.event, []).append(entry)
-        return "hooks: " + ", ".join(
+        said = ", ".join(
             f"{r.event}{f' ({r.matcher})' if r.matcher and r.matcher != '*' else ''} -> {r.command}" for r in commands
         )
+        return "hooks: " + said, found
 
     return edit
 
@@ -163,11 +188,11 @@ def _toml_string(value: str) -> str:
 
 def _codex_toml(path: Path, server: list[str] | None) -> FileChange:
     _, text = load_toml(path)
-    base = toml_without_block(text or "")
+    base = toml_without_block(text or "", path)
     import tomllib
 
     if server is None:
-        new = base if base.strip() else None
+        new = base if base.strip() or path.is_symlink() else None
         return FileChange(path, text, new if text is not None else None, f"MCP server {SERVER_NAME!r} removed")
     existing = tomllib.loads(base).get("mcp_servers", {})
     if isinstance(existing, dict) and SERVER_NAME in existing:
@@ -217,7 +242,7 @@ def install_plan(
             reg: shlex.join([*argv, "hook", reg.command, "--runtime", runtime, *store_args, *hook_args])
             for reg in runtime_named(runtime).registrations
         }
-    edits: dict[Path, list[Callable[[dict[str, Any], Path], str]]] = {}
+    edits: dict[Path, list[Edit]] = {}
     changes: list[FileChange] = []
     if mcp:
         if runtime == "codex":
@@ -231,17 +256,23 @@ def install_plan(
         if data is None and remove:
             continue  # nothing installed there
         data = data or {}
-        said = [step(data, path) for step in steps]
-        new = dump_json(data) if data or not remove else None
-        if text is not None and (json.loads(text) if text.strip() else {}) == data:
-            new = text  # nothing of ours was there: leave the bytes alone
-        changes.append(FileChange(path, text, new, "; ".join(said)))
+        done = [step(data, path) for step in steps]
+        said = "; ".join(what for what, _ in done)
+        if remove and not any(found for _, found in done):
+            changes.append(FileChange(path, text, text, said))  # nothing of notewell's: the bytes stay
+            continue
+        new = dump_json(data) if data or not remove or path.is_symlink() else None
+        if text is not None and new is not None and (json.loads(text) if text.strip() else {}) == data:
+            new = text  # what is there already: leave the bytes alone
+        changes.append(FileChange(path, text, new, said))
     return changes
 
 
-def next_steps_after_install(runtime: str, scope: str) -> str:
+def next_steps_after_install(runtime: str, scope: str, *, mcp: bool = True) -> str:
     """What the person still has to do: each runtime holds new hooks or servers back until trusted."""
     if runtime == "claude-code":
+        if scope == "project" and not mcp:
+            return "next: start Claude Code in this folder and accept the workspace trust dialog"
         if scope == "project":
             return (
                 "next: start Claude Code in this folder, accept the workspace trust dialog and approve the"
