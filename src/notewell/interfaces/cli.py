@@ -223,6 +223,12 @@ def cmd_add(args: argparse.Namespace) -> None:
         _emit_json(note)
     else:
         print(note["id"])
+        for other in note.get("similar", []):  # on stderr: stdout stays the id alone, for scripts
+            print(
+                f"similar: {other['id']}  {other['title']}  ({other['by']} {other['similarity']:.2f}, {other['age']})"
+                f" - update it with `notewell edit {other['id']}` if this repeats it",
+                file=sys.stderr,
+            )
 
 
 def cmd_get(args: argparse.Namespace) -> None:

@@ -20,7 +20,7 @@ from ..errors import InvalidArgumentError, NotewellError
 
 __all__ = ["answer", "compact", "failure", "invalid_arguments", "note_read", "note_receipt"]
 
-_RECEIPT = ("id", "title", "revision", "path", "kind", "tags", "attempt_id")
+_RECEIPT = ("id", "title", "revision", "path", "kind", "tags", "attempt_id", "similar")
 _RESTATED = ("header", "body")  # a note's text holds both; its title, kind and tags are fields too
 
 

@@ -177,7 +177,9 @@ def make_mcp(
         blocker, a surprise, a change of plan, the end of a phase. Open with a header such as
         '---\\ntitle: ...\\nkind: finding\\ntags: [a, b]\\nbuilds_on: [nte_...]\\n---'. Say what was done
         elsewhere (sources read, scripts run, where their output is) so the next agent can find it.
-        Answers with the note's id, title and revision (full: the whole note)."""
+        Answers with the note's id, title and revision (full: the whole note), and `similar`: existing
+        notes that say much the same (by words or meaning, similarity 0-1). Look at them: if one holds this
+        finding already, update it with edit_note (and delete the new one) rather than keep two."""
         return run(ctx, lambda c: _written(api.add_note(c, text, attempt_id=attempt_id, model=model), full))
 
     @mcp.tool(annotations=_CHANGE)

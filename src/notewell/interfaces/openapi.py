@@ -67,6 +67,20 @@ _NOTE = {
         "attempt_id": _NULLABLE_STR,
         "attempt": {"type": ["object", "null"]},
         "backlinks": {"type": "array", "items": {"type": "object"}},
+        "similar": {
+            "type": "array",
+            "description": "add_note only: existing notes that say much the same (update one instead of writing"
+            " the same finding twice); by words or meaning, with a similarity from 0 to 1",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "title": {"type": "string"},
+                    "similarity": {"type": "number"},
+                    "by": {"type": "string", "enum": ["words", "meaning"]},
+                },
+            },
+        },
     },
 }
 _OBJECT = {"type": "object"}

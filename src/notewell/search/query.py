@@ -39,6 +39,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_REPEATS",
     "SEARCH_COLUMNS",
+    "STOP_WORDS",
     "BoolOp",
     "CompiledQuery",
     "Near",
@@ -87,6 +88,7 @@ _STOP = frozenset(
     about from by as not no into onto than then so if else has have had having just also very more most
     such only own same too please tell show find give""".split()
 )
+STOP_WORDS = _STOP  # words in nearly every note: they say nothing about what one is about
 
 
 @dataclass(frozen=True, slots=True)

@@ -332,7 +332,11 @@ class AgentAPI:
         if attempt_id is not None:
             self._may_use_attempt(caller, attempt_id)
         self._spend(caller)
-        return self.store.add_note(text, author=author, model=model, attempt=attempt_id).to_dict()
+        note = self.store.add_note(text, author=author, model=model, attempt=attempt_id)
+        out = note.to_dict()
+        # Never blocks or merges: points the writer at notes to update instead of repeating them.
+        out["similar"] = self.store.similar_notes(note.text, exclude=[note.id], viewer=self._reader(caller))
+        return out
 
     def edit_note(
         self,

@@ -146,6 +146,12 @@ class NoteStore(Protocol):
         """What a note builds on and what builds on it, *depth* steps out."""
         ...
 
+    def similar_notes(
+        self, text: str, *, exclude: Iterable[str] = (), limit: int = 3, viewer: Viewer | None = None
+    ) -> list[dict[str, Any]]:
+        """The notes that say much what *text* says (near-duplicates), most alike first."""
+        ...
+
     def brief(self, project: str, *, recent: int = 10, viewer: Viewer | None = None) -> dict[str, Any]:
         """The one thing to read first on a project."""
         ...

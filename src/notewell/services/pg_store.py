@@ -15,7 +15,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..backends.postgres.db import PgDatabase
 from ..backends.postgres.notes import (
@@ -52,6 +52,8 @@ from ..search.request import SearchRequest
 from .service import NoteLoader, NoteService
 
 __all__ = ["PgStore"]
+
+T = TypeVar("T")
 
 
 class PgStore(PgSemanticMixin, NoteService):
@@ -234,7 +236,7 @@ class PgStore(PgSemanticMixin, NoteService):
             raise NotFoundError(f"no note at {ref}")
         return found
 
-    def _reading_note(self, body: Callable[[Records, NoteLoader], Note]) -> Note:
+    def _reading_note(self, body: Callable[[Records, NoteLoader], T]) -> T:
         with self._db.transaction() as conn:
             return body(PgRecords(conn), lambda nid, rev, _viewer: load_note(conn, nid, rev))
 

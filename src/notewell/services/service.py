@@ -95,7 +95,7 @@ class NoteService(BackgroundEmbedding, ABC):
         str that is checked then), atomically with that read, refusing a frozen note."""
 
     @abstractmethod
-    def _reading_note(self, body: Callable[[Records, NoteLoader], Note]) -> Note:
+    def _reading_note(self, body: Callable[[Records, NoteLoader], T]) -> T:
         """Run *body* on the records and a loader of whole notes, as the store reads a note
         (a store may run it again, caught up, when its index was behind its files)."""
 
@@ -625,6 +625,42 @@ class NoteService(BackgroundEmbedding, ABC):
                 return (end for r in records.built_on_by(ref) if (end := node(r)) is not None)
 
             return link_tree(note_id, depth, node, neighbours)
+
+    @service_call
+    def similar_notes(
+        self, text: str, *, exclude: Iterable[str] = (), limit: int = 3, viewer: Viewer | None = None
+    ) -> list[dict[str, Any]]:
+        """The notes *viewer* may see that say much what *text* says, most alike first: by their
+        words, and by meaning when the store's model is loaded already (see services/similar_notes.py).
+        What ``add_note`` answers with, so that an agent updates a note instead of repeating it."""
+        from .similar_notes import similar_notes
+
+        if not isinstance(text, str):
+            raise InvalidArgumentError(f"text must be a string, not {type(text).__name__}")
+        limit = whole_number("limit", limit, 1, 20)
+
+        def search(query: str, mode: str, wanted: int) -> list[Card]:
+            return self.search_notes(query, limit=wanted, mode=mode, viewer=viewer)
+
+        def read(ids: list[str]) -> dict[str, str]:
+            # The candidates' texts in one read (a folder store checks the folder once, not per note).
+            def body(records: Records, load: NoteLoader) -> dict[str, str]:
+                hidden = self._hidden(records, viewer)
+                texts = {}
+                for nid in ids:
+                    if hidden and records.note_project(nid) in hidden:
+                        continue
+                    try:
+                        note = load(nid, None, viewer)
+                    except NotFoundError:
+                        continue
+                    texts[nid] = f"{note.title}\n{note.body}"
+                return texts
+
+            return self._reading_note(body)
+
+        meaning = self._embedders.made is not None
+        return similar_notes(search, read, text, exclude=exclude, limit=limit, meaning=meaning)
 
     @service_call
     def brief(self, project: str, *, recent: int = 10, viewer: Viewer | None = None) -> dict[str, Any]:

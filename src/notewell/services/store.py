@@ -620,7 +620,7 @@ class Store(WatchingMixin, NoteService):
 
     # -- reads --------------------------------------------------------------
 
-    def _reading_note(self, body: Callable[[Records, NoteLoader], Note]) -> Note:
+    def _reading_note(self, body: Callable[[Records, NoteLoader], T]) -> T:
         try:
             with self._read():
                 return body(self._rec(), lambda nid, rev, _viewer: self._get(nid, rev, checked=True))
