@@ -115,6 +115,7 @@ def test_an_empty_project_says_how_to_begin_and_a_missing_store_is_one_line_exit
     root, _ = store
     text = context_of("claude-code", hook(root, "session-start", {}, "--project", "new-thing").stdout.decode())
     assert text.startswith("notewell: no notes yet on project new-thing") and "add_note" in text
+    assert "(projects in this store: " in text and "shop" in text and "bank" in text  # a name mistyped?
     missing = hook(tmp_path / "nowhere", "session-start", {})
     assert missing.returncode == 1  # never 2: runtimes read 2 as "block"
     assert missing.stdout == b"" and len(missing.stderr.decode().strip().splitlines()) == 1
@@ -290,6 +291,7 @@ def test_gemini_tells_the_user_at_once_and_the_model_on_the_next_prompt(store, s
         later(root, "stop", {"session_id": "g", "hook_event_name": "AfterAgent"}, runtime="gemini", minutes=30)
     )
     assert set(stop) == {"systemMessage"} and "written no note" in stop["systemMessage"]  # no "deny": no retry
+    assert stop["systemMessage"].startswith("notewell: this session")
     prompt = {"session_id": "g", "hook_event_name": "BeforeAgent", "prompt": "go on"}
     nxt = json.loads(hook(root, "prompt", prompt, runtime="gemini").stdout)
     assert nxt["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"

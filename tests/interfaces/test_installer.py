@@ -515,3 +515,35 @@ def test_removing_many_hooks_takes_linear_time(place):
     assert notewell_cli(project, home, "install", "claude-code", "--no-mcp").returncode == 0
     assert time.perf_counter() - began < 5  # was 5-7 s at 8,000 handlers when it compared each pair
     assert len(json.loads(settings.read_text())["hooks"]["Stop"][0]["hooks"]) == 20_000
+
+
+def test_a_dry_run_gives_the_entries_for_a_commented_file_by_hand(place):
+    project, home = place
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  // mine\n  "general": {"vimMode": true}\n}\n')
+    dry = notewell_cli(project, home, "install", "gemini", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "has comments: add by hand" in dry.stdout and '"mcpServers"' in dry.stdout and '"SessionStart"' in dry.stdout
+    assert settings.read_text() == '{\n  // mine\n  "general": {"vimMode": true}\n}\n'
+
+
+def test_indentation_is_kept_and_the_store_is_named(place):
+    project, home = place
+    (project / ".mcp.json").write_text('{\n    "mcpServers": {\n        "a": {"command": "x"}\n    }\n}\n')
+    done = notewell_cli(project, home, "install", "claude-code", store=project / "mine")
+    assert f"store {project / 'mine'} (made now)" in done.stdout
+    text = (project / ".mcp.json").read_text()
+    assert '\n    "mcpServers": {\n        "a": {\n            "command": "x"' in text  # four spaces, as it was
+    again = notewell_cli(project, home, "uninstall", "claude-code")
+    assert again.returncode == 0 and not list(project.glob(".claude/*backup*"))  # removed: held only notewell's
+    assert "nothing of notewell's" in notewell_cli(project, home, "uninstall", "claude-code").stdout
+
+
+def test_user_scope_defaults_to_the_home_folders_notes(place):
+    project, home = place
+    env = {"HOME": str(home), "NOTEWELL_STATE_DIR": str(project.parent / "state")}
+    done = call(["install", "cursor", "--scope", "user"], env=env, unset=("NOTEWELL_STORE",), text=True)
+    assert done.returncode == 0, done.stderr
+    hooks = ours(json.loads((home / ".cursor" / "hooks.json").read_text()), flat=True)
+    assert f"--store={home / 'notes'}" in hooks["sessionStart"][0][1]["command"]

@@ -187,3 +187,14 @@ def test_what_is_not_an_export_is_refused_in_one_line(store, tmp_path):
         import_conversations(store, "chatgpt")
     with pytest.raises(InvalidArgumentError, match="source must be"):
         import_conversations(store, "slack", tmp_path)
+
+
+def test_the_wrong_exports_format_and_a_damaged_zip_are_reported(store, tmp_path):
+    write_claude_zip(tmp_path / "claude.zip", conversations=2, turns=1)
+    wrong = import_conversations(store, "chatgpt", tmp_path / "claude.zip")
+    assert wrong.notes == 0 and len(wrong.errors) == 1
+    assert "not a chatgpt export" in wrong.errors[0][1] and "notewell import claude" in wrong.errors[0][1]
+    data = (tmp_path / "claude.zip").read_bytes()
+    (tmp_path / "cut.zip").write_bytes(data[: len(data) // 2])
+    cut = import_conversations(store, "claude", tmp_path / "cut.zip")
+    assert cut.notes == 0 and "damaged zip" in cut.errors[0][1]

@@ -21,7 +21,16 @@ from typing import Any
 
 from ..errors import InvalidArgumentError
 
-__all__ = ["BLOCK_END", "BLOCK_START", "FileChange", "dump_json", "load_json", "load_toml", "toml_without_block"]
+__all__ = [
+    "BLOCK_END",
+    "BLOCK_START",
+    "CommentedFile",
+    "FileChange",
+    "dump_json",
+    "load_json",
+    "load_toml",
+    "toml_without_block",
+]
 
 BLOCK_START = "# >>> notewell: written by `notewell install`; `notewell uninstall` removes it >>>"
 BLOCK_END = "# <<< notewell <<<"
@@ -83,7 +92,7 @@ def load_json(path: Path) -> tuple[dict[str, Any] | None, str | None]:
             json.loads(_without_comments(text))
         except ValueError:
             raise InvalidArgumentError(f"{path} is not valid JSON ({exc}): fix it first; nothing changed") from None
-        raise InvalidArgumentError(
+        raise CommentedFile(
             f"{path} has comments, which rewriting it would lose: add notewell's entries by hand"
             " (--dry-run prints them); nothing changed"
         ) from None
@@ -102,6 +111,10 @@ class _DuplicateKey(ValueError):
     pass
 
 
+class CommentedFile(InvalidArgumentError):
+    """A JSON file with comments (JSONC): read, never rewritten."""
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
@@ -111,12 +124,23 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def dump_json(data: dict[str, Any]) -> str:
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+_INDENT = re.compile(r"\n([ \t]+)\S")
+
+
+def dump_json(data: dict[str, Any], like: str | None = None) -> str:
+    """*data* as JSON text, indented as *like* (the file's old text) was, else by two spaces."""
+    found = _INDENT.search(like or "")
+    indent: int | str = 2
+    if found:
+        lead = found.group(1)
+        indent = lead if "\t" in lead else len(lead)
+    text = json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate (a "\\ud800" escape) cannot be UTF-8: keep it escaped
-        text = json.dumps(data, indent=2, ensure_ascii=True) + "\n"
+        text = json.dumps(data, indent=indent, ensure_ascii=True) + "\n"
+    if like is not None and "\r\n" in like:
+        text = text.replace("\n", "\r\n")  # a Windows file stays one
     return text
 
 
@@ -175,10 +199,11 @@ class FileChange:
     old: str | None
     new: str | None
     what: str  # what the change is, for the report
+    by_hand: str | None = None  # a file notewell may not rewrite: the entries to add to it by hand
 
     @property
     def changes(self) -> bool:
-        return self.old != self.new
+        return self.by_hand is None and self.old != self.new
 
     def diff(self) -> str:
         import difflib
@@ -218,7 +243,7 @@ class FileChange:
 
     def _write(self) -> Path | None:
         backup = None
-        if self.old is not None:
+        if self.old is not None and self.new is not None:  # a file removed held only notewell's entries
             stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
             backup = self.path.with_name(f"{self.path.name}.notewell-backup-{stamp}")
             n = 1

@@ -139,7 +139,7 @@ def run_hook(args: argparse.Namespace, payload: dict[str, Any], *, now: datetime
         if reminder and runtime.name == "gemini":
             # AfterAgent's only way to the model rejects the answer: wait for the next prompt
             state.update(reminder=reminder)  # type: ignore[union-attr] - a reminder implies a session
-            answer.notice = "notewell: " + reminder
+            answer.notice = reminder
         else:
             answer.reminder = reminder
     return answer_text(runtime, command, answer, event)
@@ -183,10 +183,14 @@ def _briefing(args: argparse.Namespace, runtime: str) -> str:
             if len(brief.text) <= _CONTEXT_CHARS or runtime == "plain":
                 break
             budget = int(budget * _CONTEXT_CHARS / len(brief.text) * 0.9)
-    if brief.cited:
-        return brief.text
-    if brief.left_out:  # there are notes, only none fitted
-        return brief.text + f"\n\n({brief.left_out} notes did not fit in {budget} tokens: raise --budget)"
+        if brief.cited:
+            return brief.text
+        if brief.left_out:  # there are notes, only none fitted
+            return brief.text + f"\n\n({brief.left_out} notes did not fit in {budget} tokens: raise --budget)"
+        if args.project:  # a new project, or a name mistyped: say which ones there are
+            known = [p["name"] for p in store.list_projects()][:12]
+            if known and args.project not in known:
+                empty += f" (projects in this store: {', '.join(known)})"
     return empty
 
 

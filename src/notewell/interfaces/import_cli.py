@@ -42,6 +42,8 @@ def _summary(report: ImportReport) -> str:
         line += f", {report.changed_in_place} changed in earlier turns (kept as first imported)"
     if report.deleted_here:
         line += f", {report.deleted_here} deleted here before (not brought back)"
+    if not report.notes:
+        return line + "; nothing written"
     return line + f"; {report.notes} note(s) written on project {report.project}"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 from pathlib import Path
 
@@ -35,7 +36,9 @@ def _store_args(args: argparse.Namespace) -> list[str]:
     url = chosen_database(args)
     if url is not None:
         return [f"--database={url}"]
-    folder = args.store or os.environ.get("NOTEWELL_STORE") or str(Path(args.dir) / DEFAULT_STORE)
+    # Without one named: the project's ./notes, or for every session (user scope) ~/notes.
+    home = Path.home() if args.scope == "user" else Path(args.dir)
+    folder = args.store or os.environ.get("NOTEWELL_STORE") or str(home / DEFAULT_STORE)
     return [f"--store={Path(folder).resolve()}"]
 
 
@@ -48,6 +51,7 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
     store_args = _store_args(args)
     changes = install_plan(
         args.runtime,
+        by_hand=args.dry_run,
         scope=args.scope,
         folder=args.dir,
         store_args=store_args,
@@ -57,20 +61,32 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
         remove=remove,
     )
     verb = "uninstall" if remove else "install"
+    store = store_args[0].removeprefix("--store=") if store_args[0].startswith("--store=") else None
     if args.dry_run:
         for change in changes:
+            if change.by_hand is not None:
+                print(f"# {change.path} {change.what}; merge these entries into it:")
+                print(change.by_hand, end="")
+                continue
             print(f"# {change.path}: {change.what if change.changes else 'unchanged'}")
             if change.changes:
                 print(change.diff(), end="")
+        if not remove and store is not None and not Path(store).exists():
+            print(f"# the store {store} would be made")
         print(f"(dry run: nothing written; notewell {verb} {args.runtime} without --dry-run writes it)")
         return
     for change in changes:
         change.check()  # every file first: a refusal leaves all of them as they were
-    if not remove and store_args[0].startswith("--store="):
+    if not remove and store is not None:
         from ..services.store import Store
 
-        with Store(store_args[0].removeprefix("--store="), watch=False, embedder=None):  # the hooks open it
+        made = not Path(store).exists()
+        with Store(store, watch=False, embedder=None):  # the hooks and the server open it
             pass
+        print(f"store {store}" + (" (made now)" if made else ""))
+    if remove and not any(c.changes for c in changes):
+        print(f"nothing of notewell's in {args.runtime}'s files ({args.scope} scope): nothing changed")
+        return
     for change in changes:
         if not change.changes:
             print(f"{change.path}: unchanged")
@@ -80,6 +96,8 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
         print(f"{done} {change.path} ({change.what})" + (f"; the old file is {backup}" if backup else ""))
     if not remove:
         print(next_steps_after_install(args.runtime, args.scope, mcp=not args.no_mcp))
+        if not args.no_mcp and importlib.util.find_spec("mcp") is None:
+            print("note: the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]' (the hooks work without it)")
 
 
 def cmd_install(args: argparse.Namespace) -> None:

@@ -27,7 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgumentError
-from .config_files import BLOCK_END, BLOCK_START, FileChange, dump_json, load_json, load_toml, toml_without_block
+from .config_files import (
+    BLOCK_END,
+    BLOCK_START,
+    CommentedFile,
+    FileChange,
+    dump_json,
+    load_json,
+    load_toml,
+    toml_without_block,
+)
 from .runtimes import Registration, runtime_named
 
 __all__ = ["INSTALLABLE", "install_plan", "is_notewell_hook", "next_steps_after_install"]
@@ -223,10 +232,13 @@ def install_plan(
     mcp: bool = True,
     hooks: bool = True,
     remove: bool = False,
+    by_hand: bool = False,
 ) -> list[FileChange]:
     """The file changes that install (or, with *remove*, uninstall) notewell in *runtime*.
     *store_args*: how the commands name the store (``--store /abs/notes``); *hook_args*: more
-    options for every hook command (``--project``, ``--budget``). Nothing is written here."""
+    options for every hook command (``--project``, ``--budget``). With *by_hand* (a dry run), a
+    JSON file with comments gives the entries to add by hand instead of a refusal. Nothing is
+    written here."""
     if runtime not in INSTALLABLE:
         raise InvalidArgumentError(f"no runtime {runtime!r}: one of {', '.join(INSTALLABLE)}")
     if scope not in ("project", "user"):
@@ -252,7 +264,17 @@ def install_plan(
     if hooks:
         edits.setdefault(hooks_file, []).append(_hooks_json(runtime, reg_commands))
     for path, steps in edits.items():
-        data, text = load_json(path)
+        try:
+            data, text = load_json(path)
+        except CommentedFile:
+            if not by_hand:
+                raise
+            entries: dict[str, Any] = {}
+            said = "; ".join(what for what, _ in (step(entries, path) for step in steps))
+            changes.append(
+                FileChange(path, None, None, f"has comments: add by hand ({said})", by_hand=dump_json(entries))
+            )
+            continue
         if data is None and remove:
             continue  # nothing installed there
         data = data or {}
@@ -261,7 +283,7 @@ def install_plan(
         if remove and not any(found for _, found in done):
             changes.append(FileChange(path, text, text, said))  # nothing of notewell's: the bytes stay
             continue
-        new = dump_json(data) if data or not remove or path.is_symlink() else None
+        new = dump_json(data, like=text) if data or not remove or path.is_symlink() else None
         if text is not None and new is not None and (json.loads(text) if text.strip() else {}) == data:
             new = text  # what is there already: leave the bytes alone
         changes.append(FileChange(path, text, new, said))
@@ -280,12 +302,15 @@ def next_steps_after_install(runtime: str, scope: str, *, mcp: bool = True) -> s
             )
         return "next: restart Claude Code (quit it first: it rewrites ~/.claude.json while it runs)"
     if runtime == "codex":
+        where = "; a project's .codex/ loads only in a trusted project" if scope == "project" else ""
         return (
             "next: in Codex, run /hooks and trust notewell's hooks (new or changed hooks are skipped until"
-            " trusted); a project's .codex/ loads only in a trusted project"
+            f" trusted){where}"
         )
     if runtime == "gemini":
-        return "next: start Gemini CLI here and trust the folder (it asks before running new project hooks)"
+        if scope == "project":
+            return "next: start Gemini CLI here and trust the folder (it asks before running new project hooks)"
+        return "next: restart Gemini CLI"
     return (
         "next: Cursor reloads hooks.json by itself; turn the 'notewell' server on under Settings > MCP."
         " Cursor has no hook that can give the notebook back after a compaction"

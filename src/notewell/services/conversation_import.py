@@ -37,6 +37,7 @@ from .contract import NoteStore
 __all__ = ["SOURCES", "ImportReport", "default_path", "import_conversations", "part_note_id"]
 
 SOURCES = ("claude-code", "chatgpt", "claude")
+_SHAPE = {"chatgpt": "mapping", "claude": "chat_messages"}  # the key every conversation of an export has
 MAX_FILE = 1 << 30  # a transcript or an export member past 1 GiB is refused, not read into memory
 _ID_MAX = 200
 IMPORT_MODEL = "notewell-import"  # marks the attempt imports write on
@@ -126,7 +127,14 @@ def _export_members(path: Path) -> Iterator[tuple[str, Callable[[], bytes]]]:
 
                 yield f"{path}:{info.filename}", read
         return
-    yield str(path), lambda: _read_limited(path)
+    yield str(path), lambda: _read_zip_or_file(path)
+
+
+def _read_zip_or_file(path: Path) -> bytes:
+    data = _read_limited(path)
+    if data.startswith(b"PK\x03\x04"):  # a zip's first bytes, yet not a zip zipfile can open
+        raise InvalidArgumentError("a damaged zip (cut short while downloading?)")
+    return data
 
 
 def _file_conversations(source: str, path: Path, report: ImportReport) -> Iterator[tuple[str, list[Conversation]]]:
@@ -159,6 +167,12 @@ def _file_conversations(source: str, path: Path, report: ImportReport) -> Iterat
             continue
         if not isinstance(data, list):
             report.errors.append((name, f"a JSON {type(data).__name__}, not the export's list of conversations"))
+            continue
+        objects = [item for item in data if isinstance(item, dict)]
+        if objects and not any(_SHAPE[source] in item for item in objects):
+            other = next((s for s, key in _SHAPE.items() if s != source and any(key in i for i in objects)), None)
+            hint = f": is it the {other} export? (notewell import {other} ...)" if other else ""
+            report.errors.append((name, f"not a {source} export: no conversation has {_SHAPE[source]!r}{hint}"))
             continue
         convs = []
         for i, item in enumerate(data):
