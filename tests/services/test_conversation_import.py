@@ -75,13 +75,59 @@ def test_importing_again_adds_only_what_is_new(store, tmp_path):
     more = more[4:]  # without the opening snapshot, caveat and slash command: the session goes on
     paths[0].write_text("".join(json.dumps(r) + "\n" for r in rows + more))
     grown = import_conversations(store, "claude-code", tmp_path / "p")
-    assert (grown.continued, grown.unchanged, grown.notes) == (1, 1, 1)
-    part2 = store.get_note(part_note_id("claude-code", paths[0].stem, 2))
-    x = extras(part2)
-    assert x["part"] == "2" and x["messages"] == "5-8"
-    assert part2.builds_on == [part_note_id("claude-code", paths[0].stem, 1)]
-    assert part2.title.endswith("(part 2)") and "**5. user**" in part2.body and "**1. user**" not in part2.body
+    assert (grown.continued, grown.unchanged, grown.notes) == (1, 1, 0)
+    note = store.get_note(part_note_id("claude-code", paths[0].stem, 1))  # one note per session: it grew
+    assert extras(note)["messages"] == "1-8" and note.revision == 2 and "**5. user**" in note.body
+    with pytest.raises(NotFoundError):
+        store.get_note(part_note_id("claude-code", paths[0].stem, 2))
     assert import_conversations(store, "claude-code", tmp_path / "p").notes == 0
+    assert store.get_note(note.id).revision == 2
+
+
+def test_a_session_imported_in_the_middle_of_an_answer_gets_the_rest_later(store, tmp_path):
+    paths = write_claude_code(tmp_path / "p", sessions=1, turns=3)
+    lines = paths[0].read_text().splitlines(keepends=True)
+    cut = max(i for i, line in enumerate(lines) if '"tool_use"' in line) + 1  # just after the last tool call
+    paths[0].write_text("".join(lines[:cut]))
+    first = import_conversations(store, "claude-code", tmp_path / "p")
+    assert first.new == 1
+    nid = part_note_id("claude-code", paths[0].stem, 1)
+    assert "Step 3" in store.get_note(nid).body and "needs a retry" not in store.get_note(nid).body.split("**6.")[-1]
+    paths[0].write_text("".join(lines))  # the answer was finished
+    later = import_conversations(store, "claude-code", tmp_path / "p")
+    assert (later.continued, later.changed_in_place) == (1, 0)
+    assert "needs a retry" in store.get_note(nid).body.split("**6. assistant**")[1]
+
+
+def test_a_resumed_session_does_not_import_the_turns_it_repeats(store, tmp_path):
+    paths = write_claude_code(tmp_path / "p", sessions=1, turns=2)
+    rows = [json.loads(line) for line in paths[0].read_text().splitlines()]
+    more = claude_code_lines(random.Random(5), "resumed-0000", 1, start=datetime(2026, 12, 1, tzinfo=UTC))[4:]
+    copy = tmp_path / "p" / paths[0].parent.name / "resumed-0000.jsonl"
+    copy.write_text("".join(json.dumps(r) + "\n" for r in rows + more))  # old lines, then its own
+    report = import_conversations(store, "claude-code", tmp_path / "p")
+    assert report.new == 2
+    resumed = store.get_note(part_note_id("claude-code", "resumed-0000", 1))
+    assert extras(resumed)["messages"] == "1-2" and "Step 2" not in resumed.body  # only its own turn
+    assert import_conversations(store, "claude-code", tmp_path / "p").notes == 0
+
+
+def test_one_bad_conversation_does_not_stop_the_others(store, tmp_path):
+    convs = write_claude_zip(tmp_path / "c.zip", conversations=3, turns=1)
+    convs = convs[:3]
+    convs[0]["chat_messages"][0]["content"][0]["text"] = "half an emoji \ud83d and a NUL \x00 here"
+    convs[1]["chat_messages"][1]["uuid"] = "x\ny" * 40_000  # an id no header line can hold
+    convs[2]["chat_messages"][1]["content"] = [
+        {"type": "tool_use", "id": f"t{i}", "name": "web_search", "input": {"query": "q" * 60}} for i in range(15_000)
+    ]
+    (tmp_path / "conversations.json").write_text(json.dumps(convs))
+    report = import_conversations(store, "claude", tmp_path / "conversations.json")
+    assert report.errors == [] and report.new == 3
+    first = store.get_note(part_note_id("claude", convs[0]["uuid"], 1)).body
+    assert "half an emoji \ufffd and a NUL  here" in first
+    third = store.get_note(part_note_id("claude", convs[2]["uuid"], 1)).body
+    assert "and 14,960 more" in third
+    assert import_conversations(store, "claude", tmp_path / "conversations.json").notes == 0
 
 
 def test_a_session_still_being_written_keeps_its_last_line_for_next_time(store, tmp_path):

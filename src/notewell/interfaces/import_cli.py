@@ -60,7 +60,7 @@ def cmd_import(args: argparse.Namespace) -> None:
         author = args.author or getpass.getuser()
     except (KeyError, OSError):
         author = "notewell-import"
-    with open_from_args(args, create=True) as store:
+    with open_from_args(args, create=True, watch=True) as store:  # watched: a read per conversation, no rescans
         report = import_conversations(store, args.source, args.path, project=args.project, author=author)
     for where, why in report.errors:
         print(f"notewell: not imported: {where}: {why}", file=sys.stderr)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConflictError, InvalidArgumentError, NotFoundError
+from ..errors import ConflictError, InvalidArgumentError, NotewellError, NotFoundError
 from ..model.conversations import (
     Conversation,
     conversation_parts,
@@ -40,6 +40,7 @@ SOURCES = ("claude-code", "chatgpt", "claude")
 _SHAPE = {"chatgpt": "mapping", "claude": "chat_messages"}  # the key every conversation of an export has
 MAX_FILE = 1 << 30  # a transcript or an export member past 1 GiB is refused, not read into memory
 _ID_MAX = 200
+_ERRORS_PER_FILE = 20
 IMPORT_MODEL = "notewell-import"  # marks the attempt imports write on
 
 
@@ -175,17 +176,23 @@ def _file_conversations(source: str, path: Path, report: ImportReport) -> Iterat
             report.errors.append((name, f"not a {source} export: no conversation has {_SHAPE[source]!r}{hint}"))
             continue
         convs = []
-        for i, item in enumerate(data):
-            if not isinstance(item, dict):
-                report.errors.append((f"{name}[{i}]", "not a conversation object"))
-                continue
+        odd = len(data) - len(objects)
+        if odd:  # once for the file, not once per item: an export of a million numbers is one mistake
+            report.errors.append((name, f"{odd:,} item(s) are not conversation objects"))
+        unreadable = 0
+        for i, item in enumerate(objects):
             try:
                 conv = parse(item)
             except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
-                report.errors.append((f"{name}[{i}]", f"unreadable conversation: {exc}"))
+                unreadable += 1
+                if unreadable <= _ERRORS_PER_FILE:
+                    report.errors.append((f"{name}[{i}]", f"unreadable conversation: {exc}"))
                 continue
             if conv is not None:
                 convs.append(conv)
+        if unreadable > _ERRORS_PER_FILE:
+            report.errors.append((name, f"and {unreadable - _ERRORS_PER_FILE:,} more unreadable conversations"))
+        del data, objects
         yield name, convs
     if report.files == 0:
         raise InvalidArgumentError(f"{path} holds no conversations*.json (is it the {source} export?)")
@@ -207,29 +214,28 @@ def _header_extras(text: str) -> dict[str, str]:
     return out
 
 
-def _kept_parts(store: NoteStore, conv: Conversation) -> tuple[int, dict[str, str] | None]:
-    """(how many parts the store has, the last one's header extras); (0, None) when none."""
-    number, extras = 0, None
+def _kept_parts(store: NoteStore, conv: Conversation) -> tuple[int, dict[str, str], str]:
+    """(how many parts the store has, the last one's header extras, its text); (0, {}, "") when none."""
+    number, extras, text = 0, {}, ""
     while True:
         try:
             note = store.get_note(part_note_id(conv.source, conv.source_id, number + 1))
         except NotFoundError:
-            return number, extras
+            return number, extras, text
         number += 1
-        extras = _header_extras(note.text)
+        extras, text = _header_extras(note.text), note.text
 
 
-def _new_turns_from(conv: Conversation, extras: dict[str, str]) -> int | None:
-    """Where the turns not imported yet start; None when the earlier turns changed."""
+def _last_part_start(conv: Conversation, extras: dict[str, str]) -> int | None:
+    """Where the last part kept starts (its turns are written again, with any that came after);
+    None when the turns it holds are not where they were (edited, another branch)."""
+    first, _, upto = extras.get("messages", "").partition("-")
+    if not (first.isdigit() and upto.isdigit()) or not 1 <= int(first) <= int(upto) <= len(conv.turns):
+        return None
     last = extras.get("last_message")
-    _, _, upto = extras.get("messages", "").partition("-")
-    count = int(upto) if upto.isdigit() else None
-    if last:
-        index = next((i for i, t in enumerate(conv.turns) if t.ident == last), None)
-        if index is None or (count is not None and index + 1 != count):
-            return None
-        return index + 1
-    return count if count is not None and count <= len(conv.turns) else None
+    if last and conv.turns[int(upto) - 1].ident != last:
+        return None
+    return int(first) - 1
 
 
 class _Writer:
@@ -241,11 +247,23 @@ class _Writer:
     def __init__(self, store: NoteStore, report: ImportReport, author: str) -> None:
         self.store, self.report, self.author = store, report, author
         self.run: str | None = None
-        self.pending: list[tuple[bool, list[tuple[str, str]]]] = []  # (imported before, [(id, text)])
+        self.pending: list[tuple[bool, list[tuple[str, str]], str]] = []  # (imported before, [(id, text)], what)
         self.size = 0
 
-    def add(self, conv: Conversation, before: bool, parts: list[tuple[str, str]]) -> None:
-        self.pending.append((before, parts))
+    def add(
+        self, conv: Conversation, before: bool, parts: list[tuple[str, str]], replace: tuple[str, str] | None = None
+    ) -> None:
+        """Write *parts* (id, text); first, with *replace*, put a new text in a kept part."""
+        if replace is not None:
+            try:
+                self.store.edit_note(replace[0], replace[1])
+            except NotewellError as exc:
+                self.report.errors.append((f"{conv.source} conversation {conv.source_id}", exc.message))
+                return
+            if not parts:
+                self.report.continued += 1
+                return
+        self.pending.append((before, parts, f"{conv.source} conversation {conv.source_id}"))
         self.size += len(parts)
         if self.size >= self.BATCH:
             self.flush()
@@ -256,21 +274,24 @@ class _Writer:
         pending, self.pending, self.size = self.pending, [], 0
         if self.run is None:
             self.run = _standing_attempt(self.store, self.report.project, self.author)
-        parts = [p for _, ps in pending for p in ps]
+        parts = [p for _, ps, _ in pending for p in ps]
         try:
             self.store.add_notes([t for _, t in parts], attempt=self.run, note_ids=[i for i, _ in parts])
-            for before, ps in pending:
+            for before, ps, _ in pending:
                 self._count(before, len(ps))
             return
-        except ConflictError:
-            pass  # one of them was here once and has been deleted: write them one by one to tell which
-        for before, ps in pending:
+        except NotewellError:
+            pass  # a part deleted here once, or one the store refuses: one by one, to tell which
+        for before, ps, where in pending:
             try:
                 for note_id, text in ps:
                     self.store.add_note(text, attempt=self.run, note_id=note_id)
                     self.report.notes += 1
             except ConflictError:
                 self.report.deleted_here += 1  # its id was used: it was here and has been deleted
+                continue
+            except NotewellError as exc:
+                self.report.errors.append((where, exc.message))  # this one only: the rest go in
                 continue
             self._count(before, 0)
 
@@ -280,6 +301,17 @@ class _Writer:
             self.report.continued += 1
         else:
             self.report.new += 1
+
+
+def _ordered(source: str, files: Iterator[tuple[str, list[Conversation]]]) -> Iterator[tuple[str, list[Conversation]]]:
+    """Claude Code's sessions oldest first (a resumed one after the one it repeats); exports as read."""
+    if source != "claude-code":
+        yield from files
+        return
+    every = [(name, conv) for name, convs in files for conv in convs]
+    every.sort(key=lambda nc: (min((t.at for t in nc[1].turns if t.at), default="~"), nc[1].source_id))
+    for name, conv in every:
+        yield name, [conv]
 
 
 def _standing_attempt(store: NoteStore, project: str, author: str) -> str:
@@ -310,8 +342,9 @@ def import_conversations(
     began = time.perf_counter()
     writer = _Writer(store, report, author or "notewell-import")
     taken: set[str] = set()  # conversations met in this run (an export may repeat one)
+    copied: set[str] = set()  # Claude Code lines already in a session read before
     try:
-        for name, convs in _file_conversations(source, chosen, report):
+        for name, convs in _ordered(source, _file_conversations(source, chosen, report)):
             for conv in convs:
                 if not conv.source_id or len(conv.source_id) > _ID_MAX or not conv.source_id.isprintable():
                     report.errors.append(
@@ -321,27 +354,35 @@ def import_conversations(
                 if conv.source_id in taken:
                     continue
                 taken.add(conv.source_id)
+                if source == "claude-code":  # a resumed session's file repeats the lines it was resumed from
+                    conv.turns = [t for t in conv.turns if t.ident is None or t.ident not in copied]
+                    copied.update(t.ident for t in conv.turns if t.ident)
+                    if not any(t.role == "user" for t in conv.turns):
+                        continue
                 report.conversations += 1
-                kept, extras = _kept_parts(store, conv)
-                start = 0
-                if kept:
-                    start = _new_turns_from(conv, extras or {})
-                    if start is None:
-                        report.changed_in_place += 1
-                        continue
-                    if start >= len(conv.turns):
-                        report.unchanged += 1
-                        continue
+                kept, extras, last_text = _kept_parts(store, conv)
+                part_id = lambda n, c=conv: part_note_id(c.source, c.source_id, n)  # noqa: E731
+                if not kept:
+                    parts = conversation_parts(conv, part_id=part_id)
+                    writer.add(conv, False, [(part_id(p.number), p.text) for p in parts])
+                    continue
+                start = _last_part_start(conv, extras)
+                if start is None:
+                    report.changed_in_place += 1
+                    continue
+                # The last part again, with what its last turn has grown by and the turns after it.
                 parts = conversation_parts(
                     conv,
                     start=start,
-                    first_part=kept + 1,
-                    builds_on=part_note_id(conv.source, conv.source_id, kept) if kept else None,
-                    part_id=lambda n, c=conv: part_note_id(c.source, c.source_id, n),
+                    first_part=kept,
+                    builds_on=part_id(kept - 1) if kept > 1 else None,
+                    part_id=part_id,
                 )
-                writer.add(
-                    conv, bool(kept), [(part_note_id(conv.source, conv.source_id, p.number), p.text) for p in parts]
-                )
+                if len(parts) == 1 and parts[0].text == last_text:
+                    report.unchanged += 1
+                    continue
+                replace = (part_id(kept), parts[0].text) if parts[0].text != last_text else None
+                writer.add(conv, True, [(part_id(p.number), p.text) for p in parts[1:]], replace)
             if progress is not None:
                 progress(report)
     finally:

@@ -18,7 +18,8 @@ from .conversation import TOOL_CHARS, Conversation, Turn, first_line, iso_time
 
 __all__ = ["parse_chatgpt"]
 
-_CITATION = re.compile("\ue200[^\ue201]*\ue201|【[^】]{0,80}】")  # private-use citation markers
+# private-use citation markers (bounded: an unclosed one must not make every later one scan to the end)
+_CITATION = re.compile("\ue200[^\ue201]{0,400}\ue201|【[^】]{0,80}】")
 
 
 def _text(content: dict[str, Any]) -> str:
@@ -73,6 +74,7 @@ def parse_chatgpt(conv: dict[str, Any]) -> Conversation | None:
     if not isinstance(ident, str) or not ident:
         return None
     turns: list[Turn] = []
+    words: dict[int, list[str]] = {}  # an answer's texts, by turn
     for node in _path(conv):
         message = node.get("message")
         if not isinstance(message, dict):
@@ -106,9 +108,10 @@ def parse_chatgpt(conv: dict[str, Any]) -> Conversation | None:
         if role == "user":
             turns.append(Turn("user", text, at, ident=ident_m))
         else:
-            turn = _answer(turns, at, ident_m)
-            turn.text = (turn.text + "\n\n" + text).strip()
-            turn.ident = ident_m
+            words.setdefault(id(_answer(turns, at, ident_m)), []).append(text)  # joined once, at the end
+    for turn in turns:
+        if turn.role == "assistant":
+            turn.text = "\n\n".join(words.get(id(turn), []))
     if not any(t.role == "user" for t in turns):
         return None
     title = conv.get("title") if isinstance(conv.get("title"), str) and conv.get("title") != "New chat" else None

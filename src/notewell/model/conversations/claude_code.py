@@ -107,6 +107,7 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
     seen: set[str] = set()
     uuids: set[str] = set()
     where = branch = model = None
+    words: dict[int, list[str]] = {}  # an answer's text blocks, by turn
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
@@ -154,14 +155,16 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
             model = message["model"]
         if not turns or turns[-1].role != "assistant":  # everything up to the next request is one answer
             turns.append(Turn("assistant", "", at, ident=uuid if isinstance(uuid, str) else None))
-        turn = turns[-1]
-        turn.ident = uuid if isinstance(uuid, str) else turn.ident  # the last line of the answer
+        turn = turns[-1]  # its ident stays its first line's: the same however far the answer has got
         for b in blocks:
             if b.get("type") == "text" and str(b.get("text", "")).strip():
-                turn.text = (turn.text + "\n\n" + str(b["text"]).strip()).strip()
+                words.setdefault(id(turn), []).append(str(b["text"]).strip())  # joined once, at the end
             elif b.get("type") == "tool_use":
                 turn.tools.append(_tool_call(b))
                 tool_turn[str(b.get("id"))] = (turn, len(turn.tools) - 1)
+    for turn in turns:
+        if turn.role == "assistant":
+            turn.text = "\n\n".join(words.get(id(turn), []))
     turns = [t for t in turns if t.text or t.tools]
     if not any(t.role == "user" for t in turns) or _warm_up(turns):
         return None

@@ -11,12 +11,13 @@ the turns after the last one kept.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ..header import LIMITS, compose_note, quote_value
 
-__all__ = ["Conversation", "Part", "Turn", "conversation_parts", "first_line", "iso_time"]
+__all__ = ["Conversation", "Part", "Turn", "clean", "conversation_parts", "first_line", "iso_time", "one_line_id"]
 
 TEXT_CHARS = 4000  # a message longer than this is kept to its first TEXT_CHARS characters
 TOOL_CHARS = 100  # a condensed tool call's argument
@@ -91,8 +92,23 @@ def first_line(text: str, limit: int = TITLE_CHARS) -> str:
     return (cut if len(cut) > limit // 2 else line[: limit - 1]).rstrip(",.;: ") + "…"
 
 
+_UNWRITABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")  # controls, lone surrogates
+TOOLS_SHOWN = 40  # an answer's tool calls past this are counted, not listed
+
+
+def clean(text: str) -> str:
+    """*text* as a note may hold it: control characters dropped, a lone surrogate (half an
+    emoji, cut by the writer) replaced."""
+    return _UNWRITABLE.sub(lambda m: "\ufffd" if m.group(0) >= "\ud800" else "", text)
+
+
+def one_line_id(ident: str | None) -> str:
+    """*ident* when it can go into a header line and read back (short, printable), else ""."""
+    return ident if isinstance(ident, str) and 0 < len(ident) <= 200 and ident.isprintable() else ""
+
+
 def _clip(text: str, limit: int = TEXT_CHARS) -> str:
-    text = text.strip()
+    text = clean(text).strip()
     if len(text) <= limit:
         return text
     return text[:limit].rstrip() + f"\n[… {len(text) - limit:,} more characters not imported]"
@@ -107,13 +123,15 @@ def _turn_block(turn: Turn, number: int) -> str:
     if turn.text.strip():
         lines.append(_clip(turn.text))
     if turn.tools:
-        lines.append("tools: " + " · ".join(turn.tools))
+        shown = [clean(t) for t in turn.tools[:TOOLS_SHOWN]]
+        more = len(turn.tools) - len(shown)
+        lines.append("tools: " + " · ".join(shown) + (f" · and {more:,} more" if more > 0 else ""))
     return "\n".join(lines)
 
 
 def _title(conv: Conversation) -> str:
     request = conv.first_request
-    title = first_line(request) if request else first_line(conv.title or "")
+    title = first_line(clean(request)) if request else first_line(clean(conv.title or ""))
     return title or f"{conv.source} conversation {conv.source_id[:12]}"
 
 
@@ -127,9 +145,10 @@ def _opening(conv: Conversation, turns: list[Turn]) -> str:
     label = {"claude-code": "Claude Code session", "chatgpt": "ChatGPT conversation", "claude": "Claude conversation"}
     line = f"{label.get(conv.source, conv.source + ' conversation')}{span}: {requests} request{'s' * (requests != 1)}"
     if conv.where:
-        line += f", in {conv.where}" + (f" (branch {conv.branch})" if conv.branch else "")
+        line += f", in {first_line(clean(conv.where), 300)}"
+        line += f" (branch {first_line(clean(conv.branch), 100)})" if conv.branch else ""
     if conv.model:
-        line += f", model {conv.model}"
+        line += f", model {first_line(clean(conv.model), LIMITS['model'])}"
     return line + "."
 
 
@@ -158,8 +177,8 @@ def conversation_parts(
         number = first_part + offset
         chunk = turns[lo:hi]
         head_title = title if number == 1 else f"{first_line(title, TITLE_CHARS - 10)} (part {number})"
-        summary = first_line(conv.title, 200) if conv.title and number == 1 else None
-        model = first_line(conv.model, LIMITS["model"]) if conv.model else None
+        summary = first_line(clean(conv.title), 200) if conv.title and number == 1 else None
+        model = first_line(clean(conv.model), LIMITS["model"]) if conv.model else None
         body = _opening(conv, chunk) + "\n\n" + "\n\n".join(blocks[lo:hi]) + "\n"
         text = compose_note(
             body,
@@ -175,7 +194,7 @@ def conversation_parts(
             "conversation": conv.source_id,
             "part": str(number),
             "messages": f"{start + lo + 1}-{start + hi}",
-            "last_message": chunk[-1].ident or "",
+            "last_message": one_line_id(chunk[-1].ident),
             "started": next((t.at for t in chunk if t.at), None) or "",
         }
         text = _with_extras(text, extras)

@@ -1,0 +1,109 @@
+"""The conversation parsers on anything: they read what they can, never crash on odd JSON, stay
+linear on hostile inputs, and every note they lay out reads back with the header it was given."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from notewell.errors import InvalidArgumentError
+from notewell.model.conversations import (
+    Conversation,
+    Turn,
+    conversation_parts,
+    parse_chatgpt,
+    parse_claude_ai,
+    parse_claude_code,
+)
+from notewell.model.header import parse_note
+from notewell.model.note import check_text
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=12), children, max_size=6),
+    max_leaves=40,
+)
+KEYS = st.sampled_from(
+    ["type", "message", "content", "role", "uuid", "text", "tool_use", "tool_result", "id", "name", "input",
+     "mapping", "current_node", "parent", "children", "author", "parts", "recipient", "chat_messages", "sender",
+     "conversation_id", "timestamp", "create_time", "isMeta", "is_error", "tool_use_id", "parent_message_uuid"]
+)  # fmt: skip
+WORDS = st.sampled_from(["user", "assistant", "text", "human"])
+SHAPED = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20) | WORDS,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(KEYS, children, max_size=8),
+    max_leaves=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(SHAPED | JSON, max_size=12))
+def test_claude_code_reads_any_json_lines_without_crashing(lines):
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    conv = parse_claude_code(data, "s")
+    assert conv is None or all(t.role in ("user", "assistant") for t in conv.turns)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SHAPED | JSON)
+def test_the_exports_read_any_object_without_crashing(item):
+    if isinstance(item, dict):
+        for parse in (parse_chatgpt, parse_claude_ai):
+            conv = parse(item)
+            assert conv is None or any(t.role == "user" for t in conv.turns)
+
+
+def test_a_line_that_is_not_json_is_refused_but_a_cut_last_line_waits():
+    good = json.dumps({"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hello there"}})
+    assert parse_claude_code((good + "\n" + '{"type": "us').encode(), "s").turns[0].text == "hello there"
+    try:
+        parse_claude_code(('{"type": "us\n' + good + "\n").encode(), "s")
+    except InvalidArgumentError as exc:
+        assert "line 1 is not JSON" in exc.message
+    else:
+        raise AssertionError("a broken line in the middle was read past")
+
+
+ROLES = st.sampled_from(["user", "assistant"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(ROLES, st.text(max_size=300), st.text(max_size=60)), min_size=1, max_size=12),
+    st.text(max_size=80),
+)
+def test_every_part_is_a_note_the_store_takes_and_reads_back(turns, ident):
+    made = [Turn(role, text, None, [tool] if tool else [], ident) for role, text, tool in turns]
+    conv = Conversation("claude", "conv-1", made, title=ident, model=ident)
+    parts = conversation_parts(conv, part_bytes=2000)
+    assert parts and parts[0].first == 1 and parts[-1].last == len(turns)
+    for part in parts:
+        check_text(part.text)  # the store's own check: UTF-8, no NUL, under the limits
+        parsed = parse_note(part.text)
+        assert parsed.header is not None and parsed.header["kind"] == "conversation"
+        extra = dict(line.split(": ", 1) for line in parsed.extra)
+        assert json.loads(extra["conversation"]) == "conv-1" and json.loads(extra["part"]) == str(part.number)
+        if "last_message" in extra:
+            assert json.loads(extra["last_message"]) == ident
+
+
+def test_hostile_inputs_stay_linear():
+    blocks = [{"type": "text", "text": f"piece {i}"} for i in range(40_000)]
+    line = {"type": "assistant", "uuid": "a", "message": {"id": "m", "role": "assistant", "content": blocks}}
+    ask = {"type": "user", "uuid": "u", "message": {"role": "user", "content": "go"}}
+    data = (json.dumps(ask) + "\n" + "\n".join(json.dumps({**line, "uuid": f"a{i}"}) for i in range(5)) + "\n").encode()
+    began = time.perf_counter()
+    conv = parse_claude_code(data, "s")
+    assert conv is not None and time.perf_counter() - began < 3
+    markers = "\ue200" * 50_000 + " text"
+    export = {"conversation_id": "c", "current_node": "n", "mapping": {"n": {"id": "n", "parent": None, "message": {
+        "author": {"role": "user"}, "content": {"content_type": "text", "parts": [markers]}}}}}  # fmt: skip
+    began = time.perf_counter()
+    assert parse_chatgpt(export) is not None and time.perf_counter() - began < 3
+    markup = "<command-name>" * 50_000
+    began = time.perf_counter()
+    parse_claude_code((json.dumps({**ask, "message": {"role": "user", "content": markup}}) + "\n").encode(), "s")
+    assert time.perf_counter() - began < 3
