@@ -30,6 +30,8 @@ CJK_RE = re.compile(
     "\U00020000-\U0003134f"  # CJK extensions B-H
     "]"
 )
+_CJK_RUN = re.compile(CJK_RE.pattern + "+")
+_DOUBLE = SEP + SEP
 
 
 def has_cjk(text: str) -> bool:
@@ -41,7 +43,9 @@ def segment(text: str) -> str:
     """Surround every CJK character with a separator the tokenizer splits on."""
     if not has_cjk(text):
         return text
-    return CJK_RE.sub(lambda m: SEP + m.group(0) + SEP, text)
+    # One call per run of CJK characters, not per character (bulk imports spent seconds in the
+    # per-character callback); the text made is the same, separator for separator.
+    return _CJK_RUN.sub(lambda m: SEP + _DOUBLE.join(m.group(0)) + SEP, text)
 
 
 def unsegment(text: str) -> str:
