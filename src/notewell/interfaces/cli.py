@@ -482,8 +482,9 @@ def cmd_history(args: argparse.Namespace) -> None:
 
 def cmd_reindex(args: argparse.Namespace) -> None:
     bar = ProgressBar("indexing", force=args.progress)
-    with open_folder_from_args(args, create=False) as store:
-        report = store.reindex(progress=bar)
+    with open_folder_from_args(args, create=False, progress=bar) as store:
+        # A folder with no index (or another version's) was indexed by opening it: once is enough.
+        report = store.last_sync if store.built_on_open else store.reindex(progress=bar)
         total = store.summary()["total_notes"]
     bar.close()
     data = {"total_notes": total, **report.to_dict()}

@@ -15,6 +15,7 @@ from ..model.note import DEFAULT_MAX_BYTES
 from .db_cli import chosen_database
 
 if TYPE_CHECKING:
+    from ..model.progress import Progress
     from ..services.contract import NoteStore
     from ..services.embedder_loading import EmbedderLoader
     from ..services.store import Store
@@ -60,7 +61,12 @@ def open_from_args(
 
 
 def open_folder_from_args(
-    args: argparse.Namespace, *, create: bool = True, watch: bool = False, loader: EmbedderLoader | None = None
+    args: argparse.Namespace,
+    *,
+    create: bool = True,
+    watch: bool = False,
+    loader: EmbedderLoader | None = None,
+    progress: Progress | None = None,
 ) -> Store:
     """The notes folder a command works on; a database named by options or environment is
     refused (for the folder-only commands: reindex, watch)."""
@@ -77,6 +83,7 @@ def open_folder_from_args(
         create=create,
         embedder=_embedder(loader),
         ann=ann_from_environment(),
+        progress=progress,
     )
     args.folder = store  # main() may start a watcher on it afterwards
     return store

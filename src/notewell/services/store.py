@@ -116,6 +116,7 @@ class Store(WatchingMixin, NoteService):
         create: bool = True,
         embedder: Embedder | Callable[[], Embedder] | str | None = "default",
         ann: bool | int = False,
+        progress: Progress | None = None,
     ) -> None:
         whole_number("max_bytes", max_bytes)
         root = Path(path).expanduser()
@@ -165,14 +166,17 @@ class Store(WatchingMixin, NoteService):
         self._embedding: threading.Thread | None = None
         self._embedding_stop = threading.Event()
         self.last_sync = SyncReport()
+        # True when this open made the index (none was there, or it was another version's):
+        # a reindex right after would only make it again.
+        self.built_on_open = bool(self._index.rebuilt)
         if upgrading is None:
             if self._index.rebuilt:
-                self.last_sync = self._full_sync()  # a new or repaired index: fill it now
+                self.last_sync = self._full_sync(progress)  # a new or repaired index: fill it now
                 self._checked = True
             return
         try:
             if self._index.rebuilt:
-                self.last_sync = self._full_sync()
+                self.last_sync = self._full_sync(progress)
                 self._checked = True
             self.last_sync.vectors_kept, self.last_sync.to_embed = self._carry_vectors(old)
         except BaseException:
