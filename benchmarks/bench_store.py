@@ -150,8 +150,9 @@ def zipf_cum_weights(n: int, s: float = 1.0, skip: int = 0) -> list[float]:
 class Corpus:
     """Deterministic note texts and queries drawn from one Zipf vocabulary."""
 
-    def __init__(self, seed: int, vocab: int = 4000) -> None:
+    def __init__(self, seed: int, vocab: int = 4000, chinese: float = 0.05) -> None:
         self.rng = random.Random(seed)
+        self.chinese = chinese  # the share of notes with Chinese in them
         self.vocab = build_vocabulary(self.rng, vocab)
         self.cw = zipf_cum_weights(len(self.vocab))
         self.query_cw = zipf_cum_weights(len(self.vocab), skip=30)
@@ -184,7 +185,7 @@ class Corpus:
 
     def note(self, i: int) -> str:
         rng = random.Random(self.rng.random() + i)
-        zh = rng.random() < 0.05
+        zh = rng.random() < self.chinese
         kind = rng.choices(KINDS, weights=KIND_WEIGHTS)[0]
         tags = list(dict.fromkeys(rng.choices(self.tags, cum_weights=self.tag_cw, k=rng.randint(1, 4))))
         head = f"---\ntitle: {self._title(rng, zh)}\nkind: {kind}\ntags: [{', '.join(tags)}]\n---\n\n"

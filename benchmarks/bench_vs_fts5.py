@@ -170,8 +170,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--adds", type=int, default=50)
     ap.add_argument("--seed", type=int, default=20240611)
+    ap.add_argument("--chinese", type=float, default=0.05, help="share of notes with Chinese (default 0.05)")
     args = ap.parse_args()
-    corpus = Corpus(args.seed)
+    corpus = Corpus(args.seed, chinese=args.chinese)
     texts = [corpus.note(i) for i in range(args.notes)]
     adds = [corpus.note(args.notes + i) for i in range(args.adds)]
     queries = [q for cat, q, f in corpus.queries(args.queries, args.seed) if not f and cat != "question"]
@@ -182,7 +183,8 @@ def main() -> None:
             rows.append(got)
             print(f"round {r + 1}: " + ", ".join(f"{k} {v:,.2f}" for k, v in got.items()), flush=True)
     med = {k: statistics.median(row[k] for row in rows) for k in rows[0]}
-    print(f"\n{args.notes:,} notes (bench_store.py's corpus: ~1.5 KB, 5% Chinese), medians of {args.rounds} rounds:")
+    print(f"\n{args.notes:,} notes (bench_store.py's corpus: ~1.5 KB, {args.chinese:.0%} with Chinese), medians of"
+          f" {args.rounds} rounds:")  # fmt: skip
     print(f"{'figure':34} {'notewell':>12} {'raw FTS5':>12} {'ratio':>8}")
     for label, nw, raw, higher_better, unit in (
         ("bulk import, notes/s", med["nw_import"], med["raw_import"], True, ""),
