@@ -38,7 +38,7 @@ from bench_store import Corpus, fts_expr, pct  # noqa: E402
 
 import notewell  # noqa: E402
 from notewell.model.cjk import segment  # noqa: E402
-from notewell.model.header import parse_note  # noqa: E402
+from notewell.model.note import title_and_body  # noqa: E402
 
 
 def _size(path: Path) -> int:
@@ -46,16 +46,13 @@ def _size(path: Path) -> int:
 
 
 def _title_body(text: str) -> tuple[str, str]:
-    parsed = parse_note(text)
-    title = parsed.header.get("title") if parsed.header else None
-    return str(title or ""), parsed.body
+    return title_and_body(text, "")  # as notewell's index keeps them
 
 
 # notewell's own tokenizer (porter stemming over unicode61): the same words match on both sides,
 # so agreement measures ranking, not tokenizing.
 _TABLE = (
-    "CREATE VIRTUAL TABLE fts USING fts5(nid UNINDEXED, title, body,"
-    " tokenize = 'porter unicode61 remove_diacritics 2')"
+    "CREATE VIRTUAL TABLE fts USING fts5(nid UNINDEXED, title, body, tokenize = 'porter unicode61 remove_diacritics 2')"
 )
 
 

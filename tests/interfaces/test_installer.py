@@ -172,6 +172,14 @@ def notewell_cli(project, home, *args, store=None):
     return call(["--store", str(store), *args, "--dir", str(project)], env=env, unset=("NOTEWELL_STORE",), text=True)
 
 
+def refused_untouched(project, home, path, text, runtime, said):
+    """*path* holding *text*: installing *runtime* is refused in one line saying *said*, and the file stays."""
+    path.write_text(text)
+    refused = notewell_cli(project, home, "install", runtime)
+    assert refused.returncode != 0 and said in refused.stderr, refused.stderr
+    assert len(refused.stderr.splitlines()) == 1 and path.read_text() == text
+
+
 def without_notewell(data):
     """*data* with every notewell entry taken out, as the runtime's own files would be without it."""
     data = copy.deepcopy(data)
@@ -333,10 +341,7 @@ def test_files_it_cannot_rewrite_safely_are_refused_and_left_alone(place):
         ('mcp_servers = { other = { command = "x" } }\n', "would not fit"),
         ("[broken\n", "not valid TOML"),
     ):
-        toml.write_text(text)
-        refused = notewell_cli(project, home, "install", "codex")
-        assert refused.returncode != 0 and said in refused.stderr, refused.stderr
-        assert toml.read_text() == text
+        refused_untouched(project, home, toml, text, "codex", said)
 
 
 def test_uninstall_where_nothing_was_installed_changes_nothing(place):
@@ -471,10 +476,8 @@ def test_unusual_json_is_refused_or_kept_exactly(place):
         ('{"a": 1, "a": 2}', "twice"),
         ('{"big": 1e999}', "too large"),
     ):
-        settings.write_text(text)
-        refused = notewell_cli(project, home, "install", "claude-code")
-        assert refused.returncode != 0 and said in refused.stderr, refused.stderr
-        assert settings.read_text() == text and not (project / ".mcp.json").exists()
+        refused_untouched(project, home, settings, text, "claude-code", said)
+        assert not (project / ".mcp.json").exists()  # nothing half-done
     settings.write_text('{"name": "\\ud800 lone"}')
     assert notewell_cli(project, home, "install", "claude-code").returncode == 0
     assert json.loads(settings.read_text())["name"] == "\ud800 lone"

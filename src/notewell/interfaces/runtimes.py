@@ -40,40 +40,34 @@ class Registration:
 
 @dataclass(frozen=True)
 class Runtime:
-    """A runtime: its name on the command line and the events notewell registers."""
+    """A runtime: its name on the command line, the events notewell registers, and its answer's rules."""
 
     name: str
-    label: str
     registrations: tuple[Registration, ...]
     json_only: bool  # stdout must be JSON (plain text would be shown to the user or refused)
+    prompt_event: str = ""  # its event before each prompt (``hook prompt``), when it has one
+
+    def event_of(self, command: str) -> str:
+        """The runtime's event name for *command* when its input does not say."""
+        if command == "prompt":
+            return self.prompt_event
+        return next((r.event for r in self.registrations if r.command == command), "")
 
 
+# Claude Code and Codex document the same events: SessionStart with matcher compact is the way
+# back into the context after a compaction (PreCompact and PostCompact cannot add context).
+_SESSION_AND_STOP = (
+    Registration("SessionStart", "session-start", "startup|resume|clear"),
+    Registration("SessionStart", "post-compact", "compact"),
+    Registration("Stop", "stop"),
+)
 RUNTIMES: dict[str, Runtime] = {
     r.name: r
     for r in (
-        Runtime(
-            "claude-code",
-            "Claude Code",
-            (
-                Registration("SessionStart", "session-start", "startup|resume|clear"),
-                Registration("SessionStart", "post-compact", "compact"),
-                Registration("Stop", "stop"),
-            ),
-            json_only=False,
-        ),
-        Runtime(
-            "codex",
-            "Codex CLI",
-            (
-                Registration("SessionStart", "session-start", "startup|resume|clear"),
-                Registration("SessionStart", "post-compact", "compact"),
-                Registration("Stop", "stop"),
-            ),
-            json_only=True,
-        ),
+        Runtime("claude-code", _SESSION_AND_STOP, json_only=False, prompt_event="UserPromptSubmit"),
+        Runtime("codex", _SESSION_AND_STOP, json_only=True, prompt_event="UserPromptSubmit"),
         Runtime(
             "gemini",
-            "Gemini CLI",
             (
                 Registration("SessionStart", "session-start", "*"),
                 Registration("PreCompress", "pre-compact", "*"),
@@ -81,29 +75,13 @@ RUNTIMES: dict[str, Runtime] = {
                 Registration("AfterAgent", "stop", "*"),
             ),
             json_only=True,
+            prompt_event="BeforeAgent",
         ),
         Runtime(
-            "cursor",
-            "Cursor",
-            (Registration("sessionStart", "session-start"), Registration("stop", "stop")),
-            json_only=True,
+            "cursor", (Registration("sessionStart", "session-start"), Registration("stop", "stop")), json_only=True
         ),
-        Runtime("plain", "plain text", (), json_only=False),
+        Runtime("plain", (), json_only=False),
     )
-}
-
-_DEFAULT_EVENT = {  # the runtime's event name when its input does not say
-    ("claude-code", "session-start"): "SessionStart",
-    ("claude-code", "post-compact"): "SessionStart",
-    ("claude-code", "prompt"): "UserPromptSubmit",
-    ("claude-code", "stop"): "Stop",
-    ("codex", "session-start"): "SessionStart",
-    ("codex", "post-compact"): "SessionStart",
-    ("codex", "prompt"): "UserPromptSubmit",
-    ("codex", "stop"): "Stop",
-    ("gemini", "session-start"): "SessionStart",
-    ("gemini", "prompt"): "BeforeAgent",
-    ("gemini", "stop"): "AfterAgent",
 }
 
 
@@ -131,7 +109,7 @@ def answer_text(runtime: Runtime, command: str, answer: HookAnswer, event: str |
     name = runtime.name
     if name == "plain":
         return "\n\n".join(t for t in (answer.context, answer.reminder, answer.notice) if t)
-    event = event or _DEFAULT_EVENT.get((name, command), "")
+    event = event or runtime.event_of(command)
     out: dict[str, Any] = {}
     if name == "cursor":
         if answer.context:

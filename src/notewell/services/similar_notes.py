@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import InvalidQueryError, UnavailableError
-from ..model.header import parse_note
+from ..model.note import title_and_body
 from ..model.timestamps import age_words
 from ..search.similarity import content_words, probe_query, word_overlap
 
@@ -26,12 +26,6 @@ WORDS_THRESHOLD = 0.30  # best mean F1 on eval and eval2-a (see benchmarks/eval_
 MEANING_THRESHOLD = 0.85  # the lowest that adds no false alarm on eval and eval2-a (meaning adds no F1)
 _CANDIDATES = 8
 _MEANING_CHARS = 1500  # the opening a model reads for the new note's meaning
-
-
-def _title_and_body(text: str) -> tuple[str, str]:
-    parsed = parse_note(text)
-    title = parsed.header.get("title") if parsed.header else None
-    return (title if isinstance(title, str) else ""), parsed.body
 
 
 Search = Callable[[str, str, int], list[Any]]  # (query, mode, limit) -> cards the viewer may see
@@ -53,7 +47,7 @@ def similar_notes(
     "kind", "updated_at", "age", "similarity", "by"}`` (``by``: words or meaning). *search* and
     *read* see only what the caller may see."""
     skip = set(exclude)
-    title, body = _title_and_body(text)
+    title, body = title_and_body(text, "")  # as the index keeps them: a `# heading` is a title too
     query = probe_query(title, body)
     found: dict[str, dict[str, Any]] = {}
     if query:

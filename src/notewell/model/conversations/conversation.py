@@ -55,13 +55,12 @@ class Conversation:
 
 @dataclass
 class Part:
-    """One note of a conversation: its *text*, its number, and the last turn it holds."""
+    """One note of a conversation: its *text*, its number, and the turns it holds."""
 
     number: int
     text: str
     first: int  # 1-based index of its first turn
     last: int
-    last_ident: str | None
 
 
 def iso_time(value: object) -> str | None:
@@ -198,7 +197,7 @@ def conversation_parts(
             "started": next((t.at for t in chunk if t.at), None) or "",
         }
         text = _with_extras(text, extras)
-        parts.append(Part(number, text, start + lo + 1, start + hi, chunk[-1].ident))
+        parts.append(Part(number, text, start + lo + 1, start + hi))
         previous = part_id(number) if callable(part_id) else None
     return parts
 
