@@ -27,6 +27,8 @@ __all__ = [
     "heading_text",
     "note_age",
     "note_from_text",
+    "PREVIEW_CHARS",
+    "preview",
     "superseded_texts",
     "title_and_body",
 ]
@@ -145,6 +147,14 @@ def note_age(created_at: str, updated_at: str) -> str | None:
     if words is None:
         return None
     return ("written " if updated_at == created_at else "updated ") + words
+
+
+PREVIEW_CHARS = 240
+
+
+def preview(body: str) -> str:
+    """The opening of a body on one line: a card's snippet when no word of the query shows."""
+    return " ".join(body.split())[:PREVIEW_CHARS]
 
 
 def title_and_body(text: str, filename: str) -> tuple[str, str]:

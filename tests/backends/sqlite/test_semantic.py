@@ -251,20 +251,6 @@ def test_a_sidecar_saved_while_applying_changes_is_at_the_matrix_position(sstore
     assert later.notes == vectors.notes and np.array_equal(later.matrix, vectors.matrix)
 
 
-def test_an_index_from_before_the_vector_log_gets_one(store_dir):
-    with notewell.open(store_dir, embedder=HashEmbedder()) as s:
-        s.add_note("# old\n\nold note")
-        s.embed_pending()
-        s._index.conn.execute("DROP TABLE vector_log")
-        s._index.conn.execute("DELETE FROM state WHERE key = 'vectors_generation'")
-    with notewell.open(store_dir, embedder=HashEmbedder()) as s:
-        assert s._index.vectors_epoch() not in ("0", None)
-        assert [c.title for c in s.search_notes("old note", mode="semantic")] == ["old"]
-        s.add_note("# new\n\nnew note")
-        s.embed_pending()
-        assert [c.title for c in s.search_notes("new note", mode="semantic", limit=1)] == ["new"]
-
-
 def test_the_vector_log_is_trimmed(sstore, monkeypatch):
     monkeypatch.setattr("notewell.backends.sqlite.index.VECTOR_LOG_KEEP", 10)
     with sstore._index.write():

@@ -235,18 +235,18 @@ def test_vectors_from_before_keys_are_reused_only_for_the_same_text(store_dir):
     s = notewell.open(store_dir, embedder=embedder)
     notes = _notes(s)
     s.close()
-    # An index made before keys were stored: the column did not exist.
+    # An index of an older schema, made before keys were stored: the column did not exist.
     conn = sqlite3.connect(store_dir / ".notewell" / "index.db")
     conn.execute("ALTER TABLE note_vectors DROP COLUMN key")
+    conn.execute("PRAGMA user_version = 11")
     conn.close()
-    s = notewell.open(store_dir, embedder=embedder)
-    assert {row[0] for row in s._index.conn.execute("SELECT key FROM note_vectors")} == {None}
     (store_dir / f"{notes[1].id}.md").write_text("# fruit 1\n\nmangosteen durian rambutan", encoding="utf-8")
     embedder.documents = 0
-    report = s.reindex()
-    assert (report.vectors_kept, report.to_embed) == (4, 1)
+    s = notewell.open(store_dir, embedder=embedder)  # rebuilt at open, the old file's vectors taken over
+    assert s.built_on_open and s.pending_embeddings() == 1
     assert s.embed_pending()["embedded"] == 1 and embedder.documents == 1
     assert None not in {row[0] for row in s._index.conn.execute("SELECT key FROM note_vectors")}
+    assert s.search_notes("mangosteen durian", mode="semantic")[0].id == notes[1].id
     s.close()
 
 

@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...model.cjk import CJK_RE
-from ...model.note import Card
+from ...model.note import Card, preview
 from ...search.filters import Filters, check_offset
 from ...search.query import SEARCH_COLUMNS, Near, Node, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
 from ...search.request import RANK_WINDOW, TITLE_WINDOW, check_limit
@@ -67,7 +67,6 @@ CARD_SQL = (
     " n.attempt_id, a.project, coalesce(p.campaign, a.campaign), n.note_kind, a.outcome, a.ended_at"
 )
 _CARD_FROM = "notes n LEFT JOIN attempts a ON a.id = n.attempt_id LEFT JOIN projects p ON p.name = a.project"
-_PREVIEW = 200
 _CONFIG = "english"  # the text-search configuration of storage.pg's tsv column and title index
 _TITLE_TSV = f"to_tsvector('{_CONFIG}', n.title)"  # exactly the title index's expression
 _CJK_RUN = re.compile(CJK_RE.pattern + "+")
@@ -80,10 +79,6 @@ def card_from_pg(row: tuple, snippet: str, score: float | None) -> Card:
     """A card from a CARD_SQL row (card_from_row's columns without the rowid; tags and
     builds_on arrive as arrays, not JSON text)."""
     return Card.from_columns((*row[:3], list(row[3]), list(row[4]), *row[5:15]), snippet, score)
-
-
-def _preview(body: str) -> str:
-    return " ".join(body.split())[:_PREVIEW]
 
 
 # -- the match, as a tree -------------------------------------------------------------------
@@ -409,10 +404,10 @@ def pg_keyword_search(
     cards = []
     for row, score, body, expr in hits:
         if snippets is None:
-            snippet = make_snippet(body, phrases_of(expr)) or _preview(body)
+            snippet = make_snippet(body, phrases_of(expr)) or preview(body)
         else:  # made later, for the cards a fusion keeps (as on SQLite)
             snippet = ""
-            snippets[row[0]] = snippet_maker(body, phrases_of(expr), _preview(body))
+            snippets[row[0]] = snippet_maker(body, phrases_of(expr), preview(body))
         cards.append(card_from_pg(row, snippet, float(f"{score:.6g}")))
     return cards
 
@@ -471,7 +466,7 @@ def pg_older_keyword_search(
     for nid, (_value, revision, body) in chosen:
         row = rows.get(nid)
         if row is not None:
-            snippet = make_snippet(body, phrases) or _preview(body)
+            snippet = make_snippet(body, phrases) or preview(body)
             cards.append(replace(card_from_pg(row, snippet, None), matched_revision=revision))
     return cards
 
@@ -535,4 +530,4 @@ def pg_list_cards(conn: Any, *, limit: int = 20, offset: int = 0, filters: Filte
     where, params = pg_filter_sql(filters or Filters())
     sql = f"SELECT {CARD_SQL}, n.body FROM {_CARD_FROM}" + (f" WHERE {where}" if where else "")
     sql += " ORDER BY n.updated_at DESC, n.seq DESC LIMIT %s OFFSET %s"
-    return [card_from_pg(r[:15], _preview(r[15]), None) for r in conn.execute(sql, [*params, limit, offset])]
+    return [card_from_pg(r[:15], preview(r[15]), None) for r in conn.execute(sql, [*params, limit, offset])]

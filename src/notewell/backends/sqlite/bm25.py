@@ -211,10 +211,12 @@ def bm25_ranks(index: Index, weights: Weights, rowids: Sequence[int]) -> dict[in
     owners: list[tuple[int, float]] = []
     at = 0
     for rowid, title, body in conn.execute(
-        f"SELECT id, c0, c1 FROM notes_fts_content WHERE id IN ({marks})", list(rowids)
+        f"SELECT n.rowid, n.title, substr(t.text, t.body_at + 1, {_SCAN_CHARS}) FROM note_index n"
+        f" JOIN note_text t ON t.rowid = n.rowid WHERE n.rowid IN ({marks})",
+        list(rowids),
     ):
-        for text, weight in ((title or "", TITLE_WEIGHT), ((body or "")[:_SCAN_CHARS], 1.0)):
-            folded = fold(text)
+        for text, weight in ((title or "", TITLE_WEIGHT), (body or "", 1.0)):
+            folded = fold(segment(text))  # as notes_fts holds it
             pieces.append(folded)
             starts.append(at)
             owners.append((rowid, weight))

@@ -27,19 +27,17 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BusyError, StorageError
-from ...model.cjk import segment
 from ...model.header import ParsedNote
 from ...search.meta_tokens import meta_token
+from .fts_rows import delete_fts, insert_fts
 from .old_revision_rows import forget_old_revisions
 from .rebuild import recover
-from .schema import GONE_INDEX, NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, TITLES_FTS, configure
+from .schema import GONE_INDEX, NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, configure
 
 __all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "LockHeld", "schema_outdated", "translated"]
 
 INDEX_DIR = ".notewell"
 VECTOR_LOG_KEEP = 50_000  # vector changes a process may be behind and still catch up
-_PREVIEW_CHARS = 240
-_KEYED = "SELECT 1 FROM pragma_table_info('note_vectors') WHERE name = 'key'"
 # Each reading thread has a page cache of its own: smaller than the writer's (bulk FTS5
 # inserts want a big one), since a server may have dozens of threads and the kernel's page
 # cache holds the file for them all anyway.
@@ -71,10 +69,6 @@ class IndexRow:
     extra: list[str] = field(default_factory=list)
     attempt_id: str | None = None
     note_kind: str = "note"
-
-    @property
-    def preview(self) -> str:
-        return " ".join(self.body.split())[:_PREVIEW_CHARS]
 
 
 def row_fields(parsed: ParsedNote) -> dict[str, Any]:
@@ -311,32 +305,13 @@ class Index:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:
             conn.execute("SELECT count(*) FROM state").fetchone()
-            epoch = conn.execute("SELECT 1 FROM state WHERE key = 'vectors_generation'").fetchone()
-            logged = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vector_log'").fetchone()
-            gone = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'journal_meta_gone'").fetchone()
-            titles = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'titles_fts' AND sql NOT LIKE '%content%'"
-            ).fetchone()
-            keyed = conn.execute(_KEYED).fetchone()
-            if self._missing_indexes(conn) or None in (epoch, logged, gone, titles, keyed):
+            # An index of an older version is rebuilt (its vectors taken over) before this
+            # open; at this version only a rebuild cut short leaves something to make.
+            if self._missing_indexes(conn):
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     for sql in (*NOTE_INDEXES, GONE_INDEX):
                         conn.execute(sql)
-                    # An index made before the vector log: add it, with a new epoch.
-                    conn.execute(
-                        "CREATE TABLE IF NOT EXISTS vector_log(seq INTEGER PRIMARY KEY AUTOINCREMENT,"
-                        " note_id TEXT NOT NULL)"
-                    )
-                    conn.execute(
-                        "INSERT OR IGNORE INTO state(key, value) VALUES ('vectors_generation', ?)",
-                        (secrets.token_hex(8),),
-                    )
-                    if titles is None:
-                        _add_titles(conn)
-                    if conn.execute(_KEYED).fetchone() is None:
-                        # An index from before the keys: its vectors stay, keyless (see search.vector_reuse).
-                        conn.execute("ALTER TABLE note_vectors ADD COLUMN key BLOB")
                     conn.execute("COMMIT")
                 except BaseException:
                     conn.execute("ROLLBACK")
@@ -715,19 +690,18 @@ class Index:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             values,
         ).lastrowid
-        c.execute("INSERT INTO note_text(rowid, preview, text) VALUES (?, ?, ?)", (rowid, row.preview, row.text))
+        body_at = len(row.text) - len(row.body)  # the body is the text's end (parse_note)
+        meta = meta_tokens(row, self._project_of(row.attempt_id))
+        c.execute(
+            "INSERT INTO note_text(rowid, body_at, meta, text) VALUES (?, ?, ?, ?)", (rowid, body_at, meta, row.text)
+        )
         if row.tags:
             c.executemany("INSERT OR IGNORE INTO note_tags(tag, note) VALUES (?, ?)", [(t, rowid) for t in row.tags])
         if row.builds_on:
             c.executemany(
                 "INSERT OR IGNORE INTO note_links(target, note) VALUES (?, ?)", [(t, rowid) for t in row.builds_on]
             )
-        c.execute(
-            "INSERT INTO notes_fts(rowid, title, body, meta) VALUES (?, ?, ?, ?)",
-            (rowid, segment(row.title), segment(row.body), meta_tokens(row, self._project_of(row.attempt_id))),
-        )
-        # OR REPLACE: a row an older notewell (one without this table) left under a reused rowid.
-        c.execute("INSERT OR REPLACE INTO titles_fts(rowid, title) VALUES (?, ?)", (rowid, segment(row.title)))
+        insert_fts(c, rowid, row.title, row.text, body_at, meta)
         if not new:
             c.execute("DELETE FROM problems WHERE path = ?", (row.path,))
         # Embedding happens off the write path; the note waits in the queue, in this transaction.
@@ -777,12 +751,11 @@ class Index:
                 c.execute("DELETE FROM embed_queue WHERE note_id = ?", gone)
                 if not moved:
                     forget_old_revisions(c, gone[0])
-        c.execute("DELETE FROM titles_fts WHERE rowid = ?", (rowid,))
+        delete_fts(c, rowid)  # from the rows below, so before them
         c.execute("DELETE FROM note_index WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_text WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_tags WHERE note = ?", (rowid,))
         c.execute("DELETE FROM note_links WHERE note = ?", (rowid,))
-        c.execute("DELETE FROM notes_fts WHERE rowid = ?", (rowid,))
 
     # -- problems -----------------------------------------------------------
 
@@ -817,15 +790,3 @@ def schema_outdated(index_dir: Path) -> bool:
     except sqlite3.Error:
         return False
     return version not in (0, SCHEMA_VERSION)
-
-
-def _add_titles(conn: sqlite3.Connection) -> None:
-    """Make titles_fts in an index from before it, or again from a development build's
-    contentless one (inside the caller's transaction)."""
-    conn.execute("DROP TABLE IF EXISTS titles_fts")
-    for statement in TITLES_FTS.split(";\n"):
-        if statement.strip():
-            conn.execute(statement)
-    rows = conn.execute("SELECT rowid, title FROM note_index")
-    while batch := rows.fetchmany(10_000):
-        conn.executemany("INSERT INTO titles_fts(rowid, title) VALUES (?, ?)", [(r, segment(t)) for r, t in batch])

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import InvalidQueryError
-from ...model.cjk import unsegment
-from ...model.note import Card
+from ...model.note import PREVIEW_CHARS, Card, preview
 from ...search.filters import Filters, check_offset
 from ...search.fusion import coverage
 from ...search.query import CompiledQuery, compile_query, title_expression
@@ -47,19 +46,37 @@ def card_from_row(row: tuple | sqlite3.Row, snippet: str, score: float | None) -
     return Card.from_columns(columns, snippet, score)
 
 
+BODY_SQL = "substr(t.text, t.body_at + 1)"  # note_text's body (body_at counts from 0)
+# A preview reads this much of the body: enough unless the opening is mostly whitespace.
+_HEAD_CHARS = 4 * PREVIEW_CHARS
+
+
+def _with_preview(index: Index, rows: list[tuple]) -> list[tuple]:
+    """*rows* whose last column is a body's opening (_HEAD_CHARS) with a preview of the body
+    in its place: the whole body read again for one whose opening did not fill a preview."""
+    out = []
+    for row in rows:
+        head = row[-1] or ""
+        shown = preview(head)
+        if len(shown) < PREVIEW_CHARS and len(head) >= _HEAD_CHARS:
+            (body,) = index.conn.execute(f"SELECT {BODY_SQL} FROM note_text t WHERE t.rowid = ?", (row[0],)).fetchone()
+            shown = preview(body or "")
+        out.append((*row[:-1], shown))
+    return out
+
+
 def card_rows(index: Index, key: str, values: list[Any], extra: str) -> dict[Any, tuple]:
-    """Card rows (CARD_COLUMNS, then note_text's *extra* column) of the notes whose
-    ``rowid`` or ``id`` (*key*) is in *values*, by that key."""
+    """Card rows (CARD_COLUMNS, then the note's ``preview`` or its ``body``: *extra*) of the
+    notes whose ``rowid`` or ``id`` (*key*) is in *values*, by that key."""
     at = 0 if key == "rowid" else 1
     marks = ",".join("?" * len(values))
-    return {
-        r[at]: r
-        for r in index.conn.execute(
-            f"SELECT {CARD_COLUMNS}, t.{extra} FROM {CARD_FROM} JOIN note_text t ON t.rowid = n.rowid"
-            f" WHERE n.{key} IN ({marks})",
-            values,
-        )
-    }
+    column = {"preview": f"substr(t.text, t.body_at + 1, {_HEAD_CHARS})", "body": BODY_SQL}[extra]
+    rows = index.conn.execute(
+        f"SELECT {CARD_COLUMNS}, {column} FROM {CARD_FROM} JOIN note_text t ON t.rowid = n.rowid"
+        f" WHERE n.{key} IN ({marks})",
+        values,
+    ).fetchall()
+    return {r[at]: r for r in (_with_preview(index, rows) if extra == "preview" else rows)}
 
 
 def _ranked(
@@ -235,7 +252,7 @@ def keyword_search(
         return []
     marks = ",".join("?" * len(hits))
     wanted = [h[0] for h in hits]
-    bodies = dict(index.conn.execute(f"SELECT rowid, body FROM notes_fts WHERE rowid IN ({marks})", wanted))
+    bodies = dict(index.conn.execute(f"SELECT t.rowid, {BODY_SQL} FROM note_text t WHERE t.rowid IN ({marks})", wanted))
     phrases = {expr: phrases_of(expr) for expr in {h[2] for h in hits}}
     rows = card_rows(index, "rowid", wanted, "preview")
     cards = []
@@ -243,7 +260,7 @@ def keyword_search(
         row = rows.get(rowid)
         if row is None:
             continue
-        body = unsegment(bodies.get(rowid) or "")
+        body = bodies.get(rowid) or ""
         if snippets is None:
             snippet = make_snippet(body, phrases[expr]) or row[_PREVIEW]
         else:
@@ -285,8 +302,11 @@ def list_cards(index: Index, *, limit: int = 20, offset: int = 0, filters: Filte
     sql += " ORDER BY n.updated_at DESC, n.rowid DESC LIMIT ? OFFSET ?"
     found = index.conn.execute(sql, [*params, limit, offset]).fetchall()
     marks = ",".join("?" * len(found))
-    previews = dict(
-        index.conn.execute(f"SELECT rowid, preview FROM note_text WHERE rowid IN ({marks})", [r[0] for r in found])
+    heads = dict(
+        index.conn.execute(
+            f"SELECT t.rowid, substr(t.text, t.body_at + 1, {_HEAD_CHARS}) FROM note_text t WHERE t.rowid IN ({marks})",
+            [r[0] for r in found],
+        )
     )
-    rows = [(*r, previews.get(r[0], "")) for r in found]
+    rows = _with_preview(index, [(*r, heads.get(r[0], "")) for r in found])
     return [card_from_row(r, r[_PREVIEW], None) for r in rows]

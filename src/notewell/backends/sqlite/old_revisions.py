@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from ...model.cjk import unsegment
-from ...model.note import Card
+from ...model.note import Card, preview
 from ...search.embedders import Embedder, numpy
 from ...search.filters import Filters
 from ...search.old_passages import OldPassage, OldPassages
@@ -29,7 +29,6 @@ from .semantic import allowed_notes
 
 __all__ = ["embed_old_revisions", "keep_superseded_vectors", "older_keyword_search", "older_semantic_search"]
 
-_PREVIEW = 200
 _EMBED_BATCH = 64
 
 
@@ -83,13 +82,9 @@ def older_keyword_search(index: Index, query: str, *, limit: int, filters: Filte
             continue
         chosen = sorted(best.items(), key=lambda item: item[1][:2])[:limit]
         phrases = phrases_of(expr)
-        hits = [(nid, e[2], make_snippet(unsegment(e[3]), phrases) or _preview(e[3])) for nid, e in chosen]
+        hits = [(nid, e[2], make_snippet(unsegment(e[3]), phrases) or preview(unsegment(e[3]))) for nid, e in chosen]
         return _cards(index, hits, "keyword", limit)
     return []
-
-
-def _preview(body: str) -> str:
-    return " ".join(unsegment(body).split())[:_PREVIEW]
 
 
 def _cards(index: Index, hits: list[tuple[str, int, str]], mode: str, limit: int) -> list[Card]:

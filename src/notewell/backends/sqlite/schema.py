@@ -11,26 +11,16 @@ import sqlite3
 __all__ = [
     "NOTE_INDEXES",
     "SCHEMA",
-    "TITLES_FTS",
     "SCHEMA_VERSION",
     "TITLE_WEIGHT",
     "configure",
     "create_schema",
 ]
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 TITLE_WEIGHT = 3.0
 FTS_HASH_BYTES = 64 * 1024 * 1024
 
-# The titles alone, so that finding the notes named after a query's words reads short
-# lists (a column filter on notes_fts walks every note holding the words anywhere).
-# Contentful (the titles are small): a row is removed by its rowid alone, so no text
-# given at deletion can disagree with what was indexed.
-TITLES_FTS = f"""CREATE VIRTUAL TABLE titles_fts USING fts5(
-  title, tokenize = 'porter unicode61 remove_diacritics 2'
-);
-INSERT INTO titles_fts(titles_fts, rank) VALUES('hashsize', {FTS_HASH_BYTES});
-"""
 
 SCHEMA = f"""
 CREATE TABLE state(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
@@ -106,21 +96,32 @@ CREATE TABLE note_index(
 );
 -- The bulky columns live apart, so that the rows above stay small: a search joins
 -- note_index for every note it filters, and small rows stay in the page cache.
-CREATE TABLE note_text(rowid INTEGER PRIMARY KEY, preview TEXT NOT NULL, text TEXT NOT NULL);
+-- The one copy of a note's text in the index: the body is text from body_at (0-based, in
+-- characters), and meta is notes_fts.meta as written (see fts_rows: the keyword tables keep
+-- no copy of their own).
+CREATE TABLE note_text(rowid INTEGER PRIMARY KEY, body_at INTEGER NOT NULL, meta TEXT NOT NULL, text TEXT NOT NULL);
 CREATE TABLE note_tags(tag TEXT NOT NULL, note INTEGER NOT NULL, PRIMARY KEY(tag, note)) WITHOUT ROWID;
 CREATE TABLE note_links(target TEXT NOT NULL, note INTEGER NOT NULL, PRIMARY KEY(target, note)) WITHOUT ROWID;
 -- meta holds a token per filterable value (kind, tags, author, model, builds_on, attempt,
 -- project, campaign), so a
 -- filtered search is one FTS5 match that intersects lists of notes instead of a walk
 -- that looks each match up in note_index. Its BM25 weight is 0.
+-- Contentless: the words' lists only; a row is taken out with the values it was indexed
+-- with, made again from note_index and note_text (fts_rows).
 CREATE VIRTUAL TABLE notes_fts USING fts5(
-  title, body, meta, tokenize = 'porter unicode61 remove_diacritics 2'
+  title, body, meta, content = '', tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25({TITLE_WEIGHT}, 1.0, 0.0)');
 -- New terms are held in memory until a transaction ends (one b-tree segment per
 -- batch) instead of being flushed every 1 MB, which makes bulk loads merge far less.
 INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', {FTS_HASH_BYTES});
-{TITLES_FTS}
+-- The titles alone, so that finding the notes named after a query's words reads short
+-- lists (a column filter on notes_fts walks every note holding the words anywhere).
+-- Contentless, as notes_fts is: the title is note_index.title (see fts_rows).
+CREATE VIRTUAL TABLE titles_fts USING fts5(
+  title, content = '', tokenize = 'porter unicode61 remove_diacritics 2'
+);
+INSERT INTO titles_fts(titles_fts, rank) VALUES('hashsize', {FTS_HASH_BYTES});
 -- Semantic search: notes waiting to be embedded (queued in the write's own transaction),
 -- and the vectors of each note's passages, with the model that made them and the key of
 -- what they were made from (sha256 of model, dim and passage text: a rebuild reuses by it;

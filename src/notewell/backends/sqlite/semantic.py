@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...model.header import parse_note
 from ...model.note import Card
 from ...search.embedders import Embedder, numpy
 from ...search.filters import Filters
@@ -403,13 +402,13 @@ def semantic_search(
     if wanted is not raw:
         best = respan(best, raw, _passage_vectors(index, embedder, [nid for nid, _s, _p in best]))
     ids = [nid for nid, _score, _span in best]
-    rows = card_rows(index, "id", ids, "text")
+    rows = card_rows(index, "id", ids, "body")
     cards = []
     for nid, score, (start, stop) in best:
         row = rows.get(nid)
         if row is None:
             continue
-        snippet = passage_snippet(parse_note(row[16]).body, start, stop)
+        snippet = passage_snippet(row[16], start, stop)
         cards.append(replace(card_from_row(row, snippet, round(score, 6)), mode="semantic"))
     return cards[:limit]
 
