@@ -578,10 +578,9 @@ class Store(WatchingMixin, NoteService):
                     # Named only once journaled; a big batch is named while its rows are written.
                     placed = place_batch(self._index, self._folder, staged, beside=len(staged) >= _PLACE_BESIDE)
                     try:
-                        for row in rows:
-                            # Not new=True: a reader in another process may have indexed the file
-                            # from its journal record already (after a writer killed before its commit).
-                            self._index.upsert(row)
+                        # Not new=True: a reader in another process may have indexed the file
+                        # from its journal record already (after a writer killed before its commit).
+                        self._index.upsert_many(rows)
                     finally:
                         placed()
             except BaseException:

@@ -171,6 +171,24 @@ def test_malformed_journal_records_are_skipped_at_rebuild(tmp_path):
     s.close()
 
 
+def test_a_run_of_add_records_with_a_malformed_one_keeps_the_others(tmp_path):
+    index = Index(tmp_path / "s")
+    good = [
+        {"op": "add", "id": f"nte_{i:010d}", "path": f"n{i}.md", "at": "2026-01-01T00:00:00Z", "rev": 1, "sha256": "x"}
+        for i in range(4)
+    ]
+    bad = {"op": "add", "id": "nte_bbbbbbbbbb", "path": {"not": "a path"}, "rev": 1}
+    with index.write():
+        index.apply_records([good[0], good[1], bad, ["not", "a", "record"], good[2], good[3]])
+    rows = index.conn.execute("SELECT id, path, revision FROM journal_meta ORDER BY id").fetchall()
+    assert rows == [(f"nte_{i:010d}", f"n{i}.md", 1) for i in range(4)]
+    assert index.conn.execute("SELECT count(*) FROM revisions").fetchone() == (4,)
+    with index.write():
+        index.apply_records(good)  # again: idempotent
+    assert index.conn.execute("SELECT count(*) FROM journal_meta").fetchone() == (4,)
+    index.close()
+
+
 def test_a_deleted_note_brought_back_keeps_its_id(tmp_path):
     import notewell
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from ...model.cjk import segment
 
-__all__ = ["delete_fts", "fts_values", "insert_fts", "keyword_index_problems"]
+__all__ = ["delete_fts", "fts_values", "insert_fts_many", "keyword_index_problems"]
 
 _INSERT = "INSERT INTO notes_fts(rowid, title, body, meta) VALUES (?, ?, ?, ?)"
 _INSERT_TITLE = "INSERT INTO titles_fts(rowid, title) VALUES (?, ?)"
@@ -33,11 +33,11 @@ def fts_values(title: str, text: str, body_at: int, meta: str) -> tuple[str, str
     return segment(title), segment(text[body_at:]), meta
 
 
-def insert_fts(conn: sqlite3.Connection, rowid: int, title: str, text: str, body_at: int, meta: str) -> None:
-    """Index a note's words under *rowid* (in the caller's transaction)."""
-    values = fts_values(title, text, body_at, meta)
-    conn.execute(_INSERT, (rowid, *values))
-    conn.execute(_INSERT_TITLE, (rowid, values[0]))
+def insert_fts_many(conn: sqlite3.Connection, notes: Iterable[tuple[int, str, str, int, str]]) -> None:
+    """Index the words of each note (rowid, title, text, body_at, meta), in the caller's transaction."""
+    rows = [(rowid, *fts_values(*stored)) for rowid, *stored in notes]
+    conn.executemany(_INSERT, rows)
+    conn.executemany(_INSERT_TITLE, [(rowid, title) for rowid, title, _body, _meta in rows])
 
 
 def delete_fts(conn: sqlite3.Connection, rowid: int) -> None:

@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +29,7 @@ from typing import Any
 from ...errors import BusyError, StorageError
 from ...model.header import ParsedNote
 from ...search.meta_tokens import meta_token
-from .fts_rows import delete_fts, insert_fts
+from .fts_rows import delete_fts, insert_fts_many
 from .old_revision_rows import forget_old_revisions
 from .rebuild import recover
 from .schema import GONE_INDEX, NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, configure
@@ -96,6 +96,83 @@ def meta_tokens(row: IndexRow, project: str | None = None) -> str:
         if value:
             tokens.append(meta_token(letter, value))
     return " ".join(tokens)
+
+
+_INDEX_COLUMNS = (
+    "id, path, title, kind, model, summary, tags, builds_on, author,"
+    " created_at, updated_at, revision, mtime_ns, size, sha256, attempt_id, note_kind"
+)
+_INDEX_MARKS = ",".join("?" * 18)  # the rowid, then _INDEX_COLUMNS
+_META_COLUMNS = "id, path, author, model, created_at, updated_at, revision, sha256, deleted, attempt, note_kind"
+
+
+def _index_values(row: IndexRow) -> tuple:
+    """note_index's _INDEX_COLUMNS of a row (tags and builds_on as JSON)."""
+    return (
+        row.id,
+        row.path,
+        row.title,
+        row.kind,
+        row.model,
+        row.summary,
+        json.dumps(row.tags, ensure_ascii=False),
+        json.dumps(row.builds_on),
+        row.author,
+        row.created_at,
+        row.updated_at,
+        row.revision,
+        row.mtime_ns,
+        row.size,
+        row.sha256,
+        row.attempt_id,
+        row.note_kind,
+    )
+
+
+_MALFORMED = (
+    sqlite3.InterfaceError,
+    sqlite3.IntegrityError,
+    sqlite3.ProgrammingError,
+    AttributeError,
+    LookupError,
+    TypeError,
+    ValueError,
+)
+_ADD_META = (
+    "INSERT INTO journal_meta(id, path, author, model, created_at, updated_at, revision,"
+    " sha256, deleted, attempt, note_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)"
+    " ON CONFLICT(id) DO UPDATE SET path = excluded.path, author = excluded.author,"
+    " model = excluded.model, created_at = excluded.created_at,"
+    " updated_at = excluded.updated_at, revision = excluded.revision,"
+    " sha256 = excluded.sha256, deleted = 0, attempt = excluded.attempt,"
+    " note_kind = excluded.note_kind"
+)
+_ADD_REVISION = (
+    "INSERT OR REPLACE INTO revisions(id, revision, op, at, author, sha256, size) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _plain_add(r: Any) -> bool:
+    return isinstance(r, dict) and r.get("op") in ("add", "adopt") and isinstance(r.get("id"), str)
+
+
+def _add_meta_values(r: dict[str, Any]) -> tuple:
+    return (
+        r["id"],
+        r.get("path"),
+        r.get("author"),
+        r.get("model"),
+        r.get("at"),
+        r.get("at"),
+        r.get("rev") or 1,
+        r.get("sha256"),
+        r.get("attempt"),
+        r.get("note_kind"),
+    )
+
+
+def _revision_values(r: dict[str, Any]) -> tuple:
+    return (r["id"], r["rev"], r["op"], r.get("at"), r.get("author"), r.get("sha256"), r.get("size"))
 
 
 class LockHeld(BusyError):
@@ -484,19 +561,35 @@ class Index:
 
     def apply_records(self, records: list[dict[str, Any]]) -> None:
         """Fold journal records into journal_meta and revisions (idempotent)."""
-        for r in records:
-            try:
-                self._apply(r)
-            except (
-                sqlite3.InterfaceError,
-                sqlite3.IntegrityError,
-                sqlite3.ProgrammingError,
-                AttributeError,
-                LookupError,
-                TypeError,
-                ValueError,
-            ):
-                continue  # a malformed line (a hand edit, a bad merge) is skipped, as an unreadable one is
+        start = 0
+        while start < len(records):
+            end = start
+            while end < len(records) and _plain_add(records[end]):
+                end += 1
+            if end - start > 1 and self._apply_adds(records[start:end]):
+                start = end
+                continue
+            for r in records[start : max(end, start + 1)]:
+                try:
+                    self._apply(r)
+                except _MALFORMED:
+                    continue  # a malformed line (a hand edit, a bad merge) is skipped, as an unreadable one is
+            start = max(end, start + 1)
+
+    def _apply_adds(self, records: list[dict[str, Any]]) -> bool:
+        """:meth:`_apply` each of a run of add records, one statement per table for them all
+        (a bulk load's journal); False, nothing changed, when one of them is refused."""
+        c = self.conn
+        c.execute("SAVEPOINT adds")
+        try:
+            c.executemany(_ADD_META, [_add_meta_values(r) for r in records])
+            c.executemany(_ADD_REVISION, [_revision_values(r) for r in records if isinstance(r.get("rev"), int)])
+        except _MALFORMED:
+            c.execute("ROLLBACK TO adds")
+            c.execute("RELEASE adds")
+            return False  # one by one, skipping the refused one
+        c.execute("RELEASE adds")
+        return True
 
     def _apply(self, r: dict[str, Any]) -> None:
         """Fold one journal record into the index tables."""
@@ -532,27 +625,7 @@ class Index:
             )
             return
         if op in ("add", "adopt"):
-            c.execute(
-                "INSERT INTO journal_meta(id, path, author, model, created_at, updated_at, revision,"
-                " sha256, deleted, attempt, note_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)"
-                " ON CONFLICT(id) DO UPDATE SET path = excluded.path, author = excluded.author,"
-                " model = excluded.model, created_at = excluded.created_at,"
-                " updated_at = excluded.updated_at, revision = excluded.revision,"
-                " sha256 = excluded.sha256, deleted = 0, attempt = excluded.attempt,"
-                " note_kind = excluded.note_kind",
-                (
-                    nid,
-                    r.get("path"),
-                    r.get("author"),
-                    r.get("model"),
-                    r.get("at"),
-                    r.get("at"),
-                    rev or 1,
-                    r.get("sha256"),
-                    r.get("attempt"),
-                    r.get("note_kind"),
-                ),
-            )
+            c.execute(_ADD_META, _add_meta_values(r))
         elif op in ("edit", "change"):
             c.execute(
                 "UPDATE journal_meta SET updated_at = ?, revision = max(revision, ?), sha256 = ?,"
@@ -569,11 +642,7 @@ class Index:
         else:
             return
         if op in ("add", "adopt", "edit", "change") and isinstance(rev, int):
-            c.execute(
-                "INSERT OR REPLACE INTO revisions(id, revision, op, at, author, sha256, size)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (nid, rev, op, r.get("at"), r.get("author"), r.get("sha256"), r.get("size")),
-            )
+            c.execute(_ADD_REVISION, _revision_values(r))
 
     def meta_for_path(self, path: str) -> sqlite3.Row | None:
         return self.conn.execute(
@@ -590,11 +659,19 @@ class Index:
         return row[0] if row else None
 
     def meta_for_id(self, note_id: str) -> tuple | None:
-        return self.conn.execute(
-            "SELECT id, path, author, model, created_at, updated_at, revision, sha256, deleted, attempt, note_kind"
-            " FROM journal_meta WHERE id = ?",
-            (note_id,),
-        ).fetchone()
+        return self.conn.execute(f"SELECT {_META_COLUMNS} FROM journal_meta WHERE id = ?", (note_id,)).fetchone()
+
+    def metas_for_ids(self, note_ids: Sequence[str]) -> dict[str, tuple]:
+        """:meth:`meta_for_id` of each of *note_ids* that has a journal row, by id."""
+        found: dict[str, tuple] = {}
+        for start in range(0, len(note_ids), 10_000):  # under SQLite's limit on parameters
+            some = list(note_ids[start : start + 10_000])
+            marks = ",".join("?" * len(some))
+            found.update(
+                (r[0], r)
+                for r in self.conn.execute(f"SELECT {_META_COLUMNS} FROM journal_meta WHERE id IN ({marks})", some)
+            )
+        return found
 
     def id_known(self, note_id: str) -> bool:
         """True when the id was ever used (live, deleted, or only journaled)."""
@@ -643,6 +720,23 @@ class Index:
         with self.write():
             self.conn.execute("INSERT INTO notes_fts(notes_fts) VALUES('optimize')")
             self.conn.execute("INSERT INTO titles_fts(titles_fts) VALUES('optimize')")
+        self.give_back_space()
+
+    def give_back_space(self) -> None:
+        """Return the free pages a bulk load leaves (the segments a merge replaced) to the file
+        system, and the write-ahead log's too, without waiting for readers: what cannot be
+        done at once now is done by later writes and checkpoints."""
+        conn = self._writer
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            # A transaction of its own; executescript steps it to the end (execute() would free
+            # one page). A no-op on an index made before auto_vacuum.
+            conn.executescript("PRAGMA incremental_vacuum;")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError:
+            pass  # busy: another writer, or a reader holding the log; later writes catch up
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
 
     def note_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM note_index").fetchone()[0]
@@ -657,57 +751,69 @@ class Index:
 
         *new* promises that neither the id nor the path is indexed yet (a fresh note).
         """
+        return self.upsert_many([row], new=new)[0]
+
+    def upsert_many(self, rows: Sequence[IndexRow], *, new: bool = False) -> list[int]:
+        """:meth:`upsert` each of *rows* in turn (one statement per table for them all when
+        none replaces a row: the bulk paths); returns their rowids."""
         c = self.conn
-        if not new:
-            # A rewritten note gets a fresh rowid, so rowids keep following the order of
-            # writes (keyword search uses that as its recency window).
-            for stale, stale_id in c.execute(
-                "SELECT rowid, id FROM note_index WHERE id = ? OR path = ?", (row.id, row.path)
-            ).fetchall():
-                self.delete(stale, rewrite=stale_id == row.id)
-        values = (
-            row.id,
-            row.path,
-            row.title,
-            row.kind,
-            row.model,
-            row.summary,
-            json.dumps(row.tags, ensure_ascii=False),
-            json.dumps(row.builds_on),
-            row.author,
-            row.created_at,
-            row.updated_at,
-            row.revision,
-            row.mtime_ns,
-            row.size,
-            row.sha256,
-            row.attempt_id,
-            row.note_kind,
-        )
-        rowid = c.execute(
-            "INSERT INTO note_index(id, path, title, kind, model, summary, tags, builds_on, author,"
-            " created_at, updated_at, revision, mtime_ns, size, sha256, attempt_id, note_kind)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            values,
-        ).lastrowid
-        body_at = len(row.text) - len(row.body)  # the body is the text's end (parse_note)
-        meta = meta_tokens(row, self._project_of(row.attempt_id))
-        c.execute(
-            "INSERT INTO note_text(rowid, body_at, meta, text) VALUES (?, ?, ?, ?)", (rowid, body_at, meta, row.text)
-        )
-        if row.tags:
-            c.executemany("INSERT OR IGNORE INTO note_tags(tag, note) VALUES (?, ?)", [(t, rowid) for t in row.tags])
-        if row.builds_on:
-            c.executemany(
-                "INSERT OR IGNORE INTO note_links(target, note) VALUES (?, ?)", [(t, rowid) for t in row.builds_on]
-            )
-        insert_fts(c, rowid, row.title, row.text, body_at, meta)
-        if not new:
-            c.execute("DELETE FROM problems WHERE path = ?", (row.path,))
+        if not rows:
+            return []
+        if not new and self._replaces(rows):
+            return [self._upsert_one(row) for row in rows]
+        # The rowids SQLite would give them one by one (no AUTOINCREMENT: the largest plus one).
+        (last,) = c.execute("SELECT coalesce(max(rowid), 0) FROM note_index").fetchone()
+        rowids = list(range(last + 1, last + 1 + len(rows)))
+        projects: dict[str | None, str | None] = {}
+        entries, texts, tags, links, words, queued = [], [], [], [], [], []
+        for rowid, row in zip(rowids, rows, strict=True):
+            entries.append((rowid, *_index_values(row)))
+            body_at = len(row.text) - len(row.body)  # the body is the text's end (parse_note)
+            if row.attempt_id not in projects:
+                projects[row.attempt_id] = self._project_of(row.attempt_id)
+            meta = meta_tokens(row, projects[row.attempt_id])
+            texts.append((rowid, body_at, meta, row.text))
+            tags += [(t, rowid) for t in row.tags]
+            links += [(t, rowid) for t in row.builds_on]
+            words.append((rowid, row.title, row.text, body_at, meta))
+            queued.append((row.id, row.updated_at))
+        c.executemany(f"INSERT INTO note_index(rowid, {_INDEX_COLUMNS}) VALUES ({_INDEX_MARKS})", entries)
+        c.executemany("INSERT INTO note_text(rowid, body_at, meta, text) VALUES (?, ?, ?, ?)", texts)
+        if tags:
+            c.executemany("INSERT OR IGNORE INTO note_tags(tag, note) VALUES (?, ?)", tags)
+        if links:
+            c.executemany("INSERT OR IGNORE INTO note_links(target, note) VALUES (?, ?)", links)
+        insert_fts_many(c, words)
+        if not new and c.execute("SELECT 1 FROM problems LIMIT 1").fetchone():
+            c.executemany("DELETE FROM problems WHERE path = ?", [(row.path,) for row in rows])
         # Embedding happens off the write path; the note waits in the queue, in this transaction.
-        c.execute("INSERT OR REPLACE INTO embed_queue(note_id, queued_at) VALUES (?, ?)", (row.id, row.updated_at))
-        assert rowid is not None
-        return rowid
+        c.executemany("INSERT OR REPLACE INTO embed_queue(note_id, queued_at) VALUES (?, ?)", queued)
+        return rowids
+
+    def _replaces(self, rows: Sequence[IndexRow]) -> bool:
+        """Whether writing *rows* replaces a row: one indexed under an id or path of theirs,
+        or two of them with one id or path."""
+        ids, paths = [row.id for row in rows], [row.path for row in rows]
+        if len(set(ids)) < len(ids) or len(set(paths)) < len(paths):
+            return True
+        for start in range(0, len(rows), 10_000):  # under SQLite's limit on parameters
+            some_ids, some_paths = ids[start : start + 10_000], paths[start : start + 10_000]
+            marks = ",".join("?" * len(some_ids))
+            if self.conn.execute(
+                f"SELECT 1 FROM note_index WHERE id IN ({marks}) OR path IN ({marks}) LIMIT 1", [*some_ids, *some_paths]
+            ).fetchone():
+                return True
+        return False
+
+    def _upsert_one(self, row: IndexRow) -> int:
+        # A rewritten note gets a fresh rowid, so rowids keep following the order of
+        # writes (keyword search uses that as its recency window).
+        for stale, stale_id in self.conn.execute(
+            "SELECT rowid, id FROM note_index WHERE id = ? OR path = ?", (row.id, row.path)
+        ).fetchall():
+            self.delete(stale, rewrite=stale_id == row.id)
+        self.conn.execute("DELETE FROM problems WHERE path = ?", (row.path,))
+        return self.upsert_many([row], new=True)[0]
 
     def _project_of(self, attempt_id: str | None) -> str | None:
         if not attempt_id:

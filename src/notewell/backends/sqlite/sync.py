@@ -320,18 +320,21 @@ class Syncer:
                     report.moved += 1
             rows.append(self._named(prepared, nid, path, text, sha, state))
         self.commit_records(records)
+        metas = index.metas_for_ids([row.id for row in rows])
         for row in rows:
-            meta = index.meta_for_id(row.id)
+            meta = metas.get(row.id)
             if meta is not None:
                 row.author, row.created_at, row.updated_at, row.revision = meta[2], meta[4], meta[5], meta[6]
                 row.attempt_id, row.note_kind = meta[9], meta[10] or "note"
                 if not (row.header or {}).get("model"):
                     row.model = meta[3]
-            index.upsert(row, new=fresh)
-            run.inserted += 1
-            if not fresh and row.revision > 1:
-                # Revisions that came with the text (a pull, another notewell's edit not yet indexed).
-                fill_old_revisions(index.conn, self.history, row.id)
+        index.upsert_many(rows, new=fresh)
+        run.inserted += len(rows)
+        if not fresh:
+            for row in rows:
+                if row.revision > 1:
+                    # Revisions that came with the text (a pull, another notewell's edit not yet indexed).
+                    fill_old_revisions(index.conn, self.history, row.id)
 
     def _finish(self, gone_problems: list[str], report: SyncReport, run: _Pass) -> None:
         """After the last batch: notes whose files are gone and were not renamed."""
