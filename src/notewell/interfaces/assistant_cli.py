@@ -7,14 +7,12 @@ import json
 import os
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..agents.assistant import ProjectAssistant, Turn
-from ..agents.context import ContextConfig
-from ..agents.memory import ConversationMemory, LLMSummarizer
 from ..errors import InvalidArgumentError, NotewellError, UnavailableError
-from ..model.token_count import load_counter
-from .openai_chat import chat_from_environment, describe_chat_setup
+
+if TYPE_CHECKING:
+    from ..agents.assistant import Turn
 
 __all__ = ["add_assistant_arguments", "cmd_assistant"]
 
@@ -71,6 +69,13 @@ def _emit(args: argparse.Namespace, turn: Turn) -> None:
 
 
 def cmd_assistant(args: argparse.Namespace) -> None:
+    # Imported here: every other command starts without the assistant's modules (and certifi).
+    from ..agents.assistant import ProjectAssistant
+    from ..agents.context import ContextConfig
+    from ..agents.memory import ConversationMemory, LLMSummarizer
+    from ..model.token_count import load_counter
+    from .openai_chat import chat_from_environment, describe_chat_setup
+
     chat = chat_from_environment()
     if chat is None:
         raise UnavailableError(describe_chat_setup())

@@ -724,6 +724,17 @@ def maybe_start_watcher(store: Store, threshold: int = AUTOWATCH_MIN_FILES) -> b
     large folder itself, so the next commands ask it instead (git's fsmonitor daemon, on
     demand). It stops after AUTOWATCH_IDLE seconds without a question; NOTEWELL_AUTOWATCH
     turns this off (``off``) or sets the folder size that warrants it."""
+    if store.full_check_owed:
+        # The first read looked only at the folders that changed: the watcher checks every file
+        # (in the background; one started beside a running one exits); where none can start,
+        # this process does, after its answer (the command closed its store: opened again).
+        if _spawn_watcher(store.root):
+            return True
+        from ..services.store import Store
+
+        with Store(store.root, watch=False, embedder=None) as again:
+            again.refresh()
+        return False
     if store.last_check != "scan" or store.last_scan_size < threshold:
         return False
     return _spawn_watcher(store.root)

@@ -6,10 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgumentError
-from ..services.conversation_import import SOURCES, ImportReport, import_conversations
 from .db_cli import cmd_import as cmd_load_folder
+
+if TYPE_CHECKING:
+    from ..services.conversation_import import ImportReport
 from .store_options import open_from_args
 
 __all__ = ["add_import_arguments", "cmd_import"]
@@ -48,6 +51,8 @@ def _summary(report: ImportReport) -> str:
 
 
 def cmd_import(args: argparse.Namespace) -> None:
+    from ..services.conversation_import import SOURCES, import_conversations  # only this command needs them
+
     if args.source not in SOURCES:
         if args.path is not None or args.project or args.author:
             raise InvalidArgumentError(f"SOURCE is one of {', '.join(SOURCES)}, or a notes folder for --database")

@@ -8,13 +8,14 @@ import os
 import sys
 from typing import Any
 
-from ..agents.notebook import Notebook, chosen_task
 from ..errors import InvalidArgumentError, InvalidNoteError
 
 __all__ = ["add_notebook_arguments", "cmd_notebook"]
 
 
 def _task(args: argparse.Namespace) -> str:
+    from ..agents.notebook import chosen_task
+
     """--task, else $NOTEWELL_NOTEBOOK, else the only notebook under the root."""
     return chosen_task(args.task, args.root, naming="--task")
 
@@ -24,6 +25,8 @@ def _print(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 def cmd_notebook(args: argparse.Namespace) -> None:
+    from ..agents.notebook import Notebook  # only this command needs it
+
     action = args.action
     if action == "bench":
         _bench(args)

@@ -84,6 +84,9 @@ def open_folder_from_args(
         embedder=_embedder(loader),
         ann=ann_from_environment(),
         progress=progress,
+        # With a watcher to start afterwards (main()), which checks every file, a large folder's
+        # first read looks only at the folders that changed.
+        quick_check_from=getattr(args, "autowatch", None),
     )
     args.folder = store  # main() may start a watcher on it afterwards
     return store

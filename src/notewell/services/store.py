@@ -16,6 +16,7 @@ takes the lock only to catch up with changes found in the folder, and only when 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import threading
@@ -52,6 +53,7 @@ from ..backends.sqlite.notes import (
     queued_count,
 )
 from ..backends.sqlite.old_revisions import embed_old_revisions, older_keyword_search, older_semantic_search
+from ..backends.sqlite.quick_check import FolderLook, dir_times_json, quick_look, trusted_times
 from ..backends.sqlite.rebuild import Rebuild
 from ..backends.sqlite.records import SqliteChanges, SqliteRecords
 from ..backends.sqlite.semantic import VectorMatrix, opening_vectors, semantic_search
@@ -94,6 +96,7 @@ T = TypeVar("T")
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 _PLACE_BESIDE = 64  # a batch of at least this many notes names its files on a second thread
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
+_DIR_TIMES = "dir_times"  # the folders' mtimes at the last look at them (see quick_check)
 _MAX_DEFER = 2.0  # seconds a read may go on without the changes another writer's lock holds back
 _CLOSE_WAIT = 30.0  # seconds closing waits for the reads in flight to end
 # Reads running at once. More than the cores is slower, not faster: every row SQLite returns
@@ -117,8 +120,11 @@ class Store(WatchingMixin, NoteService):
         embedder: Embedder | Callable[[], Embedder] | str | None = "default",
         ann: bool | int = False,
         progress: Progress | None = None,
+        quick_check_from: int | None = None,
     ) -> None:
         whole_number("max_bytes", max_bytes)
+        if quick_check_from is not None:
+            whole_number("quick_check_from", quick_check_from)
         root = Path(path).expanduser()
         if root.exists() and not root.is_dir():
             raise StorageError(f"{root} is not a folder")
@@ -135,6 +141,11 @@ class Store(WatchingMixin, NoteService):
         self._lock = StoreLock(self._gate)  # writes, catching up, swapping: one thread at a time
         self._held_back = False  # changes inotify gave that a refresh could not apply yet
         self._checked = False  # a refresh has applied the folder's changes since the store opened
+        # From this many notes, reads look only at the folders that changed (quick_check); a full
+        # check is then owed (full_check_owed) and is the caller's to arrange (refresh()).
+        self._quick_from = quick_check_from
+        self.full_check_owed = False
+        self._quick_ok = False  # set while a read refreshes (see _read_refresh)
         self._refresh_turn = threading.Condition(threading.Lock())
         self._refreshes = 0  # catch-ups running (under the lock: at most one at a time)
         self._read_slots = threading.BoundedSemaphore(_READ_SLOTS)
@@ -276,13 +287,38 @@ class Store(WatchingMixin, NoteService):
     def _full_sync(self, progress: Progress | None = None, *, wait: bool = True) -> SyncReport:
         self._scanned = True
         self.last_check = "scan"
+        looked = time.time_ns()
         fs, dirs = self._folder.scan()
         self.last_scan_size = len(fs)
         if self._watcher is not None:
             self._watcher.watch(dirs)
         report = self._sync.paths(fs, None, progress=progress, wait=wait)
+        self.full_check_owed = False
+        self._keep_dir_times(trusted_times(self._folder.dir_times, looked))
         self._folder.sweep()
         return report
+
+    def _keep_dir_times(self, times: dict[str, int | None]) -> None:
+        """Keep the folders' mtimes for the next quick look (a cache: not if the lock is taken)."""
+        raw = dir_times_json(times)
+        if raw != self._index.get_state(_DIR_TIMES):
+            self._index.remember(_DIR_TIMES, raw)
+
+    def _quick_look(self) -> FolderLook | None:
+        """The first read's look at the folder when it may be quick (see quick_check), or None."""
+        if self._quick_from is None or self._watcher is not None:
+            return None
+        try:
+            recorded = json.loads(self._index.get_state(_DIR_TIMES) or "null")
+        except ValueError:
+            return None
+        if not isinstance(recorded, dict) or not all(
+            isinstance(k, str) and (v is None or type(v) is int) for k, v in recorded.items()
+        ):
+            return None
+        if self._index.note_count() < self._quick_from:
+            return None
+        return quick_look(self._folder, recorded, self._index.paths_in)
 
     @guarded
     def refresh(self, *, wait: bool = True) -> SyncReport:
@@ -368,7 +404,7 @@ class Store(WatchingMixin, NoteService):
                     return
                 if self._lock.acquire(blocking=False):
                     try:
-                        self.refresh(wait=False)
+                        self._read_refresh()
                     finally:
                         self._lock.release()
                     return
@@ -387,7 +423,15 @@ class Store(WatchingMixin, NoteService):
                 return
             break
         with self._lock:  # steps out of the gate while it waits: a swap may hold the lock
+            self._read_refresh()
+
+    def _read_refresh(self) -> None:
+        """refresh(wait=False) for a read (the lock held), which may look quickly (_quick_look)."""
+        self._quick_ok = True
+        try:
             self.refresh(wait=False)
+        finally:
+            self._quick_ok = False
 
     def _caught_up(self) -> bool:
         """True when nothing can have changed since the last refresh: the folder was
@@ -416,6 +460,14 @@ class Store(WatchingMixin, NoteService):
             if self._watcher is None and self._synced_by_watcher():
                 self.last_check = "watcher"
                 return SyncReport()
+            look = self._quick_look() if self._quick_ok else None
+            if look is not None:
+                self.last_check = "quick"
+                self.last_scan_size = self._index.note_count()
+                self.last_sync = self._sync.paths(look.fs, look.paths, wait=wait)
+                self.full_check_owed = True
+                self._keep_dir_times(look.times)
+                return self.last_sync
             self.last_sync = self._full_sync(wait=wait)
             return self.last_sync
         self.last_check = "inotify"

@@ -83,6 +83,8 @@ class NoteFolder:
         self.root = root
         self._root_str = str(root)
         self._real_root = os.path.realpath(self._root_str)
+        self.leftovers: list[str] = []  # what writers killed mid-write left behind (see sweep)
+        self.dir_times: dict[str, int] = {}  # each folder's mtime as the last listing found it
 
     def abspath(self, relpath: str) -> str:
         """The absolute path of *relpath*, refusing anything that leaves the folder."""
@@ -95,53 +97,107 @@ class NoteFolder:
         """Every note file with its (mtime_ns, size), and the folders walked (relative; '' is the root).
 
         A file that cannot be stat'ed (a dangling link) gets (-1, -1). This runs over
-        every file on each check, so it stays a tight loop of plain tuples.
+        every file on each check, so it stays a tight loop of plain tuples. Each folder's
+        mtime, taken before it was listed, is left in ``dir_times``.
         """
         files: dict[str, tuple[int, int]] = {}
         dirs: set[str] = set()
-        leftovers: list[str] = []
-        self.leftovers = leftovers  # what writers killed mid-write left behind (see sweep)
+        self.leftovers = []
+        self.dir_times = {}
         stack = [""]
-        root = self._root_str
-        stat_ = os.stat
-        is_reg = stat.S_ISREG
         while stack:
             rel = stack.pop()
             dirs.add(rel)
-            base = os.path.join(root, rel) if rel else root
-            prefix = rel + "/" if rel else ""
-            try:
-                entries = os.scandir(base)
-            except OSError:
-                continue
-            with entries:
-                for entry in entries:
-                    name = entry.name
-                    if name[0] == ".":
-                        if name[-4:] in (".tmp", "undo") and _LEFTOVER.fullmatch(name):
-                            leftovers.append(prefix + name)
-                        continue
-                    if name[-3:] == ".md":
-                        if not name.isascii() and printable_name(prefix + name) is not None:
-                            files[str(printable_name(prefix + name))] = (BAD_NAME_SIZE, BAD_NAME_SIZE)
-                            continue
-                        if entry.is_symlink() and (linked := self._link_size(entry.path)) is not None:
-                            files[prefix + name] = (linked, linked)
-                            continue
-                        try:
-                            st = stat_(entry.path)
-                        except OSError:
-                            files[prefix + name] = (-1, -1)
-                            continue
-                        if is_reg(st.st_mode):
-                            files[prefix + name] = (st.st_mtime_ns, st.st_size)
-                            continue
-                    try:
-                        if entry.is_dir(follow_symlinks=False) and printable_name(name) is None:
-                            stack.append(prefix + name)
-                    except OSError:
-                        continue
+            self.list_dir(rel, files, stack)
         return files, dirs
+
+    def list_dir(self, rel: str, files: dict[str, tuple[int, int]], subdirs: list[str]) -> bool:
+        """Add the notes of the folder *rel* to *files* (each stat'ed) and its subfolders to
+        *subdirs*; its mtime, taken first, to ``dir_times``. False when it cannot be listed."""
+        base = os.path.join(self._root_str, rel) if rel else self._root_str
+        prefix = rel + "/" if rel else ""
+        leftovers = self.leftovers
+        stat_ = os.stat
+        is_reg = stat.S_ISREG
+        try:
+            self.dir_times[rel] = stat_(base).st_mtime_ns
+            entries = os.scandir(base)
+        except OSError:
+            return False
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if name[0] == ".":
+                    if name[-4:] in (".tmp", "undo") and _LEFTOVER.fullmatch(name):
+                        leftovers.append(prefix + name)
+                    continue
+                if name[-3:] == ".md":
+                    if not name.isascii() and printable_name(prefix + name) is not None:
+                        files[str(printable_name(prefix + name))] = (BAD_NAME_SIZE, BAD_NAME_SIZE)
+                        continue
+                    if entry.is_symlink() and (linked := self._link_size(entry.path)) is not None:
+                        files[prefix + name] = (linked, linked)
+                        continue
+                    try:
+                        st = stat_(entry.path)
+                    except OSError:
+                        files[prefix + name] = (-1, -1)
+                        continue
+                    if is_reg(st.st_mode):
+                        files[prefix + name] = (st.st_mtime_ns, st.st_size)
+                        continue
+                try:
+                    if entry.is_dir(follow_symlinks=False) and printable_name(name) is None:
+                        subdirs.append(prefix + name)
+                except OSError:
+                    continue
+        return True
+
+    def list_new(self, rel: str, known: set[str]) -> tuple[dict[str, tuple[int, int]], list[str], set[str]] | None:
+        """The folder *rel* as a quick look needs it: the state of each note in it that *known*
+        does not hold (as :meth:`list_dir` finds it), its subfolders, and the paths it holds (not
+        stat'ed: one listing and set arithmetic, for 100,000 notes in 0.05 s). Its mtime, taken
+        first, to ``dir_times``. None when it cannot be listed."""
+        base = os.path.join(self._root_str, rel) if rel else self._root_str
+        prefix = rel + "/" if rel else ""
+        try:
+            self.dir_times[rel] = os.stat(base).st_mtime_ns
+            names = os.listdir(base)
+        except OSError:
+            return None
+        present = {prefix + n for n in names if n[0] != "."} if prefix else {n for n in names if n[0] != "."}
+        files: dict[str, tuple[int, int]] = {}
+        subdirs: list[str] = []
+        for path in present - known:
+            name = path[len(prefix) :]
+            full = os.path.join(base, name)
+            try:
+                st = os.lstat(full)
+            except OSError:
+                if name[-3:] == ".md":
+                    files[path] = (-1, -1)
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if printable_name(name) is None:
+                    subdirs.append(path)
+                continue
+            if name[-3:] != ".md":
+                continue
+            if not name.isascii() and (shown := printable_name(path)) is not None:
+                files[shown] = (BAD_NAME_SIZE, BAD_NAME_SIZE)
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                if (linked := self._link_size(full)) is not None:
+                    files[path] = (linked, linked)
+                    continue
+                try:
+                    st = os.stat(full)
+                except OSError:
+                    files[path] = (-1, -1)
+                    continue
+            if stat.S_ISREG(st.st_mode):
+                files[path] = (st.st_mtime_ns, st.st_size)
+        return files, subdirs, present
 
     def inside(self, path: str) -> bool:
         """Whether *path*, links resolved, lies inside the store's folder."""
@@ -268,7 +324,7 @@ class NoteFolder:
         killed mid-write left behind. Best effort; returns how many went."""
         gone = 0
         now = time.time()
-        for rel in getattr(self, "leftovers", []):
+        for rel in self.leftovers:
             path = os.path.join(self._root_str, rel)
             try:
                 # ctime, not mtime: an undo link is a hard link to the note, whose mtime can be

@@ -680,6 +680,15 @@ class Index:
 
     # -- note rows ----------------------------------------------------------
 
+    def paths_in(self, rel: str) -> set[str]:
+        """The paths of the indexed notes directly in the folder *rel* ('' the root)."""
+        if not rel:
+            sql, params = "SELECT path FROM note_index WHERE instr(path, '/') = 0", []
+        else:  # the range of paths under rel/, then those not in a subfolder
+            sql = "SELECT path FROM note_index WHERE path > ? AND path < ? AND instr(substr(path, ?), '/') = 0"
+            params = [rel + "/", rel + "0", len(rel) + 2]  # '0' follows '/'
+        return {path for (path,) in self.conn.execute(sql, params)}
+
     def compare_files(self, fs: dict[str, tuple[int, int]]) -> tuple[list[str], list[str], list[str], int]:
         """Compare a folder scan with the index: paths whose (mtime_ns, size) changed,
         indexed paths gone from the folder, paths not indexed yet, and how many are indexed.

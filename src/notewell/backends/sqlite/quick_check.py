@@ -1,0 +1,89 @@
+"""A first look at the folder that trusts its folders' mtimes instead of stat-ing every file.
+
+A full check stats every note (2 s for 100,000 of them). Creating, deleting or renaming a file
+changes its folder's mtime; so a look that lists only the folders whose mtime moved since the
+last full check, and stats only the names it does not know, sees every file that came, went or
+was renamed, and notewell's own writes from any process come from the journal. What it cannot
+see is a file changed in place (or saved over) since that full check: one is still owed, and
+runs after it (``notewell watch``, started on demand, or the store's next full check).
+
+Folders whose mtime is too recent to trust (a second change within the file system's clock
+tick leaves it unchanged) are listed every time, until a later look finds them settled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .files import NoteFolder
+
+__all__ = ["FolderLook", "SETTLED_NS", "dir_times_json", "quick_look", "trusted_times"]
+
+# Older than this, a folder's mtime is trusted: beyond any file system's clock tick (FAT's is 2 s).
+SETTLED_NS = 2_000_000_000
+
+
+@dataclass(slots=True)
+class FolderLook:
+    """What a quick look found: the files to reconcile and the state of the new ones."""
+
+    fs: dict[str, tuple[int, int]]  # (mtime_ns, size) of the files not indexed yet
+    paths: set[str]  # the paths to reconcile: those, and indexed ones gone from their folder
+    dirs: set[str]  # every folder
+    times: dict[str, int | None]  # every folder's mtime, to trust next time (None: list it again)
+
+
+def trusted_times(times: dict[str, int], looked_ns: int) -> dict[str, int | None]:
+    """*times* (taken at *looked_ns*, each before its folder was listed) with the unsettled ones None."""
+    return {rel: (mtime if mtime < looked_ns - SETTLED_NS else None) for rel, mtime in times.items()}
+
+
+def dir_times_json(times: dict[str, int | None]) -> str:
+    return json.dumps(times, ensure_ascii=False, separators=(",", ":"))
+
+
+def quick_look(
+    folder: NoteFolder, recorded: dict[str, int | None], indexed_in: Callable[[str], set[str]]
+) -> FolderLook | None:
+    """Walk the folders from *recorded* (their mtimes at the last look), listing only those that
+    changed and any new one; *indexed_in(rel)* gives the paths of a folder's indexed notes. None
+    when a recorded folder is gone (a full check then)."""
+    looked_ns = time.time_ns()
+    children: dict[str, list[str]] = {}
+    for rel in recorded:
+        if rel:
+            children.setdefault(rel.rpartition("/")[0], []).append(rel)
+    fs: dict[str, tuple[int, int]] = {}
+    paths: set[str] = set()
+    dirs: set[str] = set()
+    folder.dir_times = {}
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        dirs.add(rel)
+        before = recorded.get(rel)
+        if before is not None:
+            try:
+                now = os.stat(os.path.join(folder.root, rel) if rel else folder.root).st_mtime_ns
+            except OSError:
+                return None
+            if now == before:
+                folder.dir_times[rel] = now
+                stack.extend(children.get(rel, ()))
+                continue
+        known = indexed_in(rel)
+        listed = folder.list_new(rel, known)
+        if listed is None:
+            return None
+        new, subdirs, present = listed
+        fs.update(new)
+        paths.update(new)
+        paths.update(known - present)  # gone from the folder (deleted, or moved: the sync tells)
+        stack.extend(subdirs)
+    if any(rel not in dirs for rel in recorded):
+        return None  # a folder gone: its notes with it, which only a full check sees
+    return FolderLook(fs, paths, dirs, trusted_times(folder.dir_times, looked_ns))

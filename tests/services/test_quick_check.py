@@ -1,0 +1,134 @@
+"""The first read's quick look at the folder (backends/sqlite/quick_check.py) and the full check it owes."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import notewell
+from notewell.backends.sqlite import quick_check
+from notewell.interfaces import cli
+
+
+def _settle(*folders) -> None:
+    """Set the folders' mtimes a minute back, as a folder nobody touched lately has."""
+    past = time.time() - 60
+    for folder in folders:
+        os.utime(folder, (past, past))
+
+
+def _store_with_notes(root) -> dict[str, str]:
+    (root / "sub").mkdir(parents=True)
+    texts = {
+        "keep.md": "# keeper\n\nalpha words",
+        "gone.md": "# goner\n\nbeta words",
+        "moved.md": "# mover\n\ngamma words",
+        "edited.md": "# editee\n\ndelta words",
+        "sub/inner.md": "# inner\n\nepsilon words",
+    }
+    for path, text in texts.items():
+        (root / path).write_text(text, encoding="utf-8")
+    notewell.Store(root, watch=False, embedder=None).close()  # makes .notewell/ (the root changes)
+    _settle(root, root / "sub")
+    with notewell.Store(root, watch=False, embedder=None) as store:  # the full check records the mtimes
+        found = store.search_notes("words", limit=10)
+        assert len(found) == 5 and store.last_check == "scan"
+        return {c.title: c.id for c in found}
+
+
+def _titles(store, query):
+    return sorted(c.title for c in store.search_notes(query, limit=20))
+
+
+def test_a_quick_look_sees_what_came_went_and_moved_and_owes_the_rest(tmp_path):
+    root = tmp_path / "notes"
+    ids = _store_with_notes(root)
+    (root / "gone.md").unlink()
+    os.rename(root / "moved.md", root / "sub" / "moved.md")
+    (root / "new.md").write_text("# newcomer\n\nzeta words", encoding="utf-8")
+    (root / "deeper").mkdir()
+    (root / "deeper" / "deep.md").write_text("# deep one\n\neta words", encoding="utf-8")
+    with open(root / "edited.md", "a", encoding="utf-8") as fh:  # in place: no folder changes
+        fh.write("\nomega")
+    os.utime(root / "edited.md", (time.time() + 5, time.time() + 5))
+    store = notewell.Store(root, watch=False, embedder=None, quick_check_from=1)
+    found = store.search_notes("words OR omega", limit=20)
+    assert store.last_check == "quick" and store.full_check_owed
+    assert sorted(c.title for c in found) == ["deep one", "editee", "inner", "keeper", "mover", "newcomer"]
+    assert [c.id for c in found if c.title == "mover"] == [ids["mover"]]  # a move, not a new note
+    assert not [c for c in found if "omega" in c.snippet]  # changed in place: not seen by the quick look
+    assert _titles(store, "omega") == [] and store.last_check == "quick"  # nor by the next
+    store.refresh()  # the full check owed
+    assert not store.full_check_owed and _titles(store, "omega") == ["editee"]
+    assert store.get_note(ids["mover"]).path == "sub/moved.md"
+    store.close()
+
+
+def test_an_unchanged_folder_is_not_listed(tmp_path, monkeypatch):
+    root = tmp_path / "notes"
+    _store_with_notes(root)
+    listed = []
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
+        monkeypatch.setattr(store._index, "paths_in", lambda rel: listed.append(rel) or set())
+        assert _titles(store, "alpha") == ["keeper"] and store.last_check == "quick"
+    assert listed == []
+
+
+def test_below_the_threshold_or_without_recorded_mtimes_the_check_is_full(tmp_path):
+    root = tmp_path / "notes"
+    _store_with_notes(root)
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=6) as store:  # 5 notes
+        store.search_notes("alpha")
+        assert store.last_check == "scan" and not store.full_check_owed
+    with notewell.Store(root, watch=False, embedder=None) as store:  # not asked for
+        store.search_notes("alpha")
+        assert store.last_check == "scan"
+    with notewell.Store(root, watch=False, embedder=None) as store:
+        with store._index.write():
+            store._index.set_state("dir_times", '{"": "not a time"}')
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
+        store.search_notes("alpha")
+        assert store.last_check == "scan"
+
+
+def test_a_folder_changed_moments_ago_is_listed_until_it_settles(tmp_path, monkeypatch):
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# first\n\nwords", encoding="utf-8")
+    with notewell.Store(root, watch=False, embedder=None) as store:
+        store.search_notes("words")
+        assert store._index.get_state("dir_times") == '{"":null}'  # too recent to trust
+    # A second file in the same clock tick would leave the folder's mtime as recorded: still found.
+    mtime = os.stat(root).st_mtime_ns
+    (root / "b.md").write_text("# second\n\nwords", encoding="utf-8")
+    os.utime(root, ns=(mtime, mtime))
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
+        assert _titles(store, "words") == ["first", "second"] and store.last_check == "quick"
+    monkeypatch.setattr(quick_check, "SETTLED_NS", 0)
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
+        store.search_notes("words")
+        assert store._index.get_state("dir_times") == f'{{"":{mtime}}}'
+
+
+def test_a_gone_folder_makes_the_check_full(tmp_path):
+    root = tmp_path / "notes"
+    _store_with_notes(root)
+    (root / "sub" / "inner.md").unlink()
+    (root / "sub").rmdir()
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
+        assert "inner" not in _titles(store, "words") and store.last_check == "scan"
+
+
+def test_the_cli_checks_in_full_after_its_answer_when_no_watcher_can_start(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "notes"
+    _store_with_notes(root)
+    with open(root / "edited.md", "a", encoding="utf-8") as fh:
+        fh.write("\nomega")
+    os.utime(root / "edited.md", (time.time() + 5, time.time() + 5))
+    monkeypatch.setenv("NOTEWELL_AUTOWATCH", "2")  # a folder of 2 notes or more (1 is "on")
+    monkeypatch.setattr(cli, "_spawn_watcher", lambda root: False)
+    assert cli.main(["search", "omega", "--store", str(root)]) == 0
+    assert "editee" not in capsys.readouterr().out  # the quick look answered first
+    with notewell.Store(root, watch=False, embedder=None) as store:
+        assert store.refresh().changed == 0  # the command had checked every file after its answer
+        assert _titles(store, "omega") == ["editee"]
