@@ -132,3 +132,74 @@ def test_the_cli_checks_in_full_after_its_answer_when_no_watcher_can_start(tmp_p
     with notewell.Store(root, watch=False, embedder=None) as store:
         assert store.refresh().changed == 0  # the command had checked every file after its answer
         assert _titles(store, "omega") == ["editee"]
+
+
+def test_a_note_replaced_by_a_folder_of_its_name(tmp_path):
+    root = tmp_path / "notes"
+    _store_with_notes(root)
+    (root / "keep.md").unlink()
+    (root / "keep.md").mkdir()
+    (root / "keep.md" / "inside.md").write_text("# inside\n\nalpha words", encoding="utf-8")
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
+        assert _titles(store, "alpha") == ["inside"] and store.last_check == "quick"
+
+
+def test_a_problem_file_deleted_is_no_problem_after_a_quick_look(tmp_path):
+    root = tmp_path / "notes"
+    (root).mkdir()
+    (root / "bad.md").write_bytes(b"\xff\xfe not utf-8")
+    _store_with_notes(root)
+    with notewell.Store(root, watch=False, embedder=None) as store:
+        assert [p["path"] for p in store.problems()] == ["bad.md"]
+    (root / "bad.md").unlink()
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
+        store.search_notes("alpha")
+        assert store.last_check == "quick" and store.problems() == []
+
+
+def test_an_edit_the_journal_brings_is_read_at_once(tmp_path):
+    # Another machine's edit arrives as a pull does: its file and journal lines, not this index.
+    import shutil
+
+    root, other = tmp_path / "notes", tmp_path / "other"
+    ids = _store_with_notes(root)
+    shutil.copytree(root, other, ignore=shutil.ignore_patterns(".notewell"))
+    with notewell.Store(other, watch=False, embedder=None) as there:
+        there.edit_note(ids["keeper"], "# keeper\n\nalpha words pulled")
+    shutil.copy(other / "keep.md", root / "keep.md")
+    shutil.copy(other / ".notewell-history" / "journal.jsonl", root / ".notewell-history" / "journal.jsonl")
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
+        assert _titles(store, "pulled") == ["keeper"] and store.last_check == "quick"
+
+
+def test_recorded_folders_outside_the_store_make_the_check_full(tmp_path):
+    root = tmp_path / "notes"
+    _store_with_notes(root)
+    (tmp_path / "outside.md").write_text("# outside\n\nalpha", encoding="utf-8")
+    with notewell.Store(root, watch=False, embedder=None) as store:
+        with store._index.write():
+            store._index.set_state("dir_times", '{"": null, "..": null}')
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
+        assert _titles(store, "alpha") == ["keeper"] and store.last_check == "scan"
+
+
+def test_the_cli_full_check_after_its_answer_keeps_the_size_limit(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "notes"
+    monkeypatch.setenv("NOTEWELL_MAX_BYTES", str(3 * 1024 * 1024))
+    _store_with_notes(root)
+    big = root / "big.md"
+    big.write_text("# big one\n\n" + "kappa words " * 150_000, encoding="utf-8")  # 1.8 MB
+    with notewell.Store(root, watch=False, embedder=None, max_bytes=3 * 1024 * 1024) as store:
+        assert _titles(store, "kappa") == ["big one"]
+    _settle(root)
+    with notewell.Store(root, watch=False, embedder=None, max_bytes=3 * 1024 * 1024) as store:
+        store.refresh()
+    with open(big, "a", encoding="utf-8") as fh:
+        fh.write("\nlambda")
+    monkeypatch.setenv("NOTEWELL_AUTOWATCH", "2")
+    monkeypatch.setattr(cli, "_spawn_watcher", lambda root: False)
+    assert cli.main(["search", "alpha", "--store", str(root)]) == 0
+    capsys.readouterr()
+    with notewell.Store(root, watch=False, embedder=None, max_bytes=3 * 1024 * 1024) as store:
+        assert store.refresh().changed == 0 and store.problems() == []
+        assert _titles(store, "lambda") == ["big one"]

@@ -732,8 +732,10 @@ def maybe_start_watcher(store: Store, threshold: int = AUTOWATCH_MIN_FILES) -> b
             return True
         from ..services.store import Store
 
-        with Store(store.root, watch=False, embedder=None) as again:
-            again.refresh()
+        # Best effort: the command has answered, and its exit code stands whatever happens here.
+        with contextlib.suppress(NotewellError, KeyboardInterrupt):
+            with Store(store.root, watch=False, embedder=None, max_bytes=store.max_bytes) as again:
+                again.refresh()
         return False
     if store.last_check != "scan" or store.last_scan_size < threshold:
         return False

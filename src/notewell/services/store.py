@@ -106,6 +106,11 @@ _CLOSE_WAIT = 30.0  # seconds closing waits for the reads in flight to end
 _READ_SLOTS = max(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
+def _folder_name(rel: str) -> bool:
+    """Whether *rel* names a folder inside the store ('' is the root), as a look records it."""
+    return rel == "" or not (rel.startswith("/") or any(part in ("", ".", "..") for part in rel.split("/")))
+
+
 class Store(WatchingMixin, NoteService):
     """A notes folder and its index. Use :func:`notewell.open` to get one."""
 
@@ -313,9 +318,9 @@ class Store(WatchingMixin, NoteService):
         except ValueError:
             return None
         if not isinstance(recorded, dict) or not all(
-            isinstance(k, str) and (v is None or type(v) is int) for k, v in recorded.items()
+            isinstance(k, str) and _folder_name(k) and (v is None or type(v) is int) for k, v in recorded.items()
         ):
-            return None
+            return None  # not what a look leaves: a full check (and a fresh record)
         if self._index.note_count() < self._quick_from:
             return None
         return quick_look(self._folder, recorded, self._index.paths_in)
@@ -461,7 +466,12 @@ class Store(WatchingMixin, NoteService):
                 self.last_check = "watcher"
                 return SyncReport()
             look = self._quick_look() if self._quick_ok else None
-            if look is not None:
+            journaled = self._sync.journaled_paths() if look is not None else None
+            if look is not None and journaled is not None:
+                for path in journaled - look.fs.keys():  # read again: what the journal says changed
+                    look.paths.add(path)
+                    if (state := self._folder.state(path)) is not None:
+                        look.fs[path] = (state[0], state[1])
                 self.last_check = "quick"
                 self.last_scan_size = self._index.note_count()
                 self.last_sync = self._sync.paths(look.fs, look.paths, wait=wait)

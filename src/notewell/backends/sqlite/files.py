@@ -155,46 +155,40 @@ class NoteFolder:
 
     def list_new(self, rel: str, known: set[str]) -> tuple[dict[str, tuple[int, int]], list[str], set[str]] | None:
         """The folder *rel* as a quick look needs it: the state of each note in it that *known*
-        does not hold (as :meth:`list_dir` finds it), its subfolders, and the paths it holds (not
-        stat'ed: one listing and set arithmetic, for 100,000 notes in 0.05 s). Its mtime, taken
-        first, to ``dir_times``. None when it cannot be listed."""
+        does not hold (as :meth:`list_dir` finds it), its subfolders, and the paths of the files
+        it holds (not stat'ed: one listing and set arithmetic, for 100,000 notes in 0.07 s). Its
+        mtime, taken first, to ``dir_times``. None when it cannot be listed."""
         base = os.path.join(self._root_str, rel) if rel else self._root_str
         prefix = rel + "/" if rel else ""
         try:
             self.dir_times[rel] = os.stat(base).st_mtime_ns
-            names = os.listdir(base)
+            with os.scandir(base) as listing:
+                entries = [e for e in listing if e.name[0] != "."]
         except OSError:
             return None
-        present = {prefix + n for n in names if n[0] != "."} if prefix else {n for n in names if n[0] != "."}
+        # A folder is told by the listing's own entry type (no stat): one named like a note is no note.
+        folders = {prefix + e.name for e in entries if e.is_dir(follow_symlinks=False)}
+        present = {prefix + e.name for e in entries} - folders
         files: dict[str, tuple[int, int]] = {}
-        subdirs: list[str] = []
+        subdirs = [path for path in folders if printable_name(path) is None]
         for path in present - known:
             name = path[len(prefix) :]
-            full = os.path.join(base, name)
-            try:
-                st = os.lstat(full)
-            except OSError:
-                if name[-3:] == ".md":
-                    files[path] = (-1, -1)
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                if printable_name(name) is None:
-                    subdirs.append(path)
-                continue
             if name[-3:] != ".md":
                 continue
             if not name.isascii() and (shown := printable_name(path)) is not None:
                 files[shown] = (BAD_NAME_SIZE, BAD_NAME_SIZE)
                 continue
-            if stat.S_ISLNK(st.st_mode):
-                if (linked := self._link_size(full)) is not None:
-                    files[path] = (linked, linked)
-                    continue
-                try:
+            full = os.path.join(base, name)
+            try:
+                st = os.lstat(full)
+                if stat.S_ISLNK(st.st_mode):
+                    if (linked := self._link_size(full)) is not None:
+                        files[path] = (linked, linked)
+                        continue
                     st = os.stat(full)
-                except OSError:
-                    files[path] = (-1, -1)
-                    continue
+            except OSError:
+                files[path] = (-1, -1)
+                continue
             if stat.S_ISREG(st.st_mode):
                 files[path] = (st.st_mtime_ns, st.st_size)
         return files, subdirs, present

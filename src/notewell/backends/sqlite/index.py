@@ -681,13 +681,16 @@ class Index:
     # -- note rows ----------------------------------------------------------
 
     def paths_in(self, rel: str) -> set[str]:
-        """The paths of the indexed notes directly in the folder *rel* ('' the root)."""
+        """The paths of the files directly in the folder *rel* ('' the root) that the index
+        knows: its notes, and the files it reports as problems."""
         if not rel:
-            sql, params = "SELECT path FROM note_index WHERE instr(path, '/') = 0", []
+            where, params = "instr(path, '/') = 0", []
         else:  # the range of paths under rel/, then those not in a subfolder
-            sql = "SELECT path FROM note_index WHERE path > ? AND path < ? AND instr(substr(path, ?), '/') = 0"
+            where = "path > ? AND path < ? AND instr(substr(path, ?), '/') = 0"
             params = [rel + "/", rel + "0", len(rel) + 2]  # '0' follows '/'
-        return {path for (path,) in self.conn.execute(sql, params)}
+        found = {path for (path,) in self.conn.execute(f"SELECT path FROM note_index WHERE {where}", params)}
+        found.update(path for (path,) in self.conn.execute(f"SELECT path FROM problems WHERE {where}", params))
+        return found
 
     def compare_files(self, fs: dict[str, tuple[int, int]]) -> tuple[list[str], list[str], list[str], int]:
         """Compare a folder scan with the index: paths whose (mtime_ns, size) changed,

@@ -1,11 +1,13 @@
 """A first look at the folder that trusts its folders' mtimes instead of stat-ing every file.
 
-A full check stats every note (2 s for 100,000 of them). Creating, deleting or renaming a file
-changes its folder's mtime; so a look that lists only the folders whose mtime moved since the
-last full check, and stats only the names it does not know, sees every file that came, went or
-was renamed, and notewell's own writes from any process come from the journal. What it cannot
-see is a file changed in place (or saved over) since that full check: one is still owed, and
-runs after it (``notewell watch``, started on demand, or the store's next full check).
+A full check stats every note (0.5 s for 100,000 of them before any Python work). Creating,
+deleting or renaming a file changes its folder's mtime; so a look that lists only the folders
+whose mtime moved since the last look, and stats only the names it does not know, sees every file
+that came, went or was renamed; what the journal says notewell wrote (here or on a machine the
+folder was pulled from) the caller reads again. What it cannot see is a file changed in place (or
+saved over) since the last full check: one is still owed, and runs after it (``notewell watch``,
+started on demand, or the caller's refresh()). A tool that sets a folder's mtime back (restoring
+with ``rsync -a``) can hide a change from it until then.
 
 Folders whose mtime is too recent to trust (a second change within the file system's clock
 tick leaves it unchanged) are listed every time, until a later look finds them settled.

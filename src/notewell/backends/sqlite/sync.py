@@ -117,6 +117,29 @@ class Syncer:
         self.index.apply_records(records)
         self._mark(end)
 
+    def journaled_paths(self) -> set[str] | None:
+        """The paths of the notes that journal lines not yet applied add, change or move (their
+        files may hold a text the index has not read: a pull of another machine's edits); None
+        when the journal was replaced (only a full check can tell what changed)."""
+        if not self.journal_behind():
+            return set()
+        offset = int(self.index.get_state("journal_offset", "0") or 0)
+        if offset > self.history.journal_size() or self.history.tail_digest(offset) != self.index.get_state(
+            "journal_tail", self.history.tail_digest(0)
+        ):
+            return None
+        paths: set[str] = set()
+        for r in self.history.read(offset)[0]:
+            if not isinstance(r, dict) or r.get("op") not in ("add", "adopt", "edit", "change", "move"):
+                continue
+            path = r.get("path")
+            if not isinstance(path, str):
+                row = self.index.row_for_id(r["id"]) if isinstance(r.get("id"), str) else None
+                path = row[2] if row else None
+            if isinstance(path, str):
+                paths.add(path)
+        return paths
+
     def commit_records(self, records: list[dict[str, Any]], *, durable: bool = True) -> None:
         """Append records to the journal and apply them (inside a write transaction)."""
         if not records:
