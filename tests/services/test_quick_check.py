@@ -203,3 +203,22 @@ def test_the_cli_full_check_after_its_answer_keeps_the_size_limit(tmp_path, monk
     with notewell.Store(root, watch=False, embedder=None, max_bytes=3 * 1024 * 1024) as store:
         assert store.refresh().changed == 0 and store.problems() == []
         assert _titles(store, "lambda") == ["big one"]
+
+
+def test_a_watched_store_answers_its_first_read_quickly_and_checks_in_full_beside(tmp_path):
+    root = tmp_path / "notes"
+    _store_with_notes(root)
+    (root / "new.md").write_text("# newcomer\n\nzeta words", encoding="utf-8")
+    with open(root / "edited.md", "a", encoding="utf-8") as fh:
+        fh.write("\nomega")
+    os.utime(root / "edited.md", (time.time() + 5, time.time() + 5))
+    with notewell.Store(root, watch=True, embedder=None, quick_check_from=1) as store:
+        found = store.search_notes("zeta OR omega", limit=10)
+        assert [c.title for c in found] == ["newcomer"]  # the in-place edit waits for the full check
+        deadline = time.monotonic() + 20
+        while store.full_check_owed and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not store.full_check_owed
+        assert _titles(store, "omega") == ["editee"]
+        (root / "later.md").write_text("# later\n\nzeta again", encoding="utf-8")  # seen by inotify
+        assert _titles(store, "zeta") == ["later", "newcomer"] and store.last_check == "inotify"

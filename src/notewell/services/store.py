@@ -310,8 +310,9 @@ class Store(WatchingMixin, NoteService):
             self._index.remember(_DIR_TIMES, raw)
 
     def _quick_look(self) -> FolderLook | None:
-        """The first read's look at the folder when it may be quick (see quick_check), or None."""
-        if self._quick_from is None or self._watcher is not None:
+        """A read's look at the folder when it may be quick (see quick_check), or None. A
+        watched store sets its watches first, so that nothing changed after the look is missed."""
+        if self._quick_from is None or (self._watcher is not None and not self._watcher.active):
             return None
         try:
             recorded = json.loads(self._index.get_state(_DIR_TIMES) or "null")
@@ -323,7 +324,23 @@ class Store(WatchingMixin, NoteService):
             return None  # not what a look leaves: a full check (and a fresh record)
         if self._index.note_count() < self._quick_from:
             return None
-        return quick_look(self._folder, recorded, self._index.paths_in)
+        if self._watcher is not None and not self._watcher.watch(set(recorded)):
+            return None
+        look = quick_look(self._folder, recorded, self._index.paths_in)
+        if look is not None and self._watcher is not None and not self._watcher.watch(look.dirs):
+            return None
+        return look
+
+    def _check_owed(self) -> None:
+        """The full check a watched store's quick first look owes, on a thread of its own: reads
+        go on meanwhile (from the index, and inotify for what changes now); writes wait for it,
+        as for any refresh."""
+        try:
+            with self._lock:
+                if self.full_check_owed and not self._index.closed:
+                    self.last_sync = self._full_sync()
+        except NotewellError:
+            self._scanned = False  # the next read checks every file itself
 
     @guarded
     def refresh(self, *, wait: bool = True) -> SyncReport:
@@ -477,6 +494,9 @@ class Store(WatchingMixin, NoteService):
                 self.last_sync = self._sync.paths(look.fs, look.paths, wait=wait)
                 self.full_check_owed = True
                 self._keep_dir_times(look.times)
+                if self._watcher is not None:  # inotify from now on; the full check owed, beside
+                    self._scanned = True
+                    threading.Thread(target=self._check_owed, name="notewell-check", daemon=True).start()
                 return self.last_sync
             self.last_sync = self._full_sync(wait=wait)
             return self.last_sync
