@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -130,7 +130,7 @@ class PgStore(PgSemanticMixin, NoteService):
 
     def _insert_notes(
         self,
-        checked: list[tuple[str, bytes]],
+        checked: Sequence[tuple[str, bytes]],
         author: str | None,
         model: str | None,
         attempt: str | None,

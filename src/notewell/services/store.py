@@ -21,8 +21,8 @@ import os
 import select
 import threading
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -576,7 +576,7 @@ class Store(WatchingMixin, NoteService):
 
     def _insert_notes(
         self,
-        checked: list[tuple[str, bytes]],
+        checked: Sequence[tuple[str, bytes]],
         author: str | None,
         model: str | None,
         attempt_id: str | None,
@@ -592,48 +592,51 @@ class Store(WatchingMixin, NoteService):
                 running = require_running(records.attempt(attempt_id), attempt_id)
             origin["attempt"] = running.id
             author, model = running.credits(author, model)
-        chunks = [checked[i : i + batch] for i in range(0, len(checked), batch)]
+        starts = range(0, len(checked), batch)
+
+        def chunk(k: int) -> Sequence[tuple[str, bytes]]:
+            return checked[starts[k] : starts[k] + batch]  # made when its batch comes (see _Checked)
+
         durable = len(checked) == 1
         notes: list[Note] = []
         with self._lock:
             if chosen is not None:
-                for start in range(0, len(checked), batch):
-                    chunk = checked[start : start + batch]
+                for k, start in enumerate(starts):
                     ids = chosen_ids(self._index, chosen[start : start + batch])
-                    ready = [prepare_batch(self._folder, chunk, ids, durable, author, model, origin, chosen=True)]
+                    ready = [prepare_batch(self._folder, chunk(k), ids, durable, author, model, origin, chosen=True)]
                     self._index_batches(iter(ready).__next__, 1, notes, progress, len(checked))
                 return notes
-            if len(chunks) < 2:
+            if len(starts) < 2:
                 ready = [
                     prepare_batch(self._folder, c, fresh_ids(self._index, len(c)), durable, author, model, origin)
-                    for c in chunks
+                    for c in map(chunk, range(len(starts)))
                 ]
-                self._index_batches(iter(ready).__next__, len(chunks), notes, progress, len(checked))
+                self._index_batches(iter(ready).__next__, len(starts), notes, progress, len(checked))
                 return notes
             # A second thread writes the next batch's files and parses its notes while this
             # one indexes the current batch (SQLite and file system calls release the GIL).
             with ThreadPoolExecutor(max_workers=1) as pool:
-                first = fresh_ids(self._index, len(chunks[0]))
-                futures = [pool.submit(prepare_batch, self._folder, chunks[0], first, False, author, model, origin)]
-                taken = 0  # futures whose batch _index_batches has (it cleans up after those)
+
+                def submit(k: int) -> Future[Prepared]:
+                    c = chunk(k)
+                    return pool.submit(
+                        prepare_batch, self._folder, c, fresh_ids(self._index, len(c)), False, author, model, origin
+                    )
+
+                ahead = [submit(0)]  # the batches staged and not yet indexed (the one in hand first)
+                submitted = 1
 
                 def next_ready() -> Prepared:
-                    nonlocal taken
-                    position = len(futures)
-                    if position < len(chunks):
-                        ids = fresh_ids(self._index, len(chunks[position]))
-                        futures.append(
-                            pool.submit(
-                                prepare_batch, self._folder, chunks[position], ids, False, author, model, origin
-                            )
-                        )
-                    taken += 1
-                    return futures[taken - 1].result()
+                    nonlocal submitted
+                    if submitted < len(starts):
+                        ahead.append(submit(submitted))
+                        submitted += 1
+                    return ahead.pop(0).result()  # indexed batches are let go: memory stays one batch or two
 
                 try:
-                    self._index_batches(next_ready, len(chunks), notes, progress, len(checked))
+                    self._index_batches(next_ready, len(starts), notes, progress, len(checked))
                 except BaseException:
-                    for future in futures[taken:]:  # staged ahead for a batch that never ran
+                    for future in ahead:  # staged ahead for a batch that never ran
                         if future.exception() is None:
                             drop_staged(future.result()[2])
                     raise
