@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from notewell.errors import InvalidArgumentError
@@ -49,6 +49,8 @@ def test_claude_code_reads_any_json_lines_without_crashing(lines):
 
 @settings(max_examples=300, deadline=None)
 @given(SHAPED | JSON)
+@example({"current_node": [], "id": "0", "mapping": {}, "type": None})  # once: unhashable type: 'list'
+@example({"uuid": "c", "chat_messages": [{"uuid": ["a"], "parent_message_uuid": "p"}, {"parent_message_uuid": "q"}]})
 def test_the_exports_read_any_object_without_crashing(item):
     if isinstance(item, dict):
         for parse in (parse_chatgpt, parse_claude_ai):

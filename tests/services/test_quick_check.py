@@ -222,3 +222,78 @@ def test_a_watched_store_answers_its_first_read_quickly_and_checks_in_full_besid
         assert _titles(store, "omega") == ["editee"]
         (root / "later.md").write_text("# later\n\nzeta again", encoding="utf-8")  # seen by inotify
         assert _titles(store, "zeta") == ["later", "newcomer"] and store.last_check == "inotify"
+
+
+def test_a_watched_store_whose_recorded_folder_went_or_became_a_link_checks_in_full(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for change in ("gone", "link"):
+        root = tmp_path / change
+        _store_with_notes(root)
+        for path in (root / "sub").iterdir():
+            path.unlink()
+        (root / "sub").rmdir()
+        if change == "link":
+            os.symlink(outside, root / "sub")
+        with notewell.Store(root, watch=True, embedder=None, quick_check_from=1) as store:
+            assert _titles(store, "epsilon") == [] and store.last_check == "scan"
+            (outside / "secret.md").write_text("# secret\n\nepsilon outside", encoding="utf-8")
+            (root / "later.md").write_text("# later\n\nepsilon inside", encoding="utf-8")
+            assert _titles(store, "epsilon") == ["later"] and store.last_check == "inotify"  # still watching
+        (outside / "secret.md").unlink()
+
+
+def test_a_write_before_the_owed_check_makes_it(tmp_path, monkeypatch):
+    root = tmp_path / "notes"
+    ids = _store_with_notes(root)
+    (root / "edited.md").write_text("# editee\n\ndelta words changed by hand", encoding="utf-8")
+    os.utime(root / "edited.md", (time.time() + 5, time.time() + 5))
+    monkeypatch.setattr(notewell.Store, "_check_owed", lambda self: None)  # a thread that has not run yet
+    with notewell.Store(root, watch=True, embedder=None, quick_check_from=1) as store:
+        assert _titles(store, "alpha") == ["keeper"] and store.full_check_owed
+        note = store.edit_note(ids["editee"], "# editee\n\nedited through notewell")
+        assert note.revision == 3 and not store.full_check_owed  # the hand edit kept as revision 2
+
+
+def test_a_failed_owed_check_makes_reads_check_in_full(tmp_path, monkeypatch):
+    import sqlite3
+
+    root = tmp_path / "notes"
+    _store_with_notes(root)
+    real = notewell.Store._full_sync
+    calls = []
+
+    def failing(self, *args, **kwargs):
+        calls.append(kwargs)
+        if len(calls) == 1:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(notewell.Store, "_full_sync", failing)
+    with notewell.Store(root, watch=True, embedder=None, quick_check_from=1) as store:
+        assert _titles(store, "alpha") == ["keeper"]
+        deadline = time.monotonic() + 10
+        while not store._owed_failed and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert store._owed_failed
+        assert _titles(store, "alpha") == ["keeper"] and store.last_check == "scan" and not store.full_check_owed
+
+
+def test_journal_lines_naming_files_the_walk_does_not_reach_are_not_read(tmp_path):
+    import json
+
+    root = tmp_path / "notes"
+    _store_with_notes(root)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "x.md").write_text("# outside\n\nsecret theta", encoding="utf-8")
+    os.symlink(tmp_path / "elsewhere", root / "linked")
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "y.md").write_text("# hidden\n\nsecret theta", encoding="utf-8")
+    lines = [
+        {"op": "add", "id": f"nte_{i:010d}", "path": path, "at": "2026-01-01T00:00:00Z", "rev": 1, "sha256": "x"}
+        for i, path in enumerate(["linked/x.md", ".hidden/y.md", "../z.md", "bad\x00.md"])
+    ]
+    with open(root / ".notewell-history" / "journal.jsonl", "a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(line) + "\n" for line in lines)
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
+        assert _titles(store, "theta") == [] and store.last_check == "quick"

@@ -18,7 +18,9 @@ _DATABASE_OPTIONS = {"max_bytes", "pool_size", "create", "embedder"}
 def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> NoteStore:
     """Open (or create) the store in *path*. Options: max_bytes, watch, busy_timeout, create,
     embedder ('default', None, an embedder or a function making one), ann (True, or the number
-    of passages from which semantic search uses an approximate index; needs the 'ann' extra).
+    of passages from which semantic search uses an approximate index; needs the 'ann' extra),
+    quick_check_from (from this many notes, reads look only at the folders that changed since
+    the last look; see ``full_check_owed``).
 
     A ``postgresql://`` URL opens the store in that database instead (a :class:`PgStore`;
     needs the 'postgres' extra; options: max_bytes, pool_size, create, embedder)."""

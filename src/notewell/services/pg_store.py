@@ -157,7 +157,7 @@ class PgStore(PgSemanticMixin, NoteService):
 
     def _insert_batch(
         self,
-        chunk: list[tuple[str, bytes]],
+        chunk: Sequence[tuple[str, bytes]],
         author: str | None,
         model: str | None,
         attempt: str | None,

@@ -151,6 +151,8 @@ class Store(WatchingMixin, NoteService):
         self._quick_from = quick_check_from
         self.full_check_owed = False
         self._quick_ok = False  # set while a read refreshes (see _read_refresh)
+        self._owed_stop = threading.Event()  # set by close(): the owed check's thread gives up
+        self._owed_failed = False  # that thread failed: reads check every file again
         self._refresh_turn = threading.Condition(threading.Lock())
         self._refreshes = 0  # catch-ups running (under the lock: at most one at a time)
         self._read_slots = threading.BoundedSemaphore(_READ_SLOTS)
@@ -216,6 +218,7 @@ class Store(WatchingMixin, NoteService):
     def close(self) -> None:
         """Release the index connection and the watcher (and stop the embedding thread)."""
         self.stop_embedding()
+        self._owed_stop.set()
         with self._lock, self._gate.exclusive(timeout=_CLOSE_WAIT):
             if self._watcher is not None:
                 self._watcher.close()
@@ -298,7 +301,7 @@ class Store(WatchingMixin, NoteService):
         if self._watcher is not None:
             self._watcher.watch(dirs)
         report = self._sync.paths(fs, None, progress=progress, wait=wait)
-        self.full_check_owed = False
+        self.full_check_owed = self._owed_failed = False
         self._keep_dir_times(trusted_times(self._folder.dir_times, looked))
         self._folder.sweep()
         return report
@@ -322,25 +325,33 @@ class Store(WatchingMixin, NoteService):
             isinstance(k, str) and _folder_name(k) and (v is None or type(v) is int) for k, v in recorded.items()
         ):
             return None  # not what a look leaves: a full check (and a fresh record)
-        if self._index.note_count() < self._quick_from:
+        if self._index.note_count() < self._quick_from or self._owed_failed:
             return None
-        if self._watcher is not None and not self._watcher.watch(set(recorded)):
-            return None
-        look = quick_look(self._folder, recorded, self._index.paths_in)
-        if look is not None and self._watcher is not None and not self._watcher.watch(look.dirs):
-            return None
-        return look
+        watcher = self._watcher
+        watch = (lambda rel: watcher.watch({rel})) if watcher is not None else None
+        return quick_look(self._folder, recorded, self._index.paths_in, watch)
 
     def _check_owed(self) -> None:
         """The full check a watched store's quick first look owes, on a thread of its own: reads
-        go on meanwhile (from the index, and inotify for what changes now); writes wait for it,
-        as for any refresh."""
-        try:
-            with self._lock:
-                if self.full_check_owed and not self._index.closed:
-                    self.last_sync = self._full_sync()
-        except NotewellError:
-            self._scanned = False  # the next read checks every file itself
+        go on meanwhile (from the index, and inotify for what changes now); a write or refresh()
+        that comes first makes it itself. Another process's write lock is not waited for (close()
+        would wait with it): it tries again until the store closes. A failure leaves the check to
+        the reads, which then check every file."""
+        pause = 0.5
+        while not self._owed_stop.is_set():
+            try:
+                with self._lock:
+                    if not self.full_check_owed or self._index.closed:
+                        return
+                    run_guarded(self, lambda: self._full_sync(wait=False))
+                return
+            except LockHeld:  # each try scans the folder: back off, up to 8 s between them
+                self._owed_stop.wait(pause)
+                pause = min(pause * 2, 8.0)
+            except Exception:  # noqa: BLE001 - on its own thread, with nobody to raise to
+                self._owed_failed = True  # no more quick looks: the next read checks in full, and fails aloud
+                self._scanned = False
+                return
 
     @guarded
     def refresh(self, *, wait: bool = True) -> SyncReport:
@@ -478,6 +489,10 @@ class Store(WatchingMixin, NoteService):
         return not self._sync.journal_behind()
 
     def _apply_changes(self, changes: tuple[set[str], bool] | None, wait: bool) -> SyncReport:
+        if changes is not None and self.full_check_owed and not self._quick_ok:
+            # refresh() or a write on a watched store before the owed check's thread: made here.
+            self.last_sync = self._full_sync(wait=wait)
+            return self.last_sync
         if changes is None:
             if self._watcher is None and self._synced_by_watcher():
                 self.last_check = "watcher"
@@ -486,12 +501,17 @@ class Store(WatchingMixin, NoteService):
             journaled = self._sync.journaled_paths() if look is not None else None
             if look is not None and journaled is not None:
                 for path in journaled - look.fs.keys():  # read again: what the journal says changed
+                    parent, _, name = path.rpartition("/")
+                    if parent not in look.dirs or name.startswith(".") or "\x00" in path:
+                        continue  # not where the walk goes (a link, a dot-folder): the full check's
                     look.paths.add(path)
                     if (state := self._folder.state(path)) is not None:
                         look.fs[path] = (state[0], state[1])
                 self.last_check = "quick"
                 self.last_scan_size = self._index.note_count()
                 self.last_sync = self._sync.paths(look.fs, look.paths, wait=wait)
+                if look.paths:  # the index moved without a full check: the next one compares every file
+                    self._index.remember("folder_digest", "")
                 self.full_check_owed = True
                 self._keep_dir_times(look.times)
                 if self._watcher is not None:  # inotify from now on; the full check owed, beside

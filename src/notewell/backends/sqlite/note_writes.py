@@ -17,7 +17,7 @@ import contextlib
 import hashlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...errors import ConflictError, NotFoundError, StorageError
@@ -72,7 +72,7 @@ def chosen_ids(index: Index, chosen: list[str]) -> list[str]:
 
 def prepare_batch(
     folder: NoteFolder,
-    chunk: list[tuple[str, bytes]],
+    chunk: Sequence[tuple[str, bytes]],
     ids: list[str],
     durable: bool,
     author: str | None,

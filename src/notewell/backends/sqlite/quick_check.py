@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,11 +50,16 @@ def dir_times_json(times: dict[str, int | None]) -> str:
 
 
 def quick_look(
-    folder: NoteFolder, recorded: dict[str, int | None], indexed_in: Callable[[str], set[str]]
+    folder: NoteFolder,
+    recorded: dict[str, int | None],
+    indexed_in: Callable[[str], set[str]],
+    watch: Callable[[str], bool] | None = None,
 ) -> FolderLook | None:
     """Walk the folders from *recorded* (their mtimes at the last look), listing only those that
-    changed and any new one; *indexed_in(rel)* gives the paths of a folder's indexed notes. None
-    when a recorded folder is gone (a full check then)."""
+    changed and any new one; *indexed_in(rel)* gives the paths of a folder's indexed notes.
+    *watch(rel)*, for a watched store, sets a folder's watch before it is looked at (so nothing
+    changed after the look is missed). None when a recorded folder is gone or is no folder any
+    more, or a watch cannot be set (a full check then)."""
     looked_ns = time.time_ns()
     children: dict[str, list[str]] = {}
     for rel in recorded:
@@ -67,16 +73,19 @@ def quick_look(
     while stack:
         rel = stack.pop()
         dirs.add(rel)
+        try:
+            st = os.lstat(os.path.join(folder.root, rel) if rel else folder.root)
+        except OSError:
+            return None
+        if rel and not stat.S_ISDIR(st.st_mode):
+            return None  # a folder replaced by a link or a file: only a full check tells what it holds
+        if watch is not None and not watch(rel):
+            return None
         before = recorded.get(rel)
-        if before is not None:
-            try:
-                now = os.stat(os.path.join(folder.root, rel) if rel else folder.root).st_mtime_ns
-            except OSError:
-                return None
-            if now == before:
-                folder.dir_times[rel] = now
-                stack.extend(children.get(rel, ()))
-                continue
+        if before is not None and st.st_mtime_ns == before:
+            folder.dir_times[rel] = before
+            stack.extend(children.get(rel, ()))
+            continue
         known = indexed_in(rel)
         listed = folder.list_new(rel, known)
         if listed is None:

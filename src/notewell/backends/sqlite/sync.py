@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...errors import StorageError
 from ...model.ids import derived_note_id, is_note_id, new_note_id
 from ...model.progress import Progress
 from ...model.timestamps import iso_from_ns, now_iso
@@ -136,7 +137,11 @@ class Syncer:
             if not isinstance(path, str):
                 row = self.index.row_for_id(r["id"]) if isinstance(r.get("id"), str) else None
                 path = row[2] if row else None
-            if isinstance(path, str):
+            if isinstance(path, str) and path.endswith(".md"):
+                try:
+                    self.folder.abspath(path)  # refuses a path that leaves the folder
+                except StorageError:
+                    continue
                 paths.add(path)
         return paths
 

@@ -8,6 +8,7 @@ the full mtime/size check on every read.
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 import sys
@@ -32,6 +33,7 @@ _IN_Q_OVERFLOW = 0x4000
 _IN_IGNORED = 0x8000
 _IN_ISDIR = 0x40000000
 _IN_ONLYDIR = 0x01000000
+_IN_DONT_FOLLOW = 0x02000000  # a folder replaced by a link is not watched through it
 _MASK = (
     _IN_MODIFY
     | _IN_ATTRIB
@@ -43,6 +45,7 @@ _MASK = (
     | _IN_DELETE_SELF
     | _IN_MOVE_SELF
     | _IN_ONLYDIR
+    | _IN_DONT_FOLLOW
 )
 _EVENT = struct.Struct("iIII")
 
@@ -68,6 +71,7 @@ class Watcher:
         self.root = root
         self.cookies: list[str] = []  # cookie files seen, for the caller to answer
         self._wd: dict[int, str] = {}
+        self._watched: set[str] = set()  # the folders of _wd, for a look-up per folder
         self._held: tuple[set[str], bool] = (set(), False)  # changes handed back, not yet applied
         self._fd = -1
         libc = _libc()
@@ -91,14 +95,24 @@ class Watcher:
         """Watch these folders (relative; '' is the root). False if the kernel refused."""
         if not self.active:
             return False
-        known = set(self._wd.values())
-        for rel in sorted(dirs - known):
+        todo = sorted(dirs - self._watched)
+        for rel in todo:
             path = os.path.join(self.root, rel) if rel else self.root
             wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), _MASK)
             if wd < 0:
+                import ctypes
+
+                if ctypes.get_errno() in (errno.ENOENT, errno.ENOTDIR):
+                    # Gone, or no folder any more (a link): nothing to watch, but what it held
+                    # went with it; the next check compares every file.
+                    self._held = (self._held[0], True)
+                    continue
                 self.close()
                 return False
+            if wd in self._wd:  # the same folder under a new name (moved): the old name is not watched
+                self._watched.discard(self._wd[wd])
             self._wd[wd] = rel
+            self._watched.add(rel)
         return True
 
     def changes(self) -> tuple[set[str], bool] | None:
@@ -126,7 +140,7 @@ class Watcher:
                     rescan = True
                     continue
                 if mask & _IN_IGNORED:
-                    self._wd.pop(wd, None)
+                    self._watched.discard(self._wd.pop(wd, ""))
                     rescan = True
                     continue
                 rel = self._wd.get(wd)
@@ -159,3 +173,4 @@ class Watcher:
             os.close(self._fd)
         self._fd = -1
         self._wd.clear()
+        self._watched.clear()

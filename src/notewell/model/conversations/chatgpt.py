@@ -47,7 +47,7 @@ def _path(conv: dict[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(mapping, dict):
         return []
     node_id = conv.get("current_node")
-    if node_id not in mapping:  # no pointer to the shown leaf: the newest leaf
+    if not isinstance(node_id, str) or node_id not in mapping:  # no pointer to the shown leaf: the newest leaf
         leaves = [n for n in mapping.values() if isinstance(n, dict) and not n.get("children")]
         node_id = max(leaves, key=lambda n: _created(n), default={}).get("id")
     path, seen = [], set()

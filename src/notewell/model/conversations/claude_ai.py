@@ -35,14 +35,15 @@ def _branch(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not any(isinstance(p, str) and p != _ROOT for p in parents):
         return messages
     children: set[str] = {p for p in parents if isinstance(p, str)}
-    leaves = [(i, m) for i, m in enumerate(messages) if m.get("uuid") not in children]
+    # A uuid that is no string (a damaged export) is no message's parent: a leaf.
+    leaves = [(i, m) for i, m in enumerate(messages) if not isinstance(m.get("uuid"), str) or m["uuid"] not in children]
     if not leaves:
         return messages
     _, leaf = max(leaves, key=lambda im: (str(im[1].get("created_at") or ""), im[0]))
     path, seen = [], set()
     node: dict[str, Any] | None = leaf
-    while node is not None and node.get("uuid") not in seen:
-        seen.add(node.get("uuid"))
+    while node is not None and (key := str(node.get("uuid"))) not in seen:
+        seen.add(key)
         path.append(node)
         parent = node.get("parent_message_uuid")
         node = by_id.get(parent) if isinstance(parent, str) else None
