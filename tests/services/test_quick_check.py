@@ -95,6 +95,7 @@ def test_a_folder_changed_moments_ago_is_listed_until_it_settles(tmp_path, monke
     root = tmp_path / "notes"
     root.mkdir()
     (root / "a.md").write_text("# first\n\nwords", encoding="utf-8")
+    monkeypatch.setattr(quick_check, "SETTLED_NS", 3600 * 10**9)  # "moments ago", however slow the machine
     with notewell.Store(root, watch=False, embedder=None) as store:
         store.search_notes("words")
         assert store._index.get_state("dir_times") == '{"":null}'  # too recent to trust
@@ -205,15 +206,21 @@ def test_the_cli_full_check_after_its_answer_keeps_the_size_limit(tmp_path, monk
         assert _titles(store, "lambda") == ["big one"]
 
 
-def test_a_watched_store_answers_its_first_read_quickly_and_checks_in_full_beside(tmp_path):
+def test_a_watched_store_answers_its_first_read_quickly_and_checks_in_full_beside(tmp_path, monkeypatch):
+    import threading
+
     root = tmp_path / "notes"
     _store_with_notes(root)
     (root / "new.md").write_text("# newcomer\n\nzeta words", encoding="utf-8")
     with open(root / "edited.md", "a", encoding="utf-8") as fh:
         fh.write("\nomega")
     os.utime(root / "edited.md", (time.time() + 5, time.time() + 5))
+    first_read_done = threading.Event()  # the check beside may not win the race with the first search
+    check = notewell.Store._check_owed
+    monkeypatch.setattr(notewell.Store, "_check_owed", lambda self: first_read_done.wait(10) and check(self))
     with notewell.Store(root, watch=True, embedder=None, quick_check_from=1) as store:
         found = store.search_notes("zeta OR omega", limit=10)
+        first_read_done.set()
         assert [c.title for c in found] == ["newcomer"]  # the in-place edit waits for the full check
         deadline = time.monotonic() + 20
         while store.full_check_owed and time.monotonic() < deadline:
