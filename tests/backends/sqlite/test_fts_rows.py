@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+import time
 
 import notewell
 from notewell.backends.sqlite.fts_rows import delete_fts, keyword_index_problems
@@ -46,7 +48,10 @@ def test_every_write_path_leaves_the_word_lists_exactly_those_of_the_rows(tmp_pa
             del live[nid]
         elif roll < 0.9:  # an editor changes the file outside notewell
             nid = rng.choice(sorted(live))
-            (root / store.get_note(nid).path).write_text(_text(rng, marker), encoding="utf-8")
+            path = root / store.get_note(nid).path
+            path.write_text(_text(rng, marker), encoding="utf-8")
+            later = time.time_ns() + step * 10**9  # a new mtime even within the clock tick of the last write
+            os.utime(path, ns=(later, later))
             store.refresh()
             live[nid] = marker
         else:
