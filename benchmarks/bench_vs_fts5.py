@@ -191,17 +191,17 @@ def main() -> None:
     print(f"\n{args.notes:,} notes (bench_store.py's corpus: ~1.5 KB, {args.chinese:.0%} with Chinese), medians of"
           f" {args.rounds} rounds:")  # fmt: skip
     print(f"{'figure':34} {'notewell':>12} {'raw FTS5':>12} {'ratio':>8}")
-    for label, nw, raw, higher_better, unit in (
-        ("bulk import, notes/s", med["nw_import"], med["raw_import"], True, ""),
-        ("  against the table alone (no files)", med["nw_import"], med["raw_table_import"], True, ""),
-        ("rebuild (index present), notes/s", med["nw_rebuild"], med["raw_rebuild"], True, ""),
-        ("index on disk, MB", med["nw_disk"], med["raw_disk"], False, ""),
-        ("single durable add p50, ms", med["nw_add_p50"], med["raw_add_p50"], False, ""),
-        ("keyword search p50, ms", med["nw_search_p50"], med["raw_search_p50"], False, ""),
-        ("keyword search p95, ms", med["nw_search_p95"], med["raw_search_p95"], False, ""),
+    for label, nw, raw, higher_better in (
+        ("bulk import, notes/s", med["nw_import"], med["raw_import"], True),
+        ("  against the table alone (no files)", med["nw_import"], med["raw_table_import"], True),
+        ("rebuild (index present), notes/s", med["nw_rebuild"], med["raw_rebuild"], True),
+        ("index on disk, MB", med["nw_disk"], med["raw_disk"], False),
+        ("single durable add p50, ms", med["nw_add_p50"], med["raw_add_p50"], False),
+        ("keyword search p50, ms", med["nw_search_p50"], med["raw_search_p50"], False),
+        ("keyword search p95, ms", med["nw_search_p95"], med["raw_search_p95"], False),
     ):
         ratio = raw / nw if higher_better else nw / raw
-        print(f"{label:34} {nw:12,.2f} {raw:12,.2f} {ratio:7.2f}x{unit}")
+        print(f"{label:34} {nw:12,.2f} {raw:12,.2f} {ratio:7.2f}x")
     print(f"agreement with exact BM25's top 10 (1- and 2-word queries): {med['agreement']:.1%}")
     print("ratio: how many times notewell is slower or bigger than raw FTS5 (1.00x: the same)")
 

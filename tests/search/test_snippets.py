@@ -1,6 +1,6 @@
 """Snippets found in the bodies directly (not with FTS5's snippet())."""
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notewell.search.snippets import Phrase, densest, make_snippet, phrases_of
@@ -133,3 +133,28 @@ def test_a_query_of_a_thousand_words_reads_without_recursion():
 
     words = " AND ".join(f'"w{i}"' for i in range(1500))
     assert len(phrases_of(words)) == 1500
+
+
+def test_a_word_beside_cjk_characters_is_a_word_as_the_index_splits_it():
+    # The index sees "我们用abc测试" as 我 们 用 abc 测 试: abc is found there, and highlighted.
+    assert make_snippet("我们用abc测试 and more", phrases_of('"abc"')) == "我们用**abc**测试 and more"
+    assert make_snippet("测试abc", phrases_of('"abc"')) == "测试**abc**"
+
+
+_MIXED = st.lists(
+    st.sampled_from([*"cache caching abc tests 数 测试 素 笔记 über café x_y . - 。".split(), " "]), max_size=30
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_MIXED.map("".join), st.sampled_from(["cache", "abc", "测试", "素 笔记", "tests abc", "café"]))
+def test_raw_and_segmented_text_give_the_same_hits(text, query):
+    # notewell's BM25 counts a query's phrases in the raw text; FTS5 indexed the segmented one.
+    from notewell.model.cjk import segment
+    from notewell.search.snippets import fold, phrase_finder, scan
+
+    phrases = phrases_of(" ".join('"' + segment(w) + '"' for w in query.split()))
+    finder = phrase_finder(phrases)
+    raw = [n for _s, _e, n in scan(fold(text), phrases, finder)]
+    segmented = [n for _s, _e, n in scan(fold(segment(text)), phrases, finder)]
+    assert sorted(raw) == sorted(segmented)

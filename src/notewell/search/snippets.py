@@ -35,6 +35,10 @@ SNIPPET_CHARS = 180  # about 24 words
 _LEAD_CHARS = 30  # context shown before the first hit
 _EDGE_SLACK = 20
 _TOKEN = re.compile(f"{CJK_RE.pattern}|(?:(?!{CJK_RE.pattern})\\w)+")
+# A letter of a word as the index splits words: a CJK character is a word of its own, so a
+# word runs up to one and starts right after one ("abc测试" is "abc", "测", "试").
+_LETTER = "[^\\W" + CJK_RE.pattern[1:-1] + "]"
+_LETTER_RE = re.compile(_LETTER)
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 _BARE = re.compile(r'[^\s"():^+*{},]+(\*?)')
 _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
@@ -154,12 +158,12 @@ def _pattern(phrase: Phrase) -> str:
         # The stem is a prefix of every form _same accepts; candidates are checked with _same.
         last_prefix = phrase.prefix and k == len(phrase.words) - 1
         if len(word) == 1 and not last_prefix:
-            parts.append((r"(?<!\w)" if k else "") + re.escape(word) + r"(?!\w)")  # _same: only itself
+            parts.append((f"(?<!{_LETTER})" if k else "") + re.escape(word) + f"(?!{_LETTER})")  # _same: only itself
             continue
         stem = _stem(word) if not last_prefix else word
         # The first word's start is checked by find_hits: a pattern that opens with
         # letters is searched for by the regex engine's fast literal scan.
-        parts.append((r"(?<!\w)" if k else "") + re.escape(stem if len(stem) < 5 else stem[:5]) + r"\w*")
+        parts.append((f"(?<!{_LETTER})" if k else "") + re.escape(stem if len(stem) < 5 else stem[:5]) + f"{_LETTER}*")
     return r"\W*".join(parts)
 
 
@@ -227,7 +231,7 @@ def scan(
         while (left is None or left > 0) and (m := pattern.search(folded, at)) is not None:
             start = m.start()
             at = start + 1  # a false start must not hide a real match overlapping it
-            if bounded and start and (folded[start - 1].isalnum() or folded[start - 1] == "_"):
+            if bounded and start and _LETTER_RE.match(folded[start - 1]):
                 continue  # inside a word
             text = m.group(0)
             ok = verdicts.get(text)

@@ -16,7 +16,6 @@ takes the lock only to catch up with changes found in the folder, and only when 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import threading
@@ -53,7 +52,7 @@ from ..backends.sqlite.notes import (
     queued_count,
 )
 from ..backends.sqlite.old_revisions import embed_old_revisions, older_keyword_search, older_semantic_search
-from ..backends.sqlite.quick_check import FolderLook, dir_times_json, quick_look, trusted_times
+from ..backends.sqlite.quick_check import FolderLook, dir_times_json, parse_dir_times, quick_look, trusted_times
 from ..backends.sqlite.rebuild import Rebuild
 from ..backends.sqlite.records import SqliteChanges, SqliteRecords
 from ..backends.sqlite.semantic import VectorMatrix, opening_vectors, semantic_search
@@ -104,11 +103,6 @@ _CLOSE_WAIT = 30.0  # seconds closing waits for the reads in flight to end
 # cores: 26% fewer searches a second unbounded, as many as one at a time with 2). Two at
 # least, so that one slow read always leaves room for the others.
 _READ_SLOTS = max(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-
-
-def _folder_name(rel: str) -> bool:
-    """Whether *rel* names a folder inside the store ('' is the root), as a look records it."""
-    return rel == "" or not (rel.startswith("/") or any(part in ("", ".", "..") for part in rel.split("/")))
 
 
 class Store(WatchingMixin, NoteService):
@@ -317,15 +311,8 @@ class Store(WatchingMixin, NoteService):
         watched store sets its watches first, so that nothing changed after the look is missed."""
         if self._quick_from is None or (self._watcher is not None and not self._watcher.active):
             return None
-        try:
-            recorded = json.loads(self._index.get_state(_DIR_TIMES) or "null")
-        except ValueError:
-            return None
-        if not isinstance(recorded, dict) or not all(
-            isinstance(k, str) and _folder_name(k) and (v is None or type(v) is int) for k, v in recorded.items()
-        ):
-            return None  # not what a look leaves: a full check (and a fresh record)
-        if self._index.note_count() < self._quick_from or self._owed_failed:
+        recorded = parse_dir_times(self._index.get_state(_DIR_TIMES))
+        if recorded is None or self._index.note_count() < self._quick_from or self._owed_failed:
             return None
         watcher = self._watcher
         watch = (lambda rel: watcher.watch({rel})) if watcher is not None else None
@@ -500,13 +487,7 @@ class Store(WatchingMixin, NoteService):
             look = self._quick_look() if self._quick_ok else None
             journaled = self._sync.journaled_paths() if look is not None else None
             if look is not None and journaled is not None:
-                for path in journaled - look.fs.keys():  # read again: what the journal says changed
-                    parent, _, name = path.rpartition("/")
-                    if parent not in look.dirs or name.startswith(".") or "\x00" in path:
-                        continue  # not where the walk goes (a link, a dot-folder): the full check's
-                    look.paths.add(path)
-                    if (state := self._folder.state(path)) is not None:
-                        look.fs[path] = (state[0], state[1])
+                look.read_again(self._folder, journaled)  # what the journal says changed
                 self.last_check = "quick"
                 self.last_scan_size = self._index.note_count()
                 self.last_sync = self._sync.paths(look.fs, look.paths, wait=wait)

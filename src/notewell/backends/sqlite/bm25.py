@@ -216,7 +216,7 @@ def bm25_ranks(index: Index, weights: Weights, rowids: Sequence[int]) -> dict[in
         list(rowids),
     ):
         for text, weight in ((title or "", TITLE_WEIGHT), (body or "", 1.0)):
-            folded = fold(segment(text))  # as notes_fts holds it
+            folded = fold(text)  # raw: the patterns treat a CJK character as a word of its own
             pieces.append(folded)
             starts.append(at)
             owners.append((rowid, weight))

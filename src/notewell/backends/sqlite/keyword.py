@@ -49,6 +49,7 @@ def card_from_row(row: tuple | sqlite3.Row, snippet: str, score: float | None) -
 BODY_SQL = "substr(t.text, t.body_at + 1)"  # note_text's body (body_at counts from 0)
 # A preview reads this much of the body: enough unless the opening is mostly whitespace.
 _HEAD_CHARS = 4 * PREVIEW_CHARS
+_HEAD_SQL = f"substr(t.text, t.body_at + 1, {_HEAD_CHARS})"
 
 
 def _with_preview(index: Index, rows: list[tuple]) -> list[tuple]:
@@ -70,7 +71,7 @@ def card_rows(index: Index, key: str, values: list[Any], extra: str) -> dict[Any
     notes whose ``rowid`` or ``id`` (*key*) is in *values*, by that key."""
     at = 0 if key == "rowid" else 1
     marks = ",".join("?" * len(values))
-    column = {"preview": f"substr(t.text, t.body_at + 1, {_HEAD_CHARS})", "body": BODY_SQL}[extra]
+    column = {"preview": _HEAD_SQL, "body": BODY_SQL}[extra]
     rows = index.conn.execute(
         f"SELECT {CARD_COLUMNS}, {column} FROM {CARD_FROM} JOIN note_text t ON t.rowid = n.rowid"
         f" WHERE n.{key} IN ({marks})",
@@ -304,7 +305,7 @@ def list_cards(index: Index, *, limit: int = 20, offset: int = 0, filters: Filte
     marks = ",".join("?" * len(found))
     heads = dict(
         index.conn.execute(
-            f"SELECT t.rowid, substr(t.text, t.body_at + 1, {_HEAD_CHARS}) FROM note_text t WHERE t.rowid IN ({marks})",
+            f"SELECT t.rowid, {_HEAD_SQL} FROM note_text t WHERE t.rowid IN ({marks})",
             [r[0] for r in found],
         )
     )

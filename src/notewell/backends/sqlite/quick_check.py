@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from .files import NoteFolder
 
-__all__ = ["FolderLook", "SETTLED_NS", "dir_times_json", "quick_look", "trusted_times"]
+__all__ = ["FolderLook", "SETTLED_NS", "dir_times_json", "parse_dir_times", "quick_look", "trusted_times"]
 
 # Older than this, a folder's mtime is trusted: beyond any file system's clock tick (FAT's is 2 s).
 SETTLED_NS = 2_000_000_000
@@ -39,6 +39,17 @@ class FolderLook:
     dirs: set[str]  # every folder
     times: dict[str, int | None]  # every folder's mtime, to trust next time (None: list it again)
 
+    def read_again(self, folder: NoteFolder, paths: set[str]) -> None:
+        """Add *paths* (what journal lines not yet applied name) to what is reconciled, those in
+        the folders the walk reached: not through a link, not in a dot-folder."""
+        for path in paths - self.fs.keys():
+            parent, _, name = path.rpartition("/")
+            if parent not in self.dirs or name.startswith(".") or "\x00" in path:
+                continue  # the full check's to see
+            self.paths.add(path)
+            if (state := folder.state(path)) is not None:
+                self.fs[path] = (state[0], state[1])
+
 
 def trusted_times(times: dict[str, int], looked_ns: int) -> dict[str, int | None]:
     """*times* (taken at *looked_ns*, each before its folder was listed) with the unsettled ones None."""
@@ -47,6 +58,25 @@ def trusted_times(times: dict[str, int], looked_ns: int) -> dict[str, int | None
 
 def dir_times_json(times: dict[str, int | None]) -> str:
     return json.dumps(times, ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_dir_times(raw: str | None) -> dict[str, int | None] | None:
+    """The folders' mtimes as :func:`dir_times_json` kept them; None for anything a look does
+    not leave (a hand edit, a folder outside the store): a full check then, and a fresh record."""
+    try:
+        recorded = json.loads(raw or "null")
+    except ValueError:
+        return None
+    if not isinstance(recorded, dict) or not all(
+        isinstance(k, str) and _folder_name(k) and (v is None or type(v) is int) for k, v in recorded.items()
+    ):
+        return None
+    return recorded
+
+
+def _folder_name(rel: str) -> bool:
+    """Whether *rel* names a folder inside the store ('' is the root)."""
+    return rel == "" or not (rel.startswith("/") or any(part in ("", ".", "..") for part in rel.split("/")))
 
 
 def quick_look(
