@@ -226,6 +226,7 @@ def test_a_watched_store_answers_its_first_read_quickly_and_checks_in_full_besid
         while store.full_check_owed and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not store.full_check_owed
+        assert store.last_check == "quick"  # how the last read was served: the check beside served none
         assert _titles(store, "omega") == ["editee"]
         (root / "later.md").write_text("# later\n\nzeta again", encoding="utf-8")  # seen by inotify
         assert _titles(store, "zeta") == ["later", "newcomer"] and store.last_check == "inotify"

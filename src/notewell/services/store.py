@@ -330,7 +330,9 @@ class Store(WatchingMixin, NoteService):
                 with self._lock:
                     if not self.full_check_owed or self._index.closed:
                         return
+                    served = self.last_check  # how the last read was served: this check served none
                     run_guarded(self, lambda: self._full_sync(wait=False))
+                    self.last_check = served
                 return
             except LockHeld:  # each try scans the folder: back off, up to 8 s between them
                 self._owed_stop.wait(pause)

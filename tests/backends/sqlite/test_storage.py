@@ -100,6 +100,29 @@ def test_watcher_reports_note_changes_and_cookies(tmp_path):
     w.close()
 
 
+def test_watcher_lets_go_of_a_folder_moved_out_and_follows_one_moved_within(tmp_path):
+    root, outside = tmp_path / "notes", tmp_path / "outside"
+    for rel in ("a/b", "c", "keep"):
+        (root / rel).mkdir(parents=True)
+    outside.mkdir()
+    w = Watcher(str(root))
+    if not w.active:
+        pytest.skip("no inotify here")
+    assert w.watch({"", "a", "a/b", "c", "keep"})
+    (root / "a").rename(outside / "a")  # out of the store, with the folder inside it
+    (root / "c").rename(root / "keep" / "c")  # within it
+    time.sleep(0.05)
+    assert w.changes()[1] is True
+    assert w.watch({"", "keep", "keep/c"})  # what the rescan finds
+    (outside / "a" / "x.md").write_text("x")
+    (outside / "a" / "b" / "y.md").write_text("y")
+    (root / "keep" / "c" / "z.md").write_text("z")
+    time.sleep(0.05)
+    # Nothing under the old names (a/x.md, c/z.md), and the taken-off watches ask no second rescan.
+    assert w.changes() == ({"keep/c/z.md"}, False)
+    w.close()
+
+
 def _note_indexes(index: Index) -> set[str]:
     return {
         name

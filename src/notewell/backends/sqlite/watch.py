@@ -123,6 +123,7 @@ class Watcher:
             return None
         paths, rescan = self._held
         self._held = (set(), False)
+        moved: set[str] = set()  # folders that moved away: their watches would report old names
         while True:
             try:
                 data = os.read(self._fd, 256 * 1024)
@@ -140,13 +141,17 @@ class Watcher:
                     rescan = True
                     continue
                 if mask & _IN_IGNORED:
-                    self._watched.discard(self._wd.pop(wd, ""))
-                    rescan = True
+                    gone = self._wd.pop(wd, None)
+                    if gone is not None:  # not one this watcher took off itself
+                        self._watched.discard(gone)
+                        rescan = True
                     continue
                 rel = self._wd.get(wd)
                 if rel is None:
                     continue
                 if mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
+                    if mask & _IN_MOVE_SELF:
+                        moved.add(rel)
                     rescan = True
                     continue
                 if not name:
@@ -160,7 +165,20 @@ class Watcher:
                     continue
                 if name.endswith(".md"):
                     paths.add(f"{rel}/{name}" if rel else name)
+        if moved:
+            self._unwatch(moved)
         return paths, rescan
+
+    def _unwatch(self, moved: set[str]) -> None:
+        """Take the watches off folders that moved and the folders inside them: a watch follows
+        its folder, out of the store too. The rescan that a move asks for watches them again where
+        they are now, if that is inside the store. One pass over the watches, whatever the moves."""
+        for wd, rel in list(self._wd.items()):
+            parts = rel.split("/") if rel else []
+            if "" in moved or any("/".join(parts[:k]) in moved for k in range(1, len(parts) + 1)):
+                self._libc.inotify_rm_watch(self._fd, wd)
+                del self._wd[wd]
+                self._watched.discard(rel)
 
     def hand_back(self, paths: set[str], rescan: bool) -> None:
         """Changes that :meth:`changes` gave out but that could not be applied yet: the next
