@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notewell import InvalidNoteError, NoteTooLargeError, parse_note, slugify
-from notewell.model.ids import derived_note_id, is_link_id, is_note_id, new_note_id
+from notewell.model import ids as ids_module
+from notewell.model.ids import derived_note_id, is_link_id, is_note_id, new_note_id, new_note_ids
 from notewell.model.note import check_text, derive_title, heading_text
 
 
@@ -48,6 +49,23 @@ def test_ids():
     assert derived_note_id("a/b.md") == derived_note_id("a/b.md") != derived_note_id("a/c.md")
     assert is_note_id(derived_note_id("x.md"))
     assert len({new_note_id() for _ in range(1000)}) == 1000
+
+
+def test_a_batch_of_ids_is_distinct_and_shares_a_random_prefix():
+    assert new_note_ids(0) == [] and len(new_note_ids(1)) == 1
+    batch = new_note_ids(3000)
+    assert len(set(batch)) == 3000 and all(is_note_id(nid) for nid in batch)
+    assert len({nid[:8] for nid in batch}) == 1  # neighbours in an index keyed by id
+    # Each batch draws its prefix afresh (36^4 of them), and the rest of each id too.
+    assert len({new_note_ids(2)[0][:8] for _ in range(500)}) > 490
+    assert len({nid[8:] for nid in batch}) == 3000
+
+
+def test_a_batch_larger_than_a_prefix_holds_sparsely_takes_several(monkeypatch):
+    monkeypatch.setattr(ids_module, "_BATCH_PREFIX", 7)  # 36^3 ids a prefix: 46 to a part
+    batch = new_note_ids(200)
+    assert len(set(batch)) == 200 and all(is_note_id(nid) for nid in batch)
+    assert len({nid[:11] for nid in batch}) == 5  # 46, 46, 46, 46, 16
 
 
 def test_check_text_rules():

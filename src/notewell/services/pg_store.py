@@ -38,7 +38,7 @@ from ..backends.postgres.transfer import check_empty, export_folder, import_fold
 from ..backends.records import Changes, Records
 from ..errors import ConflictError, InvalidArgumentError, NotFoundError
 from ..model.attempt import Attempt, require_running, require_unfrozen
-from ..model.ids import new_note_id, used_id_error
+from ..model.ids import new_note_id, new_note_ids, used_id_error
 from ..model.note import (
     DEFAULT_MAX_BYTES,
     Note,
@@ -174,8 +174,9 @@ class PgStore(PgSemanticMixin, NoteService):
                 if id_was_used(conn, nid):
                     raise used_id_error(nid)
             rows = []
+            ids = chosen if chosen is not None else new_note_ids(len(chunk))
             for k, (text, _data) in enumerate(chunk):
-                nid, at = chosen[k] if chosen is not None else new_note_id(), now_iso()
+                nid, at = ids[k], now_iso()
                 rows.append(new_row(nid, f"{nid}.md", text, author=who, model=what, created=at, updated=at))
                 rows[-1]["attempt_id"], rows[-1]["note_kind"] = attempt, note_kind
             insert_rows(conn, rows)

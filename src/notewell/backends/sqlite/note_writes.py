@@ -22,7 +22,7 @@ from typing import Any
 
 from ...errors import ConflictError, NotFoundError, StorageError
 from ...model.header import parse_note
-from ...model.ids import new_note_id, used_id_error
+from ...model.ids import new_note_id, new_note_ids, used_id_error
 from ...model.note import check_text, derive_title
 from ...model.timestamps import now_iso
 from .files import NoteFolder
@@ -56,8 +56,8 @@ def fresh_ids(index: Index, count: int) -> list[str]:
     """Ids never used in this store (checked against the journal)."""
     ids: list[str] = []
     while len(ids) < count:
-        candidates = list({new_note_id() for _ in range(count - len(ids))} - set(ids))
-        taken = used_ids(index, candidates)
+        candidates = new_note_ids(count - len(ids))
+        taken = used_ids(index, candidates).union(ids)
         ids.extend(c for c in candidates if c not in taken)
     return ids
 
