@@ -17,16 +17,22 @@ Per round, for notewell and then raw FTS5, each in a fresh folder:
   5. keyword search         search_notes(q, limit=10) p50/p95 on a watched store; raw: MATCH ... ORDER
                             BY rank LIMIT 10; and agreement: the share of exact BM25's top 10 (raw
                             FTS5's) that notewell's top 10 holds, on the one- and two-word queries
+Where basic-memory is installed (scripts/install-basic-memory, or $NOTEWELL_BENCH_BASIC_MEMORY), each round
+then puts the first --bm-notes notes into notewell and into basic-memory, alternating which goes first:
+indexing a folder of them (notewell: a rebuild; basic-memory: its indexing pass), a bulk import (notewell),
+the index on disk, keyword search p50/p95 over the same queries and one cold search process each.
 Prints every round's figures, then the medians and the ratios (notewell / raw, or raw / notewell for
-rates). Never asserts.
+rates; for basic-memory, how many times notewell is faster or smaller). Never asserts.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from basic_memory_leg import BasicMemory, find_basic_memory, installed_version  # noqa: E402
 from bench_store import Corpus, fts_expr, pct  # noqa: E402
 
 import notewell  # noqa: E402
@@ -168,6 +175,81 @@ def _round(tmp: Path, r: int, texts: list[str], queries: list[str], adds: list[s
     return out
 
 
+def _notewell_small(tmp: Path, texts: list[str], queries: list[str]) -> dict[str, float]:
+    """notewell's figures for the small leg: import, rebuild, disk, search, one cold search process."""
+    out: dict[str, float] = {}
+    store_dir = tmp / "nw-small"
+    with notewell.Store(store_dir, watch=True, embedder=None) as store:
+        t = time.perf_counter()
+        store.add_notes(texts)
+        out["nw_import"] = len(texts) / (time.perf_counter() - t)
+        t = time.perf_counter()
+        store.reindex()
+        out["nw_index"] = len(texts) / (time.perf_counter() - t)
+        out["nw_disk"] = _size(store_dir / ".notewell") / 1e6
+        times = []
+        for q in queries:
+            t = time.perf_counter()
+            store.search_notes(q, limit=10)
+            times.append((time.perf_counter() - t) * 1000)
+        out["nw_search_p50"], out["nw_search_p95"] = pct(times, 50), pct(times, 95)
+    # The console script's own call (the CLI module has no __main__), as `notewell search` runs it.
+    run = "import sys; from notewell.interfaces.cli import main; sys.exit(main(sys.argv[1:]))"
+    cli = [sys.executable, "-c", run, "search", queries[0], "--store", str(store_dir)]
+    t = time.perf_counter()
+    if not subprocess.run(cli, capture_output=True, text=True, check=True).stdout.strip():
+        raise SystemExit(f"the cold search of {queries[0]!r} printed nothing")
+    out["nw_cold"] = time.perf_counter() - t
+    shutil.rmtree(store_dir)
+    return out
+
+
+def _basic_memory_small(tmp: Path, exe: Path, texts: list[str], queries: list[str]) -> dict[str, float]:
+    """basic-memory's figures for the small leg, on files of the same texts."""
+    out: dict[str, float] = {}
+    folder = tmp / "bm-files"
+    folder.mkdir()
+    for i, text in enumerate(texts):
+        (folder / f"n{i:06d}.md").write_text(text, encoding="utf-8")
+    bm = BasicMemory(exe)
+    try:
+        out["bm_index"] = len(texts) / bm.index(folder)
+        out["bm_disk"] = bm.disk_bytes() / 1e6
+        times = [bm.search(q)[1] * 1000 for q in queries]
+        out["bm_search_p50"], out["bm_search_p95"] = pct(times, 50), pct(times, 95)
+        out["bm_cold"] = bm.cold_search(queries[0])
+    finally:
+        bm.close()
+        shutil.rmtree(folder)
+    return out
+
+
+def _small_leg(tmp: Path, r: int, exe: Path, texts: list[str], queries: list[str]) -> dict[str, float]:
+    """notewell and basic-memory on the same few notes, the first to run alternating by round."""
+    legs = [lambda: _notewell_small(tmp, texts, queries), lambda: _basic_memory_small(tmp, exe, texts, queries)]
+    out: dict[str, float] = {}
+    for leg in legs if r % 2 == 0 else legs[::-1]:
+        out.update(leg())
+    return out
+
+
+def _print_small(med: dict[str, float], count: int, version: str) -> None:
+    print(f"\n{count:,} of the same notes, notewell beside basic-memory {version} (keyword search; its semantic")
+    print("search is off: it fetches a model at run time), medians:")
+    print(f"{'figure':34} {'notewell':>12} {'basic-memory':>12} {'ratio':>8}")
+    for label, nw, bm, higher_better in (
+        ("index a folder of notes, notes/s", med["nw_index"], med["bm_index"], True),
+        ("  notewell's bulk import, notes/s", med["nw_import"], med["bm_index"], True),
+        ("index on disk, MB", med["nw_disk"], med["bm_disk"], False),
+        ("keyword search p50, ms", med["nw_search_p50"], med["bm_search_p50"], False),
+        ("keyword search p95, ms", med["nw_search_p95"], med["bm_search_p95"], False),
+        ("one cold search process, s", med["nw_cold"], med["bm_cold"], False),
+    ):
+        ratio = nw / bm if higher_better else bm / nw
+        print(f"{label:34} {nw:12,.2f} {bm:12,.2f} {ratio:7.1f}x")
+    print("ratio: how many times notewell is faster or smaller than basic-memory")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--notes", type=int, default=10_000)
@@ -176,17 +258,22 @@ def main() -> None:
     ap.add_argument("--adds", type=int, default=50)
     ap.add_argument("--seed", type=int, default=20240611)
     ap.add_argument("--chinese", type=float, default=0.05, help="share of notes with Chinese (default 0.05)")
+    ap.add_argument("--bm-notes", type=int, default=300, help="notes for the basic-memory leg (0: none)")
     args = ap.parse_args()
+    exe = find_basic_memory() if args.bm_notes > 0 else None
     corpus = Corpus(args.seed, chinese=args.chinese)
     texts = [corpus.note(i) for i in range(args.notes)]
     adds = [corpus.note(args.notes + i) for i in range(args.adds)]
     queries = [q for cat, q, f in corpus.queries(args.queries, args.seed) if not f and cat != "question"]
-    rows = []
+    rows, small = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
             got = _round(Path(tmp), r, texts, queries, adds)
             rows.append(got)
             print(f"round {r + 1}: " + ", ".join(f"{k} {v:,.2f}" for k, v in got.items()), flush=True)
+            if exe is not None:
+                small.append(_small_leg(Path(tmp), r, exe, texts[: args.bm_notes], queries))
+                print("  small leg: " + ", ".join(f"{k} {v:,.2f}" for k, v in small[-1].items()), flush=True)
     med = {k: statistics.median(row[k] for row in rows) for k in rows[0]}
     print(f"\n{args.notes:,} notes (bench_store.py's corpus: ~1.5 KB, {args.chinese:.0%} with Chinese), medians of"
           f" {args.rounds} rounds:")  # fmt: skip
@@ -204,6 +291,14 @@ def main() -> None:
         print(f"{label:34} {nw:12,.2f} {raw:12,.2f} {ratio:7.2f}x")
     print(f"agreement with exact BM25's top 10 (1- and 2-word queries): {med['agreement']:.1%}")
     print("ratio: how many times notewell is slower or bigger than raw FTS5 (1.00x: the same)")
+    if exe is None:
+        if args.bm_notes > 0:
+            print(
+                "\nbasic-memory: not installed (scripts/install-basic-memory, or $NOTEWELL_BENCH_BASIC_MEMORY): skipped"
+            )
+        return
+    medians = {k: statistics.median(row[k] for row in small) for k in small[0]}
+    _print_small(medians, args.bm_notes, installed_version(exe))
 
 
 if __name__ == "__main__":
