@@ -305,3 +305,24 @@ def test_journal_lines_naming_files_the_walk_does_not_reach_are_not_read(tmp_pat
         fh.writelines(json.dumps(line) + "\n" for line in lines)
     with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
         assert _titles(store, "theta") == [] and store.last_check == "quick"
+
+
+def test_a_folder_of_more_notes_than_a_quick_look_lists_is_left_to_the_full_check(tmp_path, monkeypatch):
+    root = tmp_path / "notes"
+    _store_with_notes(root)
+    with notewell.Store(root, watch=False, embedder=None) as other:  # another process, while none is open
+        other.add_note("# journaled\n\nzeta words")
+    (root / "hand.md").write_text("# by hand\n\nzeta words", encoding="utf-8")  # in the root: 4 notes there
+    (root / "sub" / "small.md").write_text("# small folder\n\nzeta words", encoding="utf-8")
+    monkeypatch.setattr(quick_check, "LIST_LIMIT", 3)
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
+        # What notewell wrote is in; the root is not listed, the small folder is.
+        assert _titles(store, "zeta") == ["journaled", "small folder"] and store.last_check == "quick"
+        assert store.full_check_owed
+        assert _titles(store, "zeta") == ["journaled", "small folder"] and store.last_check == "quick"
+        store.refresh()  # the full check owed lists it
+        assert not store.full_check_owed and _titles(store, "zeta") == ["by hand", "journaled", "small folder"]
+    monkeypatch.setattr(quick_check, "LIST_LIMIT", 1000)
+    (root / "hand.md").unlink()
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
+        assert _titles(store, "zeta") == ["journaled", "small folder"] and store.last_check == "quick"

@@ -286,9 +286,11 @@ class Store(WatchingMixin, NoteService):
 
     # -- keeping up with the folder ----------------------------------------
 
-    def _full_sync(self, progress: Progress | None = None, *, wait: bool = True) -> SyncReport:
+    def _full_sync(self, progress: Progress | None = None, *, wait: bool = True, serves: bool = True) -> SyncReport:
+        """Check every file. *serves*: for a read (last_check says how reads were brought up to date)."""
         self._scanned = True
-        self.last_check = "scan"
+        if serves:
+            self.last_check = "scan"
         looked = time.time_ns()
         fs, dirs = self._folder.scan()
         self.last_scan_size = len(fs)
@@ -316,7 +318,7 @@ class Store(WatchingMixin, NoteService):
             return None
         watcher = self._watcher
         watch = (lambda rel: watcher.watch({rel})) if watcher is not None else None
-        return quick_look(self._folder, recorded, self._index.paths_in, watch)
+        return quick_look(self._folder, recorded, self._index.paths_in, watch, self._index.count_in)
 
     def _check_owed(self) -> None:
         """The full check a watched store's quick first look owes, on a thread of its own: reads
@@ -330,9 +332,7 @@ class Store(WatchingMixin, NoteService):
                 with self._lock:
                     if not self.full_check_owed or self._index.closed:
                         return
-                    served = self.last_check  # how the last read was served: this check served none
-                    run_guarded(self, lambda: self._full_sync(wait=False))
-                    self.last_check = served
+                    run_guarded(self, lambda: self._full_sync(wait=False, serves=False))
                 return
             except LockHeld:  # each try scans the folder: back off, up to 8 s between them
                 self._owed_stop.wait(pause)

@@ -84,7 +84,9 @@ class NoteFolder:
         self._root_str = str(root)
         self._real_root = os.path.realpath(self._root_str)
         self.leftovers: list[str] = []  # what writers killed mid-write left behind (see sweep)
-        self.dir_times: dict[str, int] = {}  # each folder's mtime as the last listing found it
+        self.dir_times: dict[
+            str, int | None
+        ] = {}  # each folder's mtime as the last listing found it (None: not listed)
 
     def abspath(self, relpath: str) -> str:
         """The absolute path of *relpath*, refusing anything that leaves the folder."""

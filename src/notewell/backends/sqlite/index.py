@@ -680,14 +680,23 @@ class Index:
 
     # -- note rows ----------------------------------------------------------
 
+    @staticmethod
+    def _in_folder(rel: str) -> tuple[str, list[Any]]:
+        """SQL for the paths directly in the folder *rel* ('' the root)."""
+        if not rel:
+            return "instr(path, '/') = 0", []
+        # the range of paths under rel/, then those not in a subfolder ('0' follows '/')
+        return "path > ? AND path < ? AND instr(substr(path, ?), '/') = 0", [rel + "/", rel + "0", len(rel) + 2]
+
+    def count_in(self, rel: str) -> int:
+        """How many notes the index has directly in the folder *rel* (counted in SQL, no rows)."""
+        where, params = self._in_folder(rel)
+        return self.conn.execute(f"SELECT count(*) FROM note_index WHERE {where}", params).fetchone()[0]
+
     def paths_in(self, rel: str) -> set[str]:
         """The paths of the files directly in the folder *rel* ('' the root) that the index
         knows: its notes, and the files it reports as problems."""
-        if not rel:
-            where, params = "instr(path, '/') = 0", []
-        else:  # the range of paths under rel/, then those not in a subfolder
-            where = "path > ? AND path < ? AND instr(substr(path, ?), '/') = 0"
-            params = [rel + "/", rel + "0", len(rel) + 2]  # '0' follows '/'
+        where, params = self._in_folder(rel)
         found = {path for (path,) in self.conn.execute(f"SELECT path FROM note_index WHERE {where}", params)}
         found.update(path for (path,) in self.conn.execute(f"SELECT path FROM problems WHERE {where}", params))
         return found
