@@ -344,3 +344,31 @@ def test_a_clients_errors_reach_the_model_without_its_key(store, notes):
         ClientChat(Erring(), "m").complete([{"role": "user", "content": "x"}])
     with pytest.raises(notewell.InvalidArgumentError, match="give client= too"):
         ToolContext(store, chat_model="m")
+
+
+def test_a_conversation_makes_the_full_check_its_first_quick_look_left(tmp_path, monkeypatch):
+    import time
+
+    from notewell.backends.sqlite import quick_check
+    from notewell.model.ids import derived_note_id
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    for name in ("keep", "other"):
+        (root / f"{name}.md").write_text(f"# {name}\n\nalpha words", encoding="utf-8")
+    notewell.Store(root, watch=False, embedder=None).close()
+    past = time.time() - 60
+    os.utime(root, (past, past))
+    with notewell.Store(root, watch=False, embedder=None) as first:  # its full check records the mtimes
+        assert first.search_notes("alpha", limit=5)
+    (root / "hand.md").write_text("# by hand\n\nzebra crossing", encoding="utf-8")
+    monkeypatch.setattr(quick_check, "LIST_LIMIT", 0)  # the root is too big to list: left to the full check
+    from notewell.interfaces import cli
+
+    monkeypatch.setattr(cli, "_spawn_watcher", lambda root: False)  # no watcher after the command
+    with ScriptedLLM(["first answer", "second answer"]) as llm:
+        env = {"NOTEWELL_CHAT_URL": llm.url, "NOTEWELL_CHAT_MODEL": "scripted", "NOTEWELL_AUTOWATCH": "2"}
+        done = _cli(["assistant", "--store", str(root), "--json"], env, tmp_path, input="zebra?\nzebra?\n")
+    assert done.returncode == 0, done.stderr
+    first, second = (json.loads(line)["context"]["notes"] for line in done.stdout.splitlines())
+    assert derived_note_id("hand.md") not in first and derived_note_id("hand.md") in second

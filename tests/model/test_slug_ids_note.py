@@ -66,6 +66,10 @@ def test_a_batch_larger_than_a_prefix_holds_sparsely_takes_several(monkeypatch):
     batch = new_note_ids(200)
     assert len(set(batch)) == 200 and all(is_note_id(nid) for nid in batch)
     assert len({nid[:11] for nid in batch}) == 5  # 46, 46, 46, 46, 16
+    draw = ids_module._random_chars
+    monkeypatch.setattr(ids_module, "_random_chars", lambda n: "a" * n if n == 7 else draw(n))
+    again = new_note_ids(200)  # every part draws the same prefix: still distinct
+    assert len(set(again)) == 200 and {nid[:11] for nid in again} == {"nte_aaaaaaa"}
 
 
 def test_check_text_rules():

@@ -326,3 +326,19 @@ def test_a_folder_of_more_notes_than_a_quick_look_lists_is_left_to_the_full_chec
     (root / "hand.md").unlink()
     with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
         assert _titles(store, "zeta") == ["journaled", "small folder"] and store.last_check == "quick"
+
+
+def test_a_pulled_deletion_in_a_folder_too_big_to_list_is_applied(tmp_path, monkeypatch):
+    import shutil
+
+    root, there = tmp_path / "notes", tmp_path / "there"
+    ids = _store_with_notes(root)
+    shutil.copytree(root, there, ignore=shutil.ignore_patterns(".notewell"))  # another machine: no index
+    with notewell.Store(there, watch=False, embedder=None) as other:
+        other.delete_note(ids["goner"])
+    history = ".notewell-history/journal.jsonl"
+    shutil.copy(there / history, root / history)  # the pull: its journal, and the file gone
+    (root / "gone.md").unlink()
+    monkeypatch.setattr(quick_check, "LIST_LIMIT", 3)
+    with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
+        assert _titles(store, "beta") == [] and store.last_check == "quick"

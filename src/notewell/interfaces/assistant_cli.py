@@ -117,6 +117,8 @@ def cmd_assistant(args: argparse.Namespace) -> None:
                 continue
             try:
                 _emit(args, assistant.ask(question, record=record))
+                if store.full_check_owed:  # the first turn's quick look left it: make it while the user reads
+                    store.refresh()
             except NotewellError as exc:  # one failed turn does not end the conversation
                 failed += 1
                 if args.json:

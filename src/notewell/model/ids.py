@@ -58,14 +58,13 @@ def new_note_ids(count: int) -> list[str]:
     """*count* distinct fresh note ids for one batch: a random prefix they share, and random rest."""
     if count <= 1:
         return [new_note_id() for _ in range(count)]
-    prefix = "nte_" + _random_chars(_BATCH_PREFIX)
     rest = 10 - _BATCH_PREFIX
-    if count > 36**rest // 1000:  # more than a sparse share of the rest's space: batches of it
-        step = 36**rest // 1000
-        return [nid for start in range(0, count, step) for nid in new_note_ids(min(step, count - start))]
-    ids: dict[str, None] = {}
+    share = max(1, 36**rest // 1000)  # at most a sparse share of a prefix's ids: a new prefix for more
+    ids: dict[str, None] = {}  # one for all parts: two parts may draw the same prefix
     while len(ids) < count:
-        ids.setdefault(prefix + _random_chars(rest))
+        prefix, goal = "nte_" + _random_chars(_BATCH_PREFIX), min(count, len(ids) + share)
+        while len(ids) < goal:
+            ids.setdefault(prefix + _random_chars(rest))
     return list(ids)
 
 

@@ -296,6 +296,7 @@ class Store(WatchingMixin, NoteService):
         self.last_scan_size = len(fs)
         if self._watcher is not None:
             self._watcher.watch(dirs)
+            self._watcher.let_go_of_moved()
         report = self._sync.paths(fs, None, progress=progress, wait=wait)
         self.full_check_owed = self._owed_failed = False
         self._keep_dir_times(trusted_times(self._folder.dir_times, looked))

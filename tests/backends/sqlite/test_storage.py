@@ -114,12 +114,36 @@ def test_watcher_lets_go_of_a_folder_moved_out_and_follows_one_moved_within(tmp_
     time.sleep(0.05)
     assert w.changes()[1] is True
     assert w.watch({"", "keep", "keep/c"})  # what the rescan finds
+    w.let_go_of_moved()
     (outside / "a" / "x.md").write_text("x")
     (outside / "a" / "b" / "y.md").write_text("y")
     (root / "keep" / "c" / "z.md").write_text("z")
     time.sleep(0.05)
     # Nothing under the old names (a/x.md, c/z.md), and the taken-off watches ask no second rescan.
     assert w.changes() == ({"keep/c/z.md"}, False)
+    w.close()
+
+
+def test_watcher_misses_nothing_written_in_a_moved_folder_before_the_rescan_watches_it(tmp_path):
+    (tmp_path / "a" / "sub").mkdir(parents=True)
+    w = Watcher(str(tmp_path))
+    if not w.active:
+        pytest.skip("no inotify here")
+    assert w.watch({"", "a", "a/sub"})
+    (tmp_path / "a").rename(tmp_path / "b")
+    time.sleep(0.05)
+    assert w.changes()[1] is True
+    (tmp_path / "b" / "sub" / "early.md").write_text("x")  # after the rescan listed it, before its watch
+    time.sleep(0.05)
+    assert w.changes() == (set(), True)  # under its old name it asks another rescan, not a wrong path
+    (tmp_path / "b" / "sub" / "late.md").write_text("y")
+    assert w.watch({"", "b", "b/sub"})  # the rescan's watches: the same folders, their new names
+    w.let_go_of_moved()
+    time.sleep(0.05)
+    assert w.changes() == ({"b/sub/late.md"}, False)
+    (tmp_path / "b" / "sub" / "later.md").write_text("z")
+    time.sleep(0.05)
+    assert w.changes() == ({"b/sub/later.md"}, False)
     w.close()
 
 

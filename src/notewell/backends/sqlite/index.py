@@ -688,10 +688,12 @@ class Index:
         # the range of paths under rel/, then those not in a subfolder ('0' follows '/')
         return "path > ? AND path < ? AND instr(substr(path, ?), '/') = 0", [rel + "/", rel + "0", len(rel) + 2]
 
-    def count_in(self, rel: str) -> int:
-        """How many notes the index has directly in the folder *rel* (counted in SQL, no rows)."""
+    def count_in(self, rel: str, *, up_to: int) -> int:
+        """How many notes the index has directly in the folder *rel*, counting no further than
+        *up_to* (in SQL, no rows: the range of paths under it once at most)."""
         where, params = self._in_folder(rel)
-        return self.conn.execute(f"SELECT count(*) FROM note_index WHERE {where}", params).fetchone()[0]
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM note_index WHERE {where} LIMIT ?)"
+        return self.conn.execute(sql, [*params, up_to]).fetchone()[0]
 
     def paths_in(self, rel: str) -> set[str]:
         """The paths of the files directly in the folder *rel* ('' the root) that the index

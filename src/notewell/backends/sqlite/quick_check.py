@@ -92,11 +92,11 @@ def quick_look(
     recorded: dict[str, int | None],
     indexed_in: Callable[[str], set[str]],
     watch: Callable[[str], bool] | None = None,
-    count_in: Callable[[str], int] | None = None,
+    count_in: Callable[..., int] | None = None,
 ) -> FolderLook | None:
     """Walk the folders from *recorded* (their mtimes at the last look), listing only those that
     changed and any new one; *indexed_in(rel)* gives the paths of a folder's indexed notes, and
-    *count_in(rel)* how many they are (a folder of more than LIST_LIMIT is not listed).
+    *count_in(rel, up_to=n)* how many they are, up to n (a folder of more than LIST_LIMIT is not listed).
     *watch(rel)*, for a watched store, sets a folder's watch before it is looked at (so nothing
     changed after the look is missed). None when a recorded folder is gone or is no folder any
     more, or a watch cannot be set (a full check then)."""
@@ -126,7 +126,7 @@ def quick_look(
             folder.dir_times[rel] = before
             stack.extend(children.get(rel, ()))
             continue
-        if count_in is not None and count_in(rel) > LIST_LIMIT:
+        if count_in is not None and count_in(rel, up_to=LIST_LIMIT + 1) > LIST_LIMIT:
             folder.dir_times[rel] = None  # not listed: never trusted until a full check lists it
             stack.extend(children.get(rel, ()))
             continue

@@ -27,6 +27,7 @@ from .prepare import Prepared, Preparer, build_row, prepare_files
 __all__ = ["SyncReport", "Syncer", "build_row", "folder_digest"]
 
 _BATCH = 2000
+_NAMES_A_FILE = ("add", "adopt", "edit", "change", "move", "delete", "gone")  # journal ops that touch a file
 _OPTIMIZE_AFTER = 5000  # notes indexed in one pass before the keyword index is merged
 
 
@@ -119,9 +120,10 @@ class Syncer:
         self._mark(end)
 
     def journaled_paths(self) -> set[str] | None:
-        """The paths of the notes that journal lines not yet applied add, change or move (their
-        files may hold a text the index has not read: a pull of another machine's edits); None
-        when the journal was replaced (only a full check can tell what changed)."""
+        """The paths of the notes that journal lines not yet applied add, change, move or delete
+        (their files may hold a text the index has not read, or be gone: a pull of another
+        machine's edits); None when the journal was replaced (only a full check can tell what
+        changed)."""
         if not self.journal_behind():
             return set()
         offset = int(self.index.get_state("journal_offset", "0") or 0)
@@ -131,7 +133,7 @@ class Syncer:
             return None
         paths: set[str] = set()
         for r in self.history.read(offset)[0]:
-            if not isinstance(r, dict) or r.get("op") not in ("add", "adopt", "edit", "change", "move"):
+            if not isinstance(r, dict) or r.get("op") not in _NAMES_A_FILE:
                 continue
             path = r.get("path")
             if not isinstance(path, str):

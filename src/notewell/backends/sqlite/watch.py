@@ -72,6 +72,7 @@ class Watcher:
         self.cookies: list[str] = []  # cookie files seen, for the caller to answer
         self._wd: dict[int, str] = {}
         self._watched: set[str] = set()  # the folders of _wd, for a look-up per folder
+        self._moved: set[int] = set()  # watches of folders that moved: under their old names until watched again
         self._held: tuple[set[str], bool] = (set(), False)  # changes handed back, not yet applied
         self._fd = -1
         libc = _libc()
@@ -111,6 +112,7 @@ class Watcher:
                 return False
             if wd in self._wd:  # the same folder under a new name (moved): the old name is not watched
                 self._watched.discard(self._wd[wd])
+                self._moved.discard(wd)
             self._wd[wd] = rel
             self._watched.add(rel)
         return True
@@ -123,7 +125,7 @@ class Watcher:
             return None
         paths, rescan = self._held
         self._held = (set(), False)
-        moved: set[str] = set()  # folders that moved away: their watches would report old names
+        moved: set[str] = set()  # folders that moved: their watches would report old names
         while True:
             try:
                 data = os.read(self._fd, 256 * 1024)
@@ -142,12 +144,16 @@ class Watcher:
                     continue
                 if mask & _IN_IGNORED:
                     gone = self._wd.pop(wd, None)
+                    self._moved.discard(wd)
                     if gone is not None:  # not one this watcher took off itself
                         self._watched.discard(gone)
                         rescan = True
                     continue
                 rel = self._wd.get(wd)
                 if rel is None:
+                    continue
+                if wd in self._moved:  # a change in a moved folder, not yet watched where it is now
+                    rescan = True
                     continue
                 if mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
                     if mask & _IN_MOVE_SELF:
@@ -166,19 +172,27 @@ class Watcher:
                 if name.endswith(".md"):
                     paths.add(f"{rel}/{name}" if rel else name)
         if moved:
-            self._unwatch(moved)
+            self._mark_moved(moved)
         return paths, rescan
 
-    def _unwatch(self, moved: set[str]) -> None:
-        """Take the watches off folders that moved and the folders inside them: a watch follows
-        its folder, out of the store too. The rescan that a move asks for watches them again where
-        they are now, if that is inside the store. One pass over the watches, whatever the moves."""
-        for wd, rel in list(self._wd.items()):
+    def _mark_moved(self, moved: set[str]) -> None:
+        """Folders that moved, and the folders inside them: a watch follows its folder (out of the
+        store too) but reports it under its old name. Until the rescan the move asks for watches
+        them where they are now, a change in one asks another rescan; let_go_of_moved() then takes
+        off those left outside the store. One pass over the watches, whatever the moves."""
+        for wd, rel in self._wd.items():
             parts = rel.split("/") if rel else []
             if "" in moved or any("/".join(parts[:k]) in moved for k in range(1, len(parts) + 1)):
-                self._libc.inotify_rm_watch(self._fd, wd)
-                del self._wd[wd]
+                self._moved.add(wd)
                 self._watched.discard(rel)
+
+    def let_go_of_moved(self) -> None:
+        """After a full look has watched every folder of the store: take the watches off the
+        moved folders it did not find (they left the store)."""
+        for wd in self._moved:
+            self._libc.inotify_rm_watch(self._fd, wd)
+            self._wd.pop(wd, None)  # its old name was let go of when it moved
+        self._moved.clear()
 
     def hand_back(self, paths: set[str], rescan: bool) -> None:
         """Changes that :meth:`changes` gave out but that could not be applied yet: the next
@@ -192,3 +206,4 @@ class Watcher:
         self._fd = -1
         self._wd.clear()
         self._watched.clear()
+        self._moved.clear()
