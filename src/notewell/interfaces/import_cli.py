@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgumentError
 from .db_cli import cmd_import as cmd_load_folder
+from .store_options import open_from_args
 
 if TYPE_CHECKING:
     from ..services.conversation_import import ImportReport
-from .store_options import open_from_args
 
 __all__ = ["add_import_arguments", "cmd_import"]
 

@@ -14,9 +14,9 @@ __all__ = ["add_notebook_arguments", "cmd_notebook"]
 
 
 def _task(args: argparse.Namespace) -> str:
+    """--task, else $NOTEWELL_NOTEBOOK, else the only notebook under the root."""
     from ..agents.notebook import chosen_task
 
-    """--task, else $NOTEWELL_NOTEBOOK, else the only notebook under the root."""
     return chosen_task(args.task, args.root, naming="--task")
 
 

@@ -84,9 +84,8 @@ class NoteFolder:
         self._root_str = str(root)
         self._real_root = os.path.realpath(self._root_str)
         self.leftovers: list[str] = []  # what writers killed mid-write left behind (see sweep)
-        self.dir_times: dict[
-            str, int | None
-        ] = {}  # each folder's mtime as the last listing found it (None: not listed)
+        # each folder's mtime as its last listing found it (None: not listed)
+        self.dir_times: dict[str, int | None] = {}
 
     def abspath(self, relpath: str) -> str:
         """The absolute path of *relpath*, refusing anything that leaves the folder."""
@@ -119,10 +118,8 @@ class NoteFolder:
         base = os.path.join(self._root_str, rel) if rel else self._root_str
         prefix = rel + "/" if rel else ""
         leftovers = self.leftovers
-        stat_ = os.stat
-        is_reg = stat.S_ISREG
         try:
-            self.dir_times[rel] = stat_(base).st_mtime_ns
+            self.dir_times[rel] = os.stat(base).st_mtime_ns
             entries = os.scandir(base)
         except OSError:
             return False
@@ -133,21 +130,8 @@ class NoteFolder:
                     if name[-4:] in (".tmp", "undo") and _LEFTOVER.fullmatch(name):
                         leftovers.append(prefix + name)
                     continue
-                if name[-3:] == ".md":
-                    if not name.isascii() and printable_name(prefix + name) is not None:
-                        files[str(printable_name(prefix + name))] = (BAD_NAME_SIZE, BAD_NAME_SIZE)
-                        continue
-                    if entry.is_symlink() and (linked := self._link_size(entry.path)) is not None:
-                        files[prefix + name] = (linked, linked)
-                        continue
-                    try:
-                        st = stat_(entry.path)
-                    except OSError:
-                        files[prefix + name] = (-1, -1)
-                        continue
-                    if is_reg(st.st_mode):
-                        files[prefix + name] = (st.st_mtime_ns, st.st_size)
-                        continue
+                if name[-3:] == ".md" and self._add_note(files, prefix + name, entry):
+                    continue
                 try:
                     if entry.is_dir(follow_symlinks=False) and printable_name(name) is None:
                         subdirs.append(prefix + name)
@@ -170,30 +154,34 @@ class NoteFolder:
             return None
         # A folder is told by the listing's own entry type (no stat): one named like a note is no note.
         folders = {prefix + e.name for e in entries if e.is_dir(follow_symlinks=False)}
-        present = {prefix + e.name for e in entries} - folders
+        listed = {prefix + e.name: e for e in entries}
+        present = listed.keys() - folders
         files: dict[str, tuple[int, int]] = {}
         subdirs = [path for path in folders if printable_name(path) is None]
         for path in present - known:
-            name = path[len(prefix) :]
-            if name[-3:] != ".md":
-                continue
-            if not name.isascii() and (shown := printable_name(path)) is not None:
-                files[shown] = (BAD_NAME_SIZE, BAD_NAME_SIZE)
-                continue
-            full = os.path.join(base, name)
-            try:
-                st = os.lstat(full)
-                if stat.S_ISLNK(st.st_mode):
-                    if (linked := self._link_size(full)) is not None:
-                        files[path] = (linked, linked)
-                        continue
-                    st = os.stat(full)
-            except OSError:
-                files[path] = (-1, -1)
-                continue
-            if stat.S_ISREG(st.st_mode):
-                files[path] = (st.st_mtime_ns, st.st_size)
+            if path[-3:] == ".md":
+                self._add_note(files, path, listed[path])
         return files, subdirs, present
+
+    def _add_note(self, files: dict[str, tuple[int, int]], path: str, entry: os.DirEntry[str]) -> bool:
+        """Put the .md file *path* (its listing's *entry*) in *files* with its (mtime_ns, size): a
+        name that cannot be shown as it is under a printable one, a link to a note inside the store
+        as its target's, a file that cannot be stat'ed as (-1, -1). False when it is no file."""
+        if not entry.name.isascii() and (shown := printable_name(path)) is not None:
+            files[shown] = (BAD_NAME_SIZE, BAD_NAME_SIZE)
+            return True
+        if entry.is_symlink() and (linked := self._link_size(entry.path)) is not None:
+            files[path] = (linked, linked)
+            return True
+        try:
+            st = os.stat(entry.path)
+        except OSError:
+            files[path] = (-1, -1)
+            return True
+        if stat.S_ISREG(st.st_mode):
+            files[path] = (st.st_mtime_ns, st.st_size)
+            return True
+        return False
 
     def inside(self, path: str) -> bool:
         """Whether *path*, links resolved, lies inside the store's folder."""

@@ -152,6 +152,12 @@ _ADD_REVISION = (
 )
 
 
+def _parts(values: Sequence[Any], size: int = 10_000) -> Iterator[list[Any]]:
+    """*values* in lists of *size*: each a statement's parameters, under SQLite's limit."""
+    for start in range(0, len(values), size):
+        yield list(values[start : start + size])
+
+
 def _plain_add(r: Any) -> bool:
     return isinstance(r, dict) and r.get("op") in ("add", "adopt") and isinstance(r.get("id"), str)
 
@@ -664,8 +670,7 @@ class Index:
     def metas_for_ids(self, note_ids: Sequence[str]) -> dict[str, tuple]:
         """:meth:`meta_for_id` of each of *note_ids* that has a journal row, by id."""
         found: dict[str, tuple] = {}
-        for start in range(0, len(note_ids), 10_000):  # under SQLite's limit on parameters
-            some = list(note_ids[start : start + 10_000])
+        for some in _parts(note_ids):
             marks = ",".join("?" * len(some))
             found.update(
                 (r[0], r)
@@ -774,7 +779,7 @@ class Index:
 
         *new* promises that neither the id nor the path is indexed yet (a fresh note).
         """
-        return self.upsert_many([row], new=new)[0]
+        return self.upsert_many([row], new=True)[0] if new else self._upsert_one(row)
 
     def upsert_many(self, rows: Sequence[IndexRow], *, new: bool = False) -> list[int]:
         """:meth:`upsert` each of *rows* in turn (one statement per table for them all when
@@ -819,8 +824,7 @@ class Index:
         ids, paths = [row.id for row in rows], [row.path for row in rows]
         if len(set(ids)) < len(ids) or len(set(paths)) < len(paths):
             return True
-        for start in range(0, len(rows), 10_000):  # under SQLite's limit on parameters
-            some_ids, some_paths = ids[start : start + 10_000], paths[start : start + 10_000]
+        for some_ids, some_paths in zip(_parts(ids), _parts(paths), strict=True):
             marks = ",".join("?" * len(some_ids))
             if self.conn.execute(
                 f"SELECT 1 FROM note_index WHERE id IN ({marks}) OR path IN ({marks}) LIMIT 1", [*some_ids, *some_paths]

@@ -179,10 +179,12 @@ class Watcher:
         """Folders that moved, and the folders inside them: a watch follows its folder (out of the
         store too) but reports it under its old name. Until the rescan the move asks for watches
         them where they are now, a change in one asks another rescan; let_go_of_moved() then takes
-        off those left outside the store. One pass over the watches, whatever the moves."""
-        for wd, rel in self._wd.items():
-            parts = rel.split("/") if rel else []
-            if "" in moved or any("/".join(parts[:k]) in moved for k in range(1, len(parts) + 1)):
+        off those left outside the store. Parents before children, each folder looks at its own
+        parent only: linear in the watches' names, however deep the tree."""
+        inside = set(moved)
+        for wd, rel in sorted(self._wd.items(), key=lambda item: len(item[1])):
+            if "" in inside or rel in inside or rel.rpartition("/")[0] in inside:
+                inside.add(rel)
                 self._moved.add(wd)
                 self._watched.discard(rel)
 
