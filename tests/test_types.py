@@ -48,6 +48,7 @@ CORE = [
 ]
 
 
+@pytest.mark.slow
 def test_the_core_passes_mypy_strict(tmp_path):
     files = [str(SRC / f) for f in CORE]
     done = subprocess.run(

@@ -37,6 +37,7 @@ def project(store):
     return {k: v.id for k, v in ids.items()}
 
 
+@pytest.mark.slow
 def test_notes_reach_the_prompt_cited_with_blockers_first(store, project):
     ctx = ContextBuilder(store).build("how big should the connection pool be?")
     system = ctx.system

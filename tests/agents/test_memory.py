@@ -524,6 +524,7 @@ def conversation_rounds(draw) -> list[list[dict[str, Any]]]:
     return rounds
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rounds=conversation_rounds(),

@@ -105,6 +105,7 @@ def test_grading_right_wrong_hedged_and_missing(tmp_path):
     assert not rows["Q03"]["correct"] and rows["Q03"]["answer"] == ""  # missing is wrong
 
 
+@pytest.mark.slow
 def test_number_forms(tmp_path):
     make_bench(tmp_path / "b", seed=11)
     timeout = build_bench(11).questions[0].expect[0]
@@ -156,6 +157,7 @@ def test_bad_input(tmp_path):
         grade_answers(tmp_path / "c", {})
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
 def test_any_answers_text_is_parsed_or_refused_cleanly(text):
@@ -170,6 +172,7 @@ def _grade(root, answers):
     return {r["id"]: r for r in grade_answers(root, answers)["questions"]}
 
 
+@pytest.mark.slow
 def test_a_time_copied_from_the_log_is_right(tmp_path):
     bench = make_bench(tmp_path / "b", seed=4)
     log = next(text for name, text in bench.files.items() if name.startswith("logs/deploy-"))
@@ -193,6 +196,7 @@ def test_a_time_copied_from_the_log_is_right(tmp_path):
         assert _grade(tmp_path / "b", {"Q04": answer})["Q04"]["correct"] is right, answer
 
 
+@pytest.mark.slow
 def test_a_count_with_a_second_number_is_a_hedge(tmp_path):
     bench = make_bench(tmp_path / "b", seed=6)
     n = int(bench.questions[8].expect[0])

@@ -13,7 +13,7 @@ from notewell.backends.sqlite.tokens import TokenBook
 from notewell.model.access_tokens import TOKEN_PREFIX
 
 
-@pytest.fixture(params=["file", "postgres"])
+@pytest.fixture(params=["file", pytest.param("postgres", marks=pytest.mark.postgres)])
 def book(request, tmp_path):
     if request.param == "file":
         yield TokenBook(tmp_path / ".notewell")

@@ -190,6 +190,7 @@ def test_the_default_memory_summarizes_with_the_model_over_http(store, notes):
     assert assistant.memory.get_messages()[0]["content"].endswith("32 is enough) and the blocker.")
 
 
+@pytest.mark.slow
 def test_the_example_runs_the_chapters_scenario(tmp_path):
     example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "project_assistant.py")
     with ScriptedLLM(default=lambda request: "Use a virtual environment and pin versions.") as llm:
@@ -273,6 +274,7 @@ def test_cli_keeps_going_after_a_failed_turn(store, notes, tmp_path):
     assert bad.returncode == 2 and "--record-kind" in bad.stderr
 
 
+@pytest.mark.slow
 def test_the_tutorials_tool_context_takes_an_openai_client_and_a_model_name(store, notes, tmp_path, monkeypatch):
     # Day 5: tool_ctx = ToolContext(client=client, chat_model=CHAT_MODEL); the real OpenAI SDK here,
     # against the scripted server. Without a store, the CLI's own is opened ($NOTEWELL_STORE).

@@ -22,12 +22,13 @@ def js(p):
     return json.loads(p.stdout)
 
 
-@pytest.fixture(params=["folder", "database"])
+@pytest.fixture(params=["folder", pytest.param("database", marks=pytest.mark.postgres)])
 def place(request, tmp_path):
     """Where a command's store is: a notes folder, then a fresh PostgreSQL database."""
     return tmp_path / "s" if request.param == "folder" else request.getfixturevalue("pg_url")
 
 
+@pytest.mark.slow
 def test_full_cycle(tmp_path, place):
     store = place
     folder = not str(store).startswith("postgresql://")
@@ -115,6 +116,7 @@ def test_header_command(tmp_path):
     assert js(run(["header", str(f), "--json"])) == out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "stdin", "env", "code", "needle"),
     [
@@ -172,12 +174,14 @@ def test_reindex_says_which_vectors_it_kept(tmp_path):
 
 
 # Real process: non-ASCII output through the interpreter's own stdout, not the harness's.
+@pytest.mark.slow
 def test_demo(tmp_path):
     p = run_process(["demo"], tmp_path / "demo")
     out = p.stdout.decode()
     assert "Clause learning stalls" in out and "缓存" in out
 
 
+@pytest.mark.slow
 def test_attempt_commands(place):
     store = place
     started = js(run(["attempt", "start", "SAT solver", "--author", "agent-1", "--campaign", "hard", "--json"], store))

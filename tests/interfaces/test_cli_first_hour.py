@@ -8,6 +8,8 @@ import os
 import socket
 import sys
 
+import pytest
+
 import notewell
 from tests.interfaces.cli_harness import run, run_process
 
@@ -52,6 +54,7 @@ def test_edit_refuses_an_empty_argument_and_two_texts(tmp_path):
     assert both.returncode == 2 and b"one way" in both.stderr
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_bad_port_and_a_port_in_use_in_one_line(tmp_path):
     store = tmp_path / "s"
     bad = run_process(["serve", "--port", "99999"], store, check=False)
@@ -94,6 +97,7 @@ def test_demo_ends_with_what_to_try_next(tmp_path):
         assert words in tail
 
 
+@pytest.mark.slow
 def test_an_editor_edit_that_meets_a_conflict_keeps_the_text_typed(tmp_path):
     store = tmp_path / "s"
     nid = _note(store)
@@ -124,6 +128,7 @@ def test_edit_text_keeps_the_heading_a_note_is_titled_by(tmp_path):
     assert note["text"] == "# Go tips\n\nuse go vet too\n" and note["title"] == "Go tips"
 
 
+@pytest.mark.slow
 def test_a_mistyped_command_line_is_one_line_too(tmp_path):
     store = tmp_path / "s"
     for args in (["search", "--mode", "fuzzy", "x"], ["get"], ["nosuch"], ["attempt", "start"]):

@@ -50,6 +50,7 @@ def test_a_model_directory_loads_on_first_use(monkeypatch, tmp_path):
     assert callable(embedder_from_environment())
 
 
+@pytest.mark.slow
 def test_the_cli_embeds_with_a_fastembed_directory(tmp_path):
     pytest.importorskip("fastembed")
     _write_model2vec(tmp_path / "m2v", _topic_rows())

@@ -148,6 +148,7 @@ def later(store_root, event, payload, *args, runtime="claude-code", minutes=0.0)
     return run_hook(parsed, payload, now=datetime.now(UTC) + timedelta(minutes=minutes))
 
 
+@pytest.mark.slow
 def test_stop_reminds_once_a_long_session_that_wrote_nothing(store, state):
     root, _ = store
     payload = {"session_id": "long", "hook_event_name": "Stop", "stop_hook_active": False}

@@ -96,6 +96,7 @@ def test_attempts_links_and_brief(srv):
     assert read.status == 403  # recording a read on someone else's attempt
 
 
+@pytest.mark.slow
 def test_tokens_and_permissions(srv):
     assert srv.call("POST", "/api/notes", {"text": "x"}).status == 401
     denied = srv.call("POST", "/api/notes", {"text": "x"}, token="reader")
@@ -109,6 +110,7 @@ def test_tokens_and_permissions(srv):
     assert srv.call("GET", f"/api/notes/{note['id']}", token="reader").status == 200
 
 
+@pytest.mark.slow
 def test_a_private_project_is_invisible_without_the_right_token(srv):
     srv.store.set_project("alice:secret", private=True, owner="alice")
     aid = srv.call("POST", "/api/attempts", {"project": "alice:secret"}, token="alice").body["id"]
@@ -193,6 +195,7 @@ def test_a_private_server_answers_nothing_without_a_token(tmp_path):
         server.close()
 
 
+@pytest.mark.slow
 def test_the_server_sees_files_written_beside_it_and_embeds_in_the_background(tmp_path):
     import time
 
@@ -252,6 +255,7 @@ def test_review_findings_stay_fixed(srv):
         assert exc.code == 421
 
 
+@pytest.mark.slow
 def test_concurrent_token_creation_keeps_every_token(tmp_path):
     import subprocess
     import sys

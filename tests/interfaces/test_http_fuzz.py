@@ -120,6 +120,7 @@ def _breaks_a_rule_in_words(case) -> str | None:
     return None
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @settings(
     max_examples=EXAMPLES,

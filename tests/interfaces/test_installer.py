@@ -218,6 +218,7 @@ def ours(data, flat=False):
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scope", ["project", "user"])
 @pytest.mark.parametrize("runtime", list(SAMPLES))
 def test_install_keeps_everything_of_theirs_and_uninstall_gives_it_back(place, runtime, scope):
@@ -367,6 +368,7 @@ def _env(project):
     }
 
 
+@pytest.mark.slow
 def test_the_installed_hook_commands_run_and_answer_as_documented(place):
     project, home = place
     _installed(project, home, "claude-code")
@@ -392,6 +394,7 @@ def test_the_installed_hook_commands_run_and_answer_as_documented(place):
     assert done.returncode == 0 and nid in json.loads(done.stdout)["additional_context"]
 
 
+@pytest.mark.slow
 def test_the_installed_mcp_server_answers_a_real_client(place):
     pytest.importorskip("mcp")
     from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -506,6 +509,7 @@ def test_the_dry_run_diff_marks_a_missing_final_newline(place):
     assert all(line.startswith(("#", "---", "+++", "@@", "+", "-", " ", "\\", "(")) for line in dry.splitlines())
 
 
+@pytest.mark.slow
 def test_removing_many_hooks_takes_linear_time(place):
     import time
 

@@ -75,6 +75,7 @@ def _error_code(result) -> str:
     return result.content[0].text.split(":", 1)[0]
 
 
+@pytest.mark.slow
 def test_every_tool_over_stdio(tmp_path):
     async def scenario():
         async with stdio_client(_stdio_params(tmp_path / "notes")) as (read, write):
@@ -180,6 +181,7 @@ async def _http_session(srv, token, work):
                 return await work(s)
 
 
+@pytest.mark.slow
 def test_mcp_over_http_with_tokens_and_visibility(srv):
     srv.store.set_project("alice:secret", private=True, owner="alice")
 
@@ -217,6 +219,7 @@ def test_mcp_over_http_with_tokens_and_visibility(srv):
     assert asyncio.run(_http_session(srv, "reader", as_reader)) == "forbidden"
 
 
+@pytest.mark.slow
 def test_every_tool_at_mcp_over_http(srv):
     async def as_alice(s):
         assert {t.name for t in (await s.list_tools()).tools} == TOOLS
@@ -243,6 +246,7 @@ def test_every_tool_at_mcp_over_http(srv):
     assert srv.store.get_attempt(aid).author == "alice"
 
 
+@pytest.mark.slow
 def test_the_notebook_tools_over_stdio(tmp_path):
     async def scenario():
         async with stdio_client(_stdio_params(tmp_path / "notes", cwd=tmp_path)) as (read, write):
@@ -276,6 +280,7 @@ def test_the_notebook_tools_over_stdio(tmp_path):
 SLOW_MODEL_SERVER = SLOW_MODEL_TEMPLATE.format(serve="serve_stdio", extra="")
 
 
+@pytest.mark.slow
 def test_initialize_tools_and_keyword_search_answer_while_the_model_loads(tmp_path):
     root, release, called = tmp_path / "notes", tmp_path / "release", tmp_path / "called"
     with notewell.open(root, embedder=HashEmbedder()) as s:

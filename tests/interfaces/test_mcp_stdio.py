@@ -70,6 +70,7 @@ def _result(answers: list[dict], ident) -> dict:
     return mine[0]["result"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
 def test_the_early_answer_is_the_sdks_own(tmp_path, version):
     # A ping first makes the wire hand everything to the SDK, which then answers initialize itself.
@@ -86,6 +87,7 @@ def test_the_early_answer_is_the_sdks_own(tmp_path, version):
     assert "differs" not in err
 
 
+@pytest.mark.slow
 def test_an_unknown_version_or_a_bad_first_line_is_left_to_the_sdk(tmp_path):
     (unknown, _), (bad_first, _) = _side_by_side(
         (tmp_path / "unknown", [_initialize(7, "1999-01-01")], {7}),
@@ -120,6 +122,7 @@ def test_the_wire_reads_the_installed_sdks_versions():
     assert _handshake_versions() == tuple(HANDSHAKE_PROTOCOL_VERSIONS)
 
 
+@pytest.mark.slow
 def test_a_first_line_nested_past_the_recursion_limit_is_left_to_the_sdk(tmp_path):
     answers, _ = _session(tmp_path, ["[" * 100_000 + "]" * 100_000, _initialize(9)], {9})
     assert _result(answers, 9)["serverInfo"]["name"] == "notewell"

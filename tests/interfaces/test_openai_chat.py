@@ -162,6 +162,7 @@ def test_gives_up_after_the_retries():
         llm.assert_exhausted()
 
 
+@pytest.mark.slow
 def test_429_honours_retry_after():
     with ScriptedLLM([{"status": 429, "retry_after": 0}, {"status": 429, "retry_after": 0.3}, "ok"]) as llm:
         c = client(llm)
@@ -225,6 +226,7 @@ def test_a_slow_server_times_out():
             c.complete(HI)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "item",
     [

@@ -98,6 +98,7 @@ def test_clear_errors(server, monkeypatch):
     assert from_environment().model_id.startswith("openai-compatible:tiny@127.0.0.1")
 
 
+@pytest.mark.slow
 def test_the_cli_uses_the_server_from_the_environment(server, tmp_path):
     from tests.interfaces.test_cli import js, run
 

@@ -155,6 +155,7 @@ def _raw(root: Path, payload: bytes, *, close_write: bool = False) -> dict:
         return _answer(sock)
 
 
+@pytest.mark.slow
 def test_the_helper_answers_with_the_bytes_an_in_process_search_prints(store):
     here = [cli_here(store, args) for args in SEARCHES]  # no helper yet: each command searches itself
     assert here[0][0] == 0 and b"Cache stampede" in here[0][1]
@@ -179,6 +180,7 @@ def test_the_helper_answers_with_the_bytes_an_in_process_search_prints(store):
         h.stop()
 
 
+@pytest.mark.slow
 def test_a_search_the_helper_answers_loads_neither_numpy_nor_the_model(helper, store):
     code = textwrap.dedent(
         """
@@ -197,6 +199,7 @@ def test_a_search_the_helper_answers_loads_neither_numpy_nor_the_model(helper, s
     assert helper.status()["searches"] == 1
 
 
+@pytest.mark.slow
 def test_a_malformed_request_gets_an_error_and_the_helper_keeps_serving(helper, store, monkeypatch):
     monkeypatch.setenv("NOTEWELL_EMBEDDER", "hash")  # the helper's settings, as the CLI would send them
     config = helper_config()
@@ -243,6 +246,7 @@ def test_a_malformed_request_gets_an_error_and_the_helper_keeps_serving(helper, 
     assert helper.status()["searches"] == before + 1
 
 
+@pytest.mark.slow
 def test_with_no_helper_the_command_answers_itself_and_starts_one(store):
     # A socket file left by a helper that died: nobody listens on it.
     helper_dir(store).mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -272,6 +276,7 @@ def test_with_no_helper_the_command_answers_itself_and_starts_one(store):
     assert wait_for(lambda: not (helper_dir(store) / "search.sock").exists())
 
 
+@pytest.mark.slow
 def test_a_reindex_that_removes_the_socket_is_followed(helper, store):
     assert cli_here(store, ["reindex"])[0] == 0  # deletes .notewell/, the socket with it
     assert cli_here(store, ["embed"])[0] == 0
@@ -282,6 +287,7 @@ def test_a_reindex_that_removes_the_socket_is_followed(helper, store):
     assert helper.status()["searches"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
 def test_a_caller_of_another_user_is_refused(helper, store):
     # Even with the permissions opened by mistake, the peer's uid is checked.

@@ -20,6 +20,7 @@ pytest.importorskip("uvicorn")
 SLOW_MODEL_SERVER = SLOW_MODEL_TEMPLATE.format(serve="serve_http", extra=', host="127.0.0.1", port=int(sys.argv[4])')
 
 
+@pytest.mark.slow
 def test_health_and_keyword_search_answer_while_the_model_loads(tmp_path):
     root, release, called = tmp_path / "notes", tmp_path / "release", tmp_path / "called"
     with notewell.open(root, embedder=HashEmbedder()) as s:

@@ -37,6 +37,7 @@ def test_tokens_are_created_listed_and_revoked(tmp_path):
 
 
 # Real process: serve runs until a signal stops it, with uvicorn's signal handlers and threads.
+@pytest.mark.slow
 def test_serve_answers_on_loopback_and_stops(tmp_path):
     pytest.importorskip("uvicorn")
     store = tmp_path / "s"

@@ -28,6 +28,7 @@ def test_the_cli_names_similar_notes_on_stderr(tmp_path):
     assert other.stderr == ""
 
 
+@pytest.mark.slow
 def test_the_mcp_receipt_carries_them_and_the_tool_says_to_look(tmp_path):
     pytest.importorskip("mcp")
     from mcp import ClientSession, stdio_client

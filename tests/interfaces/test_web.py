@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+pytestmark = pytest.mark.browser
 pytest.importorskip("playwright")
 pytest.importorskip("uvicorn")
 CHROMIUM = "/usr/bin/chromium"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.browser
 pytest.importorskip("playwright")
 pytest.importorskip("uvicorn")
 CHROMIUM = "/usr/bin/chromium"

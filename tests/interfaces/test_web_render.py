@@ -26,6 +26,7 @@ def _counting(monkeypatch):
     return calls
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "shape",
     ["[", "![", "a\n=\n", "*a [b](c) ", "|a", "> a\n", "1. a\n", "*_", "[a]: b\n", "  - a\n"],

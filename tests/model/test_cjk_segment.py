@@ -3,6 +3,7 @@ however the text mixes scripts: the index and every query must agree on it byte 
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,7 @@ PIECES = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(PIECES | st.text(max_size=60))
 def test_segment_is_its_definition(text):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -39,6 +40,7 @@ SHAPED = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(SHAPED | JSON, max_size=12))
 def test_claude_code_reads_any_json_lines_without_crashing(lines):
@@ -47,6 +49,7 @@ def test_claude_code_reads_any_json_lines_without_crashing(lines):
     assert conv is None or all(t.role in ("user", "assistant") for t in conv.turns)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(SHAPED | JSON)
 @example({"current_node": [], "id": "0", "mapping": {}, "type": None})  # once: unhashable type: 'list'
@@ -72,6 +75,7 @@ def test_a_line_that_is_not_json_is_refused_but_a_cut_last_line_waits():
 ROLES = st.sampled_from(["user", "assistant"])
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(st.tuples(ROLES, st.text(max_size=300), st.text(max_size=60)), min_size=1, max_size=12),
@@ -92,6 +96,7 @@ def test_every_part_is_a_note_the_store_takes_and_reads_back(turns, ident):
             assert json.loads(extra["last_message"]) == ident
 
 
+@pytest.mark.slow
 def test_hostile_inputs_stay_linear():
     blocks = [{"type": "text", "text": f"piece {i}"} for i in range(40_000)]
     line = {"type": "assistant", "uuid": "a", "message": {"id": "m", "role": "assistant", "content": blocks}}

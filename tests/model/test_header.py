@@ -265,6 +265,7 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", slugify(text)))
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(header_lines, st.text(max_size=50), st.booleans())
 def test_never_loses_text(lines, body, crlf):
@@ -289,6 +290,7 @@ def test_never_loses_text(lines, body, crlf):
         assert _words(value) <= survived, (line, p)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.text(min_size=1, max_size=200).filter(lambda t: "\n" not in t and "\r" not in t and t.strip()),
@@ -303,6 +305,7 @@ def test_compose_round_trips(title, tags, body):
     assert p.body == body
 
 
+@pytest.mark.slow
 def test_a_header_of_fifty_thousand_links_is_refused_and_read_in_linear_time():
     # Each id was compared with every earlier one: 27 s for the 800 KB header below, 1.0 s at
     # 6,000 ids. Headers now close within HEADER_MAX characters (a write past it is refused);
@@ -326,6 +329,7 @@ def test_a_header_of_fifty_thousand_links_is_refused_and_read_in_linear_time():
     assert len(text) < HEADER_MAX and check_text(text)[0] == text
 
 
+@pytest.mark.slow
 def test_only_a_header_past_its_cap_is_refused():
     from notewell.model.header import HEADER_MAX, oversized_header
 

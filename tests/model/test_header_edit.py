@@ -96,6 +96,7 @@ _header_line = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(_header_line, max_size=6),

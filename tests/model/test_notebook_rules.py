@@ -265,6 +265,7 @@ def test_order_warnings_skip_observations():
     assert any("reads as an order" in w for w in _note("Please always run migrations first")[1])
 
 
+@pytest.mark.slow
 def test_secret_patterns_read_a_long_line_in_linear_time():
     # Each "sk-" of "sk-sk-sk-…" started a lookahead to the end of the run: 3.2 s for 30 KB.
     import time

@@ -157,6 +157,7 @@ def test_a_broken_onnx_model_is_a_one_line_unavailable_error(tmp_path):
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.slow
 @given(st.lists(st.integers(1, 600), max_size=60), st.integers(1, 10), st.one_of(st.none(), st.integers(1, 3000)))
 def test_token_batches_split_every_text_once_within_both_bounds(lengths, batch, tokens):
     calls = token_batches(lengths, batch, tokens)

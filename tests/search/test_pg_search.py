@@ -56,6 +56,7 @@ def _parses(query: str) -> bool:
     return True
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(FTS5_ATOMS), min_size=1, max_size=9), st.sampled_from(["", " "]))
 def test_parse_fts5_refuses_exactly_what_fts5_refuses(fts5, atoms, sep):
@@ -67,6 +68,7 @@ NESTS = ["(", "a OR (", "a NOT (", "title:(", "-title:(", "{title body}:(", "a O
 LEAVES = ["a", "a b c", "a + b*", "NEAR(a b, 5)", "title: ^a", "a OR b AND c NOT d", "{title body}: a + b", "a*"]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(NESTS), min_size=20, max_size=100), st.sampled_from(LEAVES))
 def test_parse_fts5_refuses_what_nests_too_deeply_for_fts5(fts5, opens, leaf):

@@ -1,5 +1,6 @@
 """Snippets found in the bodies directly (not with FTS5's snippet())."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,6 +61,7 @@ def test_unrelated_words_with_the_same_start_are_not_highlighted():
     assert make_snippet("them and the", phrases_of('"the"')) == "them and **the**"
 
 
+@pytest.mark.slow
 @given(st.text(max_size=400), st.text(max_size=40))
 def test_never_raises_and_only_shows_body_text(body, query):
     snip = make_snippet(body, phrases_of(query))
@@ -127,6 +129,7 @@ def test_a_snippet_scans_each_phrase_once_and_stops_at_enough_hits(monkeypatch):
     assert len(real(body, snippets.phrases_of("cache"), snippets.phrase_finder(snippets.phrases_of("cache")), 7)) == 7
 
 
+@pytest.mark.slow
 def test_a_query_of_a_thousand_words_reads_without_recursion():
     # 999 one-letter words made a phrase tree 1,000 deep, read recursively: RecursionError.
     from notewell.search.snippets import phrases_of
@@ -146,6 +149,7 @@ _MIXED = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_MIXED.map("".join), st.sampled_from(["cache", "abc", "测试", "素 笔记", "tests abc", "café"]))
 def test_raw_and_segmented_text_give_the_same_hits(text, query):

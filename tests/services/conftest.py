@@ -7,7 +7,7 @@ import pytest
 import notewell
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def backend(request, tmp_path):
     """A store on a folder with its SQLite index, then one on a fresh PostgreSQL database
     (skipped, saying why, when no PostgreSQL server can be started)."""
@@ -19,7 +19,7 @@ def backend(request, tmp_path):
     s.close()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def sbackend(request, tmp_path):
     """Both stores with the deterministic hash embedder, for semantic search."""
     pytest.importorskip("numpy")

@@ -448,7 +448,7 @@ def test_a_note_carries_the_attempt_it_was_written_on(backend):
     assert ended["outcome"] == "failed" and not ended["running"]
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_an_attempt_summary_obeys_the_store_size_limit(kind, request, tmp_path):
     where = tmp_path / "notes" if kind == "sqlite" else request.getfixturevalue("pg_url")
     with notewell.open(where, max_bytes=1000) as store:
@@ -543,6 +543,7 @@ def test_a_rare_word_outweighs_common_ones_in_a_loose_query(backend):
     assert cards[0].id == target.id
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("query", "found"),
     [
@@ -767,7 +768,7 @@ def test_the_pending_count_falls_to_zero_and_wait_embeds_first(sbackend):
     assert sbackend.pending_embeddings() == 0 and len(notes) == 5
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def kind_and_where(request, tmp_path):
     return tmp_path / "notes" if request.param == "sqlite" else request.getfixturevalue("pg_store_url")
 

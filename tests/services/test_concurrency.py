@@ -54,6 +54,7 @@ def _env():
     return env
 
 
+@pytest.mark.slow
 def test_parallel_writers_lose_nothing(store_dir):
     notewell.open(store_dir).close()
     per = 40
@@ -82,6 +83,7 @@ def test_parallel_writers_lose_nothing(store_dir):
     s.close()
 
 
+@pytest.mark.slow
 def test_writer_killed_mid_write_leaves_old_or_new(store_dir):
     notewell.open(store_dir).close()
     rng = random.Random(7)
@@ -110,6 +112,7 @@ def test_writer_killed_mid_write_leaves_old_or_new(store_dir):
     s.close()
 
 
+@pytest.mark.slow
 def test_watch_daemon_lets_one_shot_readers_skip_the_scan(store_dir):
     notewell.open(store_dir).close()
     (store_dir / "before.md").write_text("written before the watcher started: aardvark")
@@ -171,6 +174,7 @@ READER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_writer_and_readers_at_once(store_dir, tmp_path):
     notewell.open(store_dir).close()
     stop = tmp_path / "stop"
@@ -223,6 +227,7 @@ def watcher_pid(store_dir) -> int | None:
         s.close()
 
 
+@pytest.mark.slow
 def test_a_large_folder_starts_a_watcher_on_demand_that_stops_when_idle(store_dir):
     s = notewell.open(store_dir)
     s.add_notes([f"note {i} about otters" for i in range(4)])
@@ -261,6 +266,7 @@ def test_a_large_folder_starts_a_watcher_on_demand_that_stops_when_idle(store_di
     assert wait_for(lambda: watcher_pid(store_dir) is None)
 
 
+@pytest.mark.slow
 def test_an_on_demand_watcher_stops_after_its_idle_time(store_dir):
     notewell.open(store_dir).close()
     started = time.monotonic()
@@ -294,6 +300,7 @@ def _hold_write_lock(store_dir, seconds: float) -> threading.Thread:
     return thread
 
 
+@pytest.mark.slow
 def test_a_read_does_not_wait_behind_another_writer(store_dir):
     with notewell.open(store_dir) as s:
         nid = s.add_note("---\ntitle: Lock\n---\nold words\n").id
@@ -311,6 +318,7 @@ def test_a_read_does_not_wait_behind_another_writer(store_dir):
         assert [(c.id, c.matched_revision) for c in s.search_notes("old")] == [(nid, 1)]  # as revision 1
 
 
+@pytest.mark.slow
 def test_a_read_deferred_too_long_waits_its_turn(store_dir, monkeypatch):
     from notewell.services import store as store_module
 
@@ -329,6 +337,7 @@ def test_a_read_deferred_too_long_waits_its_turn(store_dir, monkeypatch):
         holder.join()
 
 
+@pytest.mark.slow
 def test_a_write_waits_for_the_lock_and_then_lands(store_dir):
     with notewell.open(store_dir) as s:
         s.list_notes()
@@ -340,6 +349,7 @@ def test_a_write_waits_for_the_lock_and_then_lands(store_dir):
         assert s.get_note(note.id).body.strip() == "written after the other writer let go"
 
 
+@pytest.mark.slow
 def test_asking_for_the_lock_without_waiting(store_dir):
     from notewell.backends.sqlite.index import Index, LockHeld
 
@@ -359,6 +369,7 @@ def test_asking_for_the_lock_without_waiting(store_dir):
         index.close()
 
 
+@pytest.mark.slow
 def test_a_note_deleted_behind_a_deferred_read_is_not_found(store_dir):
     with notewell.open(store_dir) as s:
         nid = s.add_note("---\ntitle: Doomed\n---\ndoomed words\n").id

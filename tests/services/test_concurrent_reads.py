@@ -190,6 +190,7 @@ def test_a_read_waits_for_a_catch_up_in_progress_and_sees_what_it_applied(s, sto
     assert [c.title for c in finish(second, second_out)] == ["outside"]
 
 
+@pytest.mark.slow
 def test_read_connections_are_read_only_per_thread_and_closed_with_their_thread(s):
     index = s._index
     with index.reading():
@@ -260,6 +261,7 @@ def _whole(note) -> tuple[int, int, int]:
     return int(words[0][5:]), int(words[1][4:]), int(words[2][7:])
 
 
+@pytest.mark.slow
 def test_writes_and_reads_from_many_threads_keep_every_invariant(store_dir):
     s = notewell.open(store_dir, embedder=HashEmbedder(64))
     stop = threading.Event()

@@ -112,6 +112,7 @@ def test_a_resumed_session_does_not_import_the_turns_it_repeats(store, tmp_path)
     assert import_conversations(store, "claude-code", tmp_path / "p").notes == 0
 
 
+@pytest.mark.slow
 def test_one_bad_conversation_does_not_stop_the_others(store, tmp_path):
     convs = write_claude_zip(tmp_path / "c.zip", conversations=3, turns=1)
     convs = convs[:3]

@@ -132,6 +132,7 @@ def test_chinese_in_an_older_revision(store):
     assert _ids(store.search_notes("袋鼠")) == [(note.id, 1)]
 
 
+@pytest.mark.slow
 def test_one_note_edited_many_times_crowds_out_no_other(store):
     other = store.add_note("# B\n\nthe narwhal tusk")
     store.edit_note(other.id, "# B\n\nthe tusk")

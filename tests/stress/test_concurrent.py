@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from tests.stress import load_harness
 
 
@@ -21,6 +23,7 @@ def test_the_harness_tells_a_whole_note_from_a_torn_one():
     assert h.whole(text.replace("version 3", "version 4")) is not None
 
 
+@pytest.mark.slow
 def test_concurrent_writers_and_a_reader_lose_nothing(tmp_path, capsys):
     h = _harness()
     fig = h.run(tmp_path / "notes", writers=3, ops=150, readers=1, seed=11, timeout=240)
@@ -56,6 +59,7 @@ while time.time() < end:
 """
 
 
+@pytest.mark.slow
 def test_a_reader_never_rolls_back_a_writers_note(tmp_path):
     import json
     import subprocess

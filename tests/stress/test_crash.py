@@ -16,6 +16,7 @@ crash = load_harness("crash")
 disk_full = load_harness("disk_full")
 
 
+@pytest.mark.slow
 def test_writer_killed_15_times_loses_no_acked_write(tmp_path):
     stats = crash.run(15, 7, tmp_path, rebuild_every=5, max_delay=0.4)
     out = io.StringIO()
@@ -54,6 +55,7 @@ def test_torn_log_tail_is_not_an_ack(tmp_path):
     assert log.read_text() == '{"seq": 1, "op": "void"}\n'
 
 
+@pytest.mark.slow
 def test_disk_full_fails_writes_cleanly_and_recovers(tmp_path):
     try:
         figures = disk_full.run_disk_full(tmp_path, "auto")

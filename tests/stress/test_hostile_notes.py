@@ -102,6 +102,7 @@ def test_invalid_utf8_and_lone_surrogates_over_http_are_refused(srv):
     assert got.status == 400 and got.body["error"]["code"] == "invalid_argument"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(_hostile()))
 def test_stored_whole_through_the_api_and_shown_safely(srv, name):
     text = _hostile()[name]
@@ -221,6 +222,7 @@ def test_a_fifo_a_folder_named_x_md_and_other_odd_files_in_the_folder(tmp_path):
         store.close()
 
 
+@pytest.mark.slow
 def test_hostile_files_placed_in_the_folder_are_indexed_whole(tmp_path):
     store = notewell.open(tmp_path / "notes", watch=False, embedder=None)
     try:
@@ -291,6 +293,7 @@ def test_the_notebook_validator_has_no_slow_patterns(line):
     assert time.perf_counter() - started < 2.0  # 7 s before (a quadratic secret pattern)
 
 
+@pytest.mark.slow
 def test_a_header_past_its_cap_is_refused_over_http_and_reported_from_the_folder(srv, tmp_path):
     # 100,000 tags (800 KB of header) took the parser seconds on every read; a header now closes
     # within HEADER_MAX characters, so such a note is refused whole, and a file is reported.

@@ -40,6 +40,7 @@ def test_the_id_model_follows_the_readme(tmp_path):
     assert m.expected_ids()[again] == derived_note_id(again)
 
 
+@pytest.mark.slow
 def test_a_storm_of_outside_edits_then_a_git_checkout(tmp_path, capsys):
     if shutil.which("git") is None:
         pytest.skip("git is not installed")

@@ -75,6 +75,7 @@ def _pieces(text: str) -> list[str]:
 # -- parse_note ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(ANY_TEXT)
 def test_parse_note_never_raises_and_splits_the_text_exactly(text):
@@ -160,6 +161,7 @@ _SUMMARY_REMOVED = re.compile(r"(?:summary:.*|[ \t]*-.*)\Z", re.DOTALL)  # its l
 _SUMMARY_ADDED = re.compile(r"(?:---\r?\n|summary: \".*\"\r?\n?|title: \".*\"\r?\n)\Z", re.DOTALL)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(ANY_TEXT, st.lists(TAG, min_size=1, max_size=4))
 def test_with_tags_changes_only_tag_lines_and_never_the_body(text, tags):
@@ -184,6 +186,7 @@ def test_with_tags_changes_only_tag_lines_and_never_the_body(text, tags):
     assert with_tags(new, tags) == (new, [])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(ANY_TEXT, st.text(alphabet=HOSTILE_CHARS + "\n", min_size=1, max_size=60))
 def test_with_summary_changes_only_the_summary_entry_and_never_the_body(text, summary):
@@ -213,6 +216,7 @@ def store(tmp_path_factory):
     s.close()
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(note_texts(), st.lists(TAG, min_size=1, max_size=3), st.text(min_size=1, max_size=40))
 def test_store_edits_keep_every_byte_and_the_old_text(store, text, tags, summary):
@@ -299,6 +303,7 @@ QUERIES = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(QUERIES)
 def test_compile_query_parses_or_says_invalid_query(query):
@@ -311,6 +316,7 @@ def test_compile_query_parses_or_says_invalid_query(query):
     assert "\x00" not in compiled.strict
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     QUERIES,
@@ -381,6 +387,7 @@ def _twin_found(store, where, query):
         return "invalid_query"
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(META_QUERIES)
 def test_what_a_query_finds_never_depends_on_the_filters_tokens(twins, query):
@@ -425,6 +432,7 @@ NB_LINE = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(NB_LINE, max_size=25).map("\n".join),

@@ -223,6 +223,7 @@ def test_checking_a_token_does_not_compare_secrets_byte_by_byte():
     assert "hashlib.sha256" in inspect.getsource(tokens_module.secret_digest)
 
 
+@pytest.mark.slow
 def test_the_time_of_a_check_does_not_depend_on_the_guess(tmp_path):
     book = TokenBook(tmp_path / "idx")
     _, real = book.create("alice")

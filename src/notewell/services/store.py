@@ -222,15 +222,18 @@ class Store(WatchingMixin, NoteService):
     def _embedding_steps(self, embedder: Embedder) -> Iterator[Callable[[], int]]:
         # On the embedding thread: a connection of its own, so that reads and writes never
         # wait for the model.
-        index = Index(self.root, busy_timeout=self._busy_timeout)
+        index: Index | None = None
 
         def step() -> int:
             nonlocal index
             # Inside the gate, as a read is: a rebuild waits for the batch in hand, and the
-            # batch never works on a database being moved aside.
+            # batch never works on a database being moved aside. The connection is opened
+            # inside it too: opened beside a rebuild, it could hold the old database while
+            # noting the new one's inode, and so never see that it was replaced.
             with self._gate.shared():
-                if index.replaced():  # a reindex put a new database in place
-                    index.close()
+                if index is None or index.replaced():  # a reindex put a new database in place
+                    if index is not None:
+                        index.close()
                     index = Index(self.root, busy_timeout=self._busy_timeout)
                 with translated():
                     done = embed_pending(index, embedder, lambda nid: note_text(index, nid), limit=_EMBED_STEP)
@@ -241,7 +244,8 @@ class Store(WatchingMixin, NoteService):
         try:
             yield step
         finally:
-            index.close()
+            if index is not None:
+                index.close()
 
     def __repr__(self) -> str:
         return f"<notewell.Store {str(self.root)!r}>"

@@ -32,6 +32,7 @@ def astore(store_dir):
     s.close()
 
 
+@pytest.mark.slow
 def test_the_approximate_index_answers_like_exact_search(astore):
     _fill(astore, 400)  # more passages than the 256 candidates the graph is asked for
     exact = semantic.VectorMatrix()
@@ -65,6 +66,7 @@ def test_changes_reach_the_approximate_index(astore):
     assert len(vectors._ann) == len(vectors.notes) == 81  # dead rows stay in the graph, skipped
 
 
+@pytest.mark.slow
 def test_filters_that_leave_few_candidates_fall_back_to_exact(astore):
     _fill(astore, 400)  # every one of these is about orchards
     rare = astore.add_note("# zebra\n\nzebra stripes at the crossing")
@@ -80,6 +82,7 @@ def test_filters_that_leave_few_candidates_fall_back_to_exact(astore):
     assert vectors._ann is not None
 
 
+@pytest.mark.slow
 def test_repeated_edits_keep_the_graph_and_the_matrix_bounded(astore, monkeypatch):
     monkeypatch.setattr(semantic, "COMPACT_MIN", 10)
     notes = _fill(astore, 80)
@@ -109,6 +112,7 @@ def test_the_index_is_saved_beside_the_sidecar_and_mapped_back(astore, monkeypat
     assert plain._ann is None  # a process without ann ignores the file
 
 
+@pytest.mark.slow
 def test_a_mapped_matrix_is_rescored_from_the_file(astore, monkeypatch):
     monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
     _fill(astore, 300)
@@ -138,6 +142,7 @@ def test_ann_options_are_checked(store_dir, monkeypatch):
         ann_from_environment()
 
 
+@pytest.mark.slow
 def test_usearch_and_onnxruntime_load_together_in_either_order():
     """usearch 2.26 loaded before onnxruntime crashed the process (hence the pin)."""
     import subprocess

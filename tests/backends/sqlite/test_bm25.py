@@ -28,6 +28,7 @@ def _fill(store, seed: int, count: int = 60) -> None:
     store.add_notes(notes)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "expr",
     ['"raft"', '"raft" "vote"', '"raft" OR "quorum" OR "disk"', '"leader vote"', '"snap"*', '"raft" "raft"'],
@@ -42,6 +43,7 @@ def test_ranks_are_fts5_ranks(store, expr):
         assert got[rowid] == pytest.approx(rank, rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3))
 def test_same_ranks_as_fts5_on_random_stores(tmp_path_factory, seed, words):

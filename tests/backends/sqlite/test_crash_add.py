@@ -49,6 +49,7 @@ _CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count", [1, 5])
 @pytest.mark.parametrize("point", ["before_journal", "after_journal", "after_naming"])
 def test_a_writer_killed_mid_add_never_publishes_a_private_note(tmp_path, point, count):

@@ -6,6 +6,8 @@ import os
 import random
 import time
 
+import pytest
+
 import notewell
 from notewell.backends.sqlite.fts_rows import delete_fts, keyword_index_problems
 
@@ -22,6 +24,7 @@ def _text(rng: random.Random, marker: str) -> str:
     return f"# {rng.choice(WORDS)} {marker}\n\n{words} {marker}\n"
 
 
+@pytest.mark.slow
 def test_every_write_path_leaves_the_word_lists_exactly_those_of_the_rows(tmp_path):
     rng = random.Random(7)
     root = tmp_path / "s"

@@ -108,6 +108,7 @@ def test_all_words_first_then_any(store):
     assert ids[0] == both.id and one.id in ids
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "query",
     [
@@ -286,6 +287,7 @@ def _all_words(store, names, query):
     return {names[c.id] for c in cards if c.id not in partial}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("query", "expected"), COLUMN_QUERIES)
 def test_column_filters(store, query, expected):
     names = {store.add_note(text).id: name for name, text in COLUMN_NOTES.items()}
@@ -303,6 +305,7 @@ def test_column_filters_with_the_stores_filters(store):
     assert card.snippet == "the title and the body **refill**"  # column names are not words of the query
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
@@ -337,6 +340,7 @@ TITLE_ATOMS += ["(", ")", "title:", "body:", "-title:", "-body:", "{title body}:
 TITLES = ["alpha", "bravo", "alpha bravo", "bravo alpha charlie", "charlie", "alphabet"]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(TITLE_ATOMS), min_size=1, max_size=7).map(" ".join))
 def test_title_expression_matches_a_title_as_the_query_matches_the_note(query):

