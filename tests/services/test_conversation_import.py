@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from notewell import Viewer
 from notewell.errors import InvalidArgumentError, NotFoundError
 from notewell.model.conversations.conversation import PART_BYTES
 from notewell.model.header import parse_note
@@ -245,3 +246,49 @@ def test_the_wrong_exports_format_and_a_damaged_zip_are_reported(store, tmp_path
     (tmp_path / "cut.zip").write_bytes(data[: len(data) // 2])
     cut = import_conversations(store, "claude", tmp_path / "cut.zip")
     assert cut.notes == 0 and "damaged zip" in cut.errors[0][1]
+
+
+def _grow(path, seed, requests, answer_size=400):
+    """Two more requests (or *requests*) appended to a Claude Code transcript: the session goes on."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    more = claude_code_lines(
+        random.Random(seed), path.stem, requests, start=datetime(2026, 11, 2, tzinfo=UTC), answer_size=answer_size
+    )[4:]  # without the opening snapshot, caveat and slash command
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows + more))
+
+
+def test_a_conversation_keeps_the_private_project_it_was_first_imported_on(store, tmp_path):
+    store.set_project("me:private-chats", private=True)
+    paths = write_claude_code(tmp_path / "p", sessions=1, turns=2)
+    import_conversations(store, "claude-code", tmp_path / "p", project="me:private-chats")
+    _grow(paths[0], 9, 30, answer_size=4000)  # past one part: new parts are written
+    grown = import_conversations(store, "claude-code", tmp_path / "p")  # the routine run, no --project
+    assert grown.continued == 1 and grown.notes >= 1 and grown.elsewhere == grown.notes
+    ids = [part_note_id("claude-code", paths[0].stem, n) for n in range(1, grown.notes + 2)]
+    assert all(on_project(store, i, "me:private-chats") for i in ids)
+    assert store.list_notes(limit=50, project="claude-code") == []
+    stranger = Viewer("stranger")
+    assert store.search_notes("retry smaller pool", limit=50, viewer=stranger) == []
+    assert store.list_notes(limit=50, viewer=stranger) == []
+
+
+def test_reimporting_never_reverts_what_a_person_changed(store, tmp_path):
+    paths = write_claude_code(tmp_path / "p", sessions=1, turns=2)
+    import_conversations(store, "claude-code", tmp_path / "p")
+    nid = part_note_id("claude-code", paths[0].stem, 1)
+    store.add_tag(nid, "reviewed")
+    store.set_summary(nid, "the flaky payment test, solved")
+    fixed = store.get_note(nid).text.replace("needs a retry", "needs a retry (corrected: a lock)", 1)
+    store.edit_note(nid, fixed)
+    mine = store.get_note(nid)
+    again = import_conversations(store, "claude-code", tmp_path / "p")  # the same transcript
+    assert (again.unchanged, again.continued, again.notes) == (1, 0, 0)
+    assert store.get_note(nid).text == mine.text and store.get_note(nid).revision == mine.revision
+    _grow(paths[0], 9, 2)  # it goes on: what is new comes in a part of its own
+    grown = import_conversations(store, "claude-code", tmp_path / "p")
+    assert (grown.continued, grown.notes) == (1, 1)
+    kept = store.get_note(nid)
+    assert kept.text == mine.text and "reviewed" in kept.tags and kept.summary == "the flaky payment test, solved"
+    second = store.get_note(part_note_id("claude-code", paths[0].stem, 2))
+    assert second.builds_on == [nid] and "**5. user**" in second.body and "**4. assistant**" not in second.body
+    assert import_conversations(store, "claude-code", tmp_path / "p").notes == 0

@@ -47,7 +47,10 @@ def _summary(report: ImportReport) -> str:
         line += f", {report.deleted_here} deleted here before (not brought back)"
     if not report.notes:
         return line + "; nothing written"
-    return line + f"; {report.notes} note(s) written on project {report.project}"
+    line += f"; {report.notes} note(s) written on project {report.project}"
+    if report.elsewhere:
+        line += f" ({report.elsewhere} of them on the projects their conversations were first imported on)"
+    return line
 
 
 def cmd_import(args: argparse.Namespace) -> None:

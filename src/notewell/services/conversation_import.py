@@ -25,7 +25,9 @@ from typing import Any
 from ..errors import ConflictError, InvalidArgumentError, NotewellError, NotFoundError
 from ..model.conversations import (
     Conversation,
+    as_imported,
     conversation_parts,
+    import_digest,
     parse_chatgpt,
     parse_claude_ai,
     parse_claude_code,
@@ -58,6 +60,7 @@ class ImportReport:
     changed_in_place: int = 0  # earlier turns differ (edited, another branch): kept as imported
     deleted_here: int = 0  # imported before and deleted from the store since: not brought back
     notes: int = 0  # notes written
+    elsewhere: int = 0  # of them, on the project their conversation was first imported on, not *project*
     errors: list[tuple[str, str]] = field(default_factory=list)  # (file or conversation, why)
     seconds: float = 0.0
 
@@ -214,16 +217,25 @@ def _header_extras(text: str) -> dict[str, str]:
     return out
 
 
-def _kept_parts(store: NoteStore, conv: Conversation) -> tuple[int, dict[str, str], str]:
-    """(how many parts the store has, the last one's header extras, its text); (0, {}, "") when none."""
-    number, extras, text = 0, {}, ""
+@dataclass
+class _Kept:
+    """What the store holds of a conversation: how many parts, the last one's header extras and
+    text, and the attempt the parts were written on (their project: where new parts go too)."""
+
+    count: int = 0
+    extras: dict[str, str] = field(default_factory=dict)
+    text: str = ""
+    attempt: dict[str, Any] | None = None
+
+
+def _kept_parts(store: NoteStore, conv: Conversation) -> _Kept:
+    kept = _Kept()
     while True:
         try:
-            note = store.get_note(part_note_id(conv.source, conv.source_id, number + 1))
+            note = store.get_note(part_note_id(conv.source, conv.source_id, kept.count + 1))
         except NotFoundError:
-            return number, extras, text
-        number += 1
-        extras, text = _header_extras(note.text), note.text
+            return kept
+        kept = _Kept(kept.count + 1, _header_extras(note.text), note.text, note.attempt)
 
 
 def _last_part_start(conv: Conversation, extras: dict[str, str]) -> int | None:
@@ -238,22 +250,31 @@ def _last_part_start(conv: Conversation, extras: dict[str, str]) -> int | None:
     return int(first) - 1
 
 
+_RUN = "\x00run"  # the run's own attempt, on the project asked for (started at the first write)
+
+
 class _Writer:
-    """Writes the parts of many conversations in batches (one transaction each), and tells
-    the report what each conversation came to."""
+    """Writes the parts of many conversations in batches (one transaction per attempt written
+    on), and tells the report what each conversation came to."""
 
     BATCH = 200
 
     def __init__(self, store: NoteStore, report: ImportReport, author: str) -> None:
         self.store, self.report, self.author = store, report, author
-        self.run: str | None = None
-        self.pending: list[tuple[bool, list[tuple[str, str]], str]] = []  # (imported before, [(id, text)], what)
+        self.runs: dict[str, str] = {}  # project -> the running import attempt written on there
+        # (imported before, [(id, text)], what, attempt id, _RUN, or None for no attempt)
+        self.pending: list[tuple[bool, list[tuple[str, str]], str, str | None]] = []
         self.size = 0
 
     def add(
-        self, conv: Conversation, before: bool, parts: list[tuple[str, str]], replace: tuple[str, str] | None = None
+        self,
+        conv: Conversation,
+        before: bool,
+        parts: list[tuple[str, str]],
+        replace: tuple[str, str] | None = None,
+        attempt: str | None = _RUN,
     ) -> None:
-        """Write *parts* (id, text); first, with *replace*, put a new text in a kept part."""
+        """Write *parts* (id, text) on *attempt*; first, with *replace*, put a new text in a kept part."""
         if replace is not None:
             try:
                 self.store.edit_note(replace[0], replace[1])
@@ -263,20 +284,42 @@ class _Writer:
             if not parts:
                 self.report.continued += 1
                 return
-        self.pending.append((before, parts, f"{conv.source} conversation {conv.source_id}"))
+        self.pending.append((before, parts, f"{conv.source} conversation {conv.source_id}", attempt))
         self.size += len(parts)
         if self.size >= self.BATCH:
             self.flush()
 
+    def home(self, attempt: dict[str, Any] | None) -> str | None:
+        """The attempt a conversation's new parts go on: that of its parts already here while it
+        runs, else the running import attempt of their project (never another project: its
+        visibility may differ); None when they are on none."""
+        if attempt is None:
+            return None
+        if attempt.get("running"):
+            return str(attempt["id"])
+        return self.standing(str(attempt["project"]))
+
+    def standing(self, project: str) -> str:
+        if project not in self.runs:
+            self.runs[project] = _standing_attempt(self.store, project, self.author)
+        return self.runs[project]
+
     def flush(self) -> None:
-        if not self.pending:
-            return
         pending, self.pending, self.size = self.pending, [], 0
-        if self.run is None:
-            self.run = _standing_attempt(self.store, self.report.project, self.author)
+        groups: dict[str | None, list[tuple[bool, list[tuple[str, str]], str]]] = {}
+        for before, parts, what, attempt in pending:
+            run = self.standing(self.report.project) if attempt == _RUN else attempt
+            groups.setdefault(run, []).append((before, parts, what))
+        for run, group in groups.items():
+            written = self.report.notes
+            self._write(run, group)
+            if run != self.runs.get(self.report.project):
+                self.report.elsewhere += self.report.notes - written
+
+    def _write(self, run: str | None, pending: list[tuple[bool, list[tuple[str, str]], str]]) -> None:
         parts = [p for _, ps, _ in pending for p in ps]
         try:
-            self.store.add_notes([t for _, t in parts], attempt=self.run, note_ids=[i for i, _ in parts])
+            self.store.add_notes([t for _, t in parts], attempt=run, note_ids=[i for i, _ in parts])
             for before, ps, _ in pending:
                 self._count(before, len(ps))
             return
@@ -285,7 +328,7 @@ class _Writer:
         for before, ps, where in pending:
             try:
                 for note_id, text in ps:
-                    self.store.add_note(text, attempt=self.run, note_id=note_id)
+                    self.store.add_note(text, attempt=run, note_id=note_id)
                     self.report.notes += 1
             except ConflictError:
                 self.report.deleted_here += 1  # its id was used: it was here and has been deleted
@@ -321,6 +364,44 @@ def _standing_attempt(store: NoteStore, project: str, author: str) -> str:
         if attempt.model == IMPORT_MODEL:
             return attempt.id
     return store.start_attempt(project, author=author, model=IMPORT_MODEL).id
+
+
+def _import_one(store: NoteStore, conv: Conversation, writer: _Writer) -> None:
+    """Write what is new of *conv*: all of it, the last part again with what it grew by (when
+    that part is as the import wrote it), or the turns after it in parts of their own (when a
+    person changed it: their tags, summary and edits stay)."""
+    report = writer.report
+    kept = _kept_parts(store, conv)
+    part_id = lambda n: part_note_id(conv.source, conv.source_id, n)  # noqa: E731
+    if not kept.count:
+        parts = conversation_parts(conv, part_id=part_id)
+        writer.add(conv, False, [(part_id(p.number), p.text) for p in parts])
+        return
+    start = _last_part_start(conv, kept.extras)
+    if start is None:
+        report.changed_in_place += 1
+        return
+    home = writer.home(kept.attempt)
+    # The last part again, with what its last turn has grown by and the turns after it.
+    builds_on = part_id(kept.count - 1) if kept.count > 1 else None
+    parts = conversation_parts(conv, start=start, first_part=kept.count, builds_on=builds_on, part_id=part_id)
+    digest = import_digest(kept.text)
+    if len(parts) == 1 and (parts[0].text == kept.text or (digest and import_digest(parts[0].text) == digest)):
+        report.unchanged += 1  # nothing new (a person may have changed the part: left as it is)
+        return
+    if as_imported(kept.text):
+        writer.add(
+            conv, True, [(part_id(p.number), p.text) for p in parts[1:]], (part_id(kept.count), parts[0].text), home
+        )
+        return
+    upto = int(kept.extras["messages"].partition("-")[2])
+    if upto >= len(conv.turns):
+        report.unchanged += 1  # only the last turn of a part a person changed grew: the part stays theirs
+        return
+    parts = conversation_parts(
+        conv, start=upto, first_part=kept.count + 1, builds_on=part_id(kept.count), part_id=part_id
+    )
+    writer.add(conv, True, [(part_id(p.number), p.text) for p in parts], None, home)
 
 
 def import_conversations(
@@ -360,29 +441,7 @@ def import_conversations(
                     if not any(t.role == "user" for t in conv.turns):
                         continue
                 report.conversations += 1
-                kept, extras, last_text = _kept_parts(store, conv)
-                part_id = lambda n, c=conv: part_note_id(c.source, c.source_id, n)  # noqa: E731
-                if not kept:
-                    parts = conversation_parts(conv, part_id=part_id)
-                    writer.add(conv, False, [(part_id(p.number), p.text) for p in parts])
-                    continue
-                start = _last_part_start(conv, extras)
-                if start is None:
-                    report.changed_in_place += 1
-                    continue
-                # The last part again, with what its last turn has grown by and the turns after it.
-                parts = conversation_parts(
-                    conv,
-                    start=start,
-                    first_part=kept,
-                    builds_on=part_id(kept - 1) if kept > 1 else None,
-                    part_id=part_id,
-                )
-                if len(parts) == 1 and parts[0].text == last_text:
-                    report.unchanged += 1
-                    continue
-                replace = (part_id(kept), parts[0].text) if parts[0].text != last_text else None
-                writer.add(conv, True, [(part_id(p.number), p.text) for p in parts[1:]], replace)
+                _import_one(store, conv, writer)
             if progress is not None:
                 progress(report)
     finally:

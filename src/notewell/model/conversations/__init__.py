@@ -5,13 +5,15 @@ from __future__ import annotations
 from .chatgpt import parse_chatgpt
 from .claude_ai import parse_claude_ai
 from .claude_code import parse_claude_code
-from .conversation import Conversation, Part, Turn, conversation_parts
+from .conversation import Conversation, Part, Turn, as_imported, conversation_parts, import_digest
 
 __all__ = [
     "Conversation",
     "Part",
     "Turn",
+    "as_imported",
     "conversation_parts",
+    "import_digest",
     "parse_chatgpt",
     "parse_claude_ai",
     "parse_claude_code",

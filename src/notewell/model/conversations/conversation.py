@@ -6,18 +6,33 @@ calls condensed to one line each). :func:`conversation_parts` lays it out as not
 per conversation, or several parts when it is long (each under ``part_bytes``), the later ones
 building on the earlier. A part's header says where it came from (``source``,
 ``conversation``, ``part``, ``messages``, ``last_message``), so that importing again adds only
-the turns after the last one kept.
+the turns after the last one kept, and ends with ``import_digest``, a digest of the part as it
+was written, so that importing again can tell a part nobody touched (which it may rewrite) from
+one a person changed (which it never does).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ..header import LIMITS, compose_note, quote_value
 
-__all__ = ["Conversation", "Part", "Turn", "clean", "conversation_parts", "first_line", "iso_time", "one_line_id"]
+__all__ = [
+    "DIGEST_KEY",
+    "Conversation",
+    "Part",
+    "Turn",
+    "as_imported",
+    "clean",
+    "conversation_parts",
+    "first_line",
+    "import_digest",
+    "iso_time",
+    "one_line_id",
+]
 
 TEXT_CHARS = 4000  # a message longer than this is kept to its first TEXT_CHARS characters
 TOOL_CHARS = 100  # a condensed tool call's argument
@@ -197,9 +212,38 @@ def conversation_parts(
             "started": next((t.at for t in chunk if t.at), None) or "",
         }
         text = _with_extras(text, extras)
+        text = _with_extras(text, {DIGEST_KEY: _digest(text)})
         parts.append(Part(number, text, start + lo + 1, start + hi))
         previous = part_id(number) if callable(part_id) else None
     return parts
+
+
+DIGEST_KEY = "import_digest"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+def _split_digest(text: str) -> tuple[str, str | None]:
+    """*text* without its digest line, and the digest (None when it has no such last header line)."""
+    head, sep, body = text.partition("\n---\n")
+    before, mark, digest = head.rpartition(f"\n{DIGEST_KEY}: ")
+    if not mark or not sep or not re.fullmatch('"[0-9a-f]{24}"', digest):
+        return text, None
+    return before + sep + body, digest[1:-1]
+
+
+def import_digest(text: str) -> str | None:
+    """The digest :func:`conversation_parts` wrote into a part's header (None when there is none)."""
+    return _split_digest(text)[1]
+
+
+def as_imported(text: str) -> bool:
+    """True when *text* is a part exactly as :func:`conversation_parts` wrote it: its digest
+    line is there and matches the rest (a tag, a summary or an edit by anyone makes it False)."""
+    rest, digest = _split_digest(text)
+    return digest is not None and _digest(rest) == digest
 
 
 def _with_extras(text: str, extras: dict[str, str]) -> str:
