@@ -59,6 +59,7 @@ from ..backends.sqlite.semantic import VectorMatrix, opening_vectors, semantic_s
 from ..backends.sqlite.sync import Syncer, SyncReport
 from ..backends.sqlite.tokens import TokenBook
 from ..backends.sqlite.transfer import transfer_rows
+from ..backends.sqlite.unfinished_adds import finish_unplaced_adds
 from ..backends.sqlite.vector_reuse import carry_old_vectors, carry_vectors
 from ..backends.sqlite.watch import Watcher
 from ..backends.sqlite.watching import WatchingMixin
@@ -297,6 +298,12 @@ class Store(WatchingMixin, NoteService):
             self.last_check = "scan"
         looked = time.time_ns()
         fs, dirs = self._folder.scan()
+        leftovers = self._folder.leftovers
+        for path in finish_unplaced_adds(
+            self._folder, self._index, self._sync.catch_up, leftovers, fs, self.max_bytes, wait=wait
+        ):
+            if (state := self._folder.state(path)) is not None:
+                fs[path] = (state[0], state[1])
         self.last_scan_size = len(fs)
         if self._watcher is not None:
             self._watcher.watch(dirs)
@@ -610,7 +617,7 @@ class Store(WatchingMixin, NoteService):
         with self._lock:
             if chosen is not None:
                 for k, start in enumerate(starts):
-                    ids = chosen_ids(self._index, chosen[start : start + batch])
+                    ids = chosen_ids(self._index, self._folder, chosen[start : start + batch])
                     ready = [prepare_batch(self._folder, chunk(k), ids, durable, author, model, origin, chosen=True)]
                     self._index_batches(iter(ready).__next__, 1, notes, progress, len(checked))
                 return notes

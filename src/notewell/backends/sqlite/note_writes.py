@@ -28,7 +28,7 @@ from ...model.timestamps import now_iso
 from .files import NoteFolder
 from .history import History
 from .index import Index, IndexRow
-from .notes import used_ids
+from .notes import journaled_unindexed, used_ids
 from .old_revision_rows import keep_old_revision
 from .sync import Syncer, build_row
 
@@ -62,12 +62,26 @@ def fresh_ids(index: Index, count: int) -> list[str]:
     return ids
 
 
-def chosen_ids(index: Index, chosen: list[str]) -> list[str]:
-    """*chosen* when this store never used any of those ids; else ConflictError (the first used)."""
+def chosen_ids(index: Index, folder: NoteFolder, chosen: list[str]) -> list[str]:
+    """*chosen* when this store never used any of those ids; else ConflictError (the first used).
+    An id whose add was journaled and never finished (its writer killed before the file was
+    named, and the staged file gone since: no file, no index row, no deletion) is free again,
+    so that an importer, whose ids come from its source, can write that note once more."""
     taken = used_ids(index, chosen)
+    if taken:
+        unfinished = journaled_unindexed(index, sorted(taken))
+        taken -= {nid for nid, path in unfinished.items() if not _occupied(folder, path)}
     if taken:
         raise used_id_error(next(c for c in chosen if c in taken))
     return list(chosen)
+
+
+def _occupied(folder: NoteFolder, relpath: str) -> bool:
+    """True when anything (a file, a link, a folder) is at *relpath*, or it is no path of the store."""
+    try:
+        return os.path.lexists(folder.abspath(relpath))
+    except StorageError:
+        return True
 
 
 def prepare_batch(

@@ -23,6 +23,7 @@ __all__ = [
     "note_text",
     "queued_count",
     "revision_info",
+    "journaled_unindexed",
     "used_ids",
 ]
 
@@ -55,6 +56,23 @@ def used_ids(index: Index, candidates: list[str]) -> set[str]:
         marks = ",".join("?" * len(part))
         taken.update(r[0] for r in index.query(f"SELECT id FROM journal_meta WHERE id IN ({marks})", part))
     return taken
+
+
+def journaled_unindexed(index: Index, candidates: list[str]) -> dict[str, str]:
+    """Of *candidates*, those the journal says are live that no index row holds: id -> path."""
+    found: dict[str, str] = {}
+    for i in range(0, len(candidates), 500):
+        part = candidates[i : i + 500]
+        marks = ",".join("?" * len(part))
+        found.update(
+            (r[0], r[1])
+            for r in index.query(
+                f"SELECT j.id, j.path FROM journal_meta j WHERE j.id IN ({marks}) AND j.deleted = 0"
+                " AND j.path IS NOT NULL AND NOT EXISTS (SELECT 1 FROM note_index n WHERE n.id = j.id)",
+                part,
+            )
+        )
+    return found
 
 
 def live_note(index: Index, note_id: str) -> list[Any]:
