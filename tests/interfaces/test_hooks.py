@@ -9,6 +9,8 @@ only; Cursor reads ``additional_context`` on sessionStart and ``followup_message
 from __future__ import annotations
 
 import json
+import os
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -333,3 +335,26 @@ def test_gemini_answers_a_compression_on_the_next_prompt(store, state, tmp_path)
     text = json.loads(hook(root, "prompt", prompt, runtime="gemini").stdout)["hookSpecificOutput"]["additionalContext"]
     assert "the deploy stops timing out" in text
     assert json.loads(hook(root, "prompt", prompt, runtime="gemini").stdout) == {}
+
+
+def test_input_nested_past_the_interpreters_limit_still_gets_an_answer(store, state):
+    root, ids = store
+    for deep in (b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000):
+        done = hook(root, "session-start", deep)
+        assert done.returncode == 0 and ids["digest"] in context_of("claude-code", done.stdout.decode())
+
+
+def test_a_transcript_that_is_a_fifo_holds_no_hook_up(store, state, tmp_path):
+    root, _ = store
+    fifo = tmp_path / "transcript.jsonl"
+    os.mkfifo(fifo)
+    payload = {"session_id": "s-fifo", "transcript_path": str(fifo), "hook_event_name": "Stop"}
+    hook(root, "session-start", {"session_id": "s-fifo", "source": "startup"})
+    answered: list[str] = []
+    asking = threading.Thread(target=lambda: answered.append(later(root, "stop", payload, minutes=60)), daemon=True)
+    asking.start()
+    asking.join(10)
+    if asking.is_alive():  # let the thread go: open a writer so the FIFO's open returns
+        with open(fifo, "wb"):
+            pass
+    assert answered and "note" in answered[0]  # no transcript to read: the reminder as without one

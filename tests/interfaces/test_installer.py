@@ -554,3 +554,15 @@ def test_user_scope_defaults_to_the_home_folders_notes(place):
     assert done.returncode == 0, done.stderr
     hooks = ours(json.loads((home / ".cursor" / "hooks.json").read_text()), flat=True)
     assert f"--store={home / 'notes'}" in hooks["sessionStart"][0][1]["command"]
+
+
+def test_a_config_nested_past_any_reader_is_refused_in_one_line(place):
+    project, home = place
+    refused_untouched(
+        project, home, project / ".mcp.json", "[" * 100_000 + "]" * 100_000, "claude-code", "nested too deeply"
+    )
+    (project / ".codex").mkdir()
+    refused_untouched(
+        project, home, project / ".codex" / "config.toml", "x = " + "[" * 100_000 + "]" * 100_000 + "\n", "codex",
+        "nested too deeply",
+    )  # fmt: skip

@@ -292,3 +292,83 @@ def test_reimporting_never_reverts_what_a_person_changed(store, tmp_path):
     second = store.get_note(part_note_id("claude-code", paths[0].stem, 2))
     assert second.builds_on == [nid] and "**5. user**" in second.body and "**4. assistant**" not in second.body
     assert import_conversations(store, "claude-code", tmp_path / "p").notes == 0
+
+
+@pytest.mark.slow
+def test_an_export_is_read_one_conversation_at_a_time(store, tmp_path):
+    import tracemalloc
+
+    bomb = tmp_path / "bomb.zip"  # 48 MB of JSON in a zip of well under 1 MB
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+        item = json.dumps({"title": "x", "note": "a" * 1000})
+        z.writestr("conversations.json", "[" + ",".join([item] * 48_000) + "]")
+    huge = tmp_path / "huge.zip"  # one conversation of 40 MB
+    with zipfile.ZipFile(huge, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("conversations.json", json.dumps([{"mapping": {}, "title": "b" * (40 << 20)}]))
+    assert bomb.stat().st_size < 1 << 20 and huge.stat().st_size < 1 << 20
+    tracemalloc.start()
+    try:
+        many = import_conversations(store, "chatgpt", bomb)
+        one = import_conversations(store, "chatgpt", huge)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert many.notes == 0 and "no conversation has 'mapping'" in many.errors[0][1]
+    assert one.notes == 0 and "a conversation of more than 32 MB" in one.errors[0][1]
+    assert peak < 200 << 20  # json.loads of the 48 MB alone holds more; the 40 MB one is refused at 32
+
+
+def test_fifos_and_devices_are_refused_at_once(store, tmp_path):
+    import os
+    import threading
+
+    folder = tmp_path / "export"
+    folder.mkdir()
+    os.mkfifo(folder / "conversations.json")
+    transcripts = tmp_path / "projects" / "-home-dev"
+    transcripts.mkdir(parents=True)
+    os.mkfifo(transcripts / "0b1f.jsonl")
+    os.mkfifo(tmp_path / "one.jsonl")
+    calls = [
+        ("chatgpt", folder),
+        ("chatgpt", tmp_path / "export" / "conversations.json"),
+        ("claude", "/dev/zero"),
+        ("claude-code", tmp_path / "projects"),
+        ("claude-code", tmp_path / "one.jsonl"),
+        ("claude-code", "/dev/zero"),
+    ]
+    reports = []
+
+    def run():
+        for source, path in calls:
+            reports.append(import_conversations(store, source, path))
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(30)
+    for fifo in (folder / "conversations.json", transcripts / "0b1f.jsonl", tmp_path / "one.jsonl"):
+        if worker.is_alive():  # a reader blocked in open(): a writer lets it go, so the test can end
+            with open(fifo, "wb"):
+                pass
+    assert not worker.is_alive() and len(reports) == len(calls)
+    for report in reports:
+        assert report.notes == 0 and len(report.errors) == 1 and "not a regular file" in report.errors[0][1]
+
+
+def test_a_call_failing_again_and_again_and_a_huge_tool_name_stay_one_short_line(store, tmp_path):
+    rng = random.Random(4)
+    session = "0c0ffee0-0000-4000-8000-000000000000"
+    lines = claude_code_lines(rng, session, 1, start=datetime(2026, 11, 1, tzinfo=UTC))
+    use = next(r for r in lines if r.get("type") == "assistant" and r["message"]["content"][0]["type"] == "tool_use")
+    use["message"]["content"][0]["name"] = "N" * (2 << 20)
+    tool_id = use["message"]["content"][0]["id"]
+    fail = {"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": tool_id, "content": "no", "is_error": True}]}}  # fmt: skip
+    path = tmp_path / "p" / "-home-dev" / f"{session}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines[:-2] + [fail] * 20_000 + lines[-2:]))
+    report = import_conversations(store, "claude-code", tmp_path / "p")
+    assert (report.new, report.notes, report.errors) == (1, 1, [])
+    body = store.get_note(part_note_id("claude-code", session, 1)).body
+    tools = next(line for line in body.splitlines() if line.startswith("tools: "))
+    assert len(tools) < 200 and tools.count("failed") == 1

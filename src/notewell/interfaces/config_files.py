@@ -83,6 +83,8 @@ def load_json(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return {}, text
     try:
         data = json.loads(text, object_pairs_hook=_no_duplicates)
+    except RecursionError:
+        raise InvalidArgumentError(f"{path} is nested too deeply to read: nothing changed") from None
     except _DuplicateKey as exc:
         raise InvalidArgumentError(
             f"{path} has the key {exc.args[0]!r} twice in one object, which rewriting would merge: nothing changed"
@@ -100,6 +102,8 @@ def load_json(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         raise InvalidArgumentError(f"{path} holds a JSON {type(data).__name__}, not an object: nothing changed")
     try:
         json.dumps(data, allow_nan=False)
+    except RecursionError:
+        raise InvalidArgumentError(f"{path} is nested too deeply to read: nothing changed") from None
     except ValueError:
         raise InvalidArgumentError(
             f"{path} holds a number too large for JSON (1e999, say), which rewriting would change: nothing changed"
@@ -151,6 +155,8 @@ def load_toml(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, None
     try:
         return tomllib.loads(text), text
+    except RecursionError:
+        raise InvalidArgumentError(f"{path} is nested too deeply to read: nothing changed") from None
     except tomllib.TOMLDecodeError as exc:
         raise InvalidArgumentError(f"{path} is not valid TOML ({exc}): fix it first; nothing changed") from None
 

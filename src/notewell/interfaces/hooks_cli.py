@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -78,7 +79,7 @@ def _read_input() -> dict[str, Any]:
         return {}
     try:
         loaded = json.loads(data) if data.strip() else {}
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nested past the interpreter's limit too
         return {}
     return loaded if isinstance(loaded, dict) else {}
 
@@ -229,7 +230,11 @@ def _transcript_wrote(payload: dict[str, Any]) -> bool | None:
     if path is None:
         return None
     try:
-        with open(path, "rb") as fh:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hold the hook up
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        with os.fdopen(fd, "rb") as fh:
             carry = b""
             read = 0
             while read < _TRANSCRIPT_MAX:

@@ -12,15 +12,17 @@ left as it is. A file that cannot be read is reported and contributes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
 import time
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, BinaryIO
 
 from ..errors import ConflictError, InvalidArgumentError, NotewellError, NotFoundError
 from ..model.conversations import (
@@ -32,6 +34,7 @@ from ..model.conversations import (
     parse_claude_ai,
     parse_claude_code,
 )
+from ..model.conversations.json_items import ItemTooLarge, NotAnArray, json_array_items
 from ..model.header import parse_note
 from ..model.ids import derived_note_id
 from .contract import NoteStore
@@ -41,6 +44,7 @@ __all__ = ["SOURCES", "ImportReport", "default_path", "import_conversations", "p
 SOURCES = ("claude-code", "chatgpt", "claude")
 _SHAPE = {"chatgpt": "mapping", "claude": "chat_messages"}  # the key every conversation of an export has
 MAX_FILE = 1 << 30  # a transcript or an export member past 1 GiB is refused, not read into memory
+MAX_CONVERSATION = 32 << 20  # characters of one conversation's JSON: an export holding a larger one is refused
 _ID_MAX = 200
 _ERRORS_PER_FILE = 20
 IMPORT_MODEL = "notewell-import"  # marks the attempt imports write on
@@ -86,33 +90,82 @@ def default_path(source: str) -> Path | None:
 # -- finding and reading the source's files ------------------------------------------------
 
 
+def _open_regular(path: Path) -> BinaryIO:
+    """*path* opened for reading when it is a regular file of at most MAX_FILE bytes: a FIFO, a
+    device or a folder is refused at once (opening never waits for a FIFO's writer)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidArgumentError("not a regular file (a FIFO, a device or a folder): not read")
+        if info.st_size > MAX_FILE:
+            raise InvalidArgumentError(f"over {MAX_FILE >> 20} MB")
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
 def _read_limited(path: Path) -> bytes:
-    size = path.stat().st_size
-    if size > MAX_FILE:
+    with _open_regular(path) as f:
+        data = f.read(MAX_FILE + 1)
+    if len(data) > MAX_FILE:
         raise InvalidArgumentError(f"over {MAX_FILE >> 20} MB")
-    return path.read_bytes()
+    return data
+
+
+class _Bounded:
+    """A binary stream's read(), refusing to give more than *limit* bytes in all (an export
+    member's unpacked size is what its zip says, which need not be true)."""
+
+    def __init__(self, stream: BinaryIO | IO[bytes], limit: int = MAX_FILE) -> None:
+        self.stream, self.left = stream, limit
+
+    def read(self, size: int) -> bytes:
+        data = self.stream.read(min(size, self.left + 1))
+        self.left -= len(data)
+        if self.left < 0:
+            raise InvalidArgumentError(f"over {MAX_FILE >> 20} MB unpacked")
+        return data
 
 
 def _transcripts(root: Path) -> list[Path]:
-    """A Claude Code projects folder's session files (sub-agents' files are part of their session)."""
-    if root.is_file():
-        return [root]
+    """A Claude Code projects folder's session files (sub-agents' files are part of their session);
+    a FIFO or a device among them is listed, to be refused in one line when it is read."""
+    if not root.is_dir():
+        return [root]  # one transcript: read as such, or refused in one line when it is not a file
     found = [
         p
         for p in root.rglob("*.jsonl")
-        if "subagents" not in p.relative_to(root).parts and not p.name.startswith("agent-") and p.is_file()
+        if "subagents" not in p.relative_to(root).parts and not p.name.startswith("agent-") and not p.is_dir()
     ]
     return sorted(found)
 
 
-def _export_members(path: Path) -> Iterator[tuple[str, Callable[[], bytes]]]:
-    """(name, read) for each ``conversations*.json`` of an export: in a zip, a folder, or the file itself."""
+Opener = Callable[[], contextlib.AbstractContextManager[_Bounded]]
+
+
+@contextlib.contextmanager
+def _plain(path: Path) -> Iterator[_Bounded]:
+    with _open_regular(path) as f:
+        if f.read(4) == b"PK\x03\x04":  # a zip's first bytes, yet not a zip zipfile can open
+            raise InvalidArgumentError("a damaged zip (cut short while downloading?)")
+        f.seek(0)
+        yield _Bounded(f)
+
+
+def _export_members(path: Path) -> Iterator[tuple[str, Opener]]:
+    """(name, open) for each ``conversations*.json`` of an export: in a zip, a folder, or the
+    file itself; open() gives its bytes, as often as asked, never more than MAX_FILE of them."""
     if path.is_dir():
         for p in sorted(path.glob("conversations*.json")):
-            yield str(p), lambda p=p: _read_limited(p)
+            yield str(p), lambda p=p: _plain(p)
         return
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
+    with _open_regular(path) as f:
+        if not zipfile.is_zipfile(f):
+            yield str(path), lambda: _plain(path)
+            return
+        with zipfile.ZipFile(f) as archive:
             infos = [
                 i
                 for i in archive.infolist()
@@ -123,22 +176,93 @@ def _export_members(path: Path) -> Iterator[tuple[str, Callable[[], bytes]]]:
             ]
             for info in sorted(infos, key=lambda i: i.filename):
 
-                def read(info: zipfile.ZipInfo = info) -> bytes:
+                @contextlib.contextmanager
+                def member(info: zipfile.ZipInfo = info) -> Iterator[_Bounded]:
                     if info.file_size > MAX_FILE:
                         raise InvalidArgumentError(f"over {MAX_FILE >> 20} MB unpacked")
                     with archive.open(info) as fh:
-                        return fh.read(MAX_FILE + 1)
+                        yield _Bounded(fh)
 
-                yield f"{path}:{info.filename}", read
+                yield f"{path}:{info.filename}", member
+
+
+# What reading an export member may raise, and how each is told.
+_UNREADABLE = (OSError, EOFError, InvalidArgumentError, zipfile.BadZipFile, zlib.error)
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, NotAnArray):
+        kind = {"{": "dict", '"': "str", "t": "bool", "f": "bool", "n": "NoneType"}.get(str(exc), "number")
+        return f"a JSON {kind}, not the export's list of conversations"
+    if isinstance(exc, ItemTooLarge):
+        return f"a conversation of more than {MAX_CONVERSATION >> 20} MB: the file is not imported"
+    if isinstance(exc, RecursionError):
+        return "nested too deep to read"
+    if isinstance(exc, _UNREADABLE):
+        return getattr(exc, "message", None) or str(exc)
+    return f"not JSON (cut short?): {exc}"
+
+
+def _survey(source: str, opener: Opener) -> tuple[int, int, bool]:
+    """Read a member through once, keeping nothing: (objects, items that are not objects,
+    whether any object has the source's key). Raises what :func:`_why` tells."""
+    objects = odd = 0
+    shaped = False
+    with opener() as stream:
+        for item in json_array_items(stream.read, max_item=MAX_CONVERSATION):
+            if not isinstance(item, dict):
+                odd += 1
+                continue
+            objects += 1
+            shaped = shaped or _SHAPE[source] in item
+    return objects, odd, shaped
+
+
+def _export_conversations(
+    source: str, name: str, opener: Opener, report: ImportReport
+) -> Iterator[tuple[str, list[Conversation]]]:
+    """A member's conversations, one at a time: read through once to check it whole (a file
+    cut short imports nothing), then again to parse, so that memory holds one conversation."""
+    try:
+        objects, odd, shaped = _survey(source, opener)
+    except (ValueError, RecursionError, *_UNREADABLE) as exc:
+        report.errors.append((name, _why(exc)))
         return
-    yield str(path), lambda: _read_zip_or_file(path)
+    if objects and not shaped:
+        other = next((s for s in _SHAPE if s != source and _has_key(opener, _SHAPE[s])), None)
+        hint = f": is it the {other} export? (notewell import {other} ...)" if other else ""
+        report.errors.append((name, f"not a {source} export: no conversation has {_SHAPE[source]!r}{hint}"))
+        return
+    if odd:  # once for the file, not once per item: an export of a million numbers is one mistake
+        report.errors.append((name, f"{odd:,} item(s) are not conversation objects"))
+    parse = parse_chatgpt if source == "chatgpt" else parse_claude_ai
+    unreadable = 0
+    try:
+        with opener() as stream:
+            i = -1
+            for item in json_array_items(stream.read, max_item=MAX_CONVERSATION):
+                if not isinstance(item, dict):
+                    continue
+                i += 1
+                try:
+                    conv = parse(item)
+                except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
+                    unreadable += 1
+                    if unreadable <= _ERRORS_PER_FILE:
+                        report.errors.append((f"{name}[{i}]", f"unreadable conversation: {exc}"))
+                    continue
+                if conv is not None:
+                    yield name, [conv]
+    except (ValueError, RecursionError, *_UNREADABLE) as exc:  # changed since the first reading
+        report.errors.append((name, _why(exc)))
+    if unreadable > _ERRORS_PER_FILE:
+        report.errors.append((name, f"and {unreadable - _ERRORS_PER_FILE:,} more unreadable conversations"))
 
 
-def _read_zip_or_file(path: Path) -> bytes:
-    data = _read_limited(path)
-    if data.startswith(b"PK\x03\x04"):  # a zip's first bytes, yet not a zip zipfile can open
-        raise InvalidArgumentError("a damaged zip (cut short while downloading?)")
-    return data
+def _has_key(opener: Opener, key: str) -> bool:
+    with opener() as stream:
+        items = json_array_items(stream.read, max_item=MAX_CONVERSATION)
+        return any(isinstance(item, dict) and key in item for item in items)
 
 
 def _file_conversations(source: str, path: Path, report: ImportReport) -> Iterator[tuple[str, list[Conversation]]]:
@@ -155,48 +279,18 @@ def _file_conversations(source: str, path: Path, report: ImportReport) -> Iterat
                 continue
             yield str(file), [conv] if conv is not None else []
         return
-    parse = parse_chatgpt if source == "chatgpt" else parse_claude_ai
-    for name, read in _export_members(path):  # a generator: a zip stays open while its members are read
-        report.files += 1
+    members = _export_members(path)  # a generator: a zip stays open while its members are read
+    while True:
         try:
-            data = json.loads(read())
-        except (OSError, EOFError, InvalidArgumentError, zipfile.BadZipFile, zlib.error) as exc:
-            report.errors.append((name, getattr(exc, "message", None) or str(exc)))
-            continue
-        except (ValueError, UnicodeDecodeError) as exc:
-            report.errors.append((name, f"not JSON (cut short?): {exc}"))
-            continue
-        except RecursionError:
-            report.errors.append((name, "nested too deep to read"))
-            continue
-        if not isinstance(data, list):
-            report.errors.append((name, f"a JSON {type(data).__name__}, not the export's list of conversations"))
-            continue
-        objects = [item for item in data if isinstance(item, dict)]
-        if objects and not any(_SHAPE[source] in item for item in objects):
-            other = next((s for s, key in _SHAPE.items() if s != source and any(key in i for i in objects)), None)
-            hint = f": is it the {other} export? (notewell import {other} ...)" if other else ""
-            report.errors.append((name, f"not a {source} export: no conversation has {_SHAPE[source]!r}{hint}"))
-            continue
-        convs = []
-        odd = len(data) - len(objects)
-        if odd:  # once for the file, not once per item: an export of a million numbers is one mistake
-            report.errors.append((name, f"{odd:,} item(s) are not conversation objects"))
-        unreadable = 0
-        for i, item in enumerate(objects):
-            try:
-                conv = parse(item)
-            except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
-                unreadable += 1
-                if unreadable <= _ERRORS_PER_FILE:
-                    report.errors.append((f"{name}[{i}]", f"unreadable conversation: {exc}"))
-                continue
-            if conv is not None:
-                convs.append(conv)
-        if unreadable > _ERRORS_PER_FILE:
-            report.errors.append((name, f"and {unreadable - _ERRORS_PER_FILE:,} more unreadable conversations"))
-        del data, objects
-        yield name, convs
+            name, opener = next(members)
+        except StopIteration:
+            break
+        except (OSError, InvalidArgumentError, zipfile.BadZipFile) as exc:
+            report.files += 1
+            report.errors.append((str(path), _why(exc)))
+            break
+        report.files += 1
+        yield from _export_conversations(source, name, opener, report)
     if report.files == 0:
         raise InvalidArgumentError(f"{path} holds no conversations*.json (is it the {source} export?)")
 

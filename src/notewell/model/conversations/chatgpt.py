@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .conversation import TOOL_CHARS, Conversation, Turn, first_line, iso_time
+from .conversation import TOOL_CHARS, TOOL_NAME_CHARS, Conversation, Turn, first_line, iso_time, mark_failed
 
 __all__ = ["parse_chatgpt"]
 
@@ -90,7 +90,7 @@ def parse_chatgpt(conv: dict[str, Any]) -> Conversation | None:
         ident_m = message.get("id") if isinstance(message.get("id"), str) else node.get("id")
         recipient = message.get("recipient")
         if role == "assistant" and recipient not in (None, "all"):
-            call = str(recipient)
+            call = first_line(str(recipient), TOOL_NAME_CHARS) or "tool"
             code = content.get("text") if isinstance(content.get("text"), str) else _text(content)
             if code:
                 call += f"({first_line(code, TOOL_CHARS)})"
@@ -98,7 +98,7 @@ def parse_chatgpt(conv: dict[str, Any]) -> Conversation | None:
             continue
         if role == "tool":
             if kind == "system_error" and turns and turns[-1].role == "assistant" and turns[-1].tools:
-                turns[-1].tools[-1] += " failed"
+                mark_failed(turns[-1].tools, -1)
             continue
         if role not in ("user", "assistant") or kind not in ("text", "multimodal_text"):
             continue  # system prompts, reasoning, custom instructions, memory snapshots

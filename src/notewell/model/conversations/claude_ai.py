@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conversation import TOOL_CHARS, Conversation, Turn, first_line, iso_time
+from .conversation import TOOL_CHARS, TOOL_NAME_CHARS, Conversation, Turn, first_line, iso_time, mark_failed
 
 __all__ = ["parse_claude_ai"]
 
@@ -22,7 +22,7 @@ _ARG_KEYS = ("query", "url", "title", "command", "path", "code")
 
 
 def _tool_call(block: dict[str, Any]) -> str:
-    name = str(block.get("name") or "tool")
+    name = first_line(str(block.get("name") or "tool"), TOOL_NAME_CHARS) or "tool"
     args = block.get("input") if isinstance(block.get("input"), dict) else {}
     arg = next((str(args[k]) for k in _ARG_KEYS if isinstance(args.get(k), str) and args[k].strip()), "")
     return f"{name}({first_line(arg, TOOL_CHARS)})" if arg else name
@@ -78,7 +78,7 @@ def parse_claude_ai(conv: dict[str, Any]) -> Conversation | None:
             elif b.get("type") == "tool_result" and b.get("is_error") is True:
                 index = calls.get(str(b.get("tool_use_id")), len(tools) - 1)
                 if 0 <= index < len(tools):
-                    tools[index] += " failed"
+                    mark_failed(tools, index)
         files = [a.get("file_name") for a in message.get("attachments") or [] if isinstance(a, dict)]
         files += [f.get("file_name") for f in message.get("files") or [] if isinstance(f, dict)]
         named = [str(f) for f in files if isinstance(f, str) and f]

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from ...errors import InvalidArgumentError
-from .conversation import TOOL_CHARS, Conversation, Turn, first_line, iso_time
+from .conversation import TOOL_CHARS, TOOL_NAME_CHARS, Conversation, Turn, first_line, iso_time, mark_failed
 
 __all__ = ["parse_claude_code"]
 
@@ -33,7 +33,7 @@ _ARG_KEYS = ("file_path", "path", "command", "pattern", "url", "query", "descrip
 
 
 def _tool_call(block: dict[str, Any]) -> str:
-    name = str(block.get("name") or "tool")
+    name = first_line(str(block.get("name") or "tool"), TOOL_NAME_CHARS) or "tool"
     args = block.get("input") if isinstance(block.get("input"), dict) else {}
     arg = next((str(args[k]) for k in _ARG_KEYS if isinstance(args.get(k), (str, int, float)) and str(args[k])), "")
     arg = first_line(arg, TOOL_CHARS) if arg else ""
@@ -145,7 +145,7 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
                     hit = tool_turn.get(str(b.get("tool_use_id")))
                     if hit is not None:
                         turn, index = hit
-                        turn.tools[index] += " failed"
+                        mark_failed(turn.tools, index)
             text = "\n\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
             text = _without_injected(text).strip()
             if _is_request(line, text, blocks):

@@ -31,11 +31,13 @@ __all__ = [
     "first_line",
     "import_digest",
     "iso_time",
+    "mark_failed",
     "one_line_id",
 ]
 
 TEXT_CHARS = 4000  # a message longer than this is kept to its first TEXT_CHARS characters
 TOOL_CHARS = 100  # a condensed tool call's argument
+TOOL_NAME_CHARS = 60  # its name (a name is a short word; a 2 MB one must not fill a part)
 PART_BYTES = 96_000  # a part stays well under the store's note limit and reads in one go
 TITLE_CHARS = 90
 
@@ -119,6 +121,16 @@ def clean(text: str) -> str:
 def one_line_id(ident: str | None) -> str:
     """*ident* when it can go into a header line and read back (short, printable), else ""."""
     return ident if isinstance(ident, str) and 0 < len(ident) <= 200 and ident.isprintable() else ""
+
+
+_FAILED = " failed"
+
+
+def mark_failed(tools: list[str], index: int) -> None:
+    """Mark the call at *index* as failed, once: a call that failed a thousand times is one
+    line, and marking it again costs nothing (appending each time copied the line each time)."""
+    if not tools[index].endswith(_FAILED):
+        tools[index] += _FAILED
 
 
 def _clip(text: str, limit: int = TEXT_CHARS) -> str:
