@@ -149,7 +149,9 @@ _VERBS = {
 # -- lanes -----------------------------------------------------------------------
 # The fast lane (`python -m pytest -m "not slow"`, under a minute) leaves out what is marked slow:
 # tests marked so by hand (a second or more: crashes, concurrency, fuzzing, servers started as
-# processes), and every test that drives the browser or needs a PostgreSQL server, marked here.
+# processes), and every test that drives the browser (its module uses Playwright) or needs a
+# PostgreSQL server (it uses their fixtures; a parameter that asks for one by getfixturevalue is
+# marked where it is declared, and _database fails a test that is not), marked here.
 _NEEDS_POSTGRES = frozenset({"pg_server", "pgvector_server"})
 
 
@@ -157,6 +159,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _NEEDS_POSTGRES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.postgres)
+        module = getattr(item, "module", None)
+        if module is not None and "sync_playwright" in vars(module):  # a browser test, wherever it is
+            item.add_marker(pytest.mark.browser)
         if item.get_closest_marker("postgres") or item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.slow)
 

@@ -3,7 +3,10 @@ command 2, and the lock pins every test requirement at a version pyproject.toml 
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -42,9 +45,10 @@ def test_ci_runs_the_readmes_command_2_exactly():
 
 
 def test_the_lock_pins_every_test_requirement_at_a_version_pyproject_admits():
-    extra = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     pins = _lock()
-    for text in extra["test"]:
+    # notewell itself goes in with --no-deps: what it needs must come from the lock too
+    for text in [*project["dependencies"], *project["optional-dependencies"]["test"]]:
         req = Requirement(text)
         assert _norm(req.name) in pins, f"{req.name} is not in requirements/test.txt: run scripts/update-locks --keep"
         for version, _marker in pins[_norm(req.name)]:
@@ -60,7 +64,28 @@ def test_every_pin_is_exact_and_carries_hashes():
         assert "--hash=sha256:" in entry, entry.splitlines()[0]
 
 
-@pytest.mark.parametrize("script", ["install-test-deps", "update-locks", "check-latest"])
-def test_the_scripts_it_names_are_there_and_runnable(script):
-    path = ROOT / "scripts" / script
+@pytest.mark.parametrize("script", ["install-test-deps", "update-locks", ".ci/run", "check-latest"])
+def test_the_scripts_it_names_are_there_and_parse(script):
+    path = ROOT / script if script.startswith(".") else ROOT / "scripts" / script
     assert path.is_file() and path.stat().st_mode & 0o111, path
+    if path.read_text(encoding="utf-8").startswith("#!/usr/bin/env bash"):
+        checked = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+    else:
+        checked = subprocess.run([sys.executable, str(path), "--help"], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_the_test_packages_go_only_into_a_virtual_environment(tmp_path):
+    """Outside a venv, install-test-deps refuses before installing anything (the lock's exact
+    versions would replace the system's)."""
+    outside = os.path.join(sys.base_prefix, "bin", "python3")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python").symlink_to(outside)  # `python` is the system's, as in a shell with no venv
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "install-test-deps")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{fake}{os.pathsep}/usr/bin:/bin"},
+    )
+    assert done.returncode == 2 and "not in a virtual environment" in done.stderr

@@ -32,10 +32,11 @@ class Answer:
 class Server:
     """A running server over a store of its own; ``tokens`` maps a name to its secret."""
 
-    def __init__(self, root, *, private: bool = False, write_rate: float = 200.0) -> None:
+    def __init__(self, root, *, private: bool = False, write_rate: float = 200.0, **config: Any) -> None:
         import uvicorn
 
         from notewell.interfaces.server_cli import build_server
+        from notewell.interfaces.slow_clients import server_config
 
         self.store = notewell.open(root, embedder=HashEmbedder())
         book = TokenBook(self.store.root / ".notewell")
@@ -48,7 +49,7 @@ class Server:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         app = build_server(self.store, private=private, write_rate=write_rate)
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.server = uvicorn.Server(server_config(app, "127.0.0.1", self.port, **config))  # as `notewell serve` runs
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
         deadline = time.monotonic() + 20

@@ -10,6 +10,7 @@ import copy
 import json
 import os
 import shlex
+import stat
 import subprocess
 import tomllib
 from pathlib import Path
@@ -566,3 +567,63 @@ def test_a_config_nested_past_any_reader_is_refused_in_one_line(place):
         project, home, project / ".codex" / "config.toml", "x = " + "[" * 100_000 + "]" * 100_000 + "\n", "codex",
         "nested too deeply",
     )  # fmt: skip
+
+
+def test_a_database_password_is_never_written_into_a_runtimes_files(place):
+    project, home = place
+    env = {"HOME": str(home), "NOTEWELL_STATE_DIR": str(project.parent / "state")}
+    for url in ("postgresql://notes:s3cret-pw@db/notes", "postgresql://notes@db/notes?password=s3cret-pw"):
+        for dry in ((), ("--dry-run",)):
+            refused = call(
+                ["install", "claude-code", "--dir", str(project), *dry],
+                env={**env, "NOTEWELL_DATABASE": url},
+                unset=("NOTEWELL_STORE",),
+                text=True,
+            )
+            assert refused.returncode != 0 and "holds a password" in refused.stderr
+            assert "s3cret-pw" not in refused.stdout + refused.stderr
+            assert len(refused.stderr.splitlines()) == 1
+    assert not any("s3cret-pw" in p.read_text() for p in project.rglob("*") if p.is_file())
+    assert not (project / ".mcp.json").exists()
+
+
+def test_devices_fifos_and_dangling_links_are_refused_and_left_alone(place, tmp_path):
+    project, home = place
+    mcp = project / ".mcp.json"
+    for target, said in (("/dev/zero", "not a regular file"), (str(tmp_path / "nowhere.json"), "a link to nothing")):
+        mcp.symlink_to(target)
+        refused = notewell_cli(project, home, "install", "claude-code")
+        assert refused.returncode != 0 and said in refused.stderr and len(refused.stderr.splitlines()) == 1
+        assert mcp.is_symlink() and os.readlink(mcp) == target and not (tmp_path / "nowhere.json").exists()
+        mcp.unlink()
+    os.mkfifo(mcp)
+    refused = notewell_cli(project, home, "install", "claude-code")
+    assert refused.returncode != 0 and "not a regular file" in refused.stderr
+    assert stat.S_ISFIFO(os.lstat(mcp).st_mode)
+
+
+def test_a_private_file_is_never_copied_where_others_can_read_it_and_stale_copies_go(place):
+    project, home = place
+    private = home / ".claude.json"
+    private.write_text(json.dumps({"mcpServers": {"gh": {"command": "gh", "env": {"GITHUB_TOKEN": "ghp_x"}}}}))
+    private.chmod(0o600)
+    stale = home / f"..claude.json.notewell-{2**22 + 12345}.tmp"  # a killed install's, its pid long gone
+    stale.write_text("ghp_x")
+    seen: list[int] = []
+    real_replace = os.replace
+
+    def watching(src, dst, *a, **k):  # the moment the private file's temp copy is complete: its mode
+        if os.path.realpath(dst) == os.path.realpath(private):
+            seen.append(stat.S_IMODE(os.stat(src).st_mode))
+        return real_replace(src, dst, *a, **k)
+
+    os.replace = watching
+    try:
+        done = notewell_cli(project, home, "install", "claude-code", "--scope", "user")
+    finally:
+        os.replace = real_replace
+    assert done.returncode == 0, done.stderr
+    assert seen == [0o600] and stat.S_IMODE(private.stat().st_mode) == 0o600
+    backups = list(home.glob(".claude.json.notewell-backup-*"))
+    assert backups and all(stat.S_IMODE(b.stat().st_mode) == 0o600 for b in backups)
+    assert not stale.exists()

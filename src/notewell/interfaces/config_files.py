@@ -9,10 +9,11 @@ marked as notewell's, and the whole result must parse before it is written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
-import shutil
+import stat
 import tomllib
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,16 +40,37 @@ _MAX_CONFIG = 8 << 20  # configuration files are small; ~/.claude.json holds his
 
 
 def _read(path: Path) -> str | None:
+    """The text of the configuration file at *path* (None when there is none). Only a regular
+    file is read, through a link that leads to one: a link to nothing (writing would make its
+    target, anywhere), a device or a FIFO is refused in one line."""
     try:
-        if path.stat().st_size > _MAX_CONFIG:
-            raise InvalidArgumentError(f"{path} is over {_MAX_CONFIG >> 20} MB: not a configuration file to rewrite")
-        return path.read_text(encoding="utf-8")
+        info = os.lstat(path)
     except FileNotFoundError:
         return None
-    except UnicodeDecodeError:
-        raise InvalidArgumentError(f"{path} is not UTF-8 text: nothing changed") from None
     except OSError as exc:
         raise InvalidArgumentError(f"cannot read {path}: {exc.strerror}") from None
+    if stat.S_ISLNK(info.st_mode) and not os.path.exists(path):
+        raise InvalidArgumentError(f"{path} is a link to nothing: notewell makes no file through it; nothing changed")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open must not wait for a writer
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise InvalidArgumentError(
+                    f"{path} is not a regular file (a device, a FIFO, a folder): nothing changed"
+                )
+            if info.st_size > _MAX_CONFIG:
+                raise InvalidArgumentError(
+                    f"{path} is over {_MAX_CONFIG >> 20} MB: not a configuration file to rewrite"
+                )
+            data = fh.read(_MAX_CONFIG + 1)
+    except OSError as exc:
+        raise InvalidArgumentError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidArgumentError(f"{path} is not UTF-8 text: nothing changed") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # as read_text() reads it
 
 
 def _without_comments(text: str) -> str:
@@ -248,26 +270,79 @@ class FileChange:
             self.path = link
 
     def _write(self) -> Path | None:
+        folder, name = self.path.parent, self.path.name
+        _sweep_temps(folder, name)
         backup = None
+        mode = stat.S_IMODE(os.stat(self.path).st_mode) if self.old is not None else None
         if self.old is not None and self.new is not None:  # a file removed held only notewell's entries
-            stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-            backup = self.path.with_name(f"{self.path.name}.notewell-backup-{stamp}")
-            n = 1
-            while backup.exists():
-                n += 1
-                backup = self.path.with_name(f"{self.path.name}.notewell-backup-{stamp}-{n}")
-            shutil.copy2(self.path, backup)
+            backup = _free_backup_name(self.path)
+            _write_new(backup, self.path.read_bytes(), mode, f"the backup of {self.path}")
         if self.new is None:
             self.path.unlink()
             return backup
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        mode = self.path.stat().st_mode & 0o777 if self.old is not None else None
-        tmp = self.path.with_name(f".{self.path.name}.notewell-{os.getpid()}.tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(self.new)
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{name}.notewell-{os.getpid()}.tmp"
+        tmp.unlink(missing_ok=True)  # this process's own, from a write that failed before
+        try:
+            _write_new(tmp, self.new.encode("utf-8"), mode, str(self.path))
+            os.replace(tmp, self.path)
+        except BaseException:
+            if backup is not None:
+                backup.unlink(missing_ok=True)  # nothing changed: no backup of it either
+            raise
+        return backup
+
+
+def _free_backup_name(path: Path) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    backup = path.with_name(f"{path.name}.notewell-backup-{stamp}")
+    n = 1
+    while backup.exists():
+        n += 1
+        backup = path.with_name(f"{path.name}.notewell-backup-{stamp}-{n}")
+    return backup
+
+
+def _write_new(path: Path, data: bytes, mode: int | None, what: str) -> None:
+    """Write *data* to a new file *path*, made with *mode* (the file it copies or replaces: a
+    private file's copy is never readable by others, not even for a moment; else 0644 less the
+    umask) and synced; on failure (a full disk) nothing is left and the error is one line."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode & 0o600)
+    except OSError as exc:
+        raise InvalidArgumentError(f"cannot write {what}: {exc.strerror}; nothing changed") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, self.path)
-        return backup
+    except OSError as exc:
+        path.unlink(missing_ok=True)
+        raise InvalidArgumentError(f"cannot write {what}: {exc.strerror}; nothing changed") from None
+
+
+_TEMP = re.compile(r"\.(.+)\.notewell-(\d+)\.tmp")
+
+
+def _sweep_temps(folder: Path, name: str) -> None:
+    """Remove the temp files that installs killed while writing *name* left beside it (their
+    process is gone): a copy of a private file must not stay behind."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        m = _TEMP.fullmatch(entry.name)
+        if m is None or m[1] != name or int(m[2]) == os.getpid():
+            continue
+        try:
+            os.kill(int(m[2]), 0)
+            continue  # its writer still runs
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)

@@ -7,6 +7,7 @@ import importlib.util
 import os
 from pathlib import Path
 
+from ..errors import InvalidArgumentError
 from .db_cli import chosen_database
 from .installer import INSTALLABLE, install_plan, next_steps_after_install
 from .store_options import DEFAULT_STORE
@@ -32,9 +33,27 @@ def add_install_arguments(install: argparse.ArgumentParser, uninstall: argparse.
     install.add_argument("--after", type=float, metavar="MINUTES", help="minutes before the stop reminder (default 20)")
 
 
+def _holds_a_secret(url: str) -> bool:
+    """True when a database URL carries a password (in its user part or its query)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        given = parts.password
+    except ValueError:
+        return True  # unreadable: not written anywhere
+    return bool(given) or any("password" in key.lower() for key, _ in parse_qsl(parts.query))
+
+
 def _store_args(args: argparse.Namespace) -> list[str]:
     url = chosen_database(args)
     if url is not None:
+        if _holds_a_secret(url):
+            raise InvalidArgumentError(
+                "the database URL holds a password, which notewell install never writes into a runtime's"
+                " files (a team may commit them): keep it in ~/.pgpass or $PGPASSWORD, which PostgreSQL's"
+                " client reads, and give the URL without it; nothing changed"
+            )
         return [f"--database={url}"]
     # Without one named: the project's ./notes, or for every session (user scope) ~/notes.
     home = Path.home() if args.scope == "user" else Path(args.dir)

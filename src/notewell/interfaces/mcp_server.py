@@ -381,7 +381,7 @@ def run_stdio(
 
 class _Gate:
     """In front of the MCP endpoint: a presented token must be valid, and a private server wants
-    one, before a session is made (sessions cost memory and are capped)."""
+    one, before the SDK reads the request."""
 
     def __init__(self, app: Any, tokens: Tokens, private: bool) -> None:
         self.app, self.tokens, self.private = app, tokens, private
@@ -416,9 +416,11 @@ def http_endpoint(
     ready: Callable[[], None] | None = None,
 ) -> tuple[Any, Any]:
     """The ASGI endpoint serving MCP over streamable HTTP (behind the token gate), and the
-    lifespan it needs."""
+    lifespan it needs. Stateless: every request stands alone (the caller comes from its own
+    token, and no tool keeps anything between calls), so there are no sessions for an anonymous
+    client to open by the thousand and fill the server with, and none a token holder must wait for."""
     mcp = make_mcp(api, tokens, local=False, ready=ready)
-    app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host)
+    app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host, stateless_http=True)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:

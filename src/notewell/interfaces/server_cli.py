@@ -147,7 +147,9 @@ def serve_http(
     sock = listening_socket(host, port)
     port = sock.getsockname()[1]
     app = build_server(store, private=private, mcp=mcp, write_rate=write_rate, host=host, ready=loader.wait)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    from .slow_clients import server_config  # the server extra's: only this command needs it
+
+    server = uvicorn.Server(server_config(app, host, port))
     loader.start(then=(lambda: _start_embedding(store, quiet=False)) if embed else None, when=lambda: server.started)
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     print(f"notewell serving {store.location} at {url} (API /api, MCP /mcp, OpenAPI /openapi.json)", flush=True)

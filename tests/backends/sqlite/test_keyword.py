@@ -150,6 +150,7 @@ def test_limit_validated(store):
             store.search_notes("x", limit=bad)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=40))
 def test_any_query_returns_cards_or_invalid_query(store, query):

@@ -240,8 +240,13 @@ class Index:
         self._readers: dict[int, sqlite3.Connection] = {}  # every open read connection
         self._readers_lock = threading.Lock()
         self._closed = False
+        before = self._inode()
         self._writer = self._open()
-        self.inode = self._inode()
+        # The inode from before the connection: if another process's reindex puts a new
+        # database in place meanwhile, replaced() tells at the next look (one reopen too many at
+        # worst), where the inode read after could name the new file while this connection
+        # holds the old one, and never tell. A database this open made itself is its own.
+        self.inode = before if before is not None and not self.rebuilt else self._inode()
 
     @property
     def conn(self) -> sqlite3.Connection:

@@ -1,0 +1,115 @@
+"""The HTTP server's guard against slow clients: deadlines for a request to arrive, and a cap on
+connections below the process's file limit.
+
+uvicorn times out a connection only while it idles between requests: one that sends nothing,
+a header line every few seconds or a body byte every few seconds stays open for good, and a few
+hundred of them used up the process's files (a token holder's request timed out, imports failed
+with "Too many open files"). Here each request must bring its headers within ``head_seconds``
+and all of itself within ``request_seconds`` of the connection (or of the end of the answer
+before it); a connection that does not is closed. Past ``limit`` open connections uvicorn
+answers 503 at once, so files are never exhausted: an attacker can hold the slots for
+``head_seconds`` at a time, then must connect again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["HEAD_SECONDS", "REQUEST_SECONDS", "connection_limit", "deadline_protocol", "server_config"]
+
+HEAD_SECONDS = 10.0
+REQUEST_SECONDS = 60.0
+_COMPLETE = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR)
+
+
+class _Deadlines(H11Protocol):
+    head_seconds = HEAD_SECONDS
+    request_seconds = REQUEST_SECONDS
+    _timers: tuple[asyncio.TimerHandle, ...] = ()
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        state = self.conn.their_state
+        if state in _COMPLETE:
+            self._disarm()
+        elif state is not h11.IDLE and len(self._timers) == 2:  # the headers are in: the body's deadline is left
+            self._timers[0].cancel()
+            self._timers = self._timers[1:]
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm()  # the next request on this connection has the same time
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._timers = (
+            self.loop.call_later(self.head_seconds, self._too_slow),
+            self.loop.call_later(self.request_seconds, self._too_slow),
+        )
+
+    def _disarm(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        self._timers = ()
+
+    def _too_slow(self) -> None:
+        self._disarm()
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
+def deadline_protocol(head_seconds: float = HEAD_SECONDS, request_seconds: float = REQUEST_SECONDS) -> type[Any]:
+    """uvicorn's h11 protocol with these deadlines."""
+    return type(
+        "DeadlineH11Protocol", (_Deadlines,), {"head_seconds": head_seconds, "request_seconds": request_seconds}
+    )
+
+
+def connection_limit() -> int:
+    """Open connections past which the server answers 503: half the files this process may
+    open (its soft limit raised to the hard one first), between 64 and 4,096."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError):
+            pass
+    files = 8192 if soft == resource.RLIM_INFINITY else soft
+    return max(64, min(4096, files // 2))
+
+
+def server_config(
+    app: Any,
+    host: str,
+    port: int,
+    *,
+    head_seconds: float = HEAD_SECONDS,
+    request_seconds: float = REQUEST_SECONDS,
+    limit: int | None = None,
+) -> Any:
+    """The uvicorn configuration every notewell server runs with."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        http=deadline_protocol(head_seconds, request_seconds),
+        limit_concurrency=limit if limit is not None else connection_limit(),
+    )
