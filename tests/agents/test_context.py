@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from notewell.agents.context import ContextBuilder, ContextConfig, ContextPacket, history_packets
+from notewell.agents.context import NOTES_ARE_DATA, ContextBuilder, ContextConfig, ContextPacket, history_packets
 from notewell.errors import InvalidArgumentError
 from notewell.model.token_count import estimate_tokens, exact_counter
 
@@ -41,8 +41,8 @@ def project(store):
 def test_notes_reach_the_prompt_cited_with_blockers_first(store, project):
     ctx = ContextBuilder(store).build("how big should the connection pool be?")
     system = ctx.system
-    assert f"[blocker {project['blocker']}] Dependency conflict" in system
-    assert f"[conclusion {project['pool']}] Connection pool sizing" in system
+    assert f'[blocker {project["blocker"]}] "Dependency conflict"' in system
+    assert f'[conclusion {project["pool"]}] "Connection pool sizing"' in system
     assert "A pool of 32 is enough; 64 did not help." in system  # the body, not just a title
     assert project["closed"] not in system  # a resolved blocker is not open
     assert system.index("[Open blockers and actions]") < system.index("[Relevant notes]")
@@ -54,7 +54,7 @@ def test_notes_reach_the_prompt_cited_with_blockers_first(store, project):
 
 def test_chinese_queries_find_chinese_notes(store, project):
     ctx = ContextBuilder(store).build("部署以后怎么预热缓存？")
-    assert f"[conclusion {project['cache']}] 缓存预热策略" in ctx.system
+    assert f'[conclusion {project["cache"]}] "缓存预热策略"' in ctx.system
     assert "预热需要五分钟。" in ctx.system
     cache = next(p for p in ctx.packets if p.source == project["cache"])
     assert cache.relevance == 1.0  # the engine's best hit
@@ -78,12 +78,15 @@ def test_the_budget_counts_everything_and_never_cuts_a_line(store, project):
         assert ctx.tokens == sum(estimate_tokens(m["content"]) + 4 for m in ctx.messages) + 3
         lines = set(ctx.system.splitlines())
         for line in long_body.splitlines():
-            assert line in lines or not any(line[:20] in x and x != line for x in lines)  # whole or absent
+            assert f"> {line}" in lines or not any(
+                line[:20] in x and x != f"> {line}" for x in lines
+            )  # whole or absent
         if big in ctx.system and big in [p.source for p in ctx.shortened]:
             assert "(shortened; read the note for the rest)" in ctx.system
-    small = ContextBuilder(store, ContextConfig(max_tokens=330, reserve_tokens=100, counter=estimate_tokens))
+    quoting = estimate_tokens(NOTES_ARE_DATA) + 30  # the words on how notes are quoted, each "> ", the author
+    small = ContextBuilder(store, ContextConfig(max_tokens=330 + quoting, reserve_tokens=100, counter=estimate_tokens))
     ctx = small.build("pool size cutover")
-    assert ctx.dropped and ctx.tokens <= 230
+    assert ctx.dropped and ctx.tokens <= 230 + quoting
     assert project["blocker"] in ctx.citations  # what stays out is what scores lowest
     assert not [p for p in ctx.dropped if p.section == "open"]  # open blockers and actions are never dropped
     # Whatever was dropped could not go in even shortened to a line in the room its lower-scored rivals held.
@@ -171,7 +174,7 @@ def test_review_fixes_open_items_long_paragraphs_and_duplicates(store):
     for i in range(14):
         note(store, f"Old blocker {i}", "blocker", f"fixed long ago {i}", tags=["resolved"])
     ctx = ContextBuilder(store).build("what is blocking us?")
-    assert f"[blocker {open_blocker.id}] Still open" in ctx.system  # not crowded out by closed ones
+    assert f'[blocker {open_blocker.id}] "Still open"' in ctx.system  # not crowded out by closed ones
     found = ContextBuilder(store).build("Old blocker fixed long ago")
     assert "[blocker, resolved " in found.system  # shown for what it is, ranked as history
     closed = next(p for p in found.packets if p.metadata.get("closed"))
@@ -183,10 +186,11 @@ def test_review_fixes_open_items_long_paragraphs_and_duplicates(store):
 
     sentence = "部署之后需要先预热缓存，再把流量切过来，否则第一分钟的错误率会很高。"
     paragraph = note(store, "预热流程", "conclusion", sentence * 30)  # one long line, as Chinese is written
-    cfg = ContextConfig(max_tokens=700, reserve_tokens=100, counter=estimate_tokens)
+    quoting = estimate_tokens(NOTES_ARE_DATA) + 30  # the words on how notes are quoted, each "> ", the author
+    cfg = ContextConfig(max_tokens=700 + quoting, reserve_tokens=100, counter=estimate_tokens)
     ctx = ContextBuilder(store, cfg).build("预热缓存")
     assert paragraph.id in [p.source for p in ctx.shortened]
-    assert sentence in ctx.system and ctx.tokens <= 600  # whole sentences, not a bare heading
+    assert sentence in ctx.system and ctx.tokens <= 600 + quoting  # whole sentences, not a bare heading
     assert open_blocker.id in ctx.citations  # and the open blocker was not evicted for it
 
     chapter_style = ContextPacket(paragraph.body, relevance=0.7, metadata={"note_id": paragraph.id})

@@ -99,8 +99,8 @@ def test_a_turn_end_to_end(store, notes):
         turn = assistant.ask("Tag the dependency problem as urgent, and how big should the pool be?", record=True)
         first = llm.bodies[0]
     system = first["messages"][0]["content"]
-    assert f"[blocker {notes['blocker']}] Dependency conflict" in system  # retrieved and cited
-    assert f"[conclusion {notes['pool']}] Connection pool sizing" in system
+    assert f'[blocker {notes["blocker"]}] "Dependency conflict"' in system  # retrieved and cited
+    assert f'[conclusion {notes["pool"]}] "Connection pool sizing"' in system
     assert "shop project" in system and first["messages"][-1]["role"] == "user"
     assert {t["function"]["name"] for t in first["tools"]} >= {"add_tag", "summarize_note", "list_tags"}
     assert turn.rounds == 2 and turn.tool_calls[0]["name"] == "add_tag"

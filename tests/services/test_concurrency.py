@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -381,3 +382,55 @@ def test_a_note_deleted_behind_a_deferred_read_is_not_found(store_dir):
             s.get_note(nid)  # the file is gone: the read waits, catches up, and says so
         holder.join()
         assert s.search_notes("doomed") == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["removed", "replaced"])
+def test_a_watcher_stops_when_its_folder_goes_and_never_makes_it_again(tmp_path, how):
+    store_dir = tmp_path / "notes"
+    with notewell.open(store_dir) as store:
+        store.add_notes([f"# note {i}\n\nbody {i}" for i in range(300)])
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "notewell", "--store", str(store_dir), "watch", "--idle-exit", "1800"],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert wait_for(lambda: watcher_pid(store_dir) == watcher.pid, 30)
+        if how == "removed":
+            shutil.rmtree(store_dir)  # fails ("Directory not empty") if the watcher writes meanwhile
+        else:
+            store_dir.rename(tmp_path / "elsewhere")
+            store_dir.mkdir()
+            (store_dir / "mine.txt").write_text("a folder of someone else's")
+        watcher.wait(timeout=15)  # it stops by itself
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.wait()
+    if how == "removed":
+        assert not store_dir.exists()  # nothing made again: no journal, no index
+    else:
+        assert sorted(p.name for p in store_dir.iterdir()) == ["mine.txt"]
+        with notewell.open(tmp_path / "elsewhere") as moved:
+            assert moved.summary()["total_notes"] == 300  # no note recorded as deleted
+
+
+@pytest.mark.slow
+def test_a_hook_leaves_no_watcher_behind(store_dir):
+    with notewell.open(store_dir) as s:
+        s.add_notes([f"note {i} about otters" for i in range(4)])
+    cli = [sys.executable, "-m", "notewell", "--store", str(store_dir)]
+    for event in ("session-start", "stop"):
+        done = subprocess.run(
+            [*cli, "hook", event],
+            input='{"session_id": "s1", "source": "startup"}',
+            env={**_env(), "NOTEWELL_AUTOWATCH": "3"},  # over the threshold: any other command would start one
+            text=True,
+            capture_output=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+    time.sleep(1.5)
+    assert watcher_pid(store_dir) is None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from .context import ContextBuilder, ContextPacket, note_packet
+from .context import NOTES_ARE_DATA, ContextBuilder, ContextPacket, note_packet
 
 __all__ = ["Briefing", "BriefingText"]
 
@@ -68,6 +68,8 @@ class Briefing(ContextBuilder):
 
         def render(chosen: list[tuple[ContextPacket, int | None, float]]) -> list[dict[str, str]]:
             parts = [intro.strip()]
+            if any(p.source for p in unique):  # counted in the base too: notes may come
+                parts.append(NOTES_ARE_DATA)
             for section, heading in self.SECTIONS.items():
                 items = [(p, n, s) for p, n, s in chosen if p.section == section]
                 if section == "open":

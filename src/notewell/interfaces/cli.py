@@ -922,7 +922,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.autowatch = threshold
         args.func(args)
         folder = getattr(args, "folder", None)  # a database store has no folder to watch
-        if folder is not None and threshold is not None and args.command != "watch" and not getattr(args, "spawned", 0):
+        # Not after a hook: a runtime's session hook is no place to leave a 30-minute process behind.
+        leaves_a_watcher = args.command not in ("watch", "hook") and not getattr(args, "spawned", 0)
+        if folder is not None and threshold is not None and leaves_a_watcher:
             maybe_start_watcher(folder, threshold)
     except NotewellError as exc:
         if args.json:  # one line of JSON, the shape HTTP will use

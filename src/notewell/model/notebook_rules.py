@@ -21,6 +21,7 @@ __all__ = [
     "estimate_tokens",
     "fact_status",
     "far_over_budget",
+    "instruction_like",
     "text_problems",
     "validate_notebook",
 ]
@@ -184,6 +185,12 @@ def _fact_body(item_text: str) -> str:
             part = f"{key.strip().lower()}: {value.strip()}"
         out.append(part)
     return " | ".join(out)
+
+
+def instruction_like(text: str) -> bool:
+    """True when a line of *text* reads like instructions addressed to an agent (the trust
+    rules' injection check: "ignore previous instructions", a SYSTEM: line, a fake chat tag)."""
+    return any(_INJECTION.search(f) or _ROLE_LINE.search(f) for f in map(_fold, text.splitlines()))
 
 
 def text_problems(text: str) -> list[str]:

@@ -9,9 +9,12 @@ the full mtime/size check on every read.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import struct
 import sys
+import termios
+import time
 from typing import Any
 
 __all__ = ["COOKIE_PREFIX", "Watcher"]
@@ -91,6 +94,27 @@ class Watcher:
     def fileno(self) -> int:
         """The inotify descriptor, readable when events are queued (for select)."""
         return self._fd
+
+    def settle(self, step: float = 0.05, longest: float = 5.0) -> None:
+        """Wait while events keep arriving (a mass change: ``rm -rf``, a checkout, a copy), at
+        most *longest* seconds, so that what is read next is the change whole. One event alone
+        waits *step*."""
+        deadline = time.monotonic() + longest
+        before = self._pending()
+        while time.monotonic() < deadline:
+            time.sleep(step)
+            now = self._pending()
+            if now <= before:
+                return
+            before = now
+
+    def _pending(self) -> int:
+        """Bytes of events waiting to be read (FIONREAD)."""
+        try:
+            got = fcntl.ioctl(self._fd, termios.FIONREAD, b"\0\0\0\0")
+        except OSError:
+            return 0
+        return int.from_bytes(got, sys.byteorder)
 
     def watch(self, dirs: set[str]) -> bool:
         """Watch these folders (relative; '' is the root). False if the kernel refused."""

@@ -21,14 +21,36 @@ from typing import TYPE_CHECKING
 
 from ...errors import NotewellError, StorageError
 from .guard import StoreLock
+from .history import HISTORY_DIR
 from .index import Index, translated
 from .sync import SyncReport
 from .watch import COOKIE_PREFIX, Watcher
 
-__all__ = ["WatchingMixin"]
+__all__ = ["StoreHome", "WatchingMixin"]
 
 _BEAT = 1.0  # seconds between a watcher's heartbeats
 _COOKIE_WAIT = 0.5  # how long a one-shot process waits for a watcher's answer before scanning
+
+
+class StoreHome:
+    """The store's folder and notewell's two folders in it, as a watcher found them: gone()
+    says when any was removed or replaced (``rm -rf``, a folder moved in its place), after which
+    a watcher writes nothing there (a journal line would make a folder being removed again)."""
+
+    def __init__(self, root: Path) -> None:
+        self.paths = [root, root / ".notewell", root / HISTORY_DIR]
+        self.seen = [self._identity(p) for p in self.paths]
+
+    @staticmethod
+    def _identity(path: Path) -> tuple[int, int] | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino)
+
+    def gone(self) -> bool:
+        return any(was is not None and self._identity(p) != was for p, was in zip(self.paths, self.seen, strict=True))
 
 
 class WatchingMixin:
@@ -122,13 +144,14 @@ class WatchingMixin:
         stop = stop or threading.Event()
         if idle_exit is not None and self.watcher_pid() is not None:
             return False
+        home = StoreHome(self.root)
         with self._lock:
             self._full_sync()
         me = os.getpid()
         started = last_question = time.time()
         last_beat = 0.0
         try:
-            while not stop.is_set():
+            while not stop.is_set() and not home.gone():
                 now = time.time()
                 if idle_exit is not None and now - max(last_question, self._asked_at) > idle_exit:
                     break
@@ -144,7 +167,11 @@ class WatchingMixin:
                 # answer those cookies after a refresh of our own, which applies what it held back.
                 if not ready and not self._watcher.cookies:
                     continue
+                if ready:
+                    self._watcher.settle()  # a mass change read whole: an rm -rf is over before we look
                 with self._lock:
+                    if home.gone():  # removed or replaced while events came: write nothing there
+                        break
                     try:
                         self.refresh()
                     except NotewellError as exc:  # reported, and the watcher keeps going
@@ -160,10 +187,11 @@ class WatchingMixin:
                             for name in cookies:
                                 self._index.set_state("cookie:" + name, str(now))
         finally:
-            with self._index.write():
-                raw = self._index.get_state("watcher")
-                if raw and json.loads(raw).get("pid") == me:
-                    self._index.conn.execute("DELETE FROM state WHERE key = 'watcher'")
+            if not home.gone():  # a store that is gone: nothing to tidy, and nothing of it to make again
+                with self._index.write():
+                    raw = self._index.get_state("watcher")
+                    if raw and json.loads(raw).get("pid") == me:
+                        self._index.conn.execute("DELETE FROM state WHERE key = 'watcher'")
         return True
 
     def _beat(self, pid: int, started: float, now: float) -> None:
