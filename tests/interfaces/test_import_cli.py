@@ -4,6 +4,7 @@ stderr with exit 1, JSON with --json, Claude Code's own folder by default."""
 from __future__ import annotations
 
 import json
+import zipfile
 
 from tests.interfaces.cli_harness import call
 from tests.services.conversation_fixtures import write_chatgpt_zip, write_claude_code
@@ -43,3 +44,25 @@ def test_mistakes_are_one_line(tmp_path):
     assert folder.returncode != 0 and "SOURCE is one of claude-code, chatgpt, claude" in folder.stderr
     no_db = nw(tmp_path, "import", str(tmp_path))  # a notes folder goes to a database
     assert no_db.returncode != 0 and "--database" in no_db.stderr and len(no_db.stderr.splitlines()) == 1
+
+
+def test_names_from_an_export_cannot_fake_lines_or_move_the_cursor(tmp_path):
+    export = tmp_path / "odd.zip"
+    with zipfile.ZipFile(export, "w") as z:
+        z.writestr("conversations-\n[notewell] all imported\x1b[2J.json", "not json")
+    done = nw(tmp_path, "import", "chatgpt", str(export))
+    assert done.returncode == 1
+    errors = done.stderr.splitlines()
+    assert len(errors) == 1 and "\x1b" not in done.stderr and "\\n[notewell] all imported\\x1b[2J" in errors[0]
+
+
+def test_two_different_conversations_under_one_id_are_not_dropped_without_a_word(tmp_path):
+    from tests.services.conversation_fixtures import write_claude_zip
+
+    convs = write_claude_zip(tmp_path / "c.zip", conversations=2, turns=1)
+    twin = dict(convs[1], uuid=convs[0]["uuid"])  # another conversation, under the first one's id
+    with zipfile.ZipFile(tmp_path / "twins.zip", "w") as z:
+        z.writestr("conversations.json", json.dumps([convs[0], convs[0], twin]))
+    done = nw(tmp_path, "import", "claude", str(tmp_path / "twins.zip"))
+    assert done.returncode == 1 and "a second conversation with the id" in done.stderr
+    assert len(done.stderr.splitlines()) == 1  # the exact repeat is not reported

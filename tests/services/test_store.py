@@ -532,3 +532,13 @@ def test_a_file_name_names_one_note_or_says_which_paths_it_could_be(tmp_path):
             store.resolve("nope.md")
         with pytest.raises(notewell.NotFoundError):
             store.resolve("x/rag-notes.md")  # a path is a path: only the bare name is looked up anywhere
+
+
+def test_a_new_store_is_its_owners_alone(tmp_path):
+    import stat
+
+    root = tmp_path / "fresh" / "notes"
+    with notewell.open(root) as s:
+        s.add_note("# private plan\n\nonly mine")
+    for folder in (root, root / ".notewell", root / ".notewell-history"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder

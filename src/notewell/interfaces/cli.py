@@ -28,6 +28,7 @@ from .next_steps import next_steps
 from .notebook_cli import add_notebook_arguments, cmd_notebook
 from .progress import ProgressBar
 from .server_cli import add_server_arguments, add_server_commands
+from .shown import shown
 from .store_options import DEFAULT_STORE, open_folder_from_args, open_from_args
 
 if TYPE_CHECKING:
@@ -930,7 +931,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.json:  # one line of JSON, the shape HTTP will use
             print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), file=sys.stderr)
         else:
-            print(f"notewell: {exc.code}: {exc.message}", file=sys.stderr)
+            print(f"notewell: {exc.code}: {shown(exc.message)}", file=sys.stderr)  # one line, whatever it quotes
         return 1 if args.command == "hook" else EXIT_CODES.get(exc.code, 1)
     except KeyboardInterrupt:
         print("notewell: interrupted", file=sys.stderr)

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, StorageError
 
 __all__ = [
     "BLOCK_END",
@@ -310,7 +310,7 @@ def _write_new(path: Path, data: bytes, mode: int | None, what: str) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode & 0o600)
     except OSError as exc:
-        raise InvalidArgumentError(f"cannot write {what}: {exc.strerror}; nothing changed") from None
+        raise StorageError(f"cannot write {what}: {exc.strerror}; nothing changed") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             if mode is not None:
@@ -320,7 +320,7 @@ def _write_new(path: Path, data: bytes, mode: int | None, what: str) -> None:
             os.fsync(fh.fileno())
     except OSError as exc:
         path.unlink(missing_ok=True)
-        raise InvalidArgumentError(f"cannot write {what}: {exc.strerror}; nothing changed") from None
+        raise StorageError(f"cannot write {what}: {exc.strerror}; nothing changed") from None
 
 
 _TEMP = re.compile(r"\.(.+)\.notewell-(\d+)\.tmp")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgumentError
 from .db_cli import cmd_import as cmd_load_folder
+from .shown import shown
 from .store_options import open_from_args
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def cmd_import(args: argparse.Namespace) -> None:
     with open_from_args(args, create=True, watch=True) as store:  # watched: a read per conversation, no rescans
         report = import_conversations(store, args.source, args.path, project=args.project, author=author)
     for where, why in report.errors:
-        print(f"notewell: not imported: {where}: {why}", file=sys.stderr)
+        print(f"notewell: not imported: {shown(where)}: {shown(why)}", file=sys.stderr)
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False))
     else:

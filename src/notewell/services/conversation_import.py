@@ -13,6 +13,7 @@ left as it is. A file that cannot be read is reported and contributes nothing.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import stat
@@ -460,6 +461,13 @@ def _standing_attempt(store: NoteStore, project: str, author: str) -> str:
     return store.start_attempt(project, author=author, model=IMPORT_MODEL).id
 
 
+def _turns_digest(conv: Conversation) -> str:
+    digest = hashlib.sha256()
+    for turn in conv.turns:
+        digest.update(f"{turn.role}\0{turn.text}\0{turn.ident}\0".encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
 def _import_one(store: NoteStore, conv: Conversation, writer: _Writer) -> None:
     """Write what is new of *conv*: all of it, the last part again with what it grew by (when
     that part is as the import wrote it), or the turns after it in parts of their own (when a
@@ -516,7 +524,7 @@ def import_conversations(
     report = ImportReport(source, project or source)
     began = time.perf_counter()
     writer = _Writer(store, report, author or "notewell-import")
-    taken: set[str] = set()  # conversations met in this run (an export may repeat one)
+    taken: dict[str, str] = {}  # conversations met in this run (an export may repeat one): id -> their turns' digest
     copied: set[str] = set()  # Claude Code lines already in a session read before
     try:
         for name, convs in _ordered(source, _file_conversations(source, chosen, report)):
@@ -526,9 +534,15 @@ def import_conversations(
                         (name, f"a conversation id that is not one short line: {conv.source_id!r:.40}")
                     )
                     continue
+                text = _turns_digest(conv)
                 if conv.source_id in taken:
+                    if taken[conv.source_id] != text:  # not a repeat: a conversation left out, said so
+                        report.errors.append(
+                            (name, f"a second conversation with the id {conv.source_id!r:.60} and other text:"
+                                   " only the first read was imported")
+                        )  # fmt: skip
                     continue
-                taken.add(conv.source_id)
+                taken[conv.source_id] = text
                 if source == "claude-code":  # a resumed session's file repeats the lines it was resumed from
                     conv.turns = [t for t in conv.turns if t.ident is None or t.ident not in copied]
                     copied.update(t.ident for t in conv.turns if t.ident)

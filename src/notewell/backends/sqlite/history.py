@@ -34,7 +34,7 @@ class History:
 
     def ensure(self) -> None:
         """Create the history folder (idempotent)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # old revisions of private notes
         attrs = self.dir / ".gitattributes"
         if not attrs.exists():
             attrs.write_text(_GITATTRIBUTES, encoding="utf-8")

@@ -337,7 +337,7 @@ class Index:
     # -- opening and repair -------------------------------------------------
 
     def _ensure_dir(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # the index holds every note's text, and tokens
         ignore = self.dir / ".gitignore"
         if not ignore.exists():
             ignore.write_text("# derived from the notes; rebuild with `notewell reindex`\n*\n", encoding="utf-8")
