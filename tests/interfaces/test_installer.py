@@ -627,3 +627,40 @@ def test_a_private_file_is_never_copied_where_others_can_read_it_and_stale_copie
     backups = list(home.glob(".claude.json.notewell-backup-*"))
     assert backups and all(stat.S_IMODE(b.stat().st_mode) == 0o600 for b in backups)
     assert not stale.exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"mcpServers": {}}',  # notewell's entries taken out leave nothing: the file still comes back
+        '{\r\n  "mcpServers": {\r\n    "a": {"command": "caf\\u00e9", "timeout": 1e3}\r\n  }\r\n}\r\n',
+        '{"mcpServers":{"a":{"command":"x"}},"n":1.50}',
+    ],
+)
+def test_install_then_uninstall_gives_back_the_very_bytes(place, text):
+    project, home = place
+    mcp = project / ".mcp.json"
+    mcp.write_bytes(text.encode())
+    assert notewell_cli(project, home, "install", "claude-code").returncode == 0
+    assert '"notewell"' in mcp.read_text()
+    gone = notewell_cli(project, home, "uninstall", "claude-code")
+    assert gone.returncode == 0, gone.stderr
+    assert mcp.read_bytes() == text.encode()
+    assert not (project / ".claude" / "settings.json").exists()  # made by install: removed again
+
+
+def test_markers_inside_a_toml_string_are_never_taken_out(place):
+    project, home = place
+    toml = project / ".codex" / "config.toml"
+    toml.parent.mkdir()
+    from notewell.interfaces.config_files import BLOCK_END, BLOCK_START
+
+    text = f'note = """\n{BLOCK_START}\ncommand = "x"\n{BLOCK_END}\n"""\n'
+    toml.write_text(text)
+    refused = notewell_cli(project, home, "install", "codex")
+    assert refused.returncode != 0 and "inside a string" in refused.stderr and toml.read_text() == text
+    plain = 'model = "o4"\r\n'  # a Windows file, installed into and taken out of: its bytes again
+    toml.write_bytes(plain.encode())
+    assert notewell_cli(project, home, "install", "codex").returncode == 0
+    assert notewell_cli(project, home, "uninstall", "codex").returncode == 0
+    assert toml.read_bytes() == plain.encode()

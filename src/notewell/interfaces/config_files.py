@@ -228,10 +228,11 @@ class FileChange:
     new: str | None
     what: str  # what the change is, for the report
     by_hand: str | None = None  # a file notewell may not rewrite: the entries to add to it by hand
+    exact: bytes | None = None  # the bytes to write instead of *new* (uninstall putting a file back as it was)
 
     @property
     def changes(self) -> bool:
-        return self.by_hand is None and self.old != self.new
+        return self.by_hand is None and (self.old != self.new or self.exact is not None)
 
     def diff(self) -> str:
         import difflib
@@ -284,7 +285,8 @@ class FileChange:
         tmp = folder / f".{name}.notewell-{os.getpid()}.tmp"
         tmp.unlink(missing_ok=True)  # this process's own, from a write that failed before
         try:
-            _write_new(tmp, self.new.encode("utf-8"), mode, str(self.path))
+            data = self.exact if self.exact is not None else self.new.encode("utf-8")
+            _write_new(tmp, data, mode, str(self.path))
             os.replace(tmp, self.path)
         except BaseException:
             if backup is not None:

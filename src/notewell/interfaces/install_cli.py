@@ -8,7 +8,9 @@ import os
 from pathlib import Path
 
 from ..errors import InvalidArgumentError
+from .config_files import FileChange
 from .db_cli import chosen_database
+from .install_record import NO_RECORD, forget, remember, restoring
 from .installer import INSTALLABLE, install_plan, next_steps_after_install
 from .store_options import DEFAULT_STORE
 
@@ -79,6 +81,8 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
         hooks=not args.no_hooks,
         remove=remove,
     )
+    if remove:
+        _put_back_as_it_was(changes)
     verb = "uninstall" if remove else "install"
     store = store_args[0].removeprefix("--store=") if store_args[0].startswith("--store=") else None
     if args.dry_run:
@@ -110,13 +114,34 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
         if not change.changes:
             print(f"{change.path}: unchanged")
             continue
+        before = change.path.read_bytes() if change.old is not None else None
         backup = change.apply()
+        if remove:
+            forget(change.path)
+        elif change.new is not None:
+            remember(change.path, before, backup, change.path.read_bytes())
         done = "removed" if change.new is None else "wrote"
         print(f"{done} {change.path} ({change.what})" + (f"; the old file is {backup}" if backup else ""))
     if not remove:
         print(next_steps_after_install(args.runtime, args.scope, mcp=not args.no_mcp))
         if not args.no_mcp and importlib.util.find_spec("mcp") is None:
             print("note: the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]' (the hooks work without it)")
+
+
+def _put_back_as_it_was(changes: list[FileChange]) -> None:
+    """Uninstall: a file install made is removed, a file it changed gets its old bytes back,
+    when nobody changed it since (install_record); else notewell's entries are taken out."""
+    for change in changes:
+        if not change.changes:
+            continue
+        kept = restoring(change.path)
+        if kept is NO_RECORD:
+            continue
+        if kept is None:
+            change.new = None
+        elif isinstance(kept, bytes):
+            change.new = kept.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+            change.exact = kept
 
 
 def cmd_install(args: argparse.Namespace) -> None:

@@ -195,10 +195,28 @@ def _toml_string(value: str) -> str:
     return json.dumps(value)  # a JSON string is a TOML basic string (same escapes)
 
 
+def _without_ours(doc: dict[str, Any]) -> dict[str, Any]:
+    servers = doc.get("mcp_servers")
+    if isinstance(servers, dict):
+        servers = {k: v for k, v in servers.items() if k != SERVER_NAME}
+        doc = {k: v for k, v in doc.items() if k != "mcp_servers"} | ({"mcp_servers": servers} if servers else {})
+    return doc
+
+
 def _codex_toml(path: Path, server: list[str] | None) -> FileChange:
-    _, text = load_toml(path)
-    base = toml_without_block(text or "", path)
     import tomllib
+
+    parsed, text = load_toml(path)
+    base = toml_without_block(text or "", path)
+    try:
+        same = parsed is None or _without_ours(tomllib.loads(base)) == _without_ours(parsed)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        same = False
+    if not same:  # notewell's marker lines inside a string of theirs, say: taking them out would change it
+        raise InvalidArgumentError(
+            f"{path}: taking notewell's block out would change more than notewell's table (are its marker lines"
+            " inside a string?): edit it by hand; nothing changed"
+        )
 
     if server is None:
         new = base if base.strip() or path.is_symlink() else None

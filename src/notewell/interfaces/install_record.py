@@ -1,0 +1,93 @@
+"""What ``notewell install`` wrote, so that ``notewell uninstall`` gives back the very bytes that
+were there: a file it made is removed, a file it changed is put back from the backup it kept,
+as long as nobody changed the file since (else uninstall takes notewell's entries out of what
+is there now). The record is ``installs.json`` in notewell's state folder (``$NOTEWELL_STATE_DIR``),
+readable by its owner only; it holds paths and hashes, never a file's contents."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .hook_sessions import state_dir
+
+__all__ = ["NO_RECORD", "forget", "remember", "restoring"]
+
+_NAME = "installs.json"
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _load() -> dict[str, Any]:
+    try:
+        data = json.loads((state_dir() / _NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save(records: dict[str, Any]) -> None:
+    folder = state_dir()
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = folder / f".{_NAME}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(records, fh, indent=1)
+        os.replace(tmp, folder / _NAME)
+    except OSError:
+        pass  # no record: uninstall takes notewell's entries out, as it does for a file changed since
+
+
+def remember(path: Path, before: bytes | None, backup: Path | None, after: bytes) -> None:
+    """*path* (its real location) now holds *after*; before install it held *before* (None: no
+    file), kept in *backup*. A file installed again keeps its first record's original."""
+    key = os.path.realpath(path)
+    records = _load()
+    earlier = records.get(key)
+    if isinstance(earlier, dict) and before is not None and earlier.get("after") == _sha(before):
+        earlier["after"] = _sha(after)  # installed over notewell's own entries: the original stays
+    else:
+        records[key] = {
+            "before": None if before is None else _sha(before),
+            "backup": None if backup is None else str(backup),
+            "after": _sha(after),
+        }
+    _save(records)
+
+
+class _Nothing:
+    pass
+
+
+NO_RECORD = _Nothing()
+
+
+def restoring(path: Path) -> bytes | None | _Nothing:
+    """What to put back at *path*: the bytes it held before install (None: remove it), when it
+    holds exactly what install wrote and the backup is whole; NO_RECORD otherwise."""
+    record = _load().get(os.path.realpath(path))
+    if not isinstance(record, dict):
+        return NO_RECORD
+    try:
+        if _sha(Path(path).read_bytes()) != record.get("after"):
+            return NO_RECORD  # changed since: notewell's entries are taken out of what is there
+        if record.get("before") is None:
+            return None
+        original = Path(str(record.get("backup"))).read_bytes()
+    except OSError:
+        return NO_RECORD
+    return original if _sha(original) == record.get("before") else NO_RECORD
+
+
+def forget(path: Path) -> None:
+    records = _load()
+    with contextlib.suppress(KeyError):
+        del records[os.path.realpath(path)]
+        _save(records)
