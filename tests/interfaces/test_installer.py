@@ -664,3 +664,16 @@ def test_markers_inside_a_toml_string_are_never_taken_out(place):
     assert notewell_cli(project, home, "install", "codex").returncode == 0
     assert notewell_cli(project, home, "uninstall", "codex").returncode == 0
     assert toml.read_bytes() == plain.encode()
+
+
+def test_installing_again_over_a_changed_file_never_makes_uninstall_put_notewell_back(place):
+    project, home = place
+    assert notewell_cli(project, home, "install", "claude-code").returncode == 0
+    settings = project / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["permissions"] = {"allow": ["Bash(ls)"]}  # a person's change between two installs
+    settings.write_text(json.dumps(data, indent=2))
+    assert notewell_cli(project, home, "install", "claude-code", "--project", "other").returncode == 0
+    assert notewell_cli(project, home, "uninstall", "claude-code").returncode == 0
+    assert "notewell" not in settings.read_text() and json.loads(settings.read_text())["permissions"]
+    assert not (project / ".mcp.json").exists() or "notewell" not in (project / ".mcp.json").read_text()

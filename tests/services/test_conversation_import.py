@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 import zipfile
 from datetime import UTC, datetime
 
@@ -372,3 +373,35 @@ def test_a_call_failing_again_and_again_and_a_huge_tool_name_stay_one_short_line
     body = store.get_note(part_note_id("claude-code", session, 1)).body
     tools = next(line for line in body.splitlines() if line.startswith("tools: "))
     assert len(tools) < 200 and tools.count("failed") == 1
+
+
+def test_a_resumed_session_goes_where_the_one_it_resumes_is_and_never_repeats_its_turns(store, tmp_path):
+    store.set_project("me:private-chats", private=True)
+    paths = write_claude_code(tmp_path / "a", sessions=1, turns=2)
+    import_conversations(store, "claude-code", tmp_path / "a", project="me:private-chats")
+    rows = [json.loads(line) for line in paths[0].read_text().splitlines()]
+    more = claude_code_lines(random.Random(5), "resumed-0000", 1, start=datetime(2026, 12, 1, tzinfo=UTC))[4:]
+    (tmp_path / "b").mkdir()
+    copy = tmp_path / "b" / "resumed-0000.jsonl"
+    copy.write_text("".join(json.dumps(r) + "\n" for r in rows + more))  # A's lines, then its own
+    report = import_conversations(store, "claude-code", copy)  # alone, without --project
+    assert report.new == 1 and report.notes == 1
+    resumed = store.get_note(part_note_id("claude-code", "resumed-0000", 1))
+    assert on_project(store, resumed.id, "me:private-chats") and not store.list_notes(limit=9, project="claude-code")
+    assert ": 1 request," in resumed.body and "**3. " not in resumed.body  # only its own turns, not A's two
+    assert store.search_notes("retry smaller pool", limit=50, viewer=Viewer("stranger")) == []
+
+
+def test_an_export_of_many_members_or_of_no_conversations_is_given_up_early(store, tmp_path):
+    many = tmp_path / "many.zip"
+    with zipfile.ZipFile(many, "w") as z:
+        for i in range(1002):
+            z.writestr(f"conversations-{i:04d}.json", "[]")
+    report = import_conversations(store, "chatgpt", many)
+    assert report.files == 1001 and "more than 1,000 conversations*.json" in report.errors[-1][1]
+    empty = tmp_path / "empty.zip"  # 3 MB of empty objects: none a conversation, said after the first 10,000
+    with zipfile.ZipFile(empty, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("conversations.json", "[" + ",".join(["{}"] * 1_000_000) + "]")
+    began = time.monotonic()
+    report = import_conversations(store, "chatgpt", empty)
+    assert "no conversation has 'mapping'" in report.errors[0][1] and time.monotonic() - began < 5

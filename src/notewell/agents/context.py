@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError, InvalidQueryError
 from ..model.notebook_rules import instruction_like
+from ..model.shown import shown
 from ..model.timestamps import age_words, parse_when
 from ..model.token_count import TokenCounter, default_counter
 from ..services.contract import NoteStore
@@ -320,13 +321,16 @@ class ContextBuilder:
                 body = [f"summary: {summary}"]
         if not packet.source:
             return "\n".join(body)
+        # Every piece a line on its own: splitlines() ends a line wherever a reader would (\r,
+        # U+2028, U+0085...), so no piece of a note can begin a line of the store's own.
+        body = [piece for entry in body for piece in (entry.splitlines() or [""])]
         date = str(packet.timestamp or "")[:10]
         closed = packet.metadata.get("closed")
         head = f"[{packet.kind}{f', {closed}' if closed else ''} {packet.source}]"
         if packet.title:
-            head += f" {json.dumps(packet.title, ensure_ascii=False)}"
+            head += f" {shown(json.dumps(packet.title, ensure_ascii=False))}"
         author = packet.metadata.get("author")
-        head += f" by {json.dumps(author, ensure_ascii=False)}" if author else " by no named author"
+        head += f" by {shown(json.dumps(author, ensure_ascii=False))}" if author else " by no named author"
         age = age_words(str(packet.timestamp)) if date else None
         head += f", updated {date} ({age})" if age else f", updated {date}" if date else ""
         if lines is not None:

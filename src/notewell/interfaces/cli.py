@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ..errors import ConflictError, InvalidArgumentError, InvalidNoteError, NotewellError
 from ..model.header import compose_note, parse_note
 from ..model.note import Card
+from ..model.shown import shown
 from ..search.filters import FILTERS
 from .assistant_cli import add_assistant_arguments, cmd_assistant
 from .cli_arguments import add_core_arguments, commands_epilog
@@ -28,7 +29,6 @@ from .next_steps import next_steps
 from .notebook_cli import add_notebook_arguments, cmd_notebook
 from .progress import ProgressBar
 from .server_cli import add_server_arguments, add_server_commands
-from .shown import shown
 from .store_options import DEFAULT_STORE, open_folder_from_args, open_from_args
 
 if TYPE_CHECKING:

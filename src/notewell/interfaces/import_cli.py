@@ -9,8 +9,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgumentError
+from ..model.shown import shown
 from .db_cli import cmd_import as cmd_load_folder
-from .shown import shown
 from .store_options import open_from_args
 
 if TYPE_CHECKING:

@@ -53,6 +53,11 @@ def remember(path: Path, before: bytes | None, backup: Path | None, after: bytes
     earlier = records.get(key)
     if isinstance(earlier, dict) and before is not None and earlier.get("after") == _sha(before):
         earlier["after"] = _sha(after)  # installed over notewell's own entries: the original stays
+    elif before is not None and b"notewell" in before:
+        # It held notewell's entries already, from an install this record does not know as it
+        # stands (changed since, or recorded elsewhere): no pristine original to give back, so
+        # uninstall takes notewell's entries out of what is there.
+        records.pop(key, None)
     else:
         records[key] = {
             "before": None if before is None else _sha(before),

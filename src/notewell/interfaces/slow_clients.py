@@ -46,9 +46,16 @@ class _Deadlines(H11Protocol):
             self._timers = self._timers[1:]
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if not self.transport.is_closing():
+        super().on_response_complete()  # may already read a pipelined request that came whole
+        if self.transport.is_closing():
+            return
+        state = self.conn.their_state
+        if state is h11.IDLE:
             self._arm()  # the next request on this connection has the same time
+        elif state is h11.SEND_BODY:
+            self._arm()
+            self._timers[0].cancel()  # its headers are in: the whole request's deadline is left
+            self._timers = self._timers[1:]
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()

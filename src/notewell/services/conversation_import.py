@@ -46,6 +46,8 @@ SOURCES = ("claude-code", "chatgpt", "claude")
 _SHAPE = {"chatgpt": "mapping", "claude": "chat_messages"}  # the key every conversation of an export has
 MAX_FILE = 1 << 30  # a transcript or an export member past 1 GiB is refused, not read into memory
 MAX_CONVERSATION = 32 << 20  # characters of one conversation's JSON: an export holding a larger one is refused
+_MEMBERS_MAX = 1000  # conversations*.json files in one export (ChatGPT shards into a few dozen)
+_SHAPELESS_AFTER = 10_000  # items read with none of the source's shape: not its export
 _ID_MAX = 200
 _ERRORS_PER_FILE = 20
 IMPORT_MODEL = "notewell-import"  # marks the attempt imports write on
@@ -120,13 +122,14 @@ class _Bounded:
     member's unpacked size is what its zip says, which need not be true)."""
 
     def __init__(self, stream: BinaryIO | IO[bytes], limit: int = MAX_FILE) -> None:
-        self.stream, self.left = stream, limit
+        self.stream, self.left, self.total = stream, limit, 0
 
     def read(self, size: int) -> bytes:
         data = self.stream.read(min(size, self.left + 1))
         self.left -= len(data)
+        self.total += len(data)
         if self.left < 0:
-            raise InvalidArgumentError(f"over {MAX_FILE >> 20} MB unpacked")
+            raise InvalidArgumentError(f"an export over {MAX_FILE >> 20} MB unpacked: not read further")
         return data
 
 
@@ -143,16 +146,17 @@ def _transcripts(root: Path) -> list[Path]:
     return sorted(found)
 
 
-Opener = Callable[[], contextlib.AbstractContextManager[_Bounded]]
+# open(limit): a member's bytes, never more than *limit* of them (what is left of the export's MAX_FILE).
+Opener = Callable[[int], contextlib.AbstractContextManager[_Bounded]]
 
 
 @contextlib.contextmanager
-def _plain(path: Path) -> Iterator[_Bounded]:
+def _plain(path: Path, limit: int) -> Iterator[_Bounded]:
     with _open_regular(path) as f:
         if f.read(4) == b"PK\x03\x04":  # a zip's first bytes, yet not a zip zipfile can open
             raise InvalidArgumentError("a damaged zip (cut short while downloading?)")
         f.seek(0)
-        yield _Bounded(f)
+        yield _Bounded(f, limit)
 
 
 def _export_members(path: Path) -> Iterator[tuple[str, Opener]]:
@@ -160,11 +164,11 @@ def _export_members(path: Path) -> Iterator[tuple[str, Opener]]:
     file itself; open() gives its bytes, as often as asked, never more than MAX_FILE of them."""
     if path.is_dir():
         for p in sorted(path.glob("conversations*.json")):
-            yield str(p), lambda p=p: _plain(p)
+            yield str(p), lambda limit, p=p: _plain(p, limit)
         return
     with _open_regular(path) as f:
         if not zipfile.is_zipfile(f):
-            yield str(path), lambda: _plain(path)
+            yield str(path), lambda limit: _plain(path, limit)
             return
         with zipfile.ZipFile(f) as archive:
             infos = [
@@ -178,11 +182,11 @@ def _export_members(path: Path) -> Iterator[tuple[str, Opener]]:
             for info in sorted(infos, key=lambda i: i.filename):
 
                 @contextlib.contextmanager
-                def member(info: zipfile.ZipInfo = info) -> Iterator[_Bounded]:
-                    if info.file_size > MAX_FILE:
-                        raise InvalidArgumentError(f"over {MAX_FILE >> 20} MB unpacked")
+                def member(limit: int, info: zipfile.ZipInfo = info) -> Iterator[_Bounded]:
+                    if info.file_size > limit:
+                        raise InvalidArgumentError(f"an export over {MAX_FILE >> 20} MB unpacked: not read further")
                     with archive.open(info) as fh:
-                        yield _Bounded(fh)
+                        yield _Bounded(fh, limit)
 
                 yield f"{path}:{info.filename}", member
 
@@ -204,33 +208,39 @@ def _why(exc: BaseException) -> str:
     return f"not JSON (cut short?): {exc}"
 
 
-def _survey(source: str, opener: Opener) -> tuple[int, int, bool]:
+def _survey(source: str, opener: Opener, budget: list[int]) -> tuple[int, int, bool]:
     """Read a member through once, keeping nothing: (objects, items that are not objects,
-    whether any object has the source's key). Raises what :func:`_why` tells."""
+    whether any object has the source's key); what it read is taken from *budget* (the bytes
+    left to the export). It stops early on a file whose first items are none of the source's
+    conversations. Raises what :func:`_why` tells."""
     objects = odd = 0
     shaped = False
-    with opener() as stream:
+    with opener(budget[0]) as stream:
         for item in json_array_items(stream.read, max_item=MAX_CONVERSATION):
             if not isinstance(item, dict):
                 odd += 1
-                continue
-            objects += 1
-            shaped = shaped or _SHAPE[source] in item
+            else:
+                objects += 1
+                shaped = shaped or _SHAPE[source] in item
+            if not shaped and objects + odd >= _SHAPELESS_AFTER:
+                break  # not this source's export: no need to read on to say so
+        budget[0] -= stream.total
     return objects, odd, shaped
 
 
 def _export_conversations(
-    source: str, name: str, opener: Opener, report: ImportReport
+    source: str, name: str, opener: Opener, report: ImportReport, budget: list[int]
 ) -> Iterator[tuple[str, list[Conversation]]]:
     """A member's conversations, one at a time: read through once to check it whole (a file
     cut short imports nothing), then again to parse, so that memory holds one conversation."""
+    limit = budget[0]
     try:
-        objects, odd, shaped = _survey(source, opener)
+        objects, odd, shaped = _survey(source, opener, budget)
     except (ValueError, RecursionError, *_UNREADABLE) as exc:
         report.errors.append((name, _why(exc)))
         return
     if objects and not shaped:
-        other = next((s for s in _SHAPE if s != source and _has_key(opener, _SHAPE[s])), None)
+        other = next((s for s in _SHAPE if s != source and _has_key(opener, limit, _SHAPE[s])), None)
         hint = f": is it the {other} export? (notewell import {other} ...)" if other else ""
         report.errors.append((name, f"not a {source} export: no conversation has {_SHAPE[source]!r}{hint}"))
         return
@@ -238,8 +248,10 @@ def _export_conversations(
         report.errors.append((name, f"{odd:,} item(s) are not conversation objects"))
     parse = parse_chatgpt if source == "chatgpt" else parse_claude_ai
     unreadable = 0
+    if not objects:
+        return
     try:
-        with opener() as stream:
+        with opener(limit) as stream:
             i = -1
             for item in json_array_items(stream.read, max_item=MAX_CONVERSATION):
                 if not isinstance(item, dict):
@@ -260,8 +272,8 @@ def _export_conversations(
         report.errors.append((name, f"and {unreadable - _ERRORS_PER_FILE:,} more unreadable conversations"))
 
 
-def _has_key(opener: Opener, key: str) -> bool:
-    with opener() as stream:
+def _has_key(opener: Opener, limit: int, key: str) -> bool:
+    with opener(limit) as stream:
         items = json_array_items(stream.read, max_item=MAX_CONVERSATION)
         return any(isinstance(item, dict) and key in item for item in items)
 
@@ -281,6 +293,7 @@ def _file_conversations(source: str, path: Path, report: ImportReport) -> Iterat
             yield str(file), [conv] if conv is not None else []
         return
     members = _export_members(path)  # a generator: a zip stays open while its members are read
+    budget = [MAX_FILE]  # unpacked bytes left to the whole export, however many members it has
     while True:
         try:
             name, opener = next(members)
@@ -291,7 +304,10 @@ def _file_conversations(source: str, path: Path, report: ImportReport) -> Iterat
             report.errors.append((str(path), _why(exc)))
             break
         report.files += 1
-        yield from _export_conversations(source, name, opener, report)
+        if report.files > _MEMBERS_MAX:
+            report.errors.append((str(path), f"more than {_MEMBERS_MAX:,} conversations*.json: the rest are not read"))
+            break
+        yield from _export_conversations(source, name, opener, report, budget)
     if report.files == 0:
         raise InvalidArgumentError(f"{path} holds no conversations*.json (is it the {source} export?)")
 
@@ -468,7 +484,19 @@ def _turns_digest(conv: Conversation) -> str:
     return digest.hexdigest()
 
 
-def _import_one(store: NoteStore, conv: Conversation, writer: _Writer) -> None:
+def _resumed_home(store: NoteStore, conv: Conversation, writer: _Writer) -> str | None:
+    """Where a resumed Claude Code session goes: on the attempt (the project) of the session it
+    was resumed from, when that one is in the store, without the turns it copied from it (they
+    are there already, where their visibility is); else on the run's own project."""
+    for sid in dict.fromkeys(t.session for t in conv.turns if t.session):
+        held = _kept_parts(store, Conversation(conv.source, sid, []))
+        if held.count:
+            conv.turns = [t for t in conv.turns if t.session != sid]
+            return writer.home(held.attempt)
+    return _RUN
+
+
+def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, home: str | None = _RUN) -> None:
     """Write what is new of *conv*: all of it, the last part again with what it grew by (when
     that part is as the import wrote it), or the turns after it in parts of their own (when a
     person changed it: their tags, summary and edits stay)."""
@@ -477,7 +505,7 @@ def _import_one(store: NoteStore, conv: Conversation, writer: _Writer) -> None:
     part_id = lambda n: part_note_id(conv.source, conv.source_id, n)  # noqa: E731
     if not kept.count:
         parts = conversation_parts(conv, part_id=part_id)
-        writer.add(conv, False, [(part_id(p.number), p.text) for p in parts])
+        writer.add(conv, False, [(part_id(p.number), p.text) for p in parts], None, home)
         return
     start = _last_part_start(conv, kept.extras)
     if start is None:
@@ -543,13 +571,15 @@ def import_conversations(
                         )  # fmt: skip
                     continue
                 taken[conv.source_id] = text
+                home: str | None = _RUN
                 if source == "claude-code":  # a resumed session's file repeats the lines it was resumed from
+                    home = _resumed_home(store, conv, writer)
                     conv.turns = [t for t in conv.turns if t.ident is None or t.ident not in copied]
                     copied.update(t.ident for t in conv.turns if t.ident)
                     if not any(t.role == "user" for t in conv.turns):
                         continue
                 report.conversations += 1
-                _import_one(store, conv, writer)
+                _import_one(store, conv, writer, home)
             if progress is not None:
                 progress(report)
     finally:

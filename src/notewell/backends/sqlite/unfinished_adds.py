@@ -19,6 +19,7 @@ import posixpath
 import re
 import stat
 from collections.abc import Callable, Collection
+from datetime import datetime
 
 from .files import NoteFolder
 from .index import Index
@@ -55,6 +56,17 @@ def _sha256(path: str, limit: int) -> str | None:
         return hashlib.sha256(f.read(limit + 1)).hexdigest()
 
 
+def _staged_before(path: str, at: object) -> bool:
+    """True when the file was written before the journal record made at *at*: a writer stages
+    its file, then writes the record. A temp file made after it is a live writer's (one adding
+    the same text under an id freed again), which only that writer may name."""
+    try:
+        when = datetime.fromisoformat(str(at).replace("Z", "+00:00")).timestamp()
+        return os.stat(path).st_mtime <= when + 0.05  # the file system's clock is coarser than the record's
+    except (OSError, ValueError):
+        return False
+
+
 def finish_unplaced_adds(
     folder: NoteFolder,
     index: Index,
@@ -75,13 +87,12 @@ def finish_unplaced_adds(
     with index.write(wait=wait):
         catch_up()  # the killed writer's records, when this index has not read them yet
         for tmp, target in candidates:
+            # meta: (id, path, author, model, created_at, updated_at, revision, sha256)
             meta = index.meta_for_path(target)
-            if (
-                meta is None or index.row_for_id(meta[0]) is not None
-            ):  # (id, path, author, model, created, updated, revision, sha256)
+            if meta is None or index.row_for_id(meta[0]) is not None:
                 continue
             staged = folder.abspath(tmp)
-            if _sha256(staged, limit) != meta[7]:
+            if not _staged_before(staged, meta[5]) or _sha256(staged, limit) != meta[7]:
                 continue
             try:
                 folder.place(staged, target)

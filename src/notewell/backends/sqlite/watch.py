@@ -95,18 +95,19 @@ class Watcher:
         """The inotify descriptor, readable when events are queued (for select)."""
         return self._fd
 
-    def settle(self, step: float = 0.05, longest: float = 5.0) -> None:
+    def settle(self, step: float = 0.05, longest: float = 1.0) -> bool:
         """Wait while events keep arriving (a mass change: ``rm -rf``, a checkout, a copy), at
         most *longest* seconds, so that what is read next is the change whole. One event alone
-        waits *step*."""
+        waits *step*. True when they were still coming at the end (the caller may wait again)."""
         deadline = time.monotonic() + longest
         before = self._pending()
         while time.monotonic() < deadline:
             time.sleep(step)
             now = self._pending()
             if now <= before:
-                return
+                return False
             before = now
+        return True
 
     def _pending(self) -> int:
         """Bytes of events waiting to be read (FIONREAD)."""

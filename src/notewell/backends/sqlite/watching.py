@@ -167,8 +167,13 @@ class WatchingMixin:
                 # answer those cookies after a refresh of our own, which applies what it held back.
                 if not ready and not self._watcher.cookies:
                     continue
-                if ready:
-                    self._watcher.settle()  # a mass change read whole: an rm -rf is over before we look
+                # A mass change read whole (an rm -rf is over before we look), up to 5 s, beating
+                # each second so that other processes never take this watcher for dead.
+                for _ in range(5 if ready else 0):
+                    if not self._watcher.settle():
+                        break
+                    self._beat(me, started, time.time())
+                    last_beat = time.time()
                 with self._lock:
                     if home.gone():  # removed or replaced while events came: write nothing there
                         break

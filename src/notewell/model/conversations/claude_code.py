@@ -17,7 +17,16 @@ import re
 from typing import Any
 
 from ...errors import InvalidArgumentError
-from .conversation import TOOL_CHARS, TOOL_NAME_CHARS, Conversation, Turn, first_line, iso_time, mark_failed
+from .conversation import (
+    TOOL_CHARS,
+    TOOL_NAME_CHARS,
+    Conversation,
+    Turn,
+    first_line,
+    iso_time,
+    mark_failed,
+    one_line_id,
+)
 
 __all__ = ["parse_claude_code"]
 
@@ -150,11 +159,13 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
             text = _without_injected(text).strip()
             if _is_request(line, text, blocks):
                 turns.append(Turn("user", text, at, ident=uuid if isinstance(uuid, str) else None))
+                turns[-1].session = _other_session(line, session_id)
             continue
         if isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
             model = message["model"]
         if not turns or turns[-1].role != "assistant":  # everything up to the next request is one answer
             turns.append(Turn("assistant", "", at, ident=uuid if isinstance(uuid, str) else None))
+            turns[-1].session = _other_session(line, session_id)
         turn = turns[-1]  # its ident stays its first line's: the same however far the answer has got
         for b in blocks:
             if b.get("type") == "text" and str(b.get("text", "")).strip():
@@ -171,6 +182,13 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
     leaf_summary = next((s for leaf, s in summaries.items() if leaf in uuids), None)
     title = titles.get("custom") or titles.get("ai") or leaf_summary
     return Conversation("claude-code", session_id, turns, title=title, model=model, where=where, branch=branch)
+
+
+def _other_session(line: dict[str, Any], own: str) -> str | None:
+    """The session a line was copied from, when a resumed session's file repeats it (its
+    ``sessionId`` is not the file's own); None for the file's own lines."""
+    sid = line.get("sessionId")
+    return sid if isinstance(sid, str) and sid != own and one_line_id(sid) else None
 
 
 def _warm_up(turns: list[Turn]) -> bool:

@@ -91,12 +91,15 @@ def json_array_items(read: Callable[[int], bytes], *, max_item: int) -> Iterator
 
 def _one_item(decoder: json.JSONDecoder, text: _Text, max_item: int) -> Any:
     while True:
+        value: Any = None
         try:
             value, end = decoder.raw_decode(text.buf, text.pos)
         except json.JSONDecodeError:
             end = -1
-        # A value that ends where the text read ends may go on (a number's digits): read on.
-        if end != -1 and (end < len(text.buf) or text.eof):
+        # A value that ends where the text read ends may go on (a number's digits, or its "." or
+        # "e" and what follows, read in the next chunk): read on.
+        near_end = end == len(text.buf) or (isinstance(value, (int, float)) and len(text.buf) - end < 8)
+        if end != -1 and (not near_end or text.eof):
             if end - text.pos > max_item:
                 raise ItemTooLarge(f"an item of more than {max_item:,} characters")
             text.pos = end
