@@ -12,6 +12,7 @@ import os
 import shlex
 import stat
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -677,3 +678,29 @@ def test_installing_again_over_a_changed_file_never_makes_uninstall_put_notewell
     assert notewell_cli(project, home, "uninstall", "claude-code").returncode == 0
     assert "notewell" not in settings.read_text() and json.loads(settings.read_text())["permissions"]
     assert not (project / ".mcp.json").exists() or "notewell" not in (project / ".mcp.json").read_text()
+
+
+def test_a_full_disk_leaves_the_file_and_no_empty_backup_and_says_so_in_one_line(place, tmp_path):
+    project, home = place
+    mcp = project / ".mcp.json"
+    original = json.dumps({"mcpServers": {"a": {"command": "x" * (5 << 20)}}}, indent=2)  # 5 MB: past the limit
+    mcp.write_text(original)
+    limited = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))  # room for the index, not the copy\n"
+        "from notewell.interfaces.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    env = {**os.environ, "HOME": str(home), "NOTEWELL_STATE_DIR": str(tmp_path / "state")}
+    env.pop("NOTEWELL_STORE", None)
+    notewell.open(tmp_path / "notes").close()  # the store exists: only the install's own writes are limited
+    done = subprocess.run(
+        [sys.executable, "-c", limited, "--store", str(tmp_path / "notes"), "install", "claude-code", "--dir",
+         str(project)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 6, done.stderr  # storage, not a crash (70)
+    assert len(done.stderr.strip().splitlines()) == 1 and "cannot write" in done.stderr
+    assert mcp.read_text() == original
+    assert not list(project.rglob("*notewell-backup*")) and not list(project.rglob("*.tmp"))
