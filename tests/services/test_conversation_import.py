@@ -405,3 +405,55 @@ def test_an_export_of_many_members_or_of_no_conversations_is_given_up_early(stor
     began = time.monotonic()
     report = import_conversations(store, "chatgpt", empty)
     assert "no conversation has 'mapping'" in report.errors[0][1] and time.monotonic() - began < 5
+
+
+def _resume(tmp_path, name, of, seed, at):
+    """A transcript *name* resumed from the transcript *of*: its lines (their sessionId theirs), then its
+    own, whose request holds the word *name* with its dash taken out (to search for)."""
+    rows = [json.loads(line) for line in of.read_text().splitlines()]
+    own = claude_code_lines(random.Random(seed), name, 1, start=at)[4:]
+    for row in own:
+        if row.get("type") == "user" and isinstance(row["message"]["content"], str):
+            row["message"]["content"] = f"{name.replace('-', '')} " + row["message"]["content"]
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows + own))
+    return path
+
+
+def test_a_chain_of_resumed_sessions_keeps_each_ones_turns_where_they_are(store, tmp_path):
+    store.set_project("me:secret", private=True)
+    a = write_claude_code(tmp_path / "a", sessions=1, turns=1)[0]
+    b = _resume(tmp_path, "sess-b", a, 5, datetime(2026, 12, 1, tzinfo=UTC))
+    c = _resume(tmp_path, "sess-c", b, 6, datetime(2026, 12, 2, tzinfo=UTC))
+    import_conversations(store, "claude-code", b, project="me:secret")  # B (with A's turns) first, privately
+    import_conversations(store, "claude-code", a)  # then A alone, publicly
+    report = import_conversations(store, "claude-code", c)  # then C alone: B's turns must stay private
+    assert report.new == 1
+    c_note = store.get_note(part_note_id("claude-code", "sess-c", 1))
+    assert ": 1 request," in c_note.body and on_project(store, c_note.id, "me:secret")  # after B, its parent
+    assert store.search_notes("sessb", limit=50, viewer=Viewer("stranger")) == []  # B's words, private
+    assert store.search_notes("sessb", limit=50)  # (they are in the store)
+
+
+def test_an_asked_project_wins_and_a_resumed_session_grows_on_reimport(store, tmp_path):
+    store.set_project("me:secret", private=True)
+    a = write_claude_code(tmp_path / "a", sessions=1, turns=1)[0]
+    import_conversations(store, "claude-code", a)  # A public
+    b = _resume(tmp_path, "sess-b", a, 5, datetime(2026, 12, 1, tzinfo=UTC))
+    first = import_conversations(store, "claude-code", b, project="me:secret")
+    assert first.elsewhere == 0 and on_project(store, part_note_id("claude-code", "sess-b", 1), "me:secret")
+    _grow(b, 7, 1)  # B goes on: its new turns come in, as its earlier ones were counted
+    again = import_conversations(store, "claude-code", b)
+    assert (again.continued, again.changed_in_place) == (1, 0)
+
+
+def test_broken_members_are_charged_to_the_export_budget(store, tmp_path, monkeypatch):
+    from notewell.services import conversation_import as ci
+
+    monkeypatch.setattr(ci, "_EXPORT_READ", 1 << 20)
+    many = tmp_path / "broken.zip"
+    with zipfile.ZipFile(many, "w", zipfile.ZIP_DEFLATED) as z:
+        for i in range(20):
+            z.writestr(f"conversations-{i:02d}.json", "[" + ",".join(['{"mapping": {}}'] * 50_000))  # no "]"
+    report = import_conversations(store, "chatgpt", many)
+    assert report.files < 20 and "not read further" in report.errors[-1][1]

@@ -46,6 +46,8 @@ SOURCES = ("claude-code", "chatgpt", "claude")
 _SHAPE = {"chatgpt": "mapping", "claude": "chat_messages"}  # the key every conversation of an export has
 MAX_FILE = 1 << 30  # a transcript or an export member past 1 GiB is refused, not read into memory
 MAX_CONVERSATION = 32 << 20  # characters of one conversation's JSON: an export holding a larger one is refused
+_EXPORT_READ = 3 * MAX_FILE  # an export's members read in all passes (each is read twice, a refused one thrice)
+_RESUMES_LOOKED_AT = 20  # earlier sessions a resumed one's lines name, looked up in the store
 _MEMBERS_MAX = 1000  # conversations*.json files in one export (ChatGPT shards into a few dozen)
 _SHAPELESS_AFTER = 10_000  # items read with none of the source's shape: not its export
 _ID_MAX = 200
@@ -118,18 +120,22 @@ def _read_limited(path: Path) -> bytes:
 
 
 class _Bounded:
-    """A binary stream's read(), refusing to give more than *limit* bytes in all (an export
-    member's unpacked size is what its zip says, which need not be true)."""
+    """A binary stream's read(), refusing more than MAX_FILE bytes of one member (its unpacked
+    size is what its zip says, which need not be true) and charging every byte it gives to the
+    export's *budget*, whichever pass reads it: what an export can make notewell unpack and parse
+    is bounded, however many members, broken or not, it holds."""
 
-    def __init__(self, stream: BinaryIO | IO[bytes], limit: int = MAX_FILE) -> None:
-        self.stream, self.left, self.total = stream, limit, 0
+    def __init__(self, stream: BinaryIO | IO[bytes], budget: list[int]) -> None:
+        self.stream, self.left, self.budget = stream, MAX_FILE, budget
 
     def read(self, size: int) -> bytes:
-        data = self.stream.read(min(size, self.left + 1))
+        data = self.stream.read(min(size, self.left + 1, self.budget[0] + 1))
         self.left -= len(data)
-        self.total += len(data)
+        self.budget[0] -= len(data)
         if self.left < 0:
-            raise InvalidArgumentError(f"an export over {MAX_FILE >> 20} MB unpacked: not read further")
+            raise InvalidArgumentError(f"over {MAX_FILE >> 20} MB unpacked")
+        if self.budget[0] < 0:
+            raise InvalidArgumentError(f"the export needs over {_EXPORT_READ >> 20:,} MB read: not read further")
         return data
 
 
@@ -146,17 +152,17 @@ def _transcripts(root: Path) -> list[Path]:
     return sorted(found)
 
 
-# open(limit): a member's bytes, never more than *limit* of them (what is left of the export's MAX_FILE).
-Opener = Callable[[int], contextlib.AbstractContextManager[_Bounded]]
+# open(budget): a member's bytes, each charged to the export's budget (see _Bounded).
+Opener = Callable[[list[int]], contextlib.AbstractContextManager[_Bounded]]
 
 
 @contextlib.contextmanager
-def _plain(path: Path, limit: int) -> Iterator[_Bounded]:
+def _plain(path: Path, budget: list[int]) -> Iterator[_Bounded]:
     with _open_regular(path) as f:
         if f.read(4) == b"PK\x03\x04":  # a zip's first bytes, yet not a zip zipfile can open
             raise InvalidArgumentError("a damaged zip (cut short while downloading?)")
         f.seek(0)
-        yield _Bounded(f, limit)
+        yield _Bounded(f, budget)
 
 
 def _export_members(path: Path) -> Iterator[tuple[str, Opener]]:
@@ -164,11 +170,11 @@ def _export_members(path: Path) -> Iterator[tuple[str, Opener]]:
     file itself; open() gives its bytes, as often as asked, never more than MAX_FILE of them."""
     if path.is_dir():
         for p in sorted(path.glob("conversations*.json")):
-            yield str(p), lambda limit, p=p: _plain(p, limit)
+            yield str(p), lambda budget, p=p: _plain(p, budget)
         return
     with _open_regular(path) as f:
         if not zipfile.is_zipfile(f):
-            yield str(path), lambda limit: _plain(path, limit)
+            yield str(path), lambda budget: _plain(path, budget)
             return
         with zipfile.ZipFile(f) as archive:
             infos = [
@@ -182,11 +188,11 @@ def _export_members(path: Path) -> Iterator[tuple[str, Opener]]:
             for info in sorted(infos, key=lambda i: i.filename):
 
                 @contextlib.contextmanager
-                def member(limit: int, info: zipfile.ZipInfo = info) -> Iterator[_Bounded]:
-                    if info.file_size > limit:
-                        raise InvalidArgumentError(f"an export over {MAX_FILE >> 20} MB unpacked: not read further")
+                def member(budget: list[int], info: zipfile.ZipInfo = info) -> Iterator[_Bounded]:
+                    if info.file_size > MAX_FILE:
+                        raise InvalidArgumentError(f"over {MAX_FILE >> 20} MB unpacked")
                     with archive.open(info) as fh:
-                        yield _Bounded(fh, limit)
+                        yield _Bounded(fh, budget)
 
                 yield f"{path}:{info.filename}", member
 
@@ -210,12 +216,11 @@ def _why(exc: BaseException) -> str:
 
 def _survey(source: str, opener: Opener, budget: list[int]) -> tuple[int, int, bool]:
     """Read a member through once, keeping nothing: (objects, items that are not objects,
-    whether any object has the source's key); what it read is taken from *budget* (the bytes
-    left to the export). It stops early on a file whose first items are none of the source's
-    conversations. Raises what :func:`_why` tells."""
+    whether any object has the source's key). It stops early on a file whose first items are
+    none of the source's conversations. Raises what :func:`_why` tells."""
     objects = odd = 0
     shaped = False
-    with opener(budget[0]) as stream:
+    with opener(budget) as stream:
         for item in json_array_items(stream.read, max_item=MAX_CONVERSATION):
             if not isinstance(item, dict):
                 odd += 1
@@ -224,7 +229,6 @@ def _survey(source: str, opener: Opener, budget: list[int]) -> tuple[int, int, b
                 shaped = shaped or _SHAPE[source] in item
             if not shaped and objects + odd >= _SHAPELESS_AFTER:
                 break  # not this source's export: no need to read on to say so
-        budget[0] -= stream.total
     return objects, odd, shaped
 
 
@@ -233,14 +237,13 @@ def _export_conversations(
 ) -> Iterator[tuple[str, list[Conversation]]]:
     """A member's conversations, one at a time: read through once to check it whole (a file
     cut short imports nothing), then again to parse, so that memory holds one conversation."""
-    limit = budget[0]
     try:
         objects, odd, shaped = _survey(source, opener, budget)
     except (ValueError, RecursionError, *_UNREADABLE) as exc:
         report.errors.append((name, _why(exc)))
         return
     if objects and not shaped:
-        other = next((s for s in _SHAPE if s != source and _has_key(opener, limit, _SHAPE[s])), None)
+        other = _other_source(source, opener, budget)
         hint = f": is it the {other} export? (notewell import {other} ...)" if other else ""
         report.errors.append((name, f"not a {source} export: no conversation has {_SHAPE[source]!r}{hint}"))
         return
@@ -251,7 +254,7 @@ def _export_conversations(
     if not objects:
         return
     try:
-        with opener(limit) as stream:
+        with opener(budget) as stream:
             i = -1
             for item in json_array_items(stream.read, max_item=MAX_CONVERSATION):
                 if not isinstance(item, dict):
@@ -272,8 +275,16 @@ def _export_conversations(
         report.errors.append((name, f"and {unreadable - _ERRORS_PER_FILE:,} more unreadable conversations"))
 
 
-def _has_key(opener: Opener, limit: int, key: str) -> bool:
-    with opener(limit) as stream:
+def _other_source(source: str, opener: Opener, budget: list[int]) -> str | None:
+    """The other source whose export this member looks like, if any (for a hint)."""
+    try:
+        return next((s for s in _SHAPE if s != source and _has_key(opener, budget, _SHAPE[s])), None)
+    except (ValueError, RecursionError, *_UNREADABLE):
+        return None
+
+
+def _has_key(opener: Opener, budget: list[int], key: str) -> bool:
+    with opener(budget) as stream:
         items = json_array_items(stream.read, max_item=MAX_CONVERSATION)
         return any(isinstance(item, dict) and key in item for item in items)
 
@@ -293,7 +304,7 @@ def _file_conversations(source: str, path: Path, report: ImportReport) -> Iterat
             yield str(file), [conv] if conv is not None else []
         return
     members = _export_members(path)  # a generator: a zip stays open while its members are read
-    budget = [MAX_FILE]  # unpacked bytes left to the whole export, however many members it has
+    budget = [_EXPORT_READ]  # bytes left to unpack and read for the whole export, however many members
     while True:
         try:
             name, opener = next(members)
@@ -303,6 +314,8 @@ def _file_conversations(source: str, path: Path, report: ImportReport) -> Iterat
             report.files += 1
             report.errors.append((str(path), _why(exc)))
             break
+        if budget[0] < 0:
+            break  # the export read all it may: said once, by the member that went past it
         report.files += 1
         if report.files > _MEMBERS_MAX:
             report.errors.append((str(path), f"more than {_MEMBERS_MAX:,} conversations*.json: the rest are not read"))
@@ -349,16 +362,25 @@ def _kept_parts(store: NoteStore, conv: Conversation) -> _Kept:
         kept = _Kept(kept.count + 1, _header_extras(note.text), note.text, note.attempt)
 
 
-def _last_part_start(conv: Conversation, extras: dict[str, str]) -> int | None:
-    """Where the last part kept starts (its turns are written again, with any that came after);
-    None when the turns it holds are not where they were (edited, another branch)."""
+def _last_part_start(conv: Conversation, extras: dict[str, str]) -> tuple[int, int] | None:
+    """Where the last part kept starts and ends in ``conv.turns`` (its turns are written again,
+    with any that came after); None when the turns it holds are not where they were (edited,
+    another branch). Found by its last message's id where it has one: the turns before it may
+    have been counted otherwise (a resumed session's copied turns, left out since)."""
     first, _, upto = extras.get("messages", "").partition("-")
-    if not (first.isdigit() and upto.isdigit()) or not 1 <= int(first) <= int(upto) <= len(conv.turns):
+    if not (first.isdigit() and upto.isdigit()) or not 1 <= int(first) <= int(upto):
         return None
     last = extras.get("last_message")
-    if last and conv.turns[int(upto) - 1].ident != last:
+    shift = 0
+    if last:
+        where = next((i for i, t in enumerate(conv.turns) if t.ident == last), None)
+        if where is None:
+            return None
+        shift = where + 1 - int(upto)
+    start, end = int(first) - 1 + shift, int(upto) + shift
+    if start < 0 or end > len(conv.turns):
         return None
-    return int(first) - 1
+    return start, end
 
 
 _RUN = "\x00run"  # the run's own attempt, on the project asked for (started at the first write)
@@ -484,16 +506,19 @@ def _turns_digest(conv: Conversation) -> str:
     return digest.hexdigest()
 
 
-def _resumed_home(store: NoteStore, conv: Conversation, writer: _Writer) -> str | None:
-    """Where a resumed Claude Code session goes: on the attempt (the project) of the session it
-    was resumed from, when that one is in the store, without the turns it copied from it (they
-    are there already, where their visibility is); else on the run's own project."""
-    for sid in dict.fromkeys(t.session for t in conv.turns if t.session):
-        held = _kept_parts(store, Conversation(conv.source, sid, []))
-        if held.count:
+def _resumed_home(store: NoteStore, conv: Conversation, writer: _Writer, asked: bool) -> str | None:
+    """Where a resumed Claude Code session goes, and without which turns. Every earlier session
+    it copied lines from that the store holds has its turns left out (they are there already,
+    where their visibility is); the session goes on the project of the latest of them (the one
+    it resumes), unless a project was *asked* for (``--project``), which wins. A session already
+    in the store keeps its turns as they are (its parts count them)."""
+    held = None
+    for sid in list(dict.fromkeys(t.session for t in conv.turns if t.session))[:_RESUMES_LOOKED_AT]:
+        found = _kept_parts(store, Conversation(conv.source, sid, []))
+        if found.count:
             conv.turns = [t for t in conv.turns if t.session != sid]
-            return writer.home(held.attempt)
-    return _RUN
+            held = found
+    return writer.home(held.attempt) if held is not None and not asked else _RUN
 
 
 def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, home: str | None = _RUN) -> None:
@@ -507,10 +532,11 @@ def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, home: str
         parts = conversation_parts(conv, part_id=part_id)
         writer.add(conv, False, [(part_id(p.number), p.text) for p in parts], None, home)
         return
-    start = _last_part_start(conv, kept.extras)
-    if start is None:
+    span = _last_part_start(conv, kept.extras)
+    if span is None:
         report.changed_in_place += 1
         return
+    start, upto = span
     home = writer.home(kept.attempt)
     # The last part again, with what its last turn has grown by and the turns after it.
     builds_on = part_id(kept.count - 1) if kept.count > 1 else None
@@ -524,7 +550,6 @@ def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, home: str
             conv, True, [(part_id(p.number), p.text) for p in parts[1:]], (part_id(kept.count), parts[0].text), home
         )
         return
-    upto = int(kept.extras["messages"].partition("-")[2])
     if upto >= len(conv.turns):
         report.unchanged += 1  # only the last turn of a part a person changed grew: the part stays theirs
         return
@@ -572,8 +597,9 @@ def import_conversations(
                     continue
                 taken[conv.source_id] = text
                 home: str | None = _RUN
+                if source == "claude-code" and not _kept_parts(store, conv).count:
+                    home = _resumed_home(store, conv, writer, asked=project is not None)
                 if source == "claude-code":  # a resumed session's file repeats the lines it was resumed from
-                    home = _resumed_home(store, conv, writer)
                     conv.turns = [t for t in conv.turns if t.ident is None or t.ident not in copied]
                     copied.update(t.ident for t in conv.turns if t.ident)
                     if not any(t.role == "user" for t in conv.turns):

@@ -167,10 +167,12 @@ class WatchingMixin:
                 # answer those cookies after a refresh of our own, which applies what it held back.
                 if not ready and not self._watcher.cookies:
                     continue
-                # A mass change read whole (an rm -rf is over before we look), up to 5 s, beating
-                # each second so that other processes never take this watcher for dead.
-                for _ in range(5 if ready else 0):
-                    if not self._watcher.settle():
+                # A mass change read whole (an rm -rf is over before we look), up to 2 s, beating
+                # as it waits so that other processes never take this watcher for dead. Short
+                # waits: a stream of small changes delays the answer to a cookie by 0.25 s at most
+                # a round (an asker that waits longer than it will scan instead: slower, not wrong).
+                for _ in range(8 if ready else 0):
+                    if not self._watcher.settle(longest=0.25):
                         break
                     self._beat(me, started, time.time())
                     last_beat = time.time()
