@@ -85,7 +85,13 @@ def restoring(path: Path) -> bytes | None | _Nothing:
             return NO_RECORD  # changed since: notewell's entries are taken out of what is there
         if record.get("before") is None:
             return None
-        original = Path(str(record.get("backup"))).read_bytes()
+        backup = Path(str(record.get("backup")))
+        # Only a backup install made beside this very file: a record pointing elsewhere (edited
+        # by hand, or by someone who could write the state folder) never picks what is written.
+        real = Path(os.path.realpath(path))
+        if backup.parent != real.parent or not backup.name.startswith(f"{real.name}.notewell-backup-"):
+            return NO_RECORD
+        original = backup.read_bytes()
     except OSError:
         return NO_RECORD
     return original if _sha(original) == record.get("before") else NO_RECORD
