@@ -375,36 +375,26 @@ def test_a_call_failing_again_and_again_and_a_huge_tool_name_stay_one_short_line
     assert len(tools) < 200 and tools.count("failed") == 1
 
 
-def test_a_resumed_session_goes_where_the_one_it_resumes_is_and_never_repeats_its_turns(store, tmp_path):
+def test_a_resumed_session_holds_only_its_own_turns_and_never_its_parents(store, tmp_path):
     store.set_project("me:private-chats", private=True)
     paths = write_claude_code(tmp_path / "a", sessions=1, turns=2)
     import_conversations(store, "claude-code", tmp_path / "a", project="me:private-chats")
     rows = [json.loads(line) for line in paths[0].read_text().splitlines()]
-    more = claude_code_lines(random.Random(5), "resumed-0000", 1, start=datetime(2026, 12, 1, tzinfo=UTC))[4:]
+    rows.append({"type": "custom-title", "customTitle": "zebrasecret merger plan", "sessionId": paths[0].stem})
+    more = claude_code_lines(random.Random(5), "resumed-0000", 1, start=datetime(2026, 12, 1, tzinfo=UTC))[4:-1]
     (tmp_path / "b").mkdir()
     copy = tmp_path / "b" / "resumed-0000.jsonl"
     copy.write_text("".join(json.dumps(r) + "\n" for r in rows + more))  # A's lines, then its own
     report = import_conversations(store, "claude-code", copy)  # alone, without --project
     assert report.new == 1 and report.notes == 1
     resumed = store.get_note(part_note_id("claude-code", "resumed-0000", 1))
-    assert on_project(store, resumed.id, "me:private-chats") and not store.list_notes(limit=9, project="claude-code")
-    assert ": 1 request," in resumed.body and "**3. " not in resumed.body  # only its own turns, not A's two
-    assert store.search_notes("retry smaller pool", limit=50, viewer=Viewer("stranger")) == []
-
-
-def test_an_export_of_many_members_or_of_no_conversations_is_given_up_early(store, tmp_path):
-    many = tmp_path / "many.zip"
-    with zipfile.ZipFile(many, "w") as z:
-        for i in range(1002):
-            z.writestr(f"conversations-{i:04d}.json", "[]")
-    report = import_conversations(store, "chatgpt", many)
-    assert report.files == 1001 and "more than 1,000 conversations*.json" in report.errors[-1][1]
-    empty = tmp_path / "empty.zip"  # 3 MB of empty objects: none a conversation, said after the first 10,000
-    with zipfile.ZipFile(empty, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("conversations.json", "[" + ",".join(["{}"] * 1_000_000) + "]")
-    began = time.monotonic()
-    report = import_conversations(store, "chatgpt", empty)
-    assert "no conversation has 'mapping'" in report.errors[0][1] and time.monotonic() - began < 5
+    assert on_project(store, resumed.id, "claude-code") and ": 1 request," in resumed.body  # its own turns only
+    assert resumed.summary is None  # not its parent's title
+    seen = [c.id for c in store.search_notes("retry smaller pool", limit=50, viewer=Viewer("stranger"))]
+    assert seen == [resumed.id]  # its own words; none of A's private ones
+    assert store.search_notes("zebrasecret", limit=50, viewer=Viewer("stranger")) == []
+    again = import_conversations(store, "claude-code", copy)  # unchanged: nothing written, nothing moved
+    assert (again.unchanged, again.notes) == (1, 0) and store.get_note(resumed.id).revision == 1
 
 
 def _resume(tmp_path, name, of, seed, at):
@@ -425,17 +415,27 @@ def test_a_chain_of_resumed_sessions_keeps_each_ones_turns_where_they_are(store,
     a = write_claude_code(tmp_path / "a", sessions=1, turns=1)[0]
     b = _resume(tmp_path, "sess-b", a, 5, datetime(2026, 12, 1, tzinfo=UTC))
     c = _resume(tmp_path, "sess-c", b, 6, datetime(2026, 12, 2, tzinfo=UTC))
-    import_conversations(store, "claude-code", b, project="me:secret")  # B (with A's turns) first, privately
+    import_conversations(store, "claude-code", b, project="me:secret")  # B first, privately
     import_conversations(store, "claude-code", a)  # then A alone, publicly
     report = import_conversations(store, "claude-code", c)  # then C alone: B's turns must stay private
     assert report.new == 1
     c_note = store.get_note(part_note_id("claude-code", "sess-c", 1))
-    assert ": 1 request," in c_note.body and on_project(store, c_note.id, "me:secret")  # after B, its parent
+    assert ": 1 request," in c_note.body and "sessc" in c_note.body
     assert store.search_notes("sessb", limit=50, viewer=Viewer("stranger")) == []  # B's words, private
     assert store.search_notes("sessb", limit=50)  # (they are in the store)
+    for _ in range(2):  # all of them again, in one run: nothing more written, nothing moved
+        again = import_conversations(store, "claude-code", tmp_path / "a")
+        assert again.notes == 0
+    everything = tmp_path / "all"
+    everything.mkdir()
+    for path in (a, b, c):
+        (everything / path.name).write_text(path.read_text())
+    bulk = import_conversations(store, "claude-code", everything)
+    assert (bulk.notes, bulk.changed_in_place) == (0, 0)
+    assert store.search_notes("sessb", limit=50, viewer=Viewer("stranger")) == []
 
 
-def test_an_asked_project_wins_and_a_resumed_session_grows_on_reimport(store, tmp_path):
+def test_an_asked_project_is_where_a_resumed_session_goes_and_it_grows_on_reimport(store, tmp_path):
     store.set_project("me:secret", private=True)
     a = write_claude_code(tmp_path / "a", sessions=1, turns=1)[0]
     import_conversations(store, "claude-code", a)  # A public
@@ -444,7 +444,39 @@ def test_an_asked_project_wins_and_a_resumed_session_grows_on_reimport(store, tm
     assert first.elsewhere == 0 and on_project(store, part_note_id("claude-code", "sess-b", 1), "me:secret")
     _grow(b, 7, 1)  # B goes on: its new turns come in, as its earlier ones were counted
     again = import_conversations(store, "claude-code", b)
-    assert (again.continued, again.changed_in_place) == (1, 0)
+    assert (again.continued, again.changed_in_place, again.elsewhere) == (1, 0, 0)
+
+
+def test_lines_claiming_another_sessions_id_are_never_written_anywhere(store, tmp_path):
+    store.set_project("alice:secret", private=True, owner="alice")
+    victim = write_claude_code(tmp_path / "v", sessions=1, turns=1)[0]
+    import_conversations(store, "claude-code", victim, project="alice:secret")
+    forged = claude_code_lines(random.Random(8), victim.stem, 1, start=datetime(2026, 12, 3, tzinfo=UTC))[4:]
+    for row in forged:
+        if row.get("type") == "user" and isinstance(row["message"]["content"], str):
+            row["message"]["content"] = "plumtext " + row["message"]["content"]
+    own = claude_code_lines(random.Random(9), "sess-x", 1, start=datetime(2026, 12, 4, tzinfo=UTC))[4:]
+    path = tmp_path / "sess-x.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in forged + own))
+    report = import_conversations(store, "claude-code", path)
+    assert report.new == 1 and on_project(store, part_note_id("claude-code", "sess-x", 1), "claude-code")
+    assert store.search_notes("plumtext", limit=50) == []  # the lines claiming alice's session: not this one's
+    assert not store.list_notes(limit=50, project="alice:secret", viewer=Viewer("alice"))[1:]
+
+
+def test_an_export_of_many_members_or_of_no_conversations_is_given_up_early(store, tmp_path):
+    many = tmp_path / "many.zip"
+    with zipfile.ZipFile(many, "w") as z:
+        for i in range(1002):
+            z.writestr(f"conversations-{i:04d}.json", "[]")
+    report = import_conversations(store, "chatgpt", many)
+    assert report.files == 1001 and "more than 1,000 conversations*.json" in report.errors[-1][1]
+    empty = tmp_path / "empty.zip"  # 3 MB of empty objects: none a conversation, said after the first 10,000
+    with zipfile.ZipFile(empty, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("conversations.json", "[" + ",".join(["{}"] * 1_000_000) + "]")
+    began = time.monotonic()
+    report = import_conversations(store, "chatgpt", empty)
+    assert "no conversation has 'mapping'" in report.errors[0][1] and time.monotonic() - began < 5
 
 
 def test_broken_members_are_charged_to_the_export_budget(store, tmp_path, monkeypatch):

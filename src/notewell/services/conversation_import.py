@@ -47,7 +47,6 @@ _SHAPE = {"chatgpt": "mapping", "claude": "chat_messages"}  # the key every conv
 MAX_FILE = 1 << 30  # a transcript or an export member past 1 GiB is refused, not read into memory
 MAX_CONVERSATION = 32 << 20  # characters of one conversation's JSON: an export holding a larger one is refused
 _EXPORT_READ = 3 * MAX_FILE  # an export's members read in all passes (each is read twice, a refused one thrice)
-_RESUMES_LOOKED_AT = 20  # earlier sessions a resumed one's lines name, looked up in the store
 _MEMBERS_MAX = 1000  # conversations*.json files in one export (ChatGPT shards into a few dozen)
 _SHAPELESS_AFTER = 10_000  # items read with none of the source's shape: not its export
 _ID_MAX = 200
@@ -237,6 +236,7 @@ def _export_conversations(
 ) -> Iterator[tuple[str, list[Conversation]]]:
     """A member's conversations, one at a time: read through once to check it whole (a file
     cut short imports nothing), then again to parse, so that memory holds one conversation."""
+    before = budget[0]
     try:
         objects, odd, shaped = _survey(source, opener, budget)
     except (ValueError, RecursionError, *_UNREADABLE) as exc:
@@ -252,6 +252,10 @@ def _export_conversations(
     parse = parse_chatgpt if source == "chatgpt" else parse_claude_ai
     unreadable = 0
     if not objects:
+        return
+    if budget[0] < before - budget[0]:  # the parse would spend the budget part-way: a file cut short imports nothing
+        report.errors.append((name, f"the export needs over {_EXPORT_READ >> 20:,} MB read: not read further"))
+        budget[0] = -1
         return
     try:
         with opener(budget) as stream:
@@ -276,7 +280,8 @@ def _export_conversations(
 
 
 def _other_source(source: str, opener: Opener, budget: list[int]) -> str | None:
-    """The other source whose export this member looks like, if any (for a hint)."""
+    """The other source whose export this member looks like, if any (for a hint; none when
+    reading it again fails, or would spend more than the export's budget)."""
     try:
         return next((s for s in _SHAPE if s != source and _has_key(opener, budget, _SHAPE[s])), None)
     except (ValueError, RecursionError, *_UNREADABLE):
@@ -314,8 +319,12 @@ def _file_conversations(source: str, path: Path, report: ImportReport) -> Iterat
             report.files += 1
             report.errors.append((str(path), _why(exc)))
             break
-        if budget[0] < 0:
-            break  # the export read all it may: said once, by the member that went past it
+        if budget[0] < 0:  # the export read all it may: said once
+            if not any("not read further" in why for _, why in report.errors):
+                report.errors.append(
+                    (str(path), f"the export needs over {_EXPORT_READ >> 20:,} MB read: not read further")
+                )
+            break
         report.files += 1
         if report.files > _MEMBERS_MAX:
             report.errors.append((str(path), f"more than {_MEMBERS_MAX:,} conversations*.json: the rest are not read"))
@@ -372,11 +381,12 @@ def _last_part_start(conv: Conversation, extras: dict[str, str]) -> tuple[int, i
         return None
     last = extras.get("last_message")
     shift = 0
-    if last:
-        where = next((i for i, t in enumerate(conv.turns) if t.ident == last), None)
-        if where is None:
-            return None
-        shift = where + 1 - int(upto)
+    at_place = int(upto) <= len(conv.turns) and conv.turns[int(upto) - 1].ident == last
+    if last and not at_place:
+        where = [i for i, t in enumerate(conv.turns) if t.ident == last]
+        if len(where) != 1:
+            return None  # gone, or not one place to tell
+        shift = where[0] + 1 - int(upto)
     start, end = int(first) - 1 + shift, int(upto) + shift
     if start < 0 or end > len(conv.turns):
         return None
@@ -395,6 +405,7 @@ class _Writer:
     def __init__(self, store: NoteStore, report: ImportReport, author: str) -> None:
         self.store, self.report, self.author = store, report, author
         self.runs: dict[str, str] = {}  # project -> the running import attempt written on there
+        self.project_of: dict[str | None, str | None] = {None: None}  # attempt written on -> its project
         # (imported before, [(id, text)], what, attempt id, _RUN, or None for no attempt)
         self.pending: list[tuple[bool, list[tuple[str, str]], str, str | None]] = []
         self.size = 0
@@ -429,12 +440,14 @@ class _Writer:
         if attempt is None:
             return None
         if attempt.get("running"):
+            self.project_of[str(attempt["id"])] = str(attempt["project"])
             return str(attempt["id"])
         return self.standing(str(attempt["project"]))
 
     def standing(self, project: str) -> str:
         if project not in self.runs:
             self.runs[project] = _standing_attempt(self.store, project, self.author)
+            self.project_of[self.runs[project]] = project
         return self.runs[project]
 
     def flush(self) -> None:
@@ -446,7 +459,7 @@ class _Writer:
         for run, group in groups.items():
             written = self.report.notes
             self._write(run, group)
-            if run != self.runs.get(self.report.project):
+            if self.project_of.get(run) != self.report.project:
                 self.report.elsewhere += self.report.notes - written
 
     def _write(self, run: str | None, pending: list[tuple[bool, list[tuple[str, str]], str]]) -> None:
@@ -506,31 +519,15 @@ def _turns_digest(conv: Conversation) -> str:
     return digest.hexdigest()
 
 
-def _resumed_home(store: NoteStore, conv: Conversation, writer: _Writer, asked: bool) -> str | None:
-    """Where a resumed Claude Code session goes, and without which turns. Every earlier session
-    it copied lines from that the store holds has its turns left out (they are there already,
-    where their visibility is); the session goes on the project of the latest of them (the one
-    it resumes), unless a project was *asked* for (``--project``), which wins. A session already
-    in the store keeps its turns as they are (its parts count them)."""
-    held = None
-    for sid in list(dict.fromkeys(t.session for t in conv.turns if t.session))[:_RESUMES_LOOKED_AT]:
-        found = _kept_parts(store, Conversation(conv.source, sid, []))
-        if found.count:
-            conv.turns = [t for t in conv.turns if t.session != sid]
-            held = found
-    return writer.home(held.attempt) if held is not None and not asked else _RUN
-
-
-def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, home: str | None = _RUN) -> None:
+def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, kept: _Kept) -> None:
     """Write what is new of *conv*: all of it, the last part again with what it grew by (when
     that part is as the import wrote it), or the turns after it in parts of their own (when a
     person changed it: their tags, summary and edits stay)."""
     report = writer.report
-    kept = _kept_parts(store, conv)
     part_id = lambda n: part_note_id(conv.source, conv.source_id, n)  # noqa: E731
     if not kept.count:
         parts = conversation_parts(conv, part_id=part_id)
-        writer.add(conv, False, [(part_id(p.number), p.text) for p in parts], None, home)
+        writer.add(conv, False, [(part_id(p.number), p.text) for p in parts])
         return
     span = _last_part_start(conv, kept.extras)
     if span is None:
@@ -596,16 +593,15 @@ def import_conversations(
                         )  # fmt: skip
                     continue
                 taken[conv.source_id] = text
-                home: str | None = _RUN
-                if source == "claude-code" and not _kept_parts(store, conv).count:
-                    home = _resumed_home(store, conv, writer, asked=project is not None)
-                if source == "claude-code":  # a resumed session's file repeats the lines it was resumed from
-                    conv.turns = [t for t in conv.turns if t.ident is None or t.ident not in copied]
+                kept = _kept_parts(store, conv)
+                if source == "claude-code":  # a resumed session's file may repeat lines read before
+                    if not kept.count:  # (one in the store keeps its turns as its parts count them)
+                        conv.turns = [t for t in conv.turns if t.ident is None or t.ident not in copied]
                     copied.update(t.ident for t in conv.turns if t.ident)
                     if not any(t.role == "user" for t in conv.turns):
                         continue
                 report.conversations += 1
-                _import_one(store, conv, writer, home)
+                _import_one(store, conv, writer, kept)
             if progress is not None:
                 progress(report)
     finally:

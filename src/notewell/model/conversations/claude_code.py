@@ -6,8 +6,11 @@ of ``text``/``tool_use``/``tool_result``/``thinking`` blocks), titles from ``cus
 ``ai-title`` and ``summary`` lines; every other line type is skipped. Everything the assistant
 writes up to the next request (one response is several lines sharing ``message.id``) is one
 turn. Lines Claude Code injected (``isMeta``, a compaction summary, command markup, API
-errors) are not requests. A partly written last line (a session still running) is left for
-the next import; a line that is not JSON anywhere else makes the file unreadable.
+errors) are not requests. Lines a resumed session's file copied from the session it resumes
+(their ``sessionId`` names that session) are that session's, not this one's: left out, titles
+and summaries too, so a session's note holds its own turns whatever else the store holds. A
+partly written last line (a session still running) is left for the next import; a line that
+is not JSON anywhere else makes the file unreadable.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ from .conversation import (
     first_line,
     iso_time,
     mark_failed,
-    one_line_id,
 )
 
 __all__ = ["parse_claude_code"]
@@ -129,6 +131,8 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
         if not isinstance(line, dict):
             continue
         kind = line.get("type")
+        if _other_session(line, session_id):
+            continue  # copied from the session this one resumes: that session's, not this one's
         if kind == "custom-title" and isinstance(line.get("customTitle"), str):
             titles["custom"] = line["customTitle"]
         elif kind == "ai-title" and isinstance(line.get("aiTitle"), str):
@@ -159,13 +163,11 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
             text = _without_injected(text).strip()
             if _is_request(line, text, blocks):
                 turns.append(Turn("user", text, at, ident=uuid if isinstance(uuid, str) else None))
-                turns[-1].session = _other_session(line, session_id)
             continue
         if isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
             model = message["model"]
         if not turns or turns[-1].role != "assistant":  # everything up to the next request is one answer
             turns.append(Turn("assistant", "", at, ident=uuid if isinstance(uuid, str) else None))
-            turns[-1].session = _other_session(line, session_id)
         turn = turns[-1]  # its ident stays its first line's: the same however far the answer has got
         for b in blocks:
             if b.get("type") == "text" and str(b.get("text", "")).strip():
@@ -184,11 +186,11 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
     return Conversation("claude-code", session_id, turns, title=title, model=model, where=where, branch=branch)
 
 
-def _other_session(line: dict[str, Any], own: str) -> str | None:
-    """The session a line was copied from, when a resumed session's file repeats it (its
-    ``sessionId`` is not the file's own); None for the file's own lines."""
+def _other_session(line: dict[str, Any], own: str) -> bool:
+    """True for a line a resumed session's file copied from the session it resumes: its
+    ``sessionId`` names another session (a line with none is the file's own)."""
     sid = line.get("sessionId")
-    return sid if isinstance(sid, str) and sid != own and one_line_id(sid) else None
+    return isinstance(sid, str) and sid != own
 
 
 def _warm_up(turns: list[Turn]) -> bool:

@@ -51,7 +51,6 @@ class Turn:
     at: str | None = None  # ISO 8601, UTC
     tools: list[str] = field(default_factory=list)  # "Read(src/config.py)", "Bash(pytest -q) failed"
     ident: str | None = None  # the source's id of the message
-    session: str | None = None  # the session it was copied from (a resumed Claude Code session's file)
 
 
 @dataclass
