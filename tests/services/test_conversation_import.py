@@ -489,3 +489,23 @@ def test_broken_members_are_charged_to_the_export_budget(store, tmp_path, monkey
             z.writestr(f"conversations-{i:02d}.json", "[" + ",".join(['{"mapping": {}}'] * 50_000))  # no "]"
     report = import_conversations(store, "chatgpt", many)
     assert report.files < 20 and "not read further" in report.errors[-1][1]
+
+
+def test_a_renamed_transcript_and_a_continuation_file_are_their_sessions_own(store, tmp_path):
+    paths = write_claude_code(tmp_path / "a", sessions=1, turns=2)
+    renamed = tmp_path / "my-debug-session.jsonl"  # a copy under another name: the same session
+    renamed.write_text(paths[0].read_text())
+    first = import_conversations(store, "claude-code", renamed)
+    assert (first.new, first.notes) == (1, 1)
+    assert store.get_note(part_note_id("claude-code", paths[0].stem, 1))
+    again = import_conversations(store, "claude-code", paths[0])  # the original: found, nothing new
+    assert (again.unchanged, again.notes) == (1, 0)
+    rows = [json.loads(line) for line in paths[0].read_text().splitlines()]
+    more = claude_code_lines(random.Random(9), paths[0].stem, 2, start=datetime(2026, 11, 2, tzinfo=UTC))[4:]
+    for row in more:
+        if row.get("type") == "user" and isinstance(row["message"]["content"], str):
+            row["message"]["content"] = "kiwicontinued " + row["message"]["content"]
+    continuation = tmp_path / "3240e317-0000-4000-8000-000000000000.jsonl"  # its lines keep the session's id
+    continuation.write_text("".join(json.dumps(r) + "\n" for r in rows + more))
+    grown = import_conversations(store, "claude-code", continuation)
+    assert grown.continued == 1 and store.search_notes("kiwicontinued", limit=5)

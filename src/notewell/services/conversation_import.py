@@ -387,8 +387,10 @@ def _last_part_start(conv: Conversation, extras: dict[str, str]) -> tuple[int, i
         if len(where) != 1:
             return None  # gone, or not one place to tell
         shift = where[0] + 1 - int(upto)
-    start, end = int(first) - 1 + shift, int(upto) + shift
-    if start < 0 or end > len(conv.turns):
+    # A part counted turns that are not this conversation's any more (copied from a session it
+    # resumed, which earlier versions kept): it starts at the first of those that are.
+    start, end = max(0, int(first) - 1 + shift), int(upto) + shift
+    if end < 1 or end > len(conv.turns):
         return None
     return start, end
 
@@ -498,7 +500,14 @@ def _ordered(source: str, files: Iterator[tuple[str, list[Conversation]]]) -> It
         yield from files
         return
     every = [(name, conv) for name, convs in files for conv in convs]
-    every.sort(key=lambda nc: (min((t.at for t in nc[1].turns if t.at), default="~"), nc[1].source_id))
+    # Earliest turn, then latest: a file that extends another (a resumed session) after it.
+    every.sort(
+        key=lambda nc: (
+            min((t.at for t in nc[1].turns if t.at), default="~"),
+            max((t.at for t in nc[1].turns if t.at), default="~"),
+            nc[1].source_id,
+        )
+    )
     for name, conv in every:
         yield name, [conv]
 

@@ -100,7 +100,8 @@ def _is_request(line: dict[str, Any], text: str, blocks: list[dict[str, Any]]) -
 
 
 def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
-    """The session in *data* (a transcript's bytes), keyed by *session_id* (the file's stem);
+    """The session in *data* (a transcript's bytes), keyed by *session_id* (the file's stem)
+    when its lines carry that id, else by the id they carry (see :func:`_own_session`);
     None when it holds no request (an empty or warm-up session). InvalidArgumentError when a
     line other than a partly written last one is not JSON."""
     lines = data.rstrip(b"\n").split(b"\n")
@@ -111,6 +112,7 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
             lines = lines[:-1]  # still being written: the next import reads it whole
         except RecursionError:
             pass  # whole, but nested too deep: refused below
+    own = _own_session(data, lines, session_id)
     turns: list[Turn] = []
     tool_turn: dict[str, tuple[Turn, int]] = {}  # tool_use id -> (the turn, index in its tools)
     titles: dict[str, str] = {}
@@ -131,7 +133,7 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
         if not isinstance(line, dict):
             continue
         kind = line.get("type")
-        if _other_session(line, session_id):
+        if _other_session(line, own):
             continue  # copied from the session this one resumes: that session's, not this one's
         if kind == "custom-title" and isinstance(line.get("customTitle"), str):
             titles["custom"] = line["customTitle"]
@@ -183,7 +185,26 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
         return None
     leaf_summary = next((s for leaf, s in summaries.items() if leaf in uuids), None)
     title = titles.get("custom") or titles.get("ai") or leaf_summary
-    return Conversation("claude-code", session_id, turns, title=title, model=model, where=where, branch=branch)
+    # Keyed by the session its lines carry: a renamed file, or a continuation file whose lines
+    # keep the session they continue, is that session's conversation, found again as such.
+    return Conversation("claude-code", own, turns, title=title, model=model, where=where, branch=branch)
+
+
+def _own_session(data: bytes, lines: list[bytes], stem: str) -> str:
+    """The session id this file's own lines carry: its name's, when any line names it; else
+    (a file renamed, or a continuation file whose lines keep the session they continue) the
+    id of its last request or answer, the session it was written in last."""
+    if stem.encode("utf-8", "surrogatepass") in data:
+        return stem
+    for raw in reversed(lines):
+        try:
+            line = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(line, dict) and line.get("type") in ("user", "assistant"):
+            sid = line.get("sessionId")
+            return sid if isinstance(sid, str) else stem
+    return stem
 
 
 def _other_session(line: dict[str, Any], own: str) -> bool:
