@@ -509,3 +509,24 @@ def test_a_renamed_transcript_and_a_continuation_file_are_their_sessions_own(sto
     continuation.write_text("".join(json.dumps(r) + "\n" for r in rows + more))
     grown = import_conversations(store, "claude-code", continuation)
     assert grown.continued == 1 and store.search_notes("kiwicontinued", limit=5)
+
+
+def test_the_most_complete_of_two_files_of_one_session_is_imported_and_a_short_one_removes_nothing(store, tmp_path):
+    paths = write_claude_code(tmp_path / "p", sessions=1, turns=2, folders=1)
+    (paths[0].parent / "main.jsonl").write_text(paths[0].read_text())  # a backup copy, "main" also a branch
+    import_conversations(store, "claude-code", tmp_path / "p")
+    _grow(paths[0], 9, 2)  # the session goes on in its own file; the backup stays as it was
+    grown = import_conversations(store, "claude-code", tmp_path / "p")
+    assert (grown.continued, grown.errors) == (1, [])
+    nid = part_note_id("claude-code", paths[0].stem, 1)
+    whole = store.get_note(nid).text
+    assert "**5. user**" in whole
+    rows = [json.loads(line) for line in paths[0].read_text().splitlines()]
+    tail = tmp_path / "q" / "-home-dev" / "3240e317-0000-4000-8000-000000000000.jsonl"
+    tail.parent.mkdir(parents=True)
+    last_request = max(
+        i for i, r in enumerate(rows) if r.get("type") == "user" and isinstance(r["message"]["content"], str)
+    )
+    tail.write_text("".join(json.dumps(r) + "\n" for r in rows[last_request:]))  # only the session's end
+    short = import_conversations(store, "claude-code", tail)
+    assert short.notes == 0 and store.get_note(nid).text == whole  # nothing of the kept part removed

@@ -387,9 +387,10 @@ def _last_part_start(conv: Conversation, extras: dict[str, str]) -> tuple[int, i
         if len(where) != 1:
             return None  # gone, or not one place to tell
         shift = where[0] + 1 - int(upto)
-    # A part counted turns that are not this conversation's any more (copied from a session it
-    # resumed, which earlier versions kept): it starts at the first of those that are.
-    start, end = max(0, int(first) - 1 + shift), int(upto) + shift
+    # A part counted turns this file does not hold (copied from a session it resumed, which
+    # earlier versions kept; or a continuation file without the session's start): start 0 says
+    # so with a negative start, and the caller then only adds what comes after the part.
+    start, end = int(first) - 1 + shift, int(upto) + shift
     if end < 1 or end > len(conv.turns):
         return None
     return start, end
@@ -508,8 +509,32 @@ def _ordered(source: str, files: Iterator[tuple[str, list[Conversation]]]) -> It
             nc[1].source_id,
         )
     )
-    for name, conv in every:
+    for name, conv in _most_complete(every):
         yield name, [conv]
+
+
+def _last_time(conv: Conversation) -> str:
+    return max((t.at for t in conv.turns if t.at), default="")
+
+
+def _most_complete(every: list[tuple[str, Conversation]]) -> list[tuple[str, Conversation]]:
+    """One file per session: where several carry one (a backup beside it, a continuation file
+    with the session it continues), the one with the most turns (the latest last turn on a tie)
+    is read first; a file whose turns are all in it is left out without a word, one that holds
+    others is kept, so that the import reports it (only the first read is imported)."""
+    by_id: dict[str, list[int]] = {}
+    for i, (_, conv) in enumerate(every):
+        by_id.setdefault(conv.source_id, []).append(i)
+    order = list(range(len(every)))
+    dropped: set[int] = set()
+    for places in by_id.values():
+        if len(places) < 2:
+            continue
+        best = max(places, key=lambda i: (len(every[i][1].turns), _last_time(every[i][1])))
+        held = {t.ident for t in every[best][1].turns}
+        dropped.update(i for i in places if i != best and {t.ident for t in every[i][1].turns} <= held)
+        order[places[0]], order[best] = best, places[0]  # the most complete takes the first place
+    return [every[i] for i in order if i not in dropped]
 
 
 def _standing_attempt(store: NoteStore, project: str, author: str) -> str:
@@ -543,6 +568,8 @@ def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, kept: _Ke
         report.changed_in_place += 1
         return
     start, upto = span
+    clamped = start < 0  # the part holds turns this file does not: never written again from it
+    start = max(start, 0)
     home = writer.home(kept.attempt)
     # The last part again, with what its last turn has grown by and the turns after it.
     builds_on = part_id(kept.count - 1) if kept.count > 1 else None
@@ -551,7 +578,7 @@ def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, kept: _Ke
     if len(parts) == 1 and (parts[0].text == kept.text or (digest and import_digest(parts[0].text) == digest)):
         report.unchanged += 1  # nothing new (a person may have changed the part: left as it is)
         return
-    if as_imported(kept.text):
+    if as_imported(kept.text) and not clamped:
         writer.add(
             conv, True, [(part_id(p.number), p.text) for p in parts[1:]], (part_id(kept.count), parts[0].text), home
         )

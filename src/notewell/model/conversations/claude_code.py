@@ -194,7 +194,8 @@ def _own_session(data: bytes, lines: list[bytes], stem: str) -> str:
     """The session id this file's own lines carry: its name's, when any line names it; else
     (a file renamed, or a continuation file whose lines keep the session they continue) the
     id of its last request or answer, the session it was written in last."""
-    if stem.encode("utf-8", "surrogatepass") in data:
+    named = json.dumps(stem).encode("utf-8", "surrogatepass")
+    if b'"sessionId":' + named in data or b'"sessionId": ' + named in data:
         return stem
     for raw in reversed(lines):
         try:
