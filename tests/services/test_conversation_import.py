@@ -530,3 +530,12 @@ def test_the_most_complete_of_two_files_of_one_session_is_imported_and_a_short_o
     tail.write_text("".join(json.dumps(r) + "\n" for r in rows[last_request:]))  # only the session's end
     short = import_conversations(store, "claude-code", tail)
     assert short.notes == 0 and store.get_note(nid).text == whole  # nothing of the kept part removed
+
+
+def test_another_sessions_lines_written_after_a_sessions_own_are_said_not_dropped_silently(store, tmp_path):
+    paths = write_claude_code(tmp_path / "p", sessions=1, turns=1)
+    rows = [json.loads(line) for line in paths[0].read_text().splitlines()]
+    other = claude_code_lines(random.Random(3), "sess-y", 1, start=datetime(2026, 12, 5, tzinfo=UTC))[4:]
+    paths[0].write_text("".join(json.dumps(r) + "\n" for r in rows + other))  # Y's lines, filed in X's file
+    report = import_conversations(store, "claude-code", tmp_path / "p")
+    assert report.new == 1 and "line(s) of another session were written here" in report.errors[0][1]

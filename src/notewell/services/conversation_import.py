@@ -637,6 +637,11 @@ def import_conversations(
                     if not any(t.role == "user" for t in conv.turns):
                         continue
                 report.conversations += 1
+                if conv.strays:  # not an error: its own turns go in; the others' are theirs
+                    report.errors.append(
+                        (name, f"{conv.strays} line(s) of another session were written here after this"
+                               " session's own (a /resume inside it?): not imported with it")
+                    )  # fmt: skip
                 _import_one(store, conv, writer, kept)
             if progress is not None:
                 progress(report)

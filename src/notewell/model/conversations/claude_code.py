@@ -113,6 +113,7 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
         except RecursionError:
             pass  # whole, but nested too deep: refused below
     own = _own_session(data, lines, session_id)
+    others: list[str] = []  # when each of another session's requests and answers was written
     turns: list[Turn] = []
     tool_turn: dict[str, tuple[Turn, int]] = {}  # tool_use id -> (the turn, index in its tools)
     titles: dict[str, str] = {}
@@ -134,6 +135,8 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
             continue
         kind = line.get("type")
         if _other_session(line, own):
+            if kind in ("user", "assistant"):
+                others.append(iso_time(line.get("timestamp")) or "")
             continue  # copied from the session this one resumes: that session's, not this one's
         if kind == "custom-title" and isinstance(line.get("customTitle"), str):
             titles["custom"] = line["customTitle"]
@@ -187,7 +190,10 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
     title = titles.get("custom") or titles.get("ai") or leaf_summary
     # Keyed by the session its lines carry: a renamed file, or a continuation file whose lines
     # keep the session they continue, is that session's conversation, found again as such.
-    return Conversation("claude-code", own, turns, title=title, model=model, where=where, branch=branch)
+    conv = Conversation("claude-code", own, turns, title=title, model=model, where=where, branch=branch)
+    last_own = max((t.at for t in turns if t.at), default="")
+    conv.strays = sum(1 for at in others if at > last_own)  # copied lines come before its own
+    return conv
 
 
 def _own_session(data: bytes, lines: list[bytes], stem: str) -> str:

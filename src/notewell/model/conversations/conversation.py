@@ -64,6 +64,9 @@ class Conversation:
     model: str | None = None
     where: str | None = None  # the working folder (Claude Code)
     branch: str | None = None  # the git branch (Claude Code)
+    # Claude Code: requests and answers another session wrote into this file after its own last
+    # one (a /resume inside it): left out here, as every other session's line is; the import says so.
+    strays: int = 0
 
     @property
     def first_request(self) -> str | None:
