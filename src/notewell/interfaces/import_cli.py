@@ -46,6 +46,8 @@ def _summary(report: ImportReport) -> str:
         line += f", {report.changed_in_place} changed in earlier turns (kept as first imported)"
     if report.deleted_here:
         line += f", {report.deleted_here} deleted here before (not brought back)"
+    if report.strays:
+        line += f", {report.strays} line(s) another session wrote into a session's file after it (not imported)"
     if not report.notes:
         return line + "; nothing written"
     line += f"; {report.notes} note(s) written on project {report.project}"

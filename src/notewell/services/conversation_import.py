@@ -69,6 +69,7 @@ class ImportReport:
     deleted_here: int = 0  # imported before and deleted from the store since: not brought back
     notes: int = 0  # notes written
     elsewhere: int = 0  # of them, on the project their conversation was first imported on, not *project*
+    strays: int = 0  # another session's lines written into a session's file after its own: not imported
     errors: list[tuple[str, str]] = field(default_factory=list)  # (file or conversation, why)
     seconds: float = 0.0
 
@@ -537,6 +538,19 @@ def _most_complete(every: list[tuple[str, Conversation]]) -> list[tuple[str, Con
     return [every[i] for i in order if i not in dropped]
 
 
+def _held_lines(
+    store: NoteStore, files: list[tuple[str, list[Conversation]]], copied: set[str]
+) -> list[tuple[str, list[Conversation]]]:
+    """Before anything is written: the message ids of every session of this run the store holds
+    already go into *copied*, so that a new session sharing them (a fork, a resumed copy whose
+    lines carry its own id) leaves them to the session they are in, whatever the order."""
+    for _, convs in files:
+        for conv in convs:
+            if _kept_parts(store, conv).count:
+                copied.update(t.ident for t in conv.turns if t.ident)
+    return files
+
+
 def _standing_attempt(store: NoteStore, project: str, author: str) -> str:
     """The attempt imports write on: one per project, left running, so that the notes stay
     the owner's to edit or delete (an ended attempt freezes its notes)."""
@@ -613,7 +627,10 @@ def import_conversations(
     taken: dict[str, str] = {}  # conversations met in this run (an export may repeat one): id -> their turns' digest
     copied: set[str] = set()  # Claude Code lines already in a session read before
     try:
-        for name, convs in _ordered(source, _file_conversations(source, chosen, report)):
+        files = _ordered(source, _file_conversations(source, chosen, report))
+        if source == "claude-code":  # every session is in memory already (sorted): see _held_lines
+            files = iter(_held_lines(store, list(files), copied))
+        for name, convs in files:
             for conv in convs:
                 if not conv.source_id or len(conv.source_id) > _ID_MAX or not conv.source_id.isprintable():
                     report.errors.append(
@@ -637,11 +654,7 @@ def import_conversations(
                     if not any(t.role == "user" for t in conv.turns):
                         continue
                 report.conversations += 1
-                if conv.strays:  # not an error: its own turns go in; the others' are theirs
-                    report.errors.append(
-                        (name, f"{conv.strays} line(s) of another session were written here after this"
-                               " session's own (a /resume inside it?): not imported with it")
-                    )  # fmt: skip
+                report.strays += conv.strays  # not an error: its own turns go in; the others' are theirs
                 _import_one(store, conv, writer, kept)
             if progress is not None:
                 progress(report)
