@@ -556,3 +556,13 @@ def test_a_fork_of_a_private_session_never_publishes_its_turns_whatever_the_orde
     assert report.errors == []
     for card in store.list_notes(limit=50, viewer=Viewer("stranger")):
         assert "retry" not in store.get_note(card.id).body  # no turn of A's in anything a stranger sees
+
+
+def test_an_unchanged_reimport_writes_nothing_not_even_an_attempt(store, tmp_path):
+    write_claude_code(tmp_path / "p", sessions=2, turns=1)
+    import_conversations(store, "claude-code", tmp_path / "p")
+    (run,) = store.list_attempts(project="claude-code")
+    store.end_attempt(run.id, outcome="succeeded")  # its notes are frozen now
+    again = import_conversations(store, "claude-code", tmp_path / "p")
+    assert (again.unchanged, again.notes, again.errors) == (2, 0, [])
+    assert len(store.list_attempts(project="claude-code")) == 1  # no import attempt started for nothing

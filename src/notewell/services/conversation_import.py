@@ -539,14 +539,16 @@ def _most_complete(every: list[tuple[str, Conversation]]) -> list[tuple[str, Con
 
 
 def _held_lines(
-    store: NoteStore, files: list[tuple[str, list[Conversation]]], copied: set[str]
+    store: NoteStore, files: list[tuple[str, list[Conversation]]], copied: set[str], kept_of: dict[str, _Kept]
 ) -> list[tuple[str, list[Conversation]]]:
     """Before anything is written: the message ids of every session of this run the store holds
     already go into *copied*, so that a new session sharing them (a fork, a resumed copy whose
-    lines carry its own id) leaves them to the session they are in, whatever the order."""
+    lines carry its own id) leaves them to the session they are in, whatever the order. What the
+    store holds of each is kept in *kept_of* (looked up once)."""
     for _, convs in files:
         for conv in convs:
-            if _kept_parts(store, conv).count:
+            kept = kept_of.setdefault(conv.source_id, _kept_parts(store, conv))
+            if kept.count:
                 copied.update(t.ident for t in conv.turns if t.ident)
     return files
 
@@ -584,7 +586,6 @@ def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, kept: _Ke
     start, upto = span
     clamped = start < 0  # the part holds turns this file does not: never written again from it
     start = max(start, 0)
-    home = writer.home(kept.attempt)
     # The last part again, with what its last turn has grown by and the turns after it.
     builds_on = part_id(kept.count - 1) if kept.count > 1 else None
     parts = conversation_parts(conv, start=start, first_part=kept.count, builds_on=builds_on, part_id=part_id)
@@ -592,13 +593,16 @@ def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, kept: _Ke
     if len(parts) == 1 and (parts[0].text == kept.text or (digest and import_digest(parts[0].text) == digest)):
         report.unchanged += 1  # nothing new (a person may have changed the part: left as it is)
         return
-    if as_imported(kept.text) and not clamped:
+    rewrite = as_imported(kept.text) and not clamped  # else only turns after the part are added
+    if not rewrite and upto >= len(conv.turns):
+        report.unchanged += 1  # only the last turn of a part a person changed grew: the part stays theirs
+        return
+    # Only now, when something is written: finding the attempt may start one (an ended one's project).
+    home = writer.home(kept.attempt)
+    if rewrite:
         writer.add(
             conv, True, [(part_id(p.number), p.text) for p in parts[1:]], (part_id(kept.count), parts[0].text), home
         )
-        return
-    if upto >= len(conv.turns):
-        report.unchanged += 1  # only the last turn of a part a person changed grew: the part stays theirs
         return
     parts = conversation_parts(
         conv, start=upto, first_part=kept.count + 1, builds_on=part_id(kept.count), part_id=part_id
@@ -626,10 +630,11 @@ def import_conversations(
     writer = _Writer(store, report, author or "notewell-import")
     taken: dict[str, str] = {}  # conversations met in this run (an export may repeat one): id -> their turns' digest
     copied: set[str] = set()  # Claude Code lines already in a session read before
+    kept_of: dict[str, _Kept] = {}  # what the store holds of each Claude Code session (read once)
     try:
         files = _ordered(source, _file_conversations(source, chosen, report))
         if source == "claude-code":  # every session is in memory already (sorted): see _held_lines
-            files = iter(_held_lines(store, list(files), copied))
+            files = iter(_held_lines(store, list(files), copied, kept_of))
         for name, convs in files:
             for conv in convs:
                 if not conv.source_id or len(conv.source_id) > _ID_MAX or not conv.source_id.isprintable():
@@ -646,7 +651,7 @@ def import_conversations(
                         )  # fmt: skip
                     continue
                 taken[conv.source_id] = text
-                kept = _kept_parts(store, conv)
+                kept = kept_of.pop(conv.source_id, None) or _kept_parts(store, conv)
                 if source == "claude-code":  # a resumed session's file may repeat lines read before
                     if not kept.count:  # (one in the store keeps its turns as its parts count them)
                         conv.turns = [t for t in conv.turns if t.ident is None or t.ident not in copied]
