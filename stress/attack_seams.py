@@ -96,6 +96,28 @@ def importers(work: Path, args: argparse.Namespace) -> None:
         line(f"claude-code, one call failing {failures:,} times", result)
         times.append(result[1])
     print(f"  time ratio for twice the failures: {times[1] / times[0]:.2f} (2.0 is linear)")
+    times = []
+    for sessions in (2_000, 4_000):  # every line names a session of its own: each becomes a conversation
+        path = _many_sessions(work / f"ms-{sessions}", sessions)
+        result = measured(
+            [*NOTEWELL, "--store", str(work / f"ms-store-{sessions}"), "import", "claude-code", str(path)]
+        )
+        line(f"claude-code, one file holding {sessions:,} sessions", result)
+        times.append(result[1])
+    print(f"  time ratio for twice the sessions: {times[1] / times[0]:.2f} (2.0 is linear)")
+
+
+def _many_sessions(folder: Path, sessions: int) -> Path:
+    folder.mkdir(parents=True)
+    path = folder / "0c0ffee0-0000-4000-8000-000000000001.jsonl"
+    with path.open("w") as f:
+        for i in range(sessions):
+            base = {"sessionId": f"s-{i:06d}", "cwd": "/home/dev", "timestamp": f"2026-11-01T09:{i % 60:02d}:00Z"}
+            f.write(
+                json.dumps({**base, "type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": f"q {i}"}})
+            )
+            f.write("\n")
+    return path
 
 
 def _failing_transcript(folder: Path, failures: int) -> Path:

@@ -15,6 +15,7 @@ from notewell.model.conversations import (
     Conversation,
     Turn,
     conversation_parts,
+    merged_sessions,
     parse_chatgpt,
     parse_claude_ai,
     parse_claude_code,
@@ -45,8 +46,12 @@ SHAPED = st.recursive(
 @given(st.lists(SHAPED | JSON, max_size=12))
 def test_claude_code_reads_any_json_lines_without_crashing(lines):
     data = "".join(json.dumps(line) + "\n" for line in lines).encode()
-    conv = parse_claude_code(data, "s")
-    assert conv is None or all(t.role in ("user", "assistant") for t in conv.turns)
+    pieces = parse_claude_code(data, "s")
+    assert len({p.source_id for p in pieces}) == len(pieces) and all(p.own_file for p in pieces[:1])
+    for piece in pieces:
+        assert piece.turns and all(t.role in ("user", "assistant") for t in piece.turns)
+        conv = merged_sessions([piece])
+        assert conv is None or any(t.role == "user" for t in conv.turns)
 
 
 @pytest.mark.slow
@@ -63,7 +68,7 @@ def test_the_exports_read_any_object_without_crashing(item):
 
 def test_a_line_that_is_not_json_is_refused_but_a_cut_last_line_waits():
     good = json.dumps({"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hello there"}})
-    assert parse_claude_code((good + "\n" + '{"type": "us').encode(), "s").turns[0].text == "hello there"
+    assert parse_claude_code((good + "\n" + '{"type": "us').encode(), "s")[0].turns[0].text == "hello there"
     try:
         parse_claude_code(('{"type": "us\n' + good + "\n").encode(), "s")
     except InvalidArgumentError as exc:
@@ -103,7 +108,7 @@ def test_hostile_inputs_stay_linear():
     ask = {"type": "user", "uuid": "u", "message": {"role": "user", "content": "go"}}
     data = (json.dumps(ask) + "\n" + "\n".join(json.dumps({**line, "uuid": f"a{i}"}) for i in range(5)) + "\n").encode()
     began = time.perf_counter()
-    conv = parse_claude_code(data, "s")
+    conv = merged_sessions(parse_claude_code(data, "s"))
     assert conv is not None and time.perf_counter() - began < 3
     markers = "\ue200" * 50_000 + " text"
     export = {"conversation_id": "c", "current_node": "n", "mapping": {"n": {"id": "n", "parent": None, "message": {
@@ -114,3 +119,60 @@ def test_hostile_inputs_stay_linear():
     began = time.perf_counter()
     parse_claude_code((json.dumps({**ask, "message": {"role": "user", "content": markup}}) + "\n").encode(), "s")
     assert time.perf_counter() - began < 3
+
+
+def _session_lines(session: str, requests: int, prefix: str) -> list[dict]:
+    out = []
+    for i in range(requests):
+        at = f"2026-11-0{1 + i // 20}T{i % 20:02d}:00:00Z"
+        out.append(
+            {
+                "type": "user",
+                "sessionId": session,
+                "uuid": f"{prefix}u{i}",
+                "timestamp": at,
+                "message": {"role": "user", "content": f"request {prefix}{i}"},
+            }
+        )
+        for k in range(2):
+            out.append(
+                {
+                    "type": "assistant",
+                    "sessionId": session,
+                    "uuid": f"{prefix}a{i}.{k}",
+                    "timestamp": at,
+                    "message": {"role": "assistant", "content": [{"type": "text", "text": f"answer {prefix}{i}.{k}"}]},
+                }
+            )
+    return out  # fmt: skip
+
+
+def _starts(lines: list[dict]) -> list[int]:
+    return [i for i, line in enumerate(lines) if line["type"] == "user"] + [len(lines)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 12), st.data())
+def test_a_session_read_from_any_files_holding_its_lines_is_the_session_read_whole(requests, data):
+    lines = _session_lines("s-a", requests, "a")
+    whole = merged_sessions(parse_claude_code("".join(json.dumps(x) + "\n" for x in lines).encode(), "s-a"))
+    cuts = _starts(lines)
+    files = []  # a backup, a resumed copy, lines written into another file: each a run of whole turns
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.sampled_from(cuts))
+        j = data.draw(st.sampled_from([c for c in cuts if c >= i]))
+        other = _session_lines("s-b", data.draw(st.integers(0, 2)), "b")  # another session's lines beside them
+        files.append((data.draw(st.sampled_from(["s-a", "s-b", "copy"])), lines[i:j] + other))
+    rest = [c for c in cuts if c not in {0}]
+    files.append(("s-a", lines[: min(rest)]))  # its own file holds at least its first request
+    covered = set()
+    for _, held in files:
+        covered.update(x["uuid"] for x in held if x["sessionId"] == "s-a")
+    pieces = []
+    for stem, held in files:
+        pieces += [p for p in parse_claude_code("".join(json.dumps(x) + "\n" for x in held).encode(), stem)
+                   if p.source_id == "s-a"]  # fmt: skip
+    conv = merged_sessions(pieces)
+    expected = [t for t in whole.turns if t.ident in covered]
+    assert conv is not None and conv.source_id == "s-a"
+    assert [(t.role, t.text, t.ident) for t in conv.turns] == [(t.role, t.text, t.ident) for t in expected]

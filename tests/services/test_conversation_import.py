@@ -77,7 +77,7 @@ def test_importing_again_adds_only_what_is_new(store, tmp_path):
     more = more[4:]  # without the opening snapshot, caveat and slash command: the session goes on
     paths[0].write_text("".join(json.dumps(r) + "\n" for r in rows + more))
     grown = import_conversations(store, "claude-code", tmp_path / "p")
-    assert (grown.continued, grown.unchanged, grown.notes) == (1, 1, 0)
+    assert (grown.continued, grown.unchanged, grown.notes) == (1, 1, 1)  # its note written again
     note = store.get_note(part_note_id("claude-code", paths[0].stem, 1))  # one note per session: it grew
     assert extras(note)["messages"] == "1-8" and note.revision == 2 and "**5. user**" in note.body
     with pytest.raises(NotFoundError):
@@ -265,7 +265,7 @@ def test_a_conversation_keeps_the_private_project_it_was_first_imported_on(store
     _grow(paths[0], 9, 30, answer_size=4000)  # past one part: new parts are written
     grown = import_conversations(store, "claude-code", tmp_path / "p")  # the routine run, no --project
     assert grown.continued == 1 and grown.notes >= 1 and grown.elsewhere == grown.notes
-    ids = [part_note_id("claude-code", paths[0].stem, n) for n in range(1, grown.notes + 2)]
+    ids = [part_note_id("claude-code", paths[0].stem, n) for n in range(1, grown.notes + 1)]
     assert all(on_project(store, i, "me:private-chats") for i in ids)
     assert store.list_notes(limit=50, project="claude-code") == []
     stranger = Viewer("stranger")
@@ -379,7 +379,7 @@ def test_a_call_failing_again_and_again_and_a_huge_tool_name_stay_one_short_line
     assert len(tools) < 200 and tools.count("failed") == 1
 
 
-def test_a_resumed_session_holds_only_its_own_turns_and_never_its_parents(store, tmp_path):
+def test_a_resumed_session_holds_only_its_own_turns_and_goes_where_its_parent_is(store, tmp_path):
     store.set_project("me:private-chats", private=True)
     paths = write_claude_code(tmp_path / "a", sessions=1, turns=2)
     import_conversations(store, "claude-code", tmp_path / "a", project="me:private-chats")
@@ -390,15 +390,73 @@ def test_a_resumed_session_holds_only_its_own_turns_and_never_its_parents(store,
     copy = tmp_path / "b" / "resumed-0000.jsonl"
     copy.write_text("".join(json.dumps(r) + "\n" for r in rows + more))  # A's lines, then its own
     report = import_conversations(store, "claude-code", copy)  # alone, without --project
-    assert report.new == 1 and report.notes == 1
+    # A's copy holds a title A's own file now has too: A's note (private) takes it, B goes where A is
+    assert (report.new, report.continued, report.notes, report.elsewhere) == (1, 1, 2, 2)
     resumed = store.get_note(part_note_id("claude-code", "resumed-0000", 1))
-    assert on_project(store, resumed.id, "claude-code") and ": 1 request," in resumed.body  # its own turns only
-    assert resumed.summary is None  # not its parent's title
-    seen = [c.id for c in store.search_notes("retry smaller pool", limit=50, viewer=Viewer("stranger"))]
-    assert seen == [resumed.id]  # its own words; none of A's private ones
+    assert ": 1 request," in resumed.body and resumed.summary is None  # its own turns; not its parent's title
+    assert on_project(store, resumed.id, "me:private-chats")  # the continuation of private work stays private
+    assert store.search_notes("retry smaller pool", limit=50, viewer=Viewer("stranger")) == []
     assert store.search_notes("zebrasecret", limit=50, viewer=Viewer("stranger")) == []
     again = import_conversations(store, "claude-code", copy)  # unchanged: nothing written, nothing moved
-    assert (again.unchanged, again.notes) == (1, 0) and store.get_note(resumed.id).revision == 1
+    assert (again.unchanged, again.notes) == (2, 0) and store.get_note(resumed.id).revision == 1
+    asked = tmp_path / "c" / "resumed-1111.jsonl"  # one resumed the same way, onto a project asked for
+    asked.parent.mkdir()
+    asked.write_text(copy.read_text().replace("resumed-0000", "resumed-1111"))
+    there = import_conversations(store, "claude-code", asked, project="claude-code")
+    assert there.new == 1 and on_project(store, part_note_id("claude-code", "resumed-1111", 1), "claude-code")
+    assert store.search_notes("zebrasecret", limit=50, viewer=Viewer("stranger")) == []  # its parent's stay
+
+
+def test_a_session_whose_own_file_is_gone_is_imported_from_the_copy_that_resumed_it(store, tmp_path):
+    a = write_claude_code(tmp_path / "a", sessions=1, turns=2)[0]
+    b = _resume(tmp_path, "sess-b", a, 5, datetime(2026, 12, 1, tzinfo=UTC))
+    a.unlink()  # Claude Code's clean-up removed the old transcript; the copy in B's file is all that is left
+    report = import_conversations(store, "claude-code", b)
+    assert (report.new, report.errors) == (2, [])
+    kept = store.get_note(part_note_id("claude-code", a.stem, 1))
+    assert ": 2 requests," in kept.body and "sessb" not in kept.body
+    assert ": 1 request," in store.get_note(part_note_id("claude-code", "sess-b", 1)).body
+
+
+def test_a_resume_inside_another_session_adds_to_the_resumed_one(store, tmp_path):
+    x, y = write_claude_code(tmp_path / "p", sessions=2, turns=1, folders=1)
+    for seed, at in ((9, datetime(2026, 12, 1, tzinfo=UTC)), (10, datetime(2026, 12, 2, tzinfo=UTC))):
+        more = claude_code_lines(random.Random(seed), y.stem, 1, start=at)[4:]
+        for row in more:
+            if row.get("type") == "user" and isinstance(row["message"]["content"], str):
+                row["message"]["content"] = f"kiwimisfiled{seed} " + row["message"]["content"]
+        with x.open("a") as f:  # `/resume Y` inside X: Y's new lines go into X's file (Y's has its start)
+            f.write("".join(json.dumps(r) + "\n" for r in more))
+        report = import_conversations(store, "claude-code", tmp_path / "p")
+        assert report.errors == [] and report.strays == 0
+        assert store.search_notes(f"kiwimisfiled{seed}", limit=5)  # first new, then grown: both in Y's note
+    y_note = store.get_note(part_note_id("claude-code", y.stem, 1))
+    assert (
+        ": 3 requests," in y_note.body
+        and "kiwimisfiled" not in store.get_note(part_note_id("claude-code", x.stem, 1)).body
+    )
+
+
+def test_a_transcript_imported_under_its_file_name_is_found_again(store, tmp_path):
+    store.set_project("me:secret", private=True)
+    a = write_claude_code(tmp_path / "a", sessions=1, turns=2)[0]
+    rows = [json.loads(line) for line in a.read_text().splitlines()]
+    renamed = tmp_path / "in" / "client-x-debug.jsonl"
+    renamed.parent.mkdir()
+    renamed.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "sessionId"}) + "\n" for r in rows))
+    first = import_conversations(store, "claude-code", renamed, project="me:secret")  # keyed by the file's name,
+    assert first.new == 1 and store.get_note(part_note_id("claude-code", "client-x-debug", 1))  # as before 0.9
+    renamed.write_text("".join(json.dumps(r) + "\n" for r in rows))  # its lines carry the session's id
+    for _ in range(2):
+        again = import_conversations(store, "claude-code", renamed)  # no --project
+        assert (again.new, again.unchanged, again.notes) == (0, 1, 0)
+    more = claude_code_lines(random.Random(7), a.stem, 1, start=datetime(2026, 12, 1, tzinfo=UTC))[4:]
+    renamed.write_text("".join(json.dumps(r) + "\n" for r in rows + more))
+    grown = import_conversations(store, "claude-code", renamed)
+    assert (grown.continued, grown.elsewhere) == (1, 1)
+    with pytest.raises(NotFoundError):
+        store.get_note(part_note_id("claude-code", a.stem, 1))
+    assert store.search_notes("retry", limit=50, viewer=Viewer("stranger")) == []
 
 
 def _resume(tmp_path, name, of, seed, at):
@@ -448,7 +506,7 @@ def test_an_asked_project_is_where_a_resumed_session_goes_and_it_grows_on_reimpo
     assert first.elsewhere == 0 and on_project(store, part_note_id("claude-code", "sess-b", 1), "me:secret")
     _grow(b, 7, 1)  # B goes on: its new turns come in, as its earlier ones were counted
     again = import_conversations(store, "claude-code", b)
-    assert (again.continued, again.changed_in_place, again.elsewhere) == (1, 0, 0)
+    assert (again.continued, again.changed_in_place, again.elsewhere) == (1, 0, 1)  # B stays on me:secret
 
 
 def test_lines_claiming_another_sessions_id_are_never_written_anywhere(store, tmp_path):
@@ -536,13 +594,21 @@ def test_the_most_complete_of_two_files_of_one_session_is_imported_and_a_short_o
     assert short.notes == 0 and store.get_note(nid).text == whole  # nothing of the kept part removed
 
 
-def test_another_sessions_lines_written_after_a_sessions_own_are_said_not_dropped_silently(store, tmp_path):
+def test_lines_claiming_a_held_session_that_do_not_continue_it_are_counted_not_written(store, tmp_path):
     paths = write_claude_code(tmp_path / "p", sessions=1, turns=1)
     rows = [json.loads(line) for line in paths[0].read_text().splitlines()]
     other = claude_code_lines(random.Random(3), "sess-y", 1, start=datetime(2026, 12, 5, tzinfo=UTC))[4:]
     paths[0].write_text("".join(json.dumps(r) + "\n" for r in rows + other))  # Y's lines, filed in X's file
     report = import_conversations(store, "claude-code", tmp_path / "p")
-    assert report.new == 1 and report.strays > 0 and report.errors == []  # said in the summary, not a failure
+    assert (report.new, report.strays, report.errors) == (2, 0, [])  # Y is a session of its own
+    claim = claude_code_lines(random.Random(4), "sess-y", 1, start=datetime(2026, 12, 6, tzinfo=UTC))[4:]
+    for row in claim:  # lines claiming Y that do not hold the last message kept of it
+        row["uuid"] = "forged-" + str(row.get("uuid"))
+    own = claude_code_lines(random.Random(5), "sess-z", 1, start=datetime(2026, 12, 7, tzinfo=UTC))[4:]
+    (tmp_path / "p" / "sess-z.jsonl").write_text("".join(json.dumps(r) + "\n" for r in claim + own))
+    again = import_conversations(store, "claude-code", tmp_path / "p")
+    assert (again.new, again.notes, again.strays, again.errors) == (1, 1, 2, [])  # said in the summary, not a failure
+    assert ": 1 request," in store.get_note(part_note_id("claude-code", "sess-y", 1)).body
 
 
 def test_a_fork_of_a_private_session_never_publishes_its_turns_whatever_the_order(store, tmp_path):

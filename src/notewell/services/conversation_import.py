@@ -31,6 +31,7 @@ from ..model.conversations import (
     as_imported,
     conversation_parts,
     import_digest,
+    merged_sessions,
     parse_chatgpt,
     parse_claude_ai,
     parse_claude_code,
@@ -69,7 +70,7 @@ class ImportReport:
     deleted_here: int = 0  # imported before and deleted from the store since: not brought back
     notes: int = 0  # notes written
     elsewhere: int = 0  # of them, on the project their conversation was first imported on, not *project*
-    strays: int = 0  # another session's lines written into a session's file after its own: not imported
+    strays: int = 0  # turns of a session held here, found only in other sessions' files: not imported
     errors: list[tuple[str, str]] = field(default_factory=list)  # (file or conversation, why)
     seconds: float = 0.0
 
@@ -303,11 +304,11 @@ def _file_conversations(source: str, path: Path, report: ImportReport) -> Iterat
         for file in _transcripts(path):
             report.files += 1
             try:
-                conv = parse_claude_code(_read_limited(file), file.stem)
+                pieces = parse_claude_code(_read_limited(file), file.stem)
             except (OSError, InvalidArgumentError) as exc:
                 report.errors.append((str(file), getattr(exc, "message", None) or str(exc)))
                 continue
-            yield str(file), [conv] if conv is not None else []
+            yield str(file), pieces
         return
     members = _export_members(path)  # a generator: a zip stays open while its members are read
     budget = [_EXPORT_READ]  # bytes left to unpack and read for the whole export, however many members
@@ -362,11 +363,11 @@ class _Kept:
     attempt: dict[str, Any] | None = None
 
 
-def _kept_parts(store: NoteStore, conv: Conversation) -> _Kept:
+def _kept_parts(store: NoteStore, source: str, source_id: str) -> _Kept:
     kept = _Kept()
     while True:
         try:
-            note = store.get_note(part_note_id(conv.source, conv.source_id, kept.count + 1))
+            note = store.get_note(part_note_id(source, source_id, kept.count + 1))
         except NotFoundError:
             return kept
         kept = _Kept(kept.count + 1, _header_extras(note.text), note.text, note.attempt)
@@ -429,6 +430,8 @@ class _Writer:
             except NotewellError as exc:
                 self.report.errors.append((f"{conv.source} conversation {conv.source_id}", exc.message))
                 return
+            self.report.notes += 1  # written again: a new revision
+            self.report.elsewhere += self.project_of.get(attempt if attempt != _RUN else None) != self.report.project
             if not parts:
                 self.report.continued += 1
                 return
@@ -496,61 +499,90 @@ class _Writer:
             self.report.new += 1
 
 
-def _ordered(source: str, files: Iterator[tuple[str, list[Conversation]]]) -> Iterator[tuple[str, list[Conversation]]]:
-    """Claude Code's sessions oldest first (a resumed one after the one it repeats); exports as read."""
-    if source != "claude-code":
-        yield from files
-        return
-    every = [(name, conv) for name, convs in files for conv in convs]
+@dataclass
+class _Session:
+    """A Claude Code session as this run found it: its pieces put together, a file it was read
+    from (its own, when any), what the store holds of it, and the sessions whose lines its own
+    files also hold (those it resumed: a new one goes where they are, when no project is asked)."""
+
+    name: str
+    conv: Conversation
+    kept: _Kept
+    resumed: list[str]
+
+
+def _claude_code_sessions(
+    store: NoteStore,
+    files: Iterator[tuple[str, list[Conversation]]],
+    report: ImportReport,
+    copied: set[str],
+    placed: dict[str, tuple[str, dict[str, Any] | None]],
+) -> list[_Session]:
+    """Every session of the run, oldest first (a resumed one after the one it repeats), each
+    with its pieces from every file put together. A session the store holds takes lines from
+    another session's file only when its own file is read too, or when those lines hold the
+    last message kept (a copy that continues it): a file cannot add turns to a session held
+    here by claiming its id (such turns are counted as strays). The message ids of sessions
+    held here go into *copied* before anything is written, so that a new session sharing them
+    (a fork, a copy under another id) leaves them where they are; where each is goes into
+    *placed* (its last turn's time, the attempt its notes are on)."""
+    groups: dict[str, list[tuple[str, Conversation]]] = {}
+    beside: dict[str, list[Conversation]] = {}  # a session -> other sessions' pieces in its own files
+    for name, pieces in files:
+        for piece in pieces:
+            groups.setdefault(piece.source_id, []).append((name, piece))
+            if piece.own_file:
+                beside.setdefault(piece.source_id, []).extend(p for p in pieces if p.source_id != piece.source_id)
+    kept_of = {sid: _kept_session(store, sid, group) for sid, group in groups.items()}
+    sessions = []
+    for sid, group in groups.items():
+        key, kept = kept_of[sid]
+        own = [(name, p) for name, p in group if p.own_file]
+        if kept.count and not own:
+            report.strays += sum(len(p.turns) for _, p in group if not _continues(p, kept))
+            group = [(name, p) for name, p in group if _continues(p, kept)]
+        conv = merged_sessions([p for _, p in group])
+        if conv is None:
+            continue
+        if kept.count:
+            copied.update(t.ident for t in conv.turns if t.ident)
+            placed[sid] = (_last_time(conv), kept.attempt)
+        conv.source_id = key
+        # The sessions it resumed: new here, or held here and truly copied (their last message kept is in it).
+        resumed = {p.source_id for p in beside.get(sid, ()) if _continues(p, kept_of[p.source_id][1])}
+        sessions.append(_Session((own or group)[0][0], conv, kept, sorted(resumed)))
     # Earliest turn, then latest: a file that extends another (a resumed session) after it.
-    every.sort(
-        key=lambda nc: (
-            min((t.at for t in nc[1].turns if t.at), default="~"),
-            max((t.at for t in nc[1].turns if t.at), default="~"),
-            nc[1].source_id,
+    sessions.sort(
+        key=lambda s: (
+            min((t.at for t in s.conv.turns if t.at), default="~"),
+            max((t.at for t in s.conv.turns if t.at), default="~"),
+            s.conv.source_id,
         )
     )
-    for name, conv in _most_complete(every):
-        yield name, [conv]
+    return sessions
+
+
+def _kept_session(store: NoteStore, sid: str, group: list[tuple[str, Conversation]]) -> tuple[str, _Kept]:
+    """The key a session is kept under and what the store holds of it: its id, or the name of
+    its own file, under which an earlier version imported a renamed transcript."""
+    kept = _kept_parts(store, "claude-code", sid)
+    for stem in sorted({Path(name).stem for name, p in group if p.own_file} - {sid}):
+        if not kept.count:
+            found = _kept_parts(store, "claude-code", stem)
+            if found.count:
+                return stem, found
+    return sid, kept
+
+
+def _continues(piece: Conversation, kept: _Kept) -> bool:
+    """Whether *piece* may join a session the store holds as *kept*: it is new here, or the
+    piece holds the last message kept (a copy made after it, not lines that only claim its id)."""
+    last = kept.extras.get("last_message")
+    return not kept.count or (bool(last) and any(t.ident == last for t in piece.turns))
 
 
 def _last_time(conv: Conversation) -> str:
     return max((t.at for t in conv.turns if t.at), default="")
-
-
-def _most_complete(every: list[tuple[str, Conversation]]) -> list[tuple[str, Conversation]]:
-    """One file per session: where several carry one (a backup beside it, a continuation file
-    with the session it continues), the one with the most turns (the latest last turn on a tie)
-    is read first; a file whose turns are all in it is left out without a word, one that holds
-    others is kept, so that the import reports it (only the first read is imported)."""
-    by_id: dict[str, list[int]] = {}
-    for i, (_, conv) in enumerate(every):
-        by_id.setdefault(conv.source_id, []).append(i)
-    order = list(range(len(every)))
-    dropped: set[int] = set()
-    for places in by_id.values():
-        if len(places) < 2:
-            continue
-        best = max(places, key=lambda i: (len(every[i][1].turns), _last_time(every[i][1])))
-        held = {t.ident for t in every[best][1].turns}
-        dropped.update(i for i in places if i != best and {t.ident for t in every[i][1].turns} <= held)
-        order[places[0]], order[best] = best, places[0]  # the most complete takes the first place
-    return [every[i] for i in order if i not in dropped]
-
-
-def _held_lines(
-    store: NoteStore, files: list[tuple[str, list[Conversation]]], copied: set[str], kept_of: dict[str, _Kept]
-) -> list[tuple[str, list[Conversation]]]:
-    """Before anything is written: the message ids of every session of this run the store holds
-    already go into *copied*, so that a new session sharing them (a fork, a resumed copy whose
-    lines carry its own id) leaves them to the session they are in, whatever the order. What the
-    store holds of each is kept in *kept_of* (looked up once)."""
-    for _, convs in files:
-        for conv in convs:
-            kept = kept_of.setdefault(conv.source_id, _kept_parts(store, conv))
-            if kept.count:
-                copied.update(t.ident for t in conv.turns if t.ident)
-    return files
 
 
 def _standing_attempt(store: NoteStore, project: str, author: str) -> str:
@@ -569,7 +601,14 @@ def _turns_digest(conv: Conversation) -> str:
     return digest.hexdigest()
 
 
-def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, kept: _Kept) -> None:
+def _resumed_home(session: _Session, placed: dict[str, tuple[str, dict[str, Any] | None]]) -> dict[str, Any] | None:
+    """The attempt of the latest session *session* resumed that is placed (held here, or
+    imported in this run before it): a continuation of a private session stays private."""
+    known = [placed[sid] for sid in session.resumed if sid in placed and placed[sid][1] is not None]
+    return max(known, key=lambda k: k[0])[1] if known else None
+
+
+def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, kept: _Kept, attempt: str | None) -> None:
     """Write what is new of *conv*: all of it, the last part again with what it grew by (when
     that part is as the import wrote it), or the turns after it in parts of their own (when a
     person changed it: their tags, summary and edits stay)."""
@@ -577,7 +616,7 @@ def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, kept: _Ke
     part_id = lambda n: part_note_id(conv.source, conv.source_id, n)  # noqa: E731
     if not kept.count:
         parts = conversation_parts(conv, part_id=part_id)
-        writer.add(conv, False, [(part_id(p.number), p.text) for p in parts])
+        writer.add(conv, False, [(part_id(p.number), p.text) for p in parts], attempt=attempt)
         return
     span = _last_part_start(conv, kept.extras)
     if span is None:
@@ -629,13 +668,15 @@ def import_conversations(
     began = time.perf_counter()
     writer = _Writer(store, report, author or "notewell-import")
     taken: dict[str, str] = {}  # conversations met in this run (an export may repeat one): id -> their turns' digest
-    copied: set[str] = set()  # Claude Code lines already in a session read before
-    kept_of: dict[str, _Kept] = {}  # what the store holds of each Claude Code session (read once)
+    copied: set[str] = set()  # Claude Code message ids in a session held here or read before
+    placed: dict[str, tuple[str, dict[str, Any] | None]] = {}  # Claude Code session -> (its last turn, attempt)
     try:
-        files = _ordered(source, _file_conversations(source, chosen, report))
-        if source == "claude-code":  # every session is in memory already (sorted): see _held_lines
-            files = iter(_held_lines(store, list(files), copied, kept_of))
-        for name, convs in files:
+        found = _file_conversations(source, chosen, report)
+        if source == "claude-code":  # every session is read before anything is written
+            sessions = _claude_code_sessions(store, found, report, copied, placed)
+            found = ((s.name, [s.conv]) for s in sessions)
+            by_id = {s.conv.source_id: s for s in sessions}
+        for name, convs in found:
             for conv in convs:
                 if not conv.source_id or len(conv.source_id) > _ID_MAX or not conv.source_id.isprintable():
                     report.errors.append(
@@ -651,16 +692,23 @@ def import_conversations(
                         )  # fmt: skip
                     continue
                 taken[conv.source_id] = text
-                kept = kept_of.pop(conv.source_id, None) or _kept_parts(store, conv)
-                if source == "claude-code":  # a resumed session's file may repeat lines read before
-                    if not kept.count:  # (one in the store keeps its turns as its parts count them)
+                attempt: str | None = _RUN
+                if source == "claude-code":
+                    session = by_id[conv.source_id]
+                    kept = session.kept
+                    if not kept.count:  # a fork or copy under another id: the lines stay where they are
                         conv.turns = [t for t in conv.turns if t.ident is None or t.ident not in copied]
                     copied.update(t.ident for t in conv.turns if t.ident)
                     if not any(t.role == "user" for t in conv.turns):
                         continue
+                    if not kept.count and project is None:  # it goes where the session it resumed is
+                        home = _resumed_home(session, placed)
+                        placed[conv.source_id] = (_last_time(conv), home)
+                        attempt = writer.home(home) if home is not None else _RUN
+                else:
+                    kept = _kept_parts(store, source, conv.source_id)
                 report.conversations += 1
-                report.strays += conv.strays  # not an error: its own turns go in; the others' are theirs
-                _import_one(store, conv, writer, kept)
+                _import_one(store, conv, writer, kept, attempt)
             if progress is not None:
                 progress(report)
     finally:

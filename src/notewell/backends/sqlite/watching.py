@@ -29,7 +29,10 @@ from .watch import COOKIE_PREFIX, Watcher
 __all__ = ["StoreHome", "WatchingMixin"]
 
 _BEAT = 1.0  # seconds between a watcher's heartbeats
-_COOKIE_WAIT = 0.5  # how long a one-shot process waits for a watcher's answer before scanning
+# How long a one-shot process waits for a live watcher's answer before looking for itself: past
+# the 2 s a watcher may settle a mass change, with room for a busy machine. Not shorter: an asker
+# that gives up meets the watcher's write lock and serves the index as last committed (stale).
+_COOKIE_WAIT = 3.0
 
 
 class StoreHome:
@@ -170,7 +173,7 @@ class WatchingMixin:
                 # A mass change read whole (an rm -rf is over before we look), up to 2 s, beating
                 # as it waits so that other processes never take this watcher for dead. Short
                 # waits: a stream of small changes delays the answer to a cookie by 0.25 s at most
-                # a round (an asker that waits longer than it will scan instead: slower, not wrong).
+                # a round (an asker waits for its answer up to _COOKIE_WAIT).
                 for _ in range(8 if ready else 0):
                     if not self._watcher.settle(longest=0.25):
                         break

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .chatgpt import parse_chatgpt
 from .claude_ai import parse_claude_ai
-from .claude_code import parse_claude_code
+from .claude_code import merged_sessions, parse_claude_code
 from .conversation import Conversation, Part, Turn, as_imported, conversation_parts, import_digest
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "as_imported",
     "conversation_parts",
     "import_digest",
+    "merged_sessions",
     "parse_chatgpt",
     "parse_claude_ai",
     "parse_claude_code",

@@ -6,11 +6,13 @@ of ``text``/``tool_use``/``tool_result``/``thinking`` blocks), titles from ``cus
 ``ai-title`` and ``summary`` lines; every other line type is skipped. Everything the assistant
 writes up to the next request (one response is several lines sharing ``message.id``) is one
 turn. Lines Claude Code injected (``isMeta``, a compaction summary, command markup, API
-errors) are not requests. Lines a resumed session's file copied from the session it resumes
-(their ``sessionId`` names that session) are that session's, not this one's: left out, titles
-and summaries too, so a session's note holds its own turns whatever else the store holds. A
-partly written last line (a session still running) is left for the next import; a line that
-is not JSON anywhere else makes the file unreadable.
+errors) are not requests. Each line belongs to the session its ``sessionId`` names: a file
+holds its own session's lines and may hold others' (a resumed session's file copies the lines
+of the session it resumes; a ``/resume`` inside a session writes the resumed one's lines into
+its file), so a file is read into one piece per session, and :func:`merged_sessions` puts a
+session's pieces from every file together, each message once. A partly written last line (a
+session still running) is left for the next import; a line that is not JSON anywhere else
+makes the file unreadable.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from .conversation import (
     mark_failed,
 )
 
-__all__ = ["parse_claude_code"]
+__all__ = ["merged_sessions", "parse_claude_code"]
 
 _MARKUP_TAGS = frozenset(
     "command-name command-message command-args command-contents local-command-stdout local-command-stderr"
@@ -99,11 +101,79 @@ def _is_request(line: dict[str, Any], text: str, blocks: list[dict[str, Any]]) -
     return bool(stripped) and not _only_markup(stripped) and stripped not in _INTERRUPTED
 
 
-def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
-    """The session in *data* (a transcript's bytes), keyed by *session_id* (the file's stem)
-    when its lines carry that id, else by the id they carry (see :func:`_own_session`);
-    None when it holds no request (an empty or warm-up session). InvalidArgumentError when a
-    line other than a partly written last one is not JSON."""
+class _Session:
+    """One session's lines as a file holds them, read into turns."""
+
+    def __init__(self) -> None:
+        self.turns: list[Turn] = []
+        self.tool_turn: dict[str, tuple[Turn, int]] = {}  # tool_use id -> (the turn, index in its tools)
+        self.titles: dict[str, str] = {}
+        self.seen: set[str] = set()
+        self.words: dict[int, list[str]] = {}  # an answer's text blocks, by turn
+        self.where: str | None = None
+        self.branch: str | None = None
+        self.model: str | None = None
+
+    def title_line(self, kind: Any, line: dict[str, Any]) -> None:
+        if kind == "custom-title" and isinstance(line.get("customTitle"), str):
+            self.titles["custom"] = line["customTitle"]
+        elif kind == "ai-title" and isinstance(line.get("aiTitle"), str):
+            self.titles["ai"] = line["aiTitle"]
+
+    def message(self, kind: str, line: dict[str, Any]) -> None:
+        uuid = line.get("uuid") if isinstance(line.get("uuid"), str) else None
+        if uuid is not None:
+            if uuid in self.seen:
+                return  # a resumed session repeats lines it copied
+            self.seen.add(uuid)
+        message = line.get("message") if isinstance(line.get("message"), dict) else {}
+        blocks = _blocks(message.get("content"))
+        at = iso_time(line.get("timestamp"))
+        self.where = line["cwd"] if isinstance(line.get("cwd"), str) else self.where
+        self.branch = line["gitBranch"] if isinstance(line.get("gitBranch"), str) and line["gitBranch"] else self.branch
+        if kind == "user":
+            for b in blocks:
+                if b.get("type") == "tool_result" and b.get("is_error") is True:
+                    hit = self.tool_turn.get(str(b.get("tool_use_id")))
+                    if hit is not None:
+                        mark_failed(hit[0].tools, hit[1])
+            text = "\n\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+            text = _without_injected(text).strip()
+            if _is_request(line, text, blocks):
+                self.turns.append(Turn("user", text, at, ident=uuid))
+            return
+        if isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
+            self.model = message["model"]
+        if not self.turns or self.turns[-1].role != "assistant":  # everything up to the next request is one answer
+            self.turns.append(Turn("assistant", "", at, ident=uuid))
+        turn = self.turns[-1]  # its ident stays its first line's: the same however far the answer has got
+        for b in blocks:
+            if b.get("type") == "text" and str(b.get("text", "")).strip():
+                self.words.setdefault(id(turn), []).append(str(b["text"]).strip())  # joined once, at the end
+            elif b.get("type") == "tool_use":
+                turn.tools.append(_tool_call(b))
+                self.tool_turn[str(b.get("id"))] = (turn, len(turn.tools) - 1)
+
+    def conversation(self, session: str, own: bool, summaries: dict[str, str]) -> Conversation | None:
+        for turn in self.turns:
+            if turn.role == "assistant":
+                turn.text = "\n\n".join(self.words.get(id(turn), []))
+        turns = [t for t in self.turns if t.text or t.tools]
+        if not turns:
+            return None
+        leaf_summary = next((s for leaf, s in summaries.items() if leaf in self.seen), None)
+        title = self.titles.get("custom") or self.titles.get("ai") or leaf_summary
+        return Conversation(
+            "claude-code", session, turns, title=title, model=self.model, where=self.where, branch=self.branch,
+            own_file=own,
+        )  # fmt: skip
+
+
+def parse_claude_code(data: bytes, stem: str) -> list[Conversation]:
+    """The sessions whose lines *data* (a transcript's bytes) holds, each keyed by the
+    ``sessionId`` its lines carry, the file's own first (see :func:`_own_session`); a session
+    may hold no request here (:func:`merged_sessions` puts each session's pieces together).
+    InvalidArgumentError when a line other than a partly written last one is not JSON."""
     lines = data.rstrip(b"\n").split(b"\n")
     if lines and lines[-1].strip():
         try:
@@ -112,16 +182,9 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
             lines = lines[:-1]  # still being written: the next import reads it whole
         except RecursionError:
             pass  # whole, but nested too deep: refused below
-    own = _own_session(data, lines, session_id)
-    others: list[str] = []  # when each of another session's requests and answers was written
-    turns: list[Turn] = []
-    tool_turn: dict[str, tuple[Turn, int]] = {}  # tool_use id -> (the turn, index in its tools)
-    titles: dict[str, str] = {}
+    sessions: dict[str | None, _Session] = {}  # by sessionId; None: lines before any that carries one
     summaries: dict[str, str] = {}  # leafUuid -> summary
-    seen: set[str] = set()
-    uuids: set[str] = set()
-    where = branch = model = None
-    words: dict[int, list[str]] = {}  # an answer's text blocks, by turn
+    last: str | None = None  # the session of the file's last request or answer
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
@@ -134,91 +197,67 @@ def parse_claude_code(data: bytes, session_id: str) -> Conversation | None:
         if not isinstance(line, dict):
             continue
         kind = line.get("type")
-        if _other_session(line, own):
-            if kind in ("user", "assistant"):
-                others.append(iso_time(line.get("timestamp")) or "")
-            continue  # copied from the session this one resumes: that session's, not this one's
-        if kind == "custom-title" and isinstance(line.get("customTitle"), str):
-            titles["custom"] = line["customTitle"]
-        elif kind == "ai-title" and isinstance(line.get("aiTitle"), str):
-            titles["ai"] = line["aiTitle"]
-        elif kind == "summary" and isinstance(line.get("summary"), str):
+        sid = line.get("sessionId") if isinstance(line.get("sessionId"), str) else None
+        if kind == "summary" and isinstance(line.get("summary"), str):
             summaries[str(line.get("leafUuid"))] = line["summary"]
+        elif kind in ("custom-title", "ai-title"):
+            sessions.setdefault(sid, _Session()).title_line(kind, line)
         if kind not in ("user", "assistant") or line.get("isSidechain") or line.get("isApiErrorMessage"):
             continue
-        uuid = line.get("uuid")
-        if isinstance(uuid, str):
-            if uuid in seen:
-                continue  # a resumed session repeats lines it copied
-            seen.add(uuid)
-            uuids.add(uuid)
-        message = line.get("message") if isinstance(line.get("message"), dict) else {}
-        blocks = _blocks(message.get("content"))
-        at = iso_time(line.get("timestamp"))
-        where = line.get("cwd") if isinstance(line.get("cwd"), str) else where
-        branch = line.get("gitBranch") if isinstance(line.get("gitBranch"), str) and line.get("gitBranch") else branch
-        if kind == "user":
-            for b in blocks:
-                if b.get("type") == "tool_result" and b.get("is_error") is True:
-                    hit = tool_turn.get(str(b.get("tool_use_id")))
-                    if hit is not None:
-                        turn, index = hit
-                        mark_failed(turn.tools, index)
-            text = "\n\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-            text = _without_injected(text).strip()
-            if _is_request(line, text, blocks):
-                turns.append(Turn("user", text, at, ident=uuid if isinstance(uuid, str) else None))
-            continue
-        if isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
-            model = message["model"]
-        if not turns or turns[-1].role != "assistant":  # everything up to the next request is one answer
-            turns.append(Turn("assistant", "", at, ident=uuid if isinstance(uuid, str) else None))
-        turn = turns[-1]  # its ident stays its first line's: the same however far the answer has got
-        for b in blocks:
-            if b.get("type") == "text" and str(b.get("text", "")).strip():
-                words.setdefault(id(turn), []).append(str(b["text"]).strip())  # joined once, at the end
-            elif b.get("type") == "tool_use":
-                turn.tools.append(_tool_call(b))
-                tool_turn[str(b.get("id"))] = (turn, len(turn.tools) - 1)
-    for turn in turns:
-        if turn.role == "assistant":
-            turn.text = "\n\n".join(words.get(id(turn), []))
-    turns = [t for t in turns if t.text or t.tools]
+        last = sid if sid is not None else last  # a line without one goes on with the session before it
+        sessions.setdefault(last, _Session()).message(kind, line)
+    own = _own_session(sessions, last, stem)
+    out: list[Conversation] = []
+    for sid, session in sessions.items():
+        conv = session.conversation(own if sid is None else sid, sid is None or sid == own, summaries)
+        if conv is not None:
+            out.append(conv)
+    out.sort(key=lambda c: not c.own_file)
+    return out
+
+
+def _own_session(sessions: dict[str | None, _Session], last: str | None, stem: str) -> str:
+    """The session this file is the transcript of: its name's, when lines carry it; else (a
+    file renamed, or a continuation file whose lines keep the session they continue) the
+    session of its last request or answer, the one it was written in last."""
+    if stem in sessions or last is None:
+        return stem
+    return last
+
+
+def merged_sessions(pieces: list[Conversation]) -> Conversation | None:
+    """One session from its *pieces* (the same session id, read from several files: a backup,
+    a resumed copy, lines written into another session's file), each message once, in the
+    order they were written; the title of its own file first. None when it holds no request
+    (or only Claude Code's warm-up)."""
+    if not pieces:
+        return None
+    first = max(pieces, key=lambda c: (c.own_file, len(c.turns)))
+    best: dict[str, tuple[int, Turn]] = {}  # a message read twice: the fuller reading
+    rows: list[tuple[str, int, int, Turn]] = []
+    for rank, piece in enumerate(sorted(pieces, key=lambda c: c is not first)):
+        at = ""
+        for index, turn in enumerate(piece.turns):
+            at = turn.at or at  # a turn without a time stays after the one before it
+            size = len(turn.text) + sum(map(len, turn.tools))
+            if turn.ident is not None:
+                held = best.get(turn.ident)
+                if held is not None:
+                    if size > held[0]:
+                        best[turn.ident] = (size, turn)
+                    continue
+                best[turn.ident] = (size, turn)
+            rows.append((at, rank, index, turn))
+    rows.sort(key=lambda r: r[:3])
+    turns = [best[t.ident][1] if t.ident is not None else t for *_, t in rows]
     if not any(t.role == "user" for t in turns) or _warm_up(turns):
         return None
-    leaf_summary = next((s for leaf, s in summaries.items() if leaf in uuids), None)
-    title = titles.get("custom") or titles.get("ai") or leaf_summary
-    # Keyed by the session its lines carry: a renamed file, or a continuation file whose lines
-    # keep the session they continue, is that session's conversation, found again as such.
-    conv = Conversation("claude-code", own, turns, title=title, model=model, where=where, branch=branch)
-    last_own = max((t.at for t in turns if t.at), default="")
-    conv.strays = sum(1 for at in others if at > last_own)  # copied lines come before its own
-    return conv
-
-
-def _own_session(data: bytes, lines: list[bytes], stem: str) -> str:
-    """The session id this file's own lines carry: its name's, when any line names it; else
-    (a file renamed, or a continuation file whose lines keep the session they continue) the
-    id of its last request or answer, the session it was written in last."""
-    named = json.dumps(stem).encode("utf-8", "surrogatepass")
-    if b'"sessionId":' + named in data or b'"sessionId": ' + named in data:
-        return stem
-    for raw in reversed(lines):
-        try:
-            line = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(line, dict) and line.get("type") in ("user", "assistant"):
-            sid = line.get("sessionId")
-            return sid if isinstance(sid, str) else stem
-    return stem
-
-
-def _other_session(line: dict[str, Any], own: str) -> bool:
-    """True for a line a resumed session's file copied from the session it resumes: its
-    ``sessionId`` names another session (a line with none is the file's own)."""
-    sid = line.get("sessionId")
-    return isinstance(sid, str) and sid != own
+    latest = max(pieces, key=lambda c: max((t.at or "" for t in c.turns), default=""))
+    title = first.title or next((c.title for c in pieces if c.title), None)
+    return Conversation(
+        "claude-code", first.source_id, turns, title=title, model=latest.model or first.model,
+        where=latest.where or first.where, branch=latest.branch or first.branch, own_file=first.own_file,
+    )  # fmt: skip
 
 
 def _warm_up(turns: list[Turn]) -> bool:

@@ -64,9 +64,9 @@ class Conversation:
     model: str | None = None
     where: str | None = None  # the working folder (Claude Code)
     branch: str | None = None  # the git branch (Claude Code)
-    # Claude Code: requests and answers another session wrote into this file after its own last
-    # one (a /resume inside it): left out here, as every other session's line is; the import says so.
-    strays: int = 0
+    # Claude Code: False for a session's lines read from another session's file (copied by a
+    # resume, or written there by a /resume inside it)
+    own_file: bool = True
 
     @property
     def first_request(self) -> str | None:
