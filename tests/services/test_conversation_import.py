@@ -14,6 +14,7 @@ import pytest
 
 from notewell import Viewer
 from notewell.errors import InvalidArgumentError, NotFoundError
+from notewell.model.conversations import parse_claude_code
 from notewell.model.conversations.conversation import PART_BYTES
 from notewell.model.header import parse_note
 from notewell.services.conversation_import import import_conversations, part_note_id
@@ -542,9 +543,9 @@ def test_an_export_of_many_members_or_of_no_conversations_is_given_up_early(stor
 
 
 def test_broken_members_are_charged_to_the_export_budget(store, tmp_path, monkeypatch):
-    from notewell.services import conversation_import as ci
+    from notewell.services import conversation_files
 
-    monkeypatch.setattr(ci, "_EXPORT_READ", 1 << 20)
+    monkeypatch.setattr(conversation_files, "EXPORT_READ", 1 << 20)  # the budget, small enough to spend here
     many = tmp_path / "broken.zip"
     with zipfile.ZipFile(many, "w", zipfile.ZIP_DEFLATED) as z:
         for i in range(20):
@@ -636,3 +637,156 @@ def test_an_unchanged_reimport_writes_nothing_not_even_an_attempt(store, tmp_pat
     again = import_conversations(store, "claude-code", tmp_path / "p")
     assert (again.unchanged, again.notes, again.errors) == (2, 0, [])
     assert len(store.list_attempts(project="claude-code")) == 1  # no import attempt started for nothing
+
+
+def _pairs(session, prefix, requests, day, word, hour=0):
+    """*requests* request/answer line pairs of *session* on 2026-11-*day*, message ids prefix-u0, prefix-a0...,
+    each request holding *word*."""
+    out = []
+    for i in range(requests):
+        at = f"2026-11-{day:02d}T{hour + i:02d}:00:00.000Z"
+        out.append(
+            {
+                "type": "user",
+                "sessionId": session,
+                "uuid": f"{prefix}-u{i}",
+                "timestamp": at,
+                "message": {"role": "user", "content": f"{word} request {i}"},
+            }
+        )
+        out.append(
+            {
+                "type": "assistant",
+                "sessionId": session,
+                "uuid": f"{prefix}-a{i}",
+                "timestamp": at[:-8] + "30.000Z",
+                "message": {
+                    "role": "assistant",
+                    "model": "m",
+                    "content": [{"type": "text", "text": f"{word} answer {i}"}],
+                },
+            }
+        )
+    return out  # fmt: skip
+
+
+def _jsonl(path, lines):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _stranger_sees(store, word):
+    return store.search_notes(word, limit=50, viewer=Viewer("stranger"))
+
+
+def test_turns_another_file_puts_before_those_kept_are_counted_and_the_part_keeps_its_start(store, tmp_path):
+    a = _pairs("sess-a", "a", 6, 1, "alpha")
+    own = _jsonl(tmp_path / "p" / "sess-a.jsonl", a[0:4] + a[8:12])  # requests 0, 1, 4, 5
+    _jsonl(tmp_path / "p" / "sess-x.jsonl", _pairs("sess-x", "x", 1, 1, "xray", hour=20) + a[4:8])  # 2, 3
+    import_conversations(store, "claude-code", own)
+    bulk = import_conversations(store, "claude-code", tmp_path / "p")
+    assert (bulk.notes, bulk.strays) == (1, 4)  # X's note; A's two requests found late are said, not written
+    note = store.get_note(part_note_id("claude-code", "sess-a", 1))
+    assert note.revision == 1 and "alpha request 0" in note.body and "alpha request 5" in note.body
+    again = import_conversations(store, "claude-code", tmp_path / "p")
+    assert (again.notes, again.unchanged) == (0, 2)
+
+
+def test_every_session_found_beside_private_work_stays_private(store, tmp_path):
+    store.set_project("me:secret", private=True)
+    a = _pairs("sess-a", "a", 2, 1, "alphasecret")
+    import_conversations(store, "claude-code", _jsonl(tmp_path / "a" / "sess-a.jsonl", a), project="me:secret")
+    b, c = _pairs("sess-b", "b", 1, 2, "bravosecret"), _pairs("sess-c", "c", 1, 3, "charlie")
+    report = import_conversations(store, "claude-code", _jsonl(tmp_path / "c" / "sess-c.jsonl", a + b + c))
+    assert (report.new, report.elsewhere) == (2, 2)  # B (its own file gone) and C: beside A, on its project
+    assert _stranger_sees(store, "bravosecret") == [] and _stranger_sees(store, "charlie") == []
+    store.set_project("team", private=False)
+    pub = _pairs("sess-p", "p", 1, 4, "papapublic")
+    import_conversations(store, "claude-code", _jsonl(tmp_path / "p" / "sess-p.jsonl", pub), project="team")
+    d = _pairs("sess-d", "d", 1, 5, "deltasecret")  # resumed A, then `/resume P` inside it: A is private
+    later = _pairs("sess-p", "p2", 1, 6, "papalater")
+    import_conversations(store, "claude-code", _jsonl(tmp_path / "d" / "sess-d.jsonl", a + d + pub + later))
+    assert _stranger_sees(store, "deltasecret") == []
+    assert [n.id for n in _stranger_sees(store, "papalater")] == [part_note_id("claude-code", "sess-p", 1)]
+
+
+def test_a_fork_of_private_work_goes_where_it_is(store, tmp_path):
+    store.set_project("me:secret", private=True)
+    s = _pairs("sess-s", "s", 2, 1, "sierrasecret")
+    _jsonl(tmp_path / "p" / "sess-s.jsonl", s)
+    import_conversations(store, "claude-code", tmp_path / "p", project="me:secret")
+    fork = [dict(line, sessionId="sess-f") for line in s] + _pairs("sess-f", "f", 1, 2, "foxtrotgoeson")
+    _jsonl(tmp_path / "p" / "sess-f.jsonl", fork)
+    report = import_conversations(store, "claude-code", tmp_path / "p")
+    assert (report.new, report.elsewhere) == (1, 1)
+    assert _stranger_sees(store, "foxtrotgoeson") == [] and _stranger_sees(store, "sierrasecret") == []
+
+
+def test_lines_claiming_a_held_session_never_join_it_from_a_file_of_their_own(store, tmp_path):
+    store.set_project("alice:secret", private=True, owner="alice")
+    p = _pairs("sess-p", "p", 2, 1, "papa")
+    import_conversations(store, "claude-code", _jsonl(tmp_path / "v" / "sess-p.jsonl", p), project="alice:secret")
+    _jsonl(tmp_path / "run" / "sess-b.jsonl", p + _pairs("sess-b", "b", 1, 3, "bravo"))  # a true copy of P
+    _jsonl(tmp_path / "run" / "sess-x.jsonl", _pairs("sess-p", "evil", 1, 5, "plumforged"))  # only claims
+    report = import_conversations(store, "claude-code", tmp_path / "run")
+    assert report.strays == 2 and "plumforged" not in store.get_note(part_note_id("claude-code", "sess-p", 1)).text
+    assert store.search_notes("plumforged", limit=5) == []
+
+
+def test_a_file_named_like_one_imported_under_its_name_is_not_taken_for_it(store, tmp_path):
+    store.set_project("me:secret", private=True)
+    for with_ids in (True, False):
+        old = [{k: v for k, v in line.items() if k != "sessionId"} for line in _pairs("x", "k", 2, 1, "kilo")]
+        if not with_ids:
+            old = [{k: v for k, v in line.items() if k != "uuid"} for line in old]
+        name = f"debug{with_ids}"
+        import_conversations(store, "claude-code", _jsonl(tmp_path / "a" / f"{name}.jsonl", old))
+        other = _pairs(f"sess-n{with_ids}", f"n{with_ids}", 3, 5, "novembersecret")
+        report = import_conversations(
+            store, "claude-code", _jsonl(tmp_path / "b" / f"{name}.jsonl", other), project="me:secret"
+        )
+        assert (report.new, report.continued, report.changed_in_place) == (1, 0, 0)
+        assert "novembersecret" not in store.get_note(part_note_id("claude-code", name, 1)).text
+    assert _stranger_sees(store, "novembersecret") == []
+
+
+def test_a_session_read_only_as_strays_still_keeps_its_ids_from_a_fork(store, tmp_path):
+    store.set_project("me:secret", private=True)
+    s = _pairs("sess-s", "s", 3, 1, "sierrasecret")
+    import_conversations(store, "claude-code", _jsonl(tmp_path / "v" / "sess-s.jsonl", s), project="me:secret")
+    early = s[:2]  # S's first request: as copied by B, and rewritten to F's id by a fork
+    fork = [dict(line, sessionId="sess-f") for line in early] + _pairs("sess-f", "f", 1, 2, "foxtrot")
+    _jsonl(tmp_path / "run" / "sess-f.jsonl", fork)
+    _jsonl(tmp_path / "run" / "sess-b.jsonl", early + _pairs("sess-b", "b", 1, 3, "bravo"))
+    import_conversations(store, "claude-code", tmp_path / "run")
+    assert _stranger_sees(store, "sierrasecret") == []
+
+
+@pytest.mark.slow
+def test_a_file_of_many_sessions_and_summaries_reads_in_linear_time(store, tmp_path):
+    def timed(sessions):
+        lines = []
+        for i in range(sessions):
+            lines.append(
+                {
+                    "type": "user",
+                    "sessionId": f"s{i}",
+                    "uuid": f"u{i}",
+                    "timestamp": "2026-11-01T00:00:00Z",
+                    "message": {"role": "user", "content": f"q {i}"},
+                }
+            )
+            lines.append({"type": "summary", "summary": f"sum {i}", "leafUuid": f"u{i}"})
+        data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+        began = time.perf_counter()
+        pieces = parse_claude_code(data, "one")
+        assert {p.source_id: p.title for p in pieces} == {f"s{i}": f"sum {i}" for i in range(sessions)}
+        return time.perf_counter() - began  # fmt: skip
+
+    small, big = min(timed(4000) for _ in range(2)), min(timed(16000) for _ in range(2))
+    assert big < 10 * small  # 4x the sessions (16x before: every session looked at every summary)
+    ask = {"type": "user", "message": {"role": "user", "content": "hi"}}
+    bad = [{**ask, "sessionId": "x" * 300 + str(i), "uuid": f"u{i}"} for i in range(200)]
+    report = import_conversations(store, "claude-code", _jsonl(tmp_path / "odd.jsonl", bad))
+    assert len(report.errors) == 21 and "and 180 more" in report.errors[-1][1]

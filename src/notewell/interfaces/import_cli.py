@@ -47,7 +47,7 @@ def _summary(report: ImportReport) -> str:
     if report.deleted_here:
         line += f", {report.deleted_here} deleted here before (not brought back)"
     if report.strays:
-        line += f", {report.strays} turn(s) in other files claiming a session held here (not imported)"
+        line += f", {report.strays} turn(s) other files hold of sessions here that cannot be added (not imported)"
     if not report.notes:
         return line + "; nothing written"
     line += f"; {report.notes} note(s) written on project {report.project}"

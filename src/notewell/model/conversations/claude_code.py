@@ -154,14 +154,15 @@ class _Session:
                 turn.tools.append(_tool_call(b))
                 self.tool_turn[str(b.get("id"))] = (turn, len(turn.tools) - 1)
 
-    def conversation(self, session: str, own: bool, summaries: dict[str, str]) -> Conversation | None:
+    def conversation(self, session: str, own: bool, summaries: dict[str, tuple[int, str]]) -> Conversation | None:
         for turn in self.turns:
             if turn.role == "assistant":
                 turn.text = "\n\n".join(self.words.get(id(turn), []))
         turns = [t for t in self.turns if t.text or t.tools]
         if not turns:
             return None
-        leaf_summary = next((s for leaf, s in summaries.items() if leaf in self.seen), None)
+        # The first summary line whose leaf is this session's (a lookup per message: linear).
+        leaf_summary = min((summaries[u] for u in self.seen if u in summaries), default=(0, None))[1]
         title = self.titles.get("custom") or self.titles.get("ai") or leaf_summary
         return Conversation(
             "claude-code", session, turns, title=title, model=self.model, where=self.where, branch=self.branch,
@@ -183,7 +184,7 @@ def parse_claude_code(data: bytes, stem: str) -> list[Conversation]:
         except RecursionError:
             pass  # whole, but nested too deep: refused below
     sessions: dict[str | None, _Session] = {}  # by sessionId; None: lines before any that carries one
-    summaries: dict[str, str] = {}  # leafUuid -> summary
+    summaries: dict[str, tuple[int, str]] = {}  # leafUuid -> (the line's place among them, summary)
     last: str | None = None  # the session of the file's last request or answer
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
@@ -199,7 +200,8 @@ def parse_claude_code(data: bytes, stem: str) -> list[Conversation]:
         kind = line.get("type")
         sid = line.get("sessionId") if isinstance(line.get("sessionId"), str) else None
         if kind == "summary" and isinstance(line.get("summary"), str):
-            summaries[str(line.get("leafUuid"))] = line["summary"]
+            leaf = str(line.get("leafUuid"))
+            summaries[leaf] = (summaries[leaf][0] if leaf in summaries else len(summaries), line["summary"])
         elif kind in ("custom-title", "ai-title"):
             sessions.setdefault(sid, _Session()).title_line(kind, line)
         if kind not in ("user", "assistant") or line.get("isSidechain") or line.get("isApiErrorMessage"):
@@ -238,7 +240,7 @@ def merged_sessions(pieces: list[Conversation]) -> Conversation | None:
     for rank, piece in enumerate(sorted(pieces, key=lambda c: c is not first)):
         at = ""
         for index, turn in enumerate(piece.turns):
-            at = turn.at or at  # a turn without a time stays after the one before it
+            at = max(at, turn.at or "")  # never before a line its file wrote earlier (a clock set back)
             size = len(turn.text) + sum(map(len, turn.tools))
             if turn.ident is not None:
                 held = best.get(turn.ident)
