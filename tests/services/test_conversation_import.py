@@ -522,9 +522,11 @@ def test_lines_claiming_another_sessions_id_are_never_written_anywhere(store, tm
     path = tmp_path / "sess-x.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in forged + own))
     report = import_conversations(store, "claude-code", path)
-    assert report.new == 1 and on_project(store, part_note_id("claude-code", "sess-x", 1), "claude-code")
-    assert store.search_notes("plumtext", limit=50) == []  # the lines claiming alice's session: not this one's
-    assert not store.list_notes(limit=50, project="alice:secret", viewer=Viewer("alice"))[1:]
+    assert report.new == 1 and report.strays == 2  # the lines claiming alice's session: said, never written
+    assert store.search_notes("plumtext", limit=50) == []
+    # X's own turns lean private: beside a private session's lines (a copy after a rewind looks the same)
+    assert on_project(store, part_note_id("claude-code", "sess-x", 1), "alice:secret")
+    assert store.get_note(part_note_id("claude-code", victim.stem, 1)).revision == 1  # alice's note untouched
 
 
 def test_an_export_of_many_members_or_of_no_conversations_is_given_up_early(store, tmp_path):
@@ -659,7 +661,7 @@ def _pairs(session, prefix, requests, day, word, hour=0):
                 "type": "assistant",
                 "sessionId": session,
                 "uuid": f"{prefix}-a{i}",
-                "timestamp": at[:-8] + "30.000Z",
+                "timestamp": at[:17] + "30.000Z",
                 "message": {
                     "role": "assistant",
                     "model": "m",
@@ -790,3 +792,38 @@ def test_a_file_of_many_sessions_and_summaries_reads_in_linear_time(store, tmp_p
     bad = [{**ask, "sessionId": "x" * 300 + str(i), "uuid": f"u{i}"} for i in range(200)]
     report = import_conversations(store, "claude-code", _jsonl(tmp_path / "odd.jsonl", bad))
     assert len(report.errors) == 21 and "and 180 more" in report.errors[-1][1]
+
+
+def test_a_session_resumed_from_a_rewound_private_one_stays_private(store, tmp_path):
+    store.set_project("me:secret", private=True)
+    a = _pairs("sess-a", "a", 3, 1, "alphasecret")
+    import_conversations(store, "claude-code", _jsonl(tmp_path / "v" / "sess-a.jsonl", a), project="me:secret")
+    rewound = _pairs("sess-a", "r", 1, 1, "alpharewound", hour=10)  # A taken back to its first request, then on
+    b = _pairs("sess-b", "b", 2, 2, "bravocontinues")
+    _jsonl(tmp_path / "p" / "sess-b.jsonl", a[:2] + rewound + b)  # B copies A's chain as it is now
+    report = import_conversations(store, "claude-code", tmp_path / "p")
+    assert (report.new, report.elsewhere, report.strays) == (1, 1, 2)  # A's new branch: said, not written
+    assert _stranger_sees(store, "bravocontinues") == [] and _stranger_sees(store, "alpharewound") == []
+
+
+def test_a_turn_a_copy_puts_between_those_kept_is_counted_when_the_own_file_is_gone(store, tmp_path):
+    a = _pairs("sess-a", "a", 2, 1, "alpha")
+    extra = [
+        dict(line, timestamp=line["timestamp"].replace(":00:", ":10:")) for line in _pairs("sess-a", "x", 1, 1, "xtra")
+    ]
+    import_conversations(store, "claude-code", _jsonl(tmp_path / "p" / "sess-a.jsonl", a))
+    (tmp_path / "p" / "sess-a.jsonl").unlink()  # cleaned up; B's copy holds one more turn of A's in the middle
+    _jsonl(tmp_path / "p" / "sess-b.jsonl", a[:2] + extra + a[2:] + _pairs("sess-b", "b", 1, 2, "bravo"))
+    report = import_conversations(store, "claude-code", tmp_path / "p")
+    assert (report.new, report.unchanged, report.strays) == (1, 1, 2)
+
+
+def test_an_older_copy_of_a_held_session_is_not_counted_as_strays(store, tmp_path):
+    a = _pairs("sess-a", "a", 3, 1, "alpha")
+    _jsonl(tmp_path / "p" / "sess-b.jsonl", a[:4] + _pairs("sess-b", "b", 1, 2, "bravo"))  # B resumed A early
+    _jsonl(tmp_path / "p" / "sess-a.jsonl", a)
+    import_conversations(store, "claude-code", tmp_path / "p")
+    (tmp_path / "p" / "sess-a.jsonl").unlink()  # A's file cleaned up: B's copy is older than A's note
+    for _ in range(2):
+        again = import_conversations(store, "claude-code", tmp_path / "p")
+        assert (again.notes, again.strays) == (0, 0)

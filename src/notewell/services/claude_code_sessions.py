@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import NotewellError
 from ..model.conversations import Conversation, Turn, merged_sessions
+from ..model.conversations.conversation import last_turn_minute
 from .contract import NoteStore
 from .import_report import ImportReport
 from .imported_parts import Kept, kept_parts
@@ -49,12 +50,16 @@ class Places:
         self.best: dict[int, tuple[bool, str, dict[str, Any]]] = {}  # file -> the first of its sessions' places
         self.private: dict[str, bool] = {}  # project -> whether it is private (asked once)
 
-    def put(self, sid: str, last: str, attempt: dict[str, Any] | None, true_files: list[int]) -> None:
+    def put(
+        self, sid: str, last: str, attempt: dict[str, Any] | None, true_files: list[int], files: list[int] | None = None
+    ) -> None:
+        """Place *sid* on *attempt*: beside it in *true_files* (those holding its lines truly);
+        when it is private, in *files* too (leaning private is the safe way)."""
         if attempt is None:
             return
         place = (self._hidden(str(attempt["project"])), last, attempt)
         self.at[sid] = place
-        for number in true_files:
+        for number in {*true_files, *(files or [] if place[0] else [])}:
             if number not in self.best or place[:2] > self.best[number][:2]:
                 self.best[number] = place
 
@@ -107,9 +112,12 @@ def claude_code_sessions(
     sessions = []
     for sid, group in groups.items():
         key, kept = kept_of[sid]
+        if kept.count:  # placed where it is; when private, from every file holding its lines (a copy
+            latest = max((last_time(p) for _, p in group), default="")  # after a rewind, say: not a true one)
+            places.put(sid, latest, kept.attempt, true_files.get(sid, []), files_of[sid])
         if kept.count and not any(Path(name).stem in (sid, key) for name, _ in group):
             strays = [p for _, p in group if not _continues(p, kept)]
-            report.strays += sum(len(p.turns) for p in strays)
+            report.strays += sum(_after_kept(p, kept) for p in strays)
             for piece in strays:  # still its lines: never another session's
                 owners.update((t.ident, sid) for t in piece.turns if t.ident and t.ident not in owners)
             group = [(name, p) for name, p in group if _continues(p, kept)]
@@ -119,7 +127,6 @@ def claude_code_sessions(
         if kept.count:
             conv.turns = _not_before_kept(conv, [p for _, p in group if p.own_file], kept, report)
             owners.update((t.ident, sid) for t in conv.turns if t.ident and t.ident not in owners)
-            places.put(sid, last_time(conv), kept.attempt, true_files.get(sid, []))
         conv.source_id = key
         name = next((n for n, p in group if p.own_file), group[0][0])
         sessions.append(Session(name, conv, kept, files_of[sid], true_files.get(sid, [])))
@@ -138,19 +145,31 @@ def _not_before_kept(conv: Conversation, own: list[Conversation], kept: Kept, re
     """*conv*'s turns without those another file put before the last message kept (the part
     counted fewer turns up to it than there are now): parts only ever grow at their end, so such
     turns are counted as strays. When they cannot be told from those kept, the part is left as
-    it is all the same (see last_part_start) and only what follows it is added."""
+    it is all the same (see last_part_start), only what follows it is added, and as many turns
+    as the part did not count are counted."""
     last = kept.extras.get("last_message")
     where = next((i for i, t in enumerate(conv.turns) if last and t.ident == last), None)
     upto = kept.extras.get("messages", "").partition("-")[2]
     if where is None or not upto.isdigit() or where + 1 <= int(upto):
         return conv.turns
+    more = where + 1 - int(upto)
     mine = {t.ident for piece in own for t in piece.turns}
-    early = [t for t in conv.turns[:where] if mine and t.ident is not None and t.ident not in mine]
-    if not early or len(early) > where + 1 - int(upto):
+    early = [t for t in conv.turns[:where] if t.ident is not None and t.ident not in mine]
+    if mine and not early:
+        return conv.turns  # its own transcript holds them all: copies left out when it was new
+    if not mine or len(early) > more:
+        report.strays += more
         return conv.turns
     report.strays += len(early)
     gone = {id(t) for t in early}
     return [t for t in conv.turns if id(t) not in gone]
+
+
+def _after_kept(piece: Conversation, kept: Kept) -> int:
+    """The turns of *piece* written after every turn kept (to the minute): those the store cannot
+    hold. A copy older than what is kept, or a branch left, is not counted."""
+    until = last_turn_minute(kept.text)
+    return sum(1 for t in piece.turns if until is None or (t.at or "")[:16] > until)
 
 
 def _kept_session(store: NoteStore, sid: str, group: list[tuple[str, Conversation]]) -> tuple[str, Kept]:

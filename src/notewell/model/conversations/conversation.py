@@ -31,6 +31,7 @@ __all__ = [
     "first_line",
     "import_digest",
     "iso_time",
+    "last_turn_minute",
     "mark_failed",
     "one_line_id",
 ]
@@ -145,6 +146,16 @@ def _clip(text: str, limit: int = TEXT_CHARS) -> str:
 
 def _stamp(at: str | None) -> str:
     return f" · {at[:16].replace('T', ' ')} UTC" if at else ""
+
+
+_TURN_STAMP = re.compile(r"^\*\*\d+\. (?:user|assistant)\*\* · (\d{4}-\d\d-\d\d \d\d:\d\d) UTC$", re.MULTILINE)
+
+
+def last_turn_minute(text: str) -> str | None:
+    """The latest minute a part's turns were written in (``YYYY-MM-DDTHH:MM``, UTC), read from
+    their lines as :func:`conversation_parts` writes them; None when it shows none."""
+    found = max((m.group(1) for m in _TURN_STAMP.finditer(text)), default=None)
+    return found.replace(" ", "T") if found else None
 
 
 def _turn_block(turn: Turn, number: int) -> str:
