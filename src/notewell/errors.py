@@ -1,7 +1,8 @@
 """The one error hierarchy of notewell.
 
-Every error carries a stable ``code`` that the interfaces map in one place
-(CLI: stderr line + exit code; HTTP: status + JSON; MCP: tool error)::
+Every error carries a stable ``code``; :data:`ERROR_KINDS` maps each code once to what every
+interface makes of it (CLI: a stderr line and an exit code; HTTP: a status and JSON; MCP: a tool
+error whose text starts with the code), and the reference is written from it::
 
     NotewellError                     code "error"
     ├── NotFoundError                 "not_found"
@@ -21,9 +22,13 @@ Every error carries a stable ``code`` that the interfaces map in one place
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 __all__ = [
+    "ERROR_KINDS",
     "BusyError",
     "ConflictError",
+    "ErrorKind",
     "ForbiddenError",
     "FrozenError",
     "InvalidArgumentError",
@@ -141,3 +146,31 @@ class RateLimitedError(NotewellError):
     def __init__(self, message: str, retry_after: float) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class ErrorKind(NamedTuple):
+    """What one error code is on each interface (an MCP tool error always says its code)."""
+
+    code: str
+    exit_code: int  # the CLI's exit status
+    http_status: int
+    meaning: str  # for the reference
+
+
+# The one table of error codes: the CLI, HTTP, MCP and the reference all read it.
+ERROR_KINDS: tuple[ErrorKind, ...] = (
+    ErrorKind("invalid_argument", 2, 400, "a parameter has a value that cannot be used"),
+    ErrorKind("invalid_id", 2, 400, "the text given as an id is not one"),
+    ErrorKind("not_found", 3, 404, "no note, revision, attempt or project by that name the caller may see"),
+    ErrorKind("invalid_note", 4, 400, "the note text cannot be stored (empty, NUL bytes, a bad header)"),
+    ErrorKind("too_large", 4, 413, "the note is over the store's size limit"),
+    ErrorKind("invalid_query", 5, 400, "the search query cannot be run"),
+    ErrorKind("storage", 6, 500, "the folder or the index could not be read or written (a full disk)"),
+    ErrorKind("busy", 7, 503, "another writer held the store longer than the wait allows"),
+    ErrorKind("frozen", 8, 409, "the note's attempt has ended: it can no longer change"),
+    ErrorKind("unavailable", 9, 503, "a part that needs an optional extra is not installed"),
+    ErrorKind("unauthorized", 10, 401, "a server needs a valid token for this"),
+    ErrorKind("forbidden", 10, 403, "the caller may not do this"),
+    ErrorKind("rate_limited", 11, 429, "too many writes from one token (HTTP says when to retry)"),
+    ErrorKind("conflict", 12, 409, "an id the store has used, or an edit over a text changed since it was read"),
+)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..errors import ConflictError, InvalidArgumentError, InvalidNoteError, NotewellError
+from ..errors import ERROR_KINDS, ConflictError, InvalidArgumentError, InvalidNoteError, NotewellError
 from ..model.header import compose_note, parse_note
 from ..model.note import Card
 from ..model.shown import shown
@@ -37,23 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EXIT_CODES", "helper_config", "main"]
 
-# One place maps error codes to exit codes; anything else that escapes is a bug (exit 70).
-EXIT_CODES = {
-    "not_found": 3,
-    "invalid_id": 2,
-    "invalid_note": 4,
-    "too_large": 4,
-    "invalid_query": 5,
-    "invalid_argument": 2,
-    "frozen": 8,
-    "unavailable": 9,
-    "storage": 6,
-    "busy": 7,
-    "unauthorized": 10,
-    "forbidden": 10,
-    "rate_limited": 11,
-    "conflict": 12,
-}
+# Exit codes come from the one error table; anything else that escapes is a bug (exit 70).
+EXIT_CODES = {kind.code: kind.exit_code for kind in ERROR_KINDS}
 
 
 # -- output -------------------------------------------------------------------

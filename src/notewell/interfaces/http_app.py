@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, request_response
 
-from ..errors import InvalidArgumentError, NoteTooLargeError, NotewellError, NotFoundError
+from ..errors import ERROR_KINDS, InvalidArgumentError, NoteTooLargeError, NotewellError, NotFoundError
 from ..model.access_tokens import Tokens
 from ..model.timestamps import now_iso
 from ..search.filters import FILTER_NAMES, FILTERS, MAX_FILTER_CHARS, MAX_FILTER_VALUES
@@ -35,23 +35,8 @@ __all__ = ["LOOPBACK", "STATUS", "body_limit", "make_app"]
 
 log = logging.getLogger("notewell.http")
 
-# One place maps error codes to HTTP statuses.
-STATUS = {
-    "not_found": 404,
-    "invalid_id": 400,
-    "invalid_note": 400,
-    "too_large": 413,
-    "invalid_query": 400,
-    "invalid_argument": 400,
-    "frozen": 409,
-    "unavailable": 503,
-    "storage": 500,
-    "busy": 503,
-    "unauthorized": 401,
-    "forbidden": 403,
-    "rate_limited": 429,
-    "conflict": 409,
-}
+# HTTP statuses come from the one error table.
+STATUS = {kind.code: kind.http_status for kind in ERROR_KINDS}
 _HTTP_CODES = {400: "invalid_argument", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}
 
 

@@ -44,7 +44,9 @@ IDLE_TIMEOUT = 10.0  # a caller's wait between heartbeats
 _HEARTBEAT = 0.5
 _MAX_CALLERS = 8  # searches served at once; more are declined (their callers search themselves)
 _ERRORS = {
-    cls.code: cls for cls in (getattr(errors, name) for name in errors.__all__) if cls is not errors.NotewellError
+    cls.code: cls
+    for cls in (getattr(errors, name) for name in errors.__all__ if name.endswith("Error"))
+    if cls is not errors.NotewellError
 }
 
 

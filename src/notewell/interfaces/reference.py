@@ -1,0 +1,38 @@
+"""The reference, written from the tables the code runs on (``python -m notewell.interfaces.reference``
+prints it; ``docs/reference.md`` holds it, and a test fails when the two differ)."""
+
+from __future__ import annotations
+
+from ..errors import ERROR_KINDS
+
+__all__ = ["reference_markdown"]
+
+
+def _errors() -> list[str]:
+    lines = [
+        "## Errors",
+        "",
+        "Every error has a stable code. The CLI prints `notewell: CODE: message` on stderr (with `--json`,",
+        '`{"error": {"code", "message"}}`) and exits with the code\'s status; HTTP answers the status with',
+        '`{"error": {"code", "message"}}` (`WWW-Authenticate` with 401, `Retry-After` with 429); an MCP tool',
+        "error's text starts with the code, and its structured content is the same JSON. Anything else that",
+        "escapes is a bug: exit 70, HTTP 500.",
+        "",
+        "| code | exit | HTTP | meaning |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| `{k.code}` | {k.exit_code} | {k.http_status} | {k.meaning} |" for k in ERROR_KINDS]
+    return lines
+
+
+def reference_markdown() -> str:
+    """The whole reference as Markdown."""
+    lines = ["# notewell reference", "", "Generated from the code's own tables: do not edit by hand.", ""]
+    lines += _errors()
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(reference_markdown())
