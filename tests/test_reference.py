@@ -44,3 +44,62 @@ def test_the_mcp_form_says_the_code():
 def test_the_reference_is_current():
     written = (ROOT / "docs" / "reference.md").read_text()
     assert written == reference_markdown(), "run: python -m notewell.interfaces.reference > docs/reference.md"
+
+
+def test_every_notewell_variable_is_a_setting_read_through_the_registry():
+    import re
+
+    from notewell.settings import SETTINGS
+
+    names = {s.name for s in SETTINGS}
+    used, direct = set(), []
+    for path in (ROOT / "src" / "notewell").rglob("*.py"):
+        text = path.read_text()
+        used |= set(re.findall(r"NOTEWELL_[A-Z_]*[A-Z]", text))
+        if path.name != "settings.py":
+            reads = re.compile(r"""(environ|getenv|env)\s*(\.get\(|\[|\()\s*["']NOTEWELL_""")
+            direct += [f"{path.name}: {line.strip()}" for line in text.splitlines() if reads.search(line)]
+    assert used <= names, f"not in notewell.settings.SETTINGS: {sorted(used - names)}"
+    assert names <= used, f"registered but never read: {sorted(names - used)}"
+    assert direct == [], "read NOTEWELL_* through notewell.settings.setting"
+
+
+def test_a_setting_is_stripped_and_an_unknown_name_refused():
+    import pytest
+
+    from notewell.settings import effective_settings, setting
+
+    assert setting("NOTEWELL_STORE", {"NOTEWELL_STORE": "  notes  "}) == "notes"
+    assert setting("NOTEWELL_STORE", {"NOTEWELL_STORE": " "}) is None
+    with pytest.raises(KeyError):
+        setting("NOTEWELL_NO_SUCH", {})
+    rows = {
+        r["name"]: r
+        for r in effective_settings({"NOTEWELL_DATABASE": "postgresql://u:pw@db/n", "NOTEWELL_CHAT_KEY": "sk"})
+    }
+    assert rows["NOTEWELL_DATABASE"] == {
+        "name": "NOTEWELL_DATABASE",
+        "value": "postgresql://u:***@db/n",
+        "source": "environment",
+    }
+    assert rows["NOTEWELL_CHAT_KEY"]["value"] == "***" and rows["NOTEWELL_STORE"]["source"] == "default"
+
+
+def test_notewell_config_prints_each_setting_and_never_a_secret(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NOTEWELL_EMBED_KEY="sk-verysecret", NOTEWELL_AUTHOR="alice")
+    out = subprocess.run(
+        [sys.executable, "-m", "notewell", "config", "--json"], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    import json
+
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert rows["NOTEWELL_AUTHOR"] == {"name": "NOTEWELL_AUTHOR", "value": "alice", "source": "environment"}
+    assert "verysecret" not in out
+    text = subprocess.run(
+        [sys.executable, "-m", "notewell", "config"], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert "NOTEWELL_AUTHOR" in text and "alice  [environment]" in text and "verysecret" not in text

@@ -335,3 +335,22 @@ def test_the_helper_config_names_a_model_directory_by_its_absolute_path(tmp_path
     monkeypatch.chdir(tmp_path / "a")
     monkeypatch.setenv("NOTEWELL_EMBEDDER", f"fastembed:{tmp_path / 'a' / 'model'}")
     assert helper_config() == from_a  # the same model, however it is named
+
+
+def test_a_listener_never_makes_the_index_folder_of_a_store(tmp_path):
+    from notewell.services.query_socket import Listener
+
+    folder = tmp_path / "put-in-its-place"  # a folder moved where a store was: no .notewell/ in it
+    folder.mkdir()
+    listener = Listener(folder)
+    try:
+        assert listener.open() is False
+    finally:
+        listener.close()
+    assert list(folder.iterdir()) == []  # (a watcher's heartbeat made .notewell/helper here)
+    (folder / ".notewell").mkdir()
+    listener = Listener(folder)
+    try:
+        assert listener.open() is True  # a store's own .notewell/: served
+    finally:
+        listener.close()

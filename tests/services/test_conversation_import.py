@@ -827,3 +827,47 @@ def test_an_older_copy_of_a_held_session_is_not_counted_as_strays(store, tmp_pat
     for _ in range(2):
         again = import_conversations(store, "claude-code", tmp_path / "p")
         assert (again.notes, again.strays) == (0, 0)
+
+
+def test_a_session_resumed_after_a_private_one_was_compacted_stays_private(store, tmp_path):
+    store.set_project("me:secret", private=True)
+    p = _pairs("sess-p", "p", 2, 1, "papasecret")
+    boundary = {"type": "system", "subtype": "compact_boundary", "sessionId": "sess-p", "uuid": "p-cb",
+                "timestamp": "2026-11-01T05:00:00.000Z", "content": "Conversation compacted"}  # fmt: skip
+    summary = {"type": "user", "sessionId": "sess-p", "uuid": "p-cs", "timestamp": "2026-11-01T05:00:01.000Z",
+               "isCompactSummary": True, "message": {"role": "user", "content": "continued: papasecret"}}  # fmt: skip
+    _jsonl(tmp_path / "p" / "sess-p.jsonl", p + [boundary, summary])
+    import_conversations(store, "claude-code", tmp_path / "p", project="me:secret")
+    _jsonl(tmp_path / "p" / "sess-n.jsonl", [boundary, summary] + _pairs("sess-n", "n", 2, 2, "novembergoeson"))
+    report = import_conversations(store, "claude-code", tmp_path / "p")  # N's file names P only by those lines
+    assert (report.new, report.elsewhere) == (1, 1) and _stranger_sees(store, "novembergoeson") == []
+
+
+def test_a_rewound_turn_in_the_same_minute_as_the_last_kept_is_counted(store, tmp_path):
+    def at(m, s):
+        return f"2026-11-01T10:{m:02d}:{s:02d}.000Z"
+
+    a = _pairs("sess-a", "a", 2, 1, "alpha")
+    for line, when in zip(a, (at(0, 0), at(0, 5), at(0, 10), at(0, 15)), strict=True):
+        line["timestamp"] = when
+    import_conversations(store, "claude-code", _jsonl(tmp_path / "p" / "sess-a.jsonl", a))
+    rewound = _pairs("sess-a", "r", 1, 1, "alpharewound")  # taken back to the first request, 15 s later
+    rewound[0]["timestamp"], rewound[1]["timestamp"] = at(0, 30), at(0, 40)
+    (tmp_path / "p" / "sess-a.jsonl").unlink()
+    _jsonl(tmp_path / "p" / "sess-b.jsonl", a[:2] + rewound + _pairs("sess-b", "b", 1, 2, "bravo"))
+    report = import_conversations(store, "claude-code", tmp_path / "p")
+    # The rewound pair, and the kept pair of that minute too (the part shows minutes, and no file of the
+    # run holds its last message: counted twice rather than lost without a word).
+    assert (report.new, report.strays) == (1, 4)
+
+
+def test_turns_only_a_sessions_own_file_holds_before_those_kept_are_counted(store, tmp_path):
+    a = _pairs("sess-a", "a", 4, 1, "alpha")
+    _jsonl(tmp_path / "p" / "sess-a.jsonl", a)
+    b = _jsonl(
+        tmp_path / "p" / "sess-b.jsonl", a[4:] + _pairs("sess-b", "b", 1, 2, "bravo")
+    )  # resumed after a compaction
+    import_conversations(store, "claude-code", b)  # alone first: A is made from B's copy (its last two requests)
+    for _ in range(2):
+        report = import_conversations(store, "claude-code", tmp_path / "p")
+        assert (report.notes, report.strays) == (0, 4)  # A's first two requests: said, not lost without a word

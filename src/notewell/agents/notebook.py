@@ -31,6 +31,7 @@ from ..model.notebook_rules import (
 from ..model.numbers import whole_number
 from ..model.timestamps import now_iso
 from ..services.contract import NoteStore
+from ..settings import setting
 from .raw_log import RawEvent, RawLog, TamperedError
 
 __all__ = ["AcceptResult", "NOTEBOOK_ROOT", "Notebook", "chosen_task", "notebook_root"]
@@ -53,8 +54,8 @@ def chosen_task(
     (saying to name one with *naming*, the interface's way of naming it)."""
     if task:
         return task
-    if os.environ.get("NOTEWELL_NOTEBOOK"):
-        return os.environ["NOTEWELL_NOTEBOOK"]
+    if setting("NOTEWELL_NOTEBOOK"):
+        return setting("NOTEWELL_NOTEBOOK")
     where = notebook_root(root)
     found = sorted(p.parent.name for p in where.glob("*/state.json")) if where.is_dir() else []
     if len(found) == 1:

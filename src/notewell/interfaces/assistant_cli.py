@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, NotewellError, UnavailableError
+from ..settings import setting
 
 if TYPE_CHECKING:
     from ..agents.assistant import Turn
@@ -84,7 +84,7 @@ def cmd_assistant(args: argparse.Namespace) -> None:
     if args.record_kind is not None and not re.fullmatch(r"[a-z][a-z0-9_-]{0,39}", args.record_kind):
         raise InvalidArgumentError(f"--record-kind is a note type like blocker or conclusion, got {args.record_kind!r}")
     config = ContextConfig(max_tokens=args.max_tokens, reserve_tokens=min(800, args.max_tokens // 4))
-    config.counter = load_counter(os.environ.get("NOTEWELL_TOKENIZER"))
+    config.counter = load_counter(setting("NOTEWELL_TOKENIZER"))
     if args.project:
         config.filters = {"project": args.project}
     memory = ConversationMemory(summarizer=LLMSummarizer(chat), trigger_chars=args.memory_chars)
@@ -143,6 +143,6 @@ def add_assistant_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--read-only", action="store_true", help="never tag or summarize notes")
     p.add_argument(
         "--author",
-        default=os.environ.get("NOTEWELL_AUTHOR") or "assistant",
+        default=setting("NOTEWELL_AUTHOR") or "assistant",
         help="who writes the notes it saves (default: $NOTEWELL_AUTHOR, else assistant)",
     )

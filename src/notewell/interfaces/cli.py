@@ -19,8 +19,10 @@ from ..model.header import compose_note, parse_note
 from ..model.note import Card
 from ..model.shown import shown
 from ..search.filters import FILTERS
+from ..settings import setting
 from .assistant_cli import add_assistant_arguments, cmd_assistant
 from .cli_arguments import add_core_arguments, commands_epilog
+from .config_cli import cmd_config
 from .db_cli import add_db_arguments, add_transfer_arguments, chosen_database, cmd_db, cmd_export
 from .hooks_cli import add_hook_arguments, cmd_hook
 from .import_cli import add_import_arguments, cmd_import
@@ -319,7 +321,7 @@ def helper_config() -> str:
     started with other settings declines, and the command searches itself."""
     from ..version import __version__
 
-    values = [os.environ.get(name, "") for name in _HELPER_SETTINGS]
+    values = [setting(name) or "" for name in _HELPER_SETTINGS]
     kind, sep, path = values[0].partition(":")
     if sep and kind in ("fastembed", "sentence-transformers") and path:
         # the same relative directory names another model from another working directory
@@ -345,7 +347,7 @@ def _search_by_helper(args: argparse.Namespace, query: str) -> tuple[list[Card],
         return None  # a database store searches in-process: it has no folder for a socket
     from ..services.search_helper import search_by_helper
 
-    root = Path(args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE).expanduser().resolve()
+    root = Path(args.store or setting("NOTEWELL_STORE") or DEFAULT_STORE).expanduser().resolve()
     if not root.is_dir():
         return None
     filters = _filters(args)
@@ -512,7 +514,7 @@ def cmd_attempt(args: argparse.Namespace) -> None:
         raise InvalidArgumentError("say what to do: notewell attempt start|end|show|list")
     with _api(args, create=action == "start") as api:
         if action == "start":
-            author = args.author or os.environ.get("NOTEWELL_AUTHOR") or _user_name()
+            author = args.author or setting("NOTEWELL_AUTHOR") or _user_name()
             attempt = api.start_attempt(_owner(), args.project, author=author, model=args.model, campaign=args.campaign)
             if args.json:
                 _emit_json(attempt)
@@ -688,7 +690,7 @@ AUTOWATCH_IDLE = 1800.0
 
 
 def _autowatch_threshold() -> int | None:
-    raw = os.environ.get("NOTEWELL_AUTOWATCH", "").strip().lower()
+    raw = (setting("NOTEWELL_AUTOWATCH") or "").strip().lower()
     if raw in ("", "on", "1", "yes", "true"):
         return AUTOWATCH_MIN_FILES
     if raw in ("off", "0", "no", "false"):
@@ -771,7 +773,7 @@ _DEMO_NOTES = [
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
-    if not args.store and not os.environ.get("NOTEWELL_STORE") and not chosen_database(args):
+    if not args.store and not setting("NOTEWELL_STORE") and not chosen_database(args):
         args.store = "notewell-demo"
     from ..services.agent_api import AgentAPI
 
@@ -866,6 +868,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_import,
         "bring in conversations (claude-code, chatgpt, claude), or load a notes folder into --database",
     )
+    commands["config"] = (cmd_config, "the NOTEWELL_* settings in effect, and where each came from")
     commands["notebook"] = (cmd_notebook, "a validated working-context notebook for one long task")
     commands["assistant"] = (cmd_assistant, "a project assistant over the notes (an OpenAI-compatible model)")
     commands["install"] = (cmd_install, "register notewell's MCP server and session hooks in an agent runtime")

@@ -7,15 +7,15 @@ they are for rather than in one flat list.
 from __future__ import annotations
 
 import argparse
-import os
 
 from ..search.filters import FILTERS
+from ..settings import setting
 
 __all__ = ["COMMAND_GROUPS", "add_core_arguments", "commands_epilog"]
 
 # What ``notewell --help`` lists, group by group (a test checks every command is in one).
 COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("start", ("demo", "init")),
+    ("start", ("demo", "init", "config")),
     ("notes", ("add", "get", "edit", "rm", "list", "history", "tag", "set-summary", "tags", "header", "links")),
     ("search", ("search", "summary", "embed", "reindex", "watch")),
     ("projects and attempts", ("attempt", "project", "brief")),
@@ -65,11 +65,11 @@ def add_core_arguments(ps: dict[str, argparse.ArgumentParser], common: argparse.
         "--builds-on", dest="builds_on", action="append", metavar="ID", help="a note this one builds on (repeatable)"
     )
     p.add_argument("--summary", help="a one-line summary for the header")
-    p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"), help=AUTHOR_HELP)
-    p.add_argument("--model", default=os.environ.get("NOTEWELL_MODEL"), help=MODEL_HELP)
+    p.add_argument("--author", default=setting("NOTEWELL_AUTHOR"), help=AUTHOR_HELP)
+    p.add_argument("--model", default=setting("NOTEWELL_MODEL"), help=MODEL_HELP)
     p.add_argument(
         "--attempt",
-        default=os.environ.get("NOTEWELL_ATTEMPT"),
+        default=setting("NOTEWELL_ATTEMPT"),
         metavar="ID",
         help="write the note on this running attempt (default: $NOTEWELL_ATTEMPT)",
     )
@@ -87,7 +87,7 @@ def add_core_arguments(ps: dict[str, argparse.ArgumentParser], common: argparse.
     )
     p.add_argument("--text", metavar="BODY", help="the new body; the header (title, kind, tags...) stays as it is")
     p.add_argument("--full-text", metavar="TEXT", help="the whole new text, header included")
-    p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"), help=AUTHOR_HELP)
+    p.add_argument("--author", default=setting("NOTEWELL_AUTHOR"), help=AUTHOR_HELP)
     ps["rm"].add_argument("id", help="the note: an id, or a path inside the store")
     ps["history"].add_argument("id", help="the note (deleted ones too): an id, or a path inside the store")
     ps["tags"].add_argument("--notes", action="store_true", help="also each note's tags and summary")
@@ -98,12 +98,12 @@ def add_core_arguments(ps: dict[str, argparse.ArgumentParser], common: argparse.
     p = ps["tag"]
     p.add_argument("id", help="the note: an id, or a path inside the store")
     p.add_argument("tags", nargs="+", metavar="TAG", help="tags to add (slugged: 'Cache Plan' is cache-plan)")
-    p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"), help=AUTHOR_HELP)
+    p.add_argument("--author", default=setting("NOTEWELL_AUTHOR"), help=AUTHOR_HELP)
     p = ps["set-summary"]
     p.add_argument("id", help="the note: an id, or a path inside the store")
     p.add_argument("file", nargs="?", metavar="FILE", help="the summary from a file, or - for standard input")
     p.add_argument("--text", help="the summary")
-    p.add_argument("--author", default=os.environ.get("NOTEWELL_AUTHOR"), help=AUTHOR_HELP)
+    p.add_argument("--author", default=setting("NOTEWELL_AUTHOR"), help=AUTHOR_HELP)
     p = ps["search"]
     p.add_argument(
         "query",
@@ -136,7 +136,7 @@ def add_core_arguments(ps: dict[str, argparse.ArgumentParser], common: argparse.
     a.add_argument("project", help="the project it works on (made when new)")
     a.add_argument("--campaign", help="a campaign the project belongs to")
     a.add_argument("--author", help="who runs it (default: $NOTEWELL_AUTHOR, else your user name)")
-    a.add_argument("--model", default=os.environ.get("NOTEWELL_MODEL"), help=MODEL_HELP)
+    a.add_argument("--model", default=setting("NOTEWELL_MODEL"), help=MODEL_HELP)
     a = attempt_sub.add_parser("end", help="end an attempt (its notes are frozen from then on)", parents=[common])
     a.add_argument("id", help="the attempt's id (att_...)")
     a.add_argument("--outcome", required=True, help="succeeded, failed, abandoned, or another short word")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 from ..backends.postgres.db import MIGRATIONS, PgDatabase, is_database_url
 from ..errors import InvalidArgumentError, StorageError
+from ..settings import setting
 
 __all__ = [
     "add_db_arguments",
@@ -23,7 +23,7 @@ __all__ = [
 
 def database_url(args: argparse.Namespace) -> str:
     """The database a command works on: --database, else $NOTEWELL_DATABASE."""
-    url = getattr(args, "database", None) or os.environ.get("NOTEWELL_DATABASE")
+    url = getattr(args, "database", None) or setting("NOTEWELL_DATABASE")
     if not url:
         raise InvalidArgumentError("give --database postgresql://… (or set NOTEWELL_DATABASE)")
     if not is_database_url(url):
@@ -43,8 +43,8 @@ def chosen_database(args: argparse.Namespace) -> str | None:
         return database_url(args)
     if store:
         return store if is_database_url(store) else None
-    env_store = os.environ.get("NOTEWELL_STORE")
-    if os.environ.get("NOTEWELL_DATABASE"):
+    env_store = setting("NOTEWELL_STORE")
+    if setting("NOTEWELL_DATABASE"):
         if env_store:
             raise InvalidArgumentError(
                 "NOTEWELL_STORE and NOTEWELL_DATABASE are both set: give --store or --database to choose"

@@ -16,11 +16,11 @@ A model directory loads on first use, so commands that never embed never pay for
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import InvalidArgumentError
+from ..settings import setting
 
 __all__ = ["ann_from_environment", "embedder_from_environment"]
 
@@ -31,7 +31,7 @@ def embedder_from_environment() -> Any:
     """An ``embedder=`` argument for ``open_store``: 'default', an embedder, or a factory making one."""
     from .openai_embedder import from_environment
 
-    choice = os.environ.get("NOTEWELL_EMBEDDER", "").strip()
+    choice = (setting("NOTEWELL_EMBEDDER") or "").strip()
     kind, _, where = choice.partition(":")
     kind = kind.lower()
     if kind in ("", "default", "use"):
@@ -65,7 +65,7 @@ def embedder_from_environment() -> Any:
 def ann_from_environment() -> bool | int:
     """``NOTEWELL_ANN``: ``on`` (an approximate index from a million passages), ``off`` (the
     default: exact search), or the number of passages from which to use one."""
-    value = os.environ.get("NOTEWELL_ANN", "").strip().lower()
+    value = (setting("NOTEWELL_ANN") or "").strip().lower()
     if value in ("", "off", "0", "no", "false"):
         return False
     if value in ("on", "yes", "true", "1"):

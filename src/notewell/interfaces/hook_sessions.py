@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..settings import setting
+
 __all__ = ["SessionState", "state_dir"]
 
 _KEEP_SECONDS = 14 * 86400
@@ -25,7 +27,7 @@ _MAX_BYTES = 64 * 1024  # a state file is a few fields; anything bigger is not o
 
 def state_dir() -> Path:
     """Where hook state lives: $NOTEWELL_STATE_DIR, else $XDG_STATE_HOME/notewell, else ~/.local/state/notewell."""
-    chosen = os.environ.get("NOTEWELL_STATE_DIR")
+    chosen = setting("NOTEWELL_STATE_DIR")
     if chosen:
         return Path(chosen)
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError, NotewellError
 from ..model.timestamps import now_iso
+from ..settings import setting
 from .hook_sessions import SessionState
 from .runtimes import HOOK_EVENTS, RUNTIMES, HookAnswer, answer_text, runtime_named
 
@@ -49,7 +50,7 @@ def add_hook_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--project",
-        default=os.environ.get("NOTEWELL_PROJECT"),
+        default=setting("NOTEWELL_PROJECT"),
         help="the project (default: $NOTEWELL_PROJECT; else all)",
     )
     p.add_argument(

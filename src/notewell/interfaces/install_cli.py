@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 from pathlib import Path
 
 from ..errors import InvalidArgumentError
+from ..settings import setting
 from .config_files import FileChange
 from .db_cli import chosen_database
 from .install_record import NO_RECORD, forget, remember, restoring
@@ -59,7 +59,7 @@ def _store_args(args: argparse.Namespace) -> list[str]:
         return [f"--database={url}"]
     # Without one named: the project's ./notes, or for every session (user scope) ~/notes.
     home = Path.home() if args.scope == "user" else Path(args.dir)
-    folder = args.store or os.environ.get("NOTEWELL_STORE") or str(home / DEFAULT_STORE)
+    folder = args.store or setting("NOTEWELL_STORE") or str(home / DEFAULT_STORE)
     return [f"--store={Path(folder).resolve()}"]
 
 

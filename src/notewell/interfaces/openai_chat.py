@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from ..agents.chat import ChatReply, completion_body, reply_from_completion
 from ..errors import InvalidArgumentError, UnavailableError
+from ..settings import setting
 
 __all__ = ["OPENAI_URL", "OpenAIChatClient", "chat_from_environment", "describe_chat_setup"]
 
@@ -221,6 +222,8 @@ def _retry_after(headers: Mapping[str, str] | None) -> float | None:
 
 
 def _get(env: Mapping[str, str], name: str) -> str:
+    if name.startswith("NOTEWELL_"):
+        return setting(name, env) or ""
     return (env.get(name) or "").strip()
 
 

@@ -10,7 +10,6 @@ server wants one, ``NOTEWELL_EMBED_KEY``).
 from __future__ import annotations
 
 import json
-import os
 import time
 import urllib.error
 import urllib.request
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit
 
 from ..errors import InvalidArgumentError, UnavailableError
 from ..search.embedders import numpy
+from ..settings import setting
 
 if TYPE_CHECKING:
     import numpy as np
@@ -113,10 +113,10 @@ class OpenAICompatibleEmbedder:
 
 def from_environment() -> OpenAICompatibleEmbedder | None:
     """The embedder NOTEWELL_EMBED_URL / _MODEL / _KEY describe, or None when no URL is set."""
-    url = os.environ.get("NOTEWELL_EMBED_URL")
+    url = setting("NOTEWELL_EMBED_URL")
     if not url:
         return None
-    model = os.environ.get("NOTEWELL_EMBED_MODEL")
+    model = setting("NOTEWELL_EMBED_MODEL")
     if not model:
         raise InvalidArgumentError("NOTEWELL_EMBED_URL is set: set NOTEWELL_EMBED_MODEL to the model's name too")
-    return OpenAICompatibleEmbedder(url, model, api_key=os.environ.get("NOTEWELL_EMBED_KEY"))
+    return OpenAICompatibleEmbedder(url, model, api_key=setting("NOTEWELL_EMBED_KEY"))

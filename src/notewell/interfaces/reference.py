@@ -4,6 +4,7 @@ prints it; ``docs/reference.md`` holds it, and a test fails when the two differ)
 from __future__ import annotations
 
 from ..errors import ERROR_KINDS
+from ..settings import SETTINGS
 
 __all__ = ["reference_markdown"]
 
@@ -25,10 +26,28 @@ def _errors() -> list[str]:
     return lines
 
 
+def _settings() -> list[str]:
+    lines = [
+        "## Settings",
+        "",
+        "Every `NOTEWELL_*` environment variable notewell reads (`notewell config` prints what each is now,",
+        "and whether the environment set it). An option on the command line wins over its variable.",
+        "",
+        "| variable | takes | default | what it does |",
+        "|---|---|---|---|",
+    ]
+    for s in SETTINGS:
+        default = f"`{s.default}`" if s.default is not None else "unset"
+        takes = s.takes.replace("|", "\\|")  # a cell's own bars, not the table's
+        secret = " (a secret: shown masked)" if s.secret else ""
+        lines.append(f"| `{s.name}` | {takes} | {default} | {s.help}{secret} |")
+    return lines
+
+
 def reference_markdown() -> str:
     """The whole reference as Markdown."""
     lines = ["# notewell reference", "", "Generated from the code's own tables: do not edit by hand.", ""]
-    lines += _errors()
+    lines += _errors() + [""] + _settings()
     return "\n".join(lines) + "\n"
 
 

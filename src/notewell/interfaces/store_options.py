@@ -7,11 +7,11 @@ $NOTEWELL_STORE, $NOTEWELL_DATABASE and $NOTEWELL_MAX_BYTES mean the same everyw
 from __future__ import annotations
 
 import argparse
-import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError
 from ..model.note import DEFAULT_MAX_BYTES
+from ..settings import setting
 from .db_cli import chosen_database
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ DEFAULT_STORE = "notes"
 
 def max_bytes_from_environment() -> int:
     """The note size limit: $NOTEWELL_MAX_BYTES, else the default."""
-    env_max = os.environ.get("NOTEWELL_MAX_BYTES")
+    env_max = setting("NOTEWELL_MAX_BYTES")
     if not env_max:
         return DEFAULT_MAX_BYTES
     try:
@@ -77,7 +77,7 @@ def open_folder_from_args(
 
     # A one-shot command reads once, so an inotify watcher of its own would only cost time.
     store = Store(
-        args.store or os.environ.get("NOTEWELL_STORE") or DEFAULT_STORE,
+        args.store or setting("NOTEWELL_STORE") or DEFAULT_STORE,
         max_bytes=max_bytes_from_environment(),
         watch=watch,
         create=create,

@@ -96,11 +96,16 @@ def claude_code_sessions(
     a new session sharing them (a fork, a copy under another id) leaves them where they are;
     where each held one is goes into *places*."""
     groups: dict[str, list[tuple[str, Conversation]]] = {}
+    seen_in: dict[str, str] = {}
+    shared: set[str] = set()  # message ids the lines of more than one session hold
     in_file: list[list[Conversation]] = []
     for name, pieces in files:
         in_file.append(pieces)
         for piece in pieces:
             groups.setdefault(piece.source_id, []).append((name, piece))
+            for turn in piece.turns:  # which sessions' lines hold each message id (a fork's: two)
+                if turn.ident and seen_in.setdefault(turn.ident, piece.source_id) != piece.source_id:
+                    shared.add(turn.ident)
     kept_of = {sid: _kept_session(store, sid, group) for sid, group in groups.items()}
     files_of: dict[str, list[int]] = {}
     true_files: dict[str, list[int]] = {}
@@ -117,7 +122,7 @@ def claude_code_sessions(
             places.put(sid, latest, kept.attempt, true_files.get(sid, []), files_of[sid])
         if kept.count and not any(Path(name).stem in (sid, key) for name, _ in group):
             strays = [p for _, p in group if not _continues(p, kept)]
-            report.strays += sum(_after_kept(p, kept) for p in strays)
+            report.strays += sum(_after_kept(p, kept, group) for p in strays)
             for piece in strays:  # still its lines: never another session's
                 owners.update((t.ident, sid) for t in piece.turns if t.ident and t.ident not in owners)
             group = [(name, p) for name, p in group if _continues(p, kept)]
@@ -125,7 +130,7 @@ def claude_code_sessions(
         if conv is None:
             continue
         if kept.count:
-            conv.turns = _not_before_kept(conv, [p for _, p in group if p.own_file], kept, report)
+            conv.turns = _not_before_kept(conv, [p for _, p in group if p.own_file], kept, shared, report)
             owners.update((t.ident, sid) for t in conv.turns if t.ident and t.ident not in owners)
         conv.source_id = key
         name = next((n for n, p in group if p.own_file), group[0][0])
@@ -141,7 +146,9 @@ def claude_code_sessions(
     return sessions
 
 
-def _not_before_kept(conv: Conversation, own: list[Conversation], kept: Kept, report: ImportReport) -> list[Turn]:
+def _not_before_kept(
+    conv: Conversation, own: list[Conversation], kept: Kept, shared: set[str], report: ImportReport
+) -> list[Turn]:
     """*conv*'s turns without those another file put before the last message kept (the part
     counted fewer turns up to it than there are now): parts only ever grow at their end, so such
     turns are counted as strays. When they cannot be told from those kept, the part is left as
@@ -155,8 +162,10 @@ def _not_before_kept(conv: Conversation, own: list[Conversation], kept: Kept, re
     more = where + 1 - int(upto)
     mine = {t.ident for piece in own for t in piece.turns}
     early = [t for t in conv.turns[:where] if t.ident is not None and t.ident not in mine]
-    if mine and not early:
-        return conv.turns  # its own transcript holds them all: copies left out when it was new
+    if mine and not early:  # its own transcript holds them all: copies left out when it was new
+        if not any(t.ident in shared for t in conv.turns[:where]):  # (a fork's) else turns never added
+            report.strays += more
+        return conv.turns
     if not mine or len(early) > more:
         report.strays += more
         return conv.turns
@@ -165,11 +174,18 @@ def _not_before_kept(conv: Conversation, own: list[Conversation], kept: Kept, re
     return [t for t in conv.turns if id(t) not in gone]
 
 
-def _after_kept(piece: Conversation, kept: Kept) -> int:
-    """The turns of *piece* written after every turn kept (to the minute): those the store cannot
-    hold. A copy older than what is kept, or a branch left, is not counted."""
-    until = last_turn_minute(kept.text)
-    return sum(1 for t in piece.turns if until is None or (t.at or "")[:16] > until)
+def _after_kept(piece: Conversation, kept: Kept, group: list[tuple[str, Conversation]]) -> int:
+    """The turns of *piece* written after the last one kept: those the store cannot hold (a copy
+    older than what is kept is not counted). To the second when a file of the run holds the last
+    message kept; else to the minute the part shows, that minute's turns counted too (counted
+    twice rather than lost without a word)."""
+    last = kept.extras.get("last_message")
+    exact = next((t.at for _, p in group for t in p.turns if last and t.ident == last and t.at), None)
+    if exact is not None:
+        return sum(1 for t in piece.turns if (t.at or "") > exact)
+    upto = kept.extras.get("messages", "").partition("-")[2]
+    until = last_turn_minute(kept.text, int(upto) if upto.isdigit() else None)
+    return sum(1 for t in piece.turns if until is None or (t.at or "")[:16] >= until)
 
 
 def _kept_session(store: NoteStore, sid: str, group: list[tuple[str, Conversation]]) -> tuple[str, Kept]:

@@ -190,9 +190,9 @@ def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, kept: Kep
     # Only now, when something is written: finding the attempt may start one (an ended one's project).
     home = writer.home(kept.attempt)
     if rewrite:
-        writer.add(
-            conv, True, [(part_id(p.number), p.text) for p in parts[1:]], (part_id(kept.count), parts[0].text), home
-        )
+        same = parts[0].text == kept.text  # only new parts after it: the part is not written again
+        replace = None if same else (part_id(kept.count), parts[0].text)
+        writer.add(conv, True, [(part_id(p.number), p.text) for p in parts[1:]], replace, home)
         return
     parts = conversation_parts(
         conv, start=upto, first_part=kept.count + 1, builds_on=part_id(kept.count), part_id=part_id

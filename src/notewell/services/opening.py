@@ -8,6 +8,7 @@ from typing import Any
 
 from ..backends.postgres.db import is_database_url
 from ..errors import InvalidArgumentError
+from ..settings import setting
 from .contract import NoteStore
 
 __all__ = ["location_from_environment", "open_store"]
@@ -42,7 +43,7 @@ def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> NoteSt
 def location_from_environment(env: Mapping[str, str] = os.environ) -> str:
     """Where a caller that names no store works: $NOTEWELL_DATABASE, else $NOTEWELL_STORE, else
     ``./notes`` (as the CLI without --store or --database; both set is an error)."""
-    database, folder = env.get("NOTEWELL_DATABASE", "").strip(), env.get("NOTEWELL_STORE", "").strip()
+    database, folder = setting("NOTEWELL_DATABASE", env) or "", setting("NOTEWELL_STORE", env) or ""
     if database and folder:
         raise InvalidArgumentError("NOTEWELL_STORE and NOTEWELL_DATABASE are both set: name the store to use")
     return database or folder or "notes"

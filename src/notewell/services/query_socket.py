@@ -117,7 +117,9 @@ class Listener:
         import fcntl  # POSIX only, like the socket
 
         try:
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # Never its parents: a store's .notewell/ is the index's to make (a watcher whose
+            # folder was replaced must not make one in the folder put in its place).
+            self.directory.mkdir(mode=0o700, exist_ok=True)
             st = self.directory.stat()
             if st.st_uid != os.geteuid():
                 return False  # someone else's folder: never serve from it

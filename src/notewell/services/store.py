@@ -62,7 +62,7 @@ from ..backends.sqlite.transfer import transfer_rows
 from ..backends.sqlite.unfinished_adds import finish_unplaced_adds
 from ..backends.sqlite.vector_reuse import carry_old_vectors, carry_vectors
 from ..backends.sqlite.watch import Watcher
-from ..backends.sqlite.watching import WatchingMixin
+from ..backends.sqlite.watching import WatchingMixin, folder_identity
 from ..errors import (
     InvalidArgumentError,
     NotewellError,
@@ -96,6 +96,8 @@ T = TypeVar("T")
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 _PLACE_BESIDE = 64  # a batch of at least this many notes names its files on a second thread
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
+
+
 _DIR_TIMES = "dir_times"  # the folders' mtimes at the last look at them (see quick_check)
 _MAX_DEFER = 2.0  # seconds a read may go on without the changes another writer's lock holds back
 _CLOSE_WAIT = 30.0  # seconds closing waits for the reads in flight to end
@@ -136,6 +138,7 @@ class Store(WatchingMixin, NoteService):
             except OSError as exc:
                 raise StorageError(f"cannot create the store folder {root}: {exc.strerror}") from exc
         self.root = root.resolve()
+        self._root_id = folder_identity(self.root)  # a folder put in its place is not this store
         self.max_bytes = max_bytes
         self._gate = ReadGate()  # reads pass it at once; a swap of the index shuts it
         self._lock = StoreLock(self._gate)  # writes, catching up, swapping: one thread at a time
@@ -544,6 +547,8 @@ class Store(WatchingMixin, NoteService):
         with self._lock, self._gate.exclusive():
             if not rebuild and not self._index.closed and not self._index.replaced():
                 return  # another thread reopened it meanwhile
+            if folder_identity(self.root) != self._root_id:  # never make an index in a folder not this store's
+                raise StorageError(f"the store's folder {self.root} was removed or replaced: open it again")
             self._index.close()
             if not rebuild:
                 self._index = Index(self.root, busy_timeout=self._busy_timeout)

@@ -26,7 +26,7 @@ from .index import Index, translated
 from .sync import SyncReport
 from .watch import COOKIE_PREFIX, Watcher
 
-__all__ = ["StoreHome", "WatchingMixin"]
+__all__ = ["StoreHome", "WatchingMixin", "folder_identity"]
 
 _BEAT = 1.0  # seconds between a watcher's heartbeats
 # How long a one-shot process waits for a live watcher's answer before looking for itself: past
@@ -42,18 +42,19 @@ class StoreHome:
 
     def __init__(self, root: Path) -> None:
         self.paths = [root, root / ".notewell", root / HISTORY_DIR]
-        self.seen = [self._identity(p) for p in self.paths]
-
-    @staticmethod
-    def _identity(path: Path) -> tuple[int, int] | None:
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        return (st.st_dev, st.st_ino)
+        self.seen = [folder_identity(p) for p in self.paths]
 
     def gone(self) -> bool:
-        return any(was is not None and self._identity(p) != was for p, was in zip(self.paths, self.seen, strict=True))
+        return any(was is not None and folder_identity(p) != was for p, was in zip(self.paths, self.seen, strict=True))
+
+
+def folder_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of *path*, None when it is not there: a folder put in its place differs."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 class WatchingMixin:
@@ -163,7 +164,7 @@ class WatchingMixin:
                         break  # two started on demand at once: the one on record stays
                     self._beat(me, started, now)
                     last_beat = now
-                    if on_beat is not None:
+                    if on_beat is not None and not home.gone():  # (it may serve a socket in the folder)
                         on_beat()
                 ready, _, _ = select.select([self._watcher.fileno()], [], [], _BEAT / 4)
                 # A search on another thread may have read the events (cookies among them):

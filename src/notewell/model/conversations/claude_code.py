@@ -173,7 +173,8 @@ class _Session:
 def parse_claude_code(data: bytes, stem: str) -> list[Conversation]:
     """The sessions whose lines *data* (a transcript's bytes) holds, each keyed by the
     ``sessionId`` its lines carry, the file's own first (see :func:`_own_session`); a session
-    may hold no request here (:func:`merged_sessions` puts each session's pieces together).
+    may hold no request here, or no turn at all (only its compaction's lines, say: the file
+    still names it). :func:`merged_sessions` puts each session's pieces together.
     InvalidArgumentError when a line other than a partly written last one is not JSON."""
     lines = data.rstrip(b"\n").split(b"\n")
     if lines and lines[-1].strip():
@@ -186,6 +187,7 @@ def parse_claude_code(data: bytes, stem: str) -> list[Conversation]:
     sessions: dict[str | None, _Session] = {}  # by sessionId; None: lines before any that carries one
     summaries: dict[str, tuple[int, str]] = {}  # leafUuid -> (the line's place among them, summary)
     last: str | None = None  # the session of the file's last request or answer
+    named: dict[str, None] = {}  # every session a line names, in order (a compaction's lines: no turns)
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
@@ -199,6 +201,8 @@ def parse_claude_code(data: bytes, stem: str) -> list[Conversation]:
             continue
         kind = line.get("type")
         sid = line.get("sessionId") if isinstance(line.get("sessionId"), str) else None
+        if sid is not None and sid not in named:
+            named[sid] = None
         if kind == "summary" and isinstance(line.get("summary"), str):
             leaf = str(line.get("leafUuid"))
             summaries[leaf] = (summaries[leaf][0] if leaf in summaries else len(summaries), line["summary"])
@@ -214,6 +218,8 @@ def parse_claude_code(data: bytes, stem: str) -> list[Conversation]:
         conv = session.conversation(own if sid is None else sid, sid is None or sid == own, summaries)
         if conv is not None:
             out.append(conv)
+    found = {c.source_id for c in out}
+    out += [Conversation("claude-code", sid, [], own_file=sid == own) for sid in named if sid not in found]
     out.sort(key=lambda c: not c.own_file)
     return out
 

@@ -148,13 +148,17 @@ def _stamp(at: str | None) -> str:
     return f" · {at[:16].replace('T', ' ')} UTC" if at else ""
 
 
-_TURN_STAMP = re.compile(r"^\*\*\d+\. (?:user|assistant)\*\* · (\d{4}-\d\d-\d\d \d\d:\d\d) UTC$", re.MULTILINE)
+_TURN_STAMP = re.compile(r"^\*\*(\d+)\. (?:user|assistant)\*\* · (\d{4}-\d\d-\d\d \d\d:\d\d) UTC$", re.MULTILINE)
 
 
-def last_turn_minute(text: str) -> str | None:
-    """The latest minute a part's turns were written in (``YYYY-MM-DDTHH:MM``, UTC), read from
-    their lines as :func:`conversation_parts` writes them; None when it shows none."""
-    found = max((m.group(1) for m in _TURN_STAMP.finditer(text)), default=None)
+def last_turn_minute(text: str, number: int | None = None) -> str | None:
+    """The minute turn *number* of a part was written in (``YYYY-MM-DDTHH:MM``, UTC), read from
+    its line as :func:`conversation_parts` writes it (the first such line: the turn's own text,
+    after it, may quote one); without *number*, or when that turn's line shows none, the latest
+    of them all. None when the part shows no time."""
+    stamps = [(int(m.group(1)), m.group(2)) for m in _TURN_STAMP.finditer(text)]
+    exact = [at for n, at in stamps if n == number]
+    found = exact[0] if exact else max((at for _, at in stamps), default=None)
     return found.replace(" ", "T") if found else None
 
 

@@ -1,0 +1,109 @@
+"""Every ``NOTEWELL_*`` environment variable, defined once: its name, what it takes, its default and
+what it does. Code reads them through :func:`setting`; ``notewell config`` prints what each is and
+where that came from; the reference is written from :data:`SETTINGS`; a test fails on a variable
+read anywhere else."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import NamedTuple
+
+__all__ = ["SETTINGS", "Setting", "effective_settings", "setting"]
+
+
+class Setting(NamedTuple):
+    """One ``NOTEWELL_*`` variable."""
+
+    name: str
+    takes: str  # what the value is, as the reference says it
+    default: str | None  # None: unset unless given
+    help: str
+    secret: bool = False  # shown masked by `notewell config`
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("NOTEWELL_STORE", "folder", "./notes", "the notes folder every command works on (or --store)"),
+    Setting(
+        "NOTEWELL_DATABASE",
+        "postgresql:// URL",
+        None,
+        "work on this database instead of a folder (or --database)",
+        secret=True,
+    ),
+    Setting("NOTEWELL_MAX_BYTES", "bytes", "1048576", "the largest note a store takes"),
+    Setting("NOTEWELL_AUTHOR", "name", None, "who writes notes, starts attempts, imports (default: your user name)"),
+    Setting("NOTEWELL_MODEL", "name", None, "the model that wrote a note, in its header (or --model)"),
+    Setting(
+        "NOTEWELL_ATTEMPT", "attempt id", None, "the attempt new notes land on and reads are recorded on (or --attempt)"
+    ),
+    Setting("NOTEWELL_PROJECT", "project", None, "the project a session hook briefs and records on"),
+    Setting(
+        "NOTEWELL_AUTOWATCH",
+        "on | off | notes",
+        "on (from 20000 notes)",
+        "start a background watcher from one-shot commands on folders this big; off: never",
+    ),
+    Setting(
+        "NOTEWELL_EMBEDDER",
+        "default | openai | fastembed:<dir> | sentence-transformers:<dir> | hash",
+        "default",
+        "the embedding model of the CLI and servers",
+    ),
+    Setting("NOTEWELL_EMBED_URL", "URL", None, "an OpenAI-compatible embeddings endpoint (with NOTEWELL_EMBED_MODEL)"),
+    Setting("NOTEWELL_EMBED_MODEL", "name", None, "the model asked of NOTEWELL_EMBED_URL"),
+    Setting("NOTEWELL_EMBED_KEY", "key", None, "the key sent to NOTEWELL_EMBED_URL", secret=True),
+    Setting(
+        "NOTEWELL_ANN",
+        "on | off | passages",
+        "off",
+        "an approximate vector index (notewell[ann]); a number: from that many passages",
+    ),
+    Setting(
+        "NOTEWELL_CHAT_URL",
+        "URL",
+        None,
+        "an OpenAI-compatible chat endpoint for `notewell assistant` and memory compression",
+    ),
+    Setting("NOTEWELL_CHAT_MODEL", "name", None, "the model asked of NOTEWELL_CHAT_URL"),
+    Setting("NOTEWELL_CHAT_KEY", "key", None, "the key sent to NOTEWELL_CHAT_URL", secret=True),
+    Setting(
+        "NOTEWELL_TOKENIZER", "estimate | cl100k_base | o200k_base", "estimate", "how tokens are counted for budgets"
+    ),
+    Setting("NOTEWELL_NOTEBOOK", "name", None, "the working-context notebook `notewell notebook` uses"),
+    Setting(
+        "NOTEWELL_STATE_DIR", "folder", "$XDG_STATE_HOME/notewell", "where hooks and the installer keep their state"
+    ),
+)
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def setting(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The value *name* is given in *env* (the process environment by default), stripped; None
+    when unset or empty (its default is the reader's to apply: it may depend on other things).
+    KeyError for a name that is not in :data:`SETTINGS`."""
+    if name not in _BY_NAME:
+        raise KeyError(f"{name} is not a notewell setting")
+    value = (os.environ if env is None else env).get(name, "").strip()
+    return value or None
+
+
+def effective_settings(env: Mapping[str, str] | None = None) -> list[dict[str, str | None]]:
+    """Each setting, its value and where that came from (``environment`` or ``default``);
+    secrets masked."""
+    out: list[dict[str, str | None]] = []
+    for s in SETTINGS:
+        given = setting(s.name, env)
+        value = given if given is not None else s.default
+        if s.secret and given is not None:
+            value = _masked(given)
+        out.append({"name": s.name, "value": value, "source": "environment" if given is not None else "default"})
+    return out
+
+
+def _masked(value: str) -> str:
+    if "://" in value and "@" in value:  # a URL's password, not its host
+        scheme, rest = value.split("://", 1)
+        user, host = rest.rsplit("@", 1)
+        return f"{scheme}://{user.split(':', 1)[0]}{':***' if ':' in user else ''}@{host}"
+    return "***"
