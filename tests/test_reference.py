@@ -83,6 +83,14 @@ def test_a_setting_is_stripped_and_an_unknown_name_refused():
         "source": "environment",
     }
     assert rows["NOTEWELL_CHAT_KEY"]["value"] == "***" and rows["NOTEWELL_STORE"]["source"] == "default"
+    shown = {  # a credential in any URL-shaped value is masked, whichever the setting
+        "NOTEWELL_STORE": "postgresql://alice:s3cret@db/notes",
+        "NOTEWELL_DATABASE": "postgresql://db/notes?password=s3cret&application_name=a@b",
+        "NOTEWELL_EMBED_URL": "https://user:s3cret@embed.example/v1",
+        "NOTEWELL_CHAT_URL": "https://x.example/v1?api-key=s3cret",
+    }
+    values = " ".join(str(r["value"]) for r in effective_settings(shown))
+    assert "s3cret" not in values and "postgresql://alice:***@db/notes" in values and "api-key=***" in values
 
 
 def test_notewell_config_prints_each_setting_and_never_a_secret(tmp_path):

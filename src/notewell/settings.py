@@ -32,7 +32,12 @@ SETTINGS: tuple[Setting, ...] = (
         secret=True,
     ),
     Setting("NOTEWELL_MAX_BYTES", "bytes", "1048576", "the largest note a store takes"),
-    Setting("NOTEWELL_AUTHOR", "name", None, "who writes notes, starts attempts, imports (default: your user name)"),
+    Setting(
+        "NOTEWELL_AUTHOR",
+        "name",
+        None,
+        "who writes notes, starts attempts, imports (unset: your user name; `notewell assistant`: assistant)",
+    ),
     Setting("NOTEWELL_MODEL", "name", None, "the model that wrote a note, in its header (or --model)"),
     Setting(
         "NOTEWELL_ATTEMPT", "attempt id", None, "the attempt new notes land on and reads are recorded on (or --attempt)"
@@ -48,7 +53,7 @@ SETTINGS: tuple[Setting, ...] = (
         "NOTEWELL_EMBEDDER",
         "default | openai | fastembed:<dir> | sentence-transformers:<dir> | hash",
         "default",
-        "the embedding model of the CLI and servers",
+        "the embedding model of the CLI and servers (unset, with NOTEWELL_EMBED_URL set: openai)",
     ),
     Setting("NOTEWELL_EMBED_URL", "URL", None, "an OpenAI-compatible embeddings endpoint (with NOTEWELL_EMBED_MODEL)"),
     Setting("NOTEWELL_EMBED_MODEL", "name", None, "the model asked of NOTEWELL_EMBED_URL"),
@@ -68,7 +73,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NOTEWELL_CHAT_MODEL", "name", None, "the model asked of NOTEWELL_CHAT_URL"),
     Setting("NOTEWELL_CHAT_KEY", "key", None, "the key sent to NOTEWELL_CHAT_URL", secret=True),
     Setting(
-        "NOTEWELL_TOKENIZER", "estimate | cl100k_base | o200k_base", "estimate", "how tokens are counted for budgets"
+        "NOTEWELL_TOKENIZER",
+        "auto | estimate | cl100k_base | o200k_base",
+        "auto",
+        "how tokens are counted for budgets (auto: cl100k_base when bpe-openai is installed, else estimate)",
     ),
     Setting("NOTEWELL_NOTEBOOK", "name", None, "the working-context notebook `notewell notebook` uses"),
     Setting(
@@ -89,21 +97,38 @@ def setting(name: str, env: Mapping[str, str] | None = None) -> str | None:
 
 
 def effective_settings(env: Mapping[str, str] | None = None) -> list[dict[str, str | None]]:
-    """Each setting, its value and where that came from (``environment`` or ``default``);
-    secrets masked."""
+    """Each setting, its value and where that came from (``environment`` or ``default``); a
+    secret masked whole, and in every other value a URL's password and credential parameters."""
     out: list[dict[str, str | None]] = []
     for s in SETTINGS:
         given = setting(s.name, env)
         value = given if given is not None else s.default
-        if s.secret and given is not None:
-            value = _masked(given)
+        if given is not None:
+            value = "***" if s.secret and "://" not in given else _without_credentials(given)
         out.append({"name": s.name, "value": value, "source": "environment" if given is not None else "default"})
     return out
 
 
-def _masked(value: str) -> str:
-    if "://" in value and "@" in value:  # a URL's password, not its host
-        scheme, rest = value.split("://", 1)
-        user, host = rest.rsplit("@", 1)
-        return f"{scheme}://{user.split(':', 1)[0]}{':***' if ':' in user else ''}@{host}"
-    return "***"
+_CREDENTIAL_KEYS = ("password", "passwd", "pwd", "key", "token", "secret", "sig", "signature", "auth")
+
+
+def _without_credentials(value: str) -> str:
+    """*value* with a URL's password and every query parameter that may hold a credential
+    (``password=``, ``api-key=``, ``token=``...) shown as ``***``; any other text as it is."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return "***"
+    if not parts.scheme or "://" not in value:
+        return value
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.split(':', 1)[0]}{':***' if ':' in user else ''}@{host}"
+    query = [
+        (k, "***" if any(c in k.lower() for c in _CREDENTIAL_KEYS) else v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+    ]
+    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe="*"), parts.fragment))

@@ -859,6 +859,9 @@ def test_a_rewound_turn_in_the_same_minute_as_the_last_kept_is_counted(store, tm
     # The rewound pair, and the kept pair of that minute too (the part shows minutes, and no file of the
     # run holds its last message: counted twice rather than lost without a word).
     assert (report.new, report.strays) == (1, 4)
+    for n in range(3):  # more copies of the same lines: each turn is counted once, not once per copy
+        _jsonl(tmp_path / "p" / f"sess-c{n}.jsonl", a[:2] + rewound + _pairs(f"sess-c{n}", f"c{n}", 1, 3, "charlie"))
+    assert import_conversations(store, "claude-code", tmp_path / "p").strays == 4
 
 
 def test_turns_only_a_sessions_own_file_holds_before_those_kept_are_counted(store, tmp_path):

@@ -4,6 +4,7 @@ prints it; ``docs/reference.md`` holds it, and a test fails when the two differ)
 from __future__ import annotations
 
 from ..errors import ERROR_KINDS
+from ..services.conversation_sources import SOURCE_TABLE
 from ..settings import SETTINGS
 
 __all__ = ["reference_markdown"]
@@ -44,10 +45,27 @@ def _settings() -> list[str]:
     return lines
 
 
+def _sources() -> list[str]:
+    lines = [
+        "## Import sources",
+        "",
+        "`notewell import SOURCE [PATH]` brings in the conversations of another tool (the README says how).",
+        "",
+        "| source | give it | read as |",
+        "|---|---|---|",
+    ]
+    for s in SOURCE_TABLE:
+        read = (
+            "session transcripts, one file each" if s.shape is None else f"an export: each conversation has `{s.shape}`"
+        )
+        lines.append(f"| `{s.name}` | {s.files} | {read} |")
+    return lines
+
+
 def reference_markdown() -> str:
     """The whole reference as Markdown."""
     lines = ["# notewell reference", "", "Generated from the code's own tables: do not edit by hand.", ""]
-    lines += _errors() + [""] + _settings()
+    lines += _errors() + [""] + _settings() + [""] + _sources()
     return "\n".join(lines) + "\n"
 
 

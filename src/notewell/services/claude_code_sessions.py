@@ -122,7 +122,8 @@ def claude_code_sessions(
             places.put(sid, latest, kept.attempt, true_files.get(sid, []), files_of[sid])
         if kept.count and not any(Path(name).stem in (sid, key) for name, _ in group):
             strays = [p for _, p in group if not _continues(p, kept)]
-            report.strays += sum(_after_kept(p, kept, group) for p in strays)
+            until = _kept_until(kept, group)
+            report.strays += len({t.ident or id(t) for p in strays for t in _after_kept(p, until)})  # each once
             for piece in strays:  # still its lines: never another session's
                 owners.update((t.ident, sid) for t in piece.turns if t.ident and t.ident not in owners)
             group = [(name, p) for name, p in group if _continues(p, kept)]
@@ -174,18 +175,29 @@ def _not_before_kept(
     return [t for t in conv.turns if id(t) not in gone]
 
 
-def _after_kept(piece: Conversation, kept: Kept, group: list[tuple[str, Conversation]]) -> int:
-    """The turns of *piece* written after the last one kept: those the store cannot hold (a copy
-    older than what is kept is not counted). To the second when a file of the run holds the last
-    message kept; else to the minute the part shows, that minute's turns counted too (counted
-    twice rather than lost without a word)."""
+def _kept_until(kept: Kept, group: list[tuple[str, Conversation]]) -> tuple[str, int] | None:
+    """When the last turn kept was written, and to how many characters of an ISO time that is
+    known: to the second when a file of the run holds the last message kept, else to the minute
+    the part shows (None when it shows none). Looked up once a session: copies may be many."""
     last = kept.extras.get("last_message")
     exact = next((t.at for _, p in group for t in p.turns if last and t.ident == last and t.at), None)
     if exact is not None:
-        return sum(1 for t in piece.turns if (t.at or "") > exact)
+        return exact, len(exact)
     upto = kept.extras.get("messages", "").partition("-")[2]
-    until = last_turn_minute(kept.text, int(upto) if upto.isdigit() else None)
-    return sum(1 for t in piece.turns if until is None or (t.at or "")[:16] >= until)
+    minute = last_turn_minute(kept.text, int(upto) if upto.isdigit() else None)
+    return (minute, 16) if minute is not None else None
+
+
+def _after_kept(piece: Conversation, until: tuple[str, int] | None) -> list[Turn]:
+    """The turns of *piece* written after the last one kept: those the store cannot hold (a copy
+    older than what is kept is not counted). Known only to the minute, that minute's turns are
+    counted too: counted twice rather than lost without a word."""
+    if until is None:
+        return piece.turns
+    at, width = until
+    if width == 16:
+        return [t for t in piece.turns if (t.at or "")[:16] >= at]
+    return [t for t in piece.turns if (t.at or "") > at]
 
 
 def _kept_session(store: NoteStore, sid: str, group: list[tuple[str, Conversation]]) -> tuple[str, Kept]:

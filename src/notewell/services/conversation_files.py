@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import IO, BinaryIO
 
 from ..errors import InvalidArgumentError, NotFoundError
-from ..model.conversations import Conversation, parse_chatgpt, parse_claude_ai, parse_claude_code
+from ..model.conversations import Conversation, parse_claude_code
 from ..model.conversations.json_items import ItemTooLarge, NotAnArray, json_array_items
+from .conversation_sources import SOURCE_TABLE, source_named
 from .import_report import ERRORS_SHOWN, ImportReport
 
 __all__ = ["EXPORT_READ", "MAX_CONVERSATION", "MAX_FILE", "file_conversations"]
 
-_SHAPE = {"chatgpt": "mapping", "claude": "chat_messages"}  # the key every conversation of an export has
 MAX_FILE = 1 << 30  # a transcript or an export member past 1 GiB is refused, not read into memory
 MAX_CONVERSATION = 32 << 20  # characters of one conversation's JSON: an export holding a larger one is refused
 EXPORT_READ = 3 * MAX_FILE  # an export's members read in all passes (each is read twice, a refused one thrice)
@@ -160,7 +160,7 @@ def _survey(source: str, opener: Opener, budget: list[int]) -> tuple[int, int, b
                 odd += 1
             else:
                 objects += 1
-                shaped = shaped or _SHAPE[source] in item
+                shaped = shaped or source_named(source).shape in item
             if not shaped and objects + odd >= _SHAPELESS_AFTER:
                 break  # not this source's export: no need to read on to say so
     return objects, odd, shaped
@@ -180,11 +180,12 @@ def _export_conversations(
     if objects and not shaped:
         other = _other_source(source, opener, budget)
         hint = f": is it the {other} export? (notewell import {other} ...)" if other else ""
-        report.errors.append((name, f"not a {source} export: no conversation has {_SHAPE[source]!r}{hint}"))
+        report.errors.append((name, f"not a {source} export: no conversation has {source_named(source).shape!r}{hint}"))
         return
     if odd:  # once for the file, not once per item: an export of a million numbers is one mistake
         report.errors.append((name, f"{odd:,} item(s) are not conversation objects"))
-    parse = parse_chatgpt if source == "chatgpt" else parse_claude_ai
+    parse = source_named(source).parse
+    assert parse is not None  # an export's source reads its conversations
     unreadable = 0
     if not objects:
         return
@@ -218,7 +219,8 @@ def _other_source(source: str, opener: Opener, budget: list[int]) -> str | None:
     """The other source whose export this member looks like, if any (for a hint; none when
     reading it again fails, or would spend more than the export's budget)."""
     try:
-        return next((s for s in _SHAPE if s != source and _has_key(opener, budget, _SHAPE[s])), None)
+        others = [s for s in SOURCE_TABLE if s.name != source and s.shape is not None]
+        return next((s.name for s in others if _has_key(opener, budget, str(s.shape))), None)
     except (ValueError, RecursionError, *_UNREADABLE):
         return None
 
@@ -233,7 +235,7 @@ def file_conversations(source: str, path: Path, report: ImportReport) -> Iterato
     """(file, its conversations) for each file of *source* under *path*; unreadable files are reported."""
     if not path.exists():
         raise NotFoundError(f"no such file or folder: {path}")
-    if source == "claude-code":
+    if source_named(source).shape is None:  # session transcripts, one file each
         for file in _transcripts(path):
             report.files += 1
             try:

@@ -24,22 +24,20 @@ from ..model.conversations import Conversation, as_imported, conversation_parts,
 from .claude_code_sessions import Owners, Places, claude_code_sessions, last_time
 from .contract import NoteStore
 from .conversation_files import file_conversations
+from .conversation_sources import SOURCES, source_named
 from .import_report import ERRORS_SHOWN, ImportReport
 from .imported_parts import Kept, kept_parts, last_part_start, part_note_id
 
 __all__ = ["SOURCES", "ImportReport", "default_path", "import_conversations", "part_note_id"]
 
-SOURCES = ("claude-code", "chatgpt", "claude")
 _ID_MAX = 200
 IMPORT_MODEL = "notewell-import"  # marks the attempt imports write on
 
 
 def default_path(source: str) -> Path | None:
     """Where *source* keeps its files when no path is given (Claude Code's projects folder)."""
-    if source == "claude-code":
-        base = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
-        return Path(base) / "projects"
-    return None
+    where = source_named(source).default_path
+    return where() if where is not None else None
 
 
 _RUN = "\x00run"  # the run's own attempt, on the project asked for (started at the first write)
@@ -210,8 +208,7 @@ def import_conversations(
     progress: Callable[[ImportReport], None] | None = None,
 ) -> ImportReport:
     """Import *source*'s conversations under *path* into *store* (see the module's docstring)."""
-    if source not in SOURCES:
-        raise InvalidArgumentError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
+    transcripts = source_named(source).shape is None  # Claude Code's sessions: put together from every file
     chosen = Path(path) if path is not None else default_path(source)
     if chosen is None:
         raise InvalidArgumentError(f"give the {source} export to import (a .zip, a folder or conversations.json)")
@@ -224,7 +221,7 @@ def import_conversations(
     bad_ids = 0
     try:
         found = file_conversations(source, chosen, report)
-        if source == "claude-code":  # every session is read before anything is written
+        if transcripts:  # every session is read before anything is written
             sessions = claude_code_sessions(store, found, report, owners, places)
             found = ((s.name, [s.conv]) for s in sessions)
             by_id = {s.conv.source_id: s for s in sessions}
@@ -247,7 +244,7 @@ def import_conversations(
                     continue
                 taken[conv.source_id] = text
                 attempt: str | None = _RUN
-                if source == "claude-code":
+                if transcripts:
                     session = by_id[conv.source_id]
                     kept = session.kept
                     took: set[str] = set()  # sessions it shares message ids with (a fork of theirs)
