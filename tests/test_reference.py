@@ -79,7 +79,7 @@ def test_a_setting_is_stripped_and_an_unknown_name_refused():
     }
     assert rows["NOTEWELL_DATABASE"] == {
         "name": "NOTEWELL_DATABASE",
-        "value": "postgresql://u:***@db/n",
+        "value": "postgresql://***@db/n",
         "source": "environment",
     }
     assert rows["NOTEWELL_CHAT_KEY"]["value"] == "***" and rows["NOTEWELL_STORE"]["source"] == "default"
@@ -90,7 +90,16 @@ def test_a_setting_is_stripped_and_an_unknown_name_refused():
         "NOTEWELL_CHAT_URL": "https://x.example/v1?api-key=s3cret",
     }
     values = " ".join(str(r["value"]) for r in effective_settings(shown))
-    assert "s3cret" not in values and "postgresql://alice:***@db/notes" in values and "api-key=***" in values
+    assert "s3cret" not in values and "postgresql://***@db/notes" in values and "api-key=***" in values
+    odd = {  # a password libpq takes with ? or # in it; a secret holding ://; a token as the user; a fragment
+        "NOTEWELL_DATABASE": "postgresql://alice:s3cr?et#pw@db.example/notes",
+        "NOTEWELL_EMBED_KEY": "sk-s3cret://x",
+        "NOTEWELL_EMBED_URL": "https://ghp_s3cretTOKEN@embed.example/v1",
+        "NOTEWELL_CHAT_URL": "https://chat.example/v1?pw=s3cret&code=s3cret#access_token=s3cret",
+    }
+    values = " ".join(str(r["value"]) for r in effective_settings(odd))
+    assert "s3cret" not in values and "postgresql://***@db.example/notes" in values
+    assert effective_settings({"NOTEWELL_CHAT_URL": "https://c.example/v1?a=\udcff"})  # an undecodable byte: shown
 
 
 def test_notewell_config_prints_each_setting_and_never_a_secret(tmp_path):

@@ -6,6 +6,7 @@ read anywhere else."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -98,37 +99,33 @@ def setting(name: str, env: Mapping[str, str] | None = None) -> str | None:
 
 def effective_settings(env: Mapping[str, str] | None = None) -> list[dict[str, str | None]]:
     """Each setting, its value and where that came from (``environment`` or ``default``); a
-    secret masked whole, and in every other value a URL's password and credential parameters."""
+    secret masked whole unless it is a URL, and in any URL its user and password and every
+    parameter that may hold a credential shown as ``***`` (the rest as given, not re-encoded)."""
     out: list[dict[str, str | None]] = []
     for s in SETTINGS:
         given = setting(s.name, env)
         value = given if given is not None else s.default
         if given is not None:
-            value = "***" if s.secret and "://" not in given else _without_credentials(given)
+            url = _URL.match(given) is not None
+            value = "***" if s.secret and not url else _without_credentials(given)
         out.append({"name": s.name, "value": value, "source": "environment" if given is not None else "default"})
     return out
 
 
-_CREDENTIAL_KEYS = ("password", "passwd", "pwd", "key", "token", "secret", "sig", "signature", "auth")
+_URL = re.compile(r"(?:postgres(?:ql)?|https?)://", re.IGNORECASE)
+_CREDENTIAL = re.compile(
+    r"([?&;#][^=&;#]*(?:pass|pw|key|token|secret|sig|auth|credential|code)[^=&;#]*=)[^&;#]*", re.IGNORECASE
+)
 
 
 def _without_credentials(value: str) -> str:
-    """*value* with a URL's password and every query parameter that may hold a credential
-    (``password=``, ``api-key=``, ``token=``...) shown as ``***``; any other text as it is."""
-    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return "***"
-    if not parts.scheme or "://" not in value:
+    """*value* with, after any ``://``, everything up to the last ``@`` (the user and password,
+    however they are written) and the value of every parameter whose name may hold a
+    credential shown as ``***``."""
+    scheme = value.find("://")
+    if scheme < 0:
         return value
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        netloc = f"{user.split(':', 1)[0]}{':***' if ':' in user else ''}@{host}"
-    query = [
-        (k, "***" if any(c in k.lower() for c in _CREDENTIAL_KEYS) else v)
-        for k, v in parse_qsl(parts.query, keep_blank_values=True)
-    ]
-    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe="*"), parts.fragment))
+    head, rest = value[: scheme + 3], value[scheme + 3 :]
+    if "@" in rest:
+        rest = "***@" + rest.rsplit("@", 1)[1]
+    return head + _CREDENTIAL.sub(r"\1***", rest)

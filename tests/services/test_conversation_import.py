@@ -874,3 +874,16 @@ def test_turns_only_a_sessions_own_file_holds_before_those_kept_are_counted(stor
     for _ in range(2):
         report = import_conversations(store, "claude-code", tmp_path / "p")
         assert (report.notes, report.strays) == (0, 4)  # A's first two requests: said, not lost without a word
+
+
+def test_turns_a_true_copy_brings_are_not_also_counted_as_strays(store, tmp_path):
+    p = _pairs("sess-p", "p", 3, 1, "papa")
+    import_conversations(store, "claude-code", _jsonl(tmp_path / "p" / "sess-p.jsonl", p))
+    (tmp_path / "p" / "sess-p.jsonl").unlink()
+    later = _pairs("sess-p", "q", 2, 2, "papalater")
+    untimed = [{k: v for k, v in line.items() if k != "timestamp"} for line in _pairs("sess-p", "z", 1, 2, "zulu")]
+    _jsonl(tmp_path / "p" / "sess-a.jsonl", _pairs("sess-a", "a", 1, 3, "alpha") + p + later)  # a true copy, and more
+    _jsonl(tmp_path / "p" / "sess-b.jsonl", _pairs("sess-b", "b", 1, 3, "bravo") + later + untimed)  # some of it again
+    report = import_conversations(store, "claude-code", tmp_path / "p")
+    assert "papalater" in store.get_note(part_note_id("claude-code", "sess-p", 1)).body
+    assert report.strays == 2  # B's turns without a time (they cannot be placed); not the ones A brought

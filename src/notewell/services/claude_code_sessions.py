@@ -120,14 +120,15 @@ def claude_code_sessions(
         if kept.count:  # placed where it is; when private, from every file holding its lines (a copy
             latest = max((last_time(p) for _, p in group), default="")  # after a rewind, say: not a true one)
             places.put(sid, latest, kept.attempt, true_files.get(sid, []), files_of[sid])
+        strays: set[object] = set()  # turns of other files that cannot be added (message ids)
         if kept.count and not any(Path(name).stem in (sid, key) for name, _ in group):
-            strays = [p for _, p in group if not _continues(p, kept)]
             until = _kept_until(kept, group)
-            report.strays += len({t.ident or id(t) for p in strays for t in _after_kept(p, until)})  # each once
-            for piece in strays:  # still its lines: never another session's
-                owners.update((t.ident, sid) for t in piece.turns if t.ident and t.ident not in owners)
+            for piece in (p for _, p in group if not _continues(p, kept)):
+                strays.update(t.ident or id(t) for t in _after_kept(piece, until))
+                owners.update((t.ident, sid) for t in piece.turns if t.ident and t.ident not in owners)  # still its
             group = [(name, p) for name, p in group if _continues(p, kept)]
         conv = merged_sessions([p for _, p in group])
+        report.strays += len(strays - {t.ident for t in conv.turns} if conv is not None else strays)  # each once
         if conv is None:
             continue
         if kept.count:
@@ -195,9 +196,9 @@ def _after_kept(piece: Conversation, until: tuple[str, int] | None) -> list[Turn
     if until is None:
         return piece.turns
     at, width = until
-    if width == 16:
-        return [t for t in piece.turns if (t.at or "")[:16] >= at]
-    return [t for t in piece.turns if (t.at or "") > at]
+    if width == 16:  # a turn without a time: counted (it cannot be placed after what is kept)
+        return [t for t in piece.turns if not t.at or t.at[:16] >= at]
+    return [t for t in piece.turns if not t.at or t.at > at]
 
 
 def _kept_session(store: NoteStore, sid: str, group: list[tuple[str, Conversation]]) -> tuple[str, Kept]:

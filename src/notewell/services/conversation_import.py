@@ -24,7 +24,7 @@ from ..model.conversations import Conversation, as_imported, conversation_parts,
 from .claude_code_sessions import Owners, Places, claude_code_sessions, last_time
 from .contract import NoteStore
 from .conversation_files import file_conversations
-from .conversation_sources import SOURCES, source_named
+from .conversation_sources import SOURCE_TABLE, SOURCES, source_named
 from .import_report import ERRORS_SHOWN, ImportReport
 from .imported_parts import Kept, kept_parts, last_part_start, part_note_id
 
@@ -36,7 +36,7 @@ IMPORT_MODEL = "notewell-import"  # marks the attempt imports write on
 
 def default_path(source: str) -> Path | None:
     """Where *source* keeps its files when no path is given (Claude Code's projects folder)."""
-    where = source_named(source).default_path
+    where = next((s.default_path for s in SOURCE_TABLE if s.name == source), None)
     return where() if where is not None else None
 
 
