@@ -1,1 +1,1 @@
-"""Interfaces: the command line (later MCP, HTTP and the web page), all over the services API."""
+"""Interfaces: the command line, MCP, HTTP and the web page, the agent runtimes, all over the services API."""

@@ -4,9 +4,9 @@ Every passage vector of one model sits in one float32 matrix, row i a passage of
 ``notes[i]``, kept current from the index's vector log and ranked exactly with numpy. A
 store subclasses :class:`PassageMatrix` and supplies only its SQL (the notes the log says
 changed, every passage of the model, some notes' passages as they are now) and its own
-extras: the embedded store's :class:`.semantic.VectorMatrix` adds sidecar files, an
+extras: the embedded store's :class:`notewell.backends.sqlite.semantic.VectorMatrix` adds sidecar files, an
 approximate index and searches taking turns with a change; PostgreSQL's
-:class:`.pg_semantic.PgVectorMatrix` a lock and one REPEATABLE READ snapshot.
+:class:`notewell.backends.postgres.semantic.PgVectorMatrix` a lock and one REPEATABLE READ snapshot.
 """
 
 from __future__ import annotations

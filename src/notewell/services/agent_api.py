@@ -1,7 +1,7 @@
 """The store as the servers offer it: one caller per request, permissions, limits, JSON shapes.
 
 The MCP tools and the HTTP endpoints both call :class:`AgentAPI`, so a query gives the
-same cards everywhere (and the same cards as :meth:`Store.search_notes`). Rules:
+same cards everywhere (and the same cards as :meth:`notewell.services.store.Store.search_notes`). Rules:
 
 * Reads: a caller without a token sees public work only (a private server, ``private=True``,
   answers ``unauthorized`` instead); a token sees what its name may see (its own private
@@ -349,7 +349,7 @@ class AgentAPI:
         base_revision: int | None = None,
     ) -> dict[str, Any]:
         """Replace a note's text (with *keep_header*: its body); with *base_revision*, a conflict
-        when the text changed since that revision (see :meth:`NoteService.edit_note`)."""
+        when the text changed since that revision (see :meth:`notewell.services.service.NoteService.edit_note`)."""
         note_id = self._ref(caller, note_id)
         author = self._author(caller, author)
         if not isinstance(keep_header, bool):

@@ -23,7 +23,7 @@ def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> NoteSt
     quick_check_from (from this many notes, reads look only at the folders that changed since
     the last look; see ``full_check_owed``).
 
-    A ``postgresql://`` URL opens the store in that database instead (a :class:`PgStore`;
+    A ``postgresql://`` URL opens the store in that database instead (a :class:`notewell.services.pg_store.PgStore`;
     needs the 'postgres' extra; options: max_bytes, pool_size, create, embedder)."""
     if is_database_url(path):
         from .pg_store import PgStore

@@ -1,4 +1,4 @@
-"""The store on PostgreSQL: the same note API as the embedded :class:`Store`, for many
+"""The store on PostgreSQL: the same note API as the embedded :class:`notewell.services.store.Store`, for many
 notewell servers sharing one database.
 
 The database is canonical (each note's text exactly as written, its metadata and its
@@ -6,7 +6,7 @@ earlier revisions). Every write is one transaction; an edit locks the note's row
 (``SELECT … FOR UPDATE``) and builds on the text it finds there, so two servers editing
 one note at once both land, one after the other, and neither edit is lost. Every write
 that changes a note's text queues it for embedding in that transaction (triggers of
-schema version 3); semantic search is :class:`.pg_semantic.PgSemanticMixin`.
+schema version 3); semantic search is :class:`notewell.backends.postgres.semantic_mixin.PgSemanticMixin`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The search helper: a long-running process on a folder store (``notewell watch``) answers
 other processes' searches on its own open store, whose model is loaded once.
 
-It listens on the store's :mod:`query_socket` and calls :meth:`Store.search_notes`, the
+It listens on the store's :mod:`query_socket` and calls :meth:`notewell.services.store.Store.search_notes`, the
 same service call as an in-process search, so the cards are the same. Requests
 (one JSON line each, protocol :data:`PROTOCOL`)::
 

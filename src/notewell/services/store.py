@@ -1,4 +1,4 @@
-"""The store: the one API every interface (Python, CLI, later MCP and HTTP) calls.
+"""The folder store: the one API every interface (Python, CLI, MCP, HTTP, the web page) calls.
 
 A store is a folder of Markdown notes (the source of truth) plus a derived
 SQLite index under ``.notewell/``. Every write is an atomic file write and, in

@@ -1,6 +1,6 @@
 """Embedding a PostgreSQL store's queue, safely with several servers embedding one database.
 
-The passages are :func:`.semantic.passages` of each note's title and body, as on the
+The passages are :func:`notewell.search.passages.passages` of each note's title and body, as on the
 embedded store. A server claims a batch of queued notes in a short transaction (``FOR
 UPDATE SKIP LOCKED``, then a lease in ``claimed_by`` / ``claimed_until``), so two servers
 never embed one note at once and no transaction stays open while the model runs (writers
@@ -11,7 +11,7 @@ older text never replaces a newer one. An edit meanwhile queued the note again (
 ticket); its entry stays and its lease is released, so it is embedded anew. A server
 that dies leaves its lease to run out (LEASE seconds); then another takes the notes.
 
-The vectors are float32 bytea rows; when the database has pgvector (:mod:`.pg_vector`)
+The vectors are float32 bytea rows; when the database has pgvector (:mod:`notewell.backends.postgres.pgvector`)
 each is also written to the ``embedding`` column in pgvector's binary form (a trigger
 fills it from the bytes for a writer that does not).
 """

@@ -2,12 +2,12 @@
 a tsquery built from the query as the embedded store reads it, and for CJK text each
 note's CJK characters and pairs under another.
 
-A query means what it means on SQLite (:mod:`.query`):
+A query means what it means on SQLite (:mod:`notewell.search.query`):
 
 - Plain words must all appear (stop words dropped as compile_query drops them); when fewer
   notes than asked for hold every word, a loose pass fills up with notes holding any
   meaningful word.
-- FTS5 syntax is parsed by :func:`.query.parse_fts5` (FTS5's own grammar, so what FTS5
+- FTS5 syntax is parsed by :func:`notewell.search.query.parse_fts5` (FTS5's own grammar, so what FTS5
   refuses runs as plain words here too) and becomes a tsquery: ``AND`` ``&``, ``OR`` ``|``,
   ``a NOT b`` ``a & !b``, ``"a phrase"`` ``<->`` (within the title or within the body, as
   an FTS5 phrase stays in one column), ``prefix*`` ``:*``, ``title:``/``body:`` the
@@ -31,7 +31,7 @@ A query means what it means on SQLite (:mod:`.query`):
 
 Ranking is in the spirit of the embedded store's BM25: each positive term's ``ts_rank``
 (the title weighted 3x the body, divided by 1 + log(length) so long notes are damped)
-times the term's idf (:mod:`.pg_rank`), so a rare word outweighs common ones. A CJK word
+times the term's idf (:mod:`notewell.backends.postgres.rank`), so a rare word outweighs common ones. A CJK word
 found by reading the text adds a fixed amount (weighed like a word in one note in a
 hundred), a stop word almost nothing. Ties go to the most recently
 updated note. A strict pass of CJK runs or stop words alone is not ranked: its notes come

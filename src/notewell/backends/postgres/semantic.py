@@ -1,6 +1,6 @@
 """Semantic search on PostgreSQL: each server holds the passage vectors in one in-memory
 float32 matrix, follows the database's vector log to keep it current, and ranks exactly
-with numpy, as the embedded store does (:class:`.semantic.VectorMatrix`).
+with numpy, as the embedded store does (:class:`notewell.backends.sqlite.semantic.VectorMatrix`).
 
 A matrix is loaded whole once per model; after that each search reads the log entries
 after the last one it applied and replaces only those notes' rows (the old rows zeroed
@@ -8,8 +8,8 @@ and skipped, the new ones appended; compacted when a quarter are dead). Several 
 each keep their own matrix current from the same log. No approximate index and no file
 beside it: a PostgreSQL store has no folder, and exact search is the measured default.
 
-When the database has pgvector (:mod:`.pg_vector`), the store asks the database instead:
-:func:`pg_semantic_search` is given a :class:`.pg_vector.PgVectorIndex` in place of this
+When the database has pgvector (:mod:`notewell.backends.postgres.pgvector`), the store asks the database instead:
+:func:`pg_semantic_search` is given a :class:`notewell.backends.postgres.pgvector.PgVectorIndex` in place of this
 matrix, and no matrix is loaded. The nearest passages then come from an HNSW index
 (approximate: HNSW recall) with the filters and hidden projects in the query, and turn
 into notes, scores and snippets exactly as here. This matrix stays the path on a server

@@ -1,14 +1,14 @@
-"""Semantic search for :class:`~.pg_store.PgStore`: its embedder, the embedding queue and
+"""Semantic search for :class:`~notewell.services.pg_store.PgStore`: its embedder, the embedding queue and
 the background thread, and the semantic, both and hybrid search modes, which behave as the
 embedded store's (the same passages, cards, filters and fusion).
 
 Several servers may embed one database at once: each store object claims queued notes
-under a name of its own (:mod:`..search.pg_embedding`). Searches go to the database's
-pgvector HNSW index when it has the extension (:mod:`..search.pg_vector`); otherwise each
+under a name of its own (:mod:`notewell.backends.postgres.embedding`). Searches go to the database's
+pgvector HNSW index when it has the extension (:mod:`notewell.backends.postgres.pgvector`); otherwise each
 store keeps its own in-memory matrix current from the database's vector log
-(:mod:`..search.pg_semantic`). The path is chosen once per store, at its first semantic
+(:mod:`notewell.backends.postgres.semantic`). The path is chosen once per store, at its first semantic
 search. A database is made ready for pgvector when a store creates it (empty, so at once)
-or by ``notewell db upgrade`` (:func:`..search.pg_vector.enable_pgvector`: idempotent,
+or by ``notewell db upgrade`` (:func:`notewell.backends.postgres.vector_schema.enable_pgvector`: idempotent,
 under an advisory lock, so servers doing it together do it once).
 """
 
@@ -43,7 +43,7 @@ _EMBED_STEP = 64  # notes the background thread embeds between looks at the queu
 
 
 class PgSemanticMixin:
-    """Embedding and search by meaning, for :class:`~.pg_store.PgStore`."""
+    """Embedding and search by meaning, for :class:`~notewell.services.pg_store.PgStore`."""
 
     _db: PgDatabase
     _old_vectors: OldPassages
@@ -99,7 +99,7 @@ class PgSemanticMixin:
             return self._vector_index if self._vector_index is not None else self._vectors
 
     def _engines(self) -> _PgEngines:
-        """This store's search engines, for :func:`~..search.plan.run_search`."""
+        """This store's search engines, for :func:`~notewell.search.plan.run_search`."""
         return _PgEngines(self)
 
 
@@ -167,7 +167,7 @@ class _PgEngines:
 
 
 def _coverages(conn: Any, query: str, loose: set[str]) -> dict[str, float]:
-    """Each loose-pass hit's share of the query's words (:func:`fusion.coverage`)."""
+    """Each loose-pass hit's share of the query's words (:func:`notewell.search.fusion.coverage`)."""
     if not loose:
         return {}
     cq = compile_query(query)

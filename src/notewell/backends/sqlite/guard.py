@@ -1,6 +1,6 @@
 """The wrapper every public store method runs in, and the two locks of a store in a server.
 
-Reads and writes of one :class:`~.store.Store` run on many threads at once (a server calls it
+Reads and writes of one :class:`~notewell.services.store.Store` run on many threads at once (a server calls it
 from a thread pool). Writes take the :class:`StoreLock`, one at a time, as they always did.
 Reads do not wait for it (a read takes it only to catch up with the folder, and only when it
 is free): they pass the :class:`ReadGate`, which only a swap of the index (a rebuild, a

@@ -242,7 +242,7 @@ def keyword_search(
 ) -> list[Card]:
     """The best *limit* notes for *query*, as cards with highlighted snippets. Notes found
     only by the loose pass (not every word) go into *partial* if given, each with the share
-    of the query's words it holds (:func:`fusion.coverage`). With *snippets*, the cards come
+    of the query's words it holds (:func:`notewell.search.fusion.coverage`). With *snippets*, the cards come
     without one and *snippets* maps each id to what makes it (for the few a fusion keeps)."""
     check_limit(limit)  # cheap; the engines are public, and the plan asks them for pools
     cq = compile_query(query)

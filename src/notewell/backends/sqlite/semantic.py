@@ -62,7 +62,7 @@ class VectorMatrix(PassageMatrix[_Read]):
     """Every passage vector of one model in one float32 matrix, kept up to date incrementally.
 
     The index logs whose vectors changed (``vector_log``); the matrix applies the log as
-    :class:`.passage_matrix.PassageMatrix` does. A full load (a new model, a rebuilt index,
+    :class:`notewell.search.passage_matrix.PassageMatrix` does. A full load (a new model, a rebuilt index,
     a log trimmed past this matrix, or too many changes) reads a memory-mapped sidecar when
     one of this log's epoch exists, then applies the log from there. From ``ann_min`` live
     passages an approximate index supplies the candidates a search scores exactly.

@@ -1,7 +1,7 @@
 """Adds a writer journaled and never named: finished by the next full check.
 
 A new note's file is staged under a hidden temp name, its journal record written, and only
-then is the file given its name (:func:`..note_writes.place_batch`). A writer killed between
+then is the file given its name (:func:`notewell.backends.sqlite.note_writes.place_batch`). A writer killed between
 the record and the name leaves both: a record that says the note is live, and the temp file
 holding exactly its bytes. Left so, the id counts as used and no file holds it: a conversation
 importer, which derives ids from its source, could never write that note again. The next full

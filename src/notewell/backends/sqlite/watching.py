@@ -58,7 +58,7 @@ def folder_identity(path: Path) -> tuple[int, int] | None:
 
 
 class WatchingMixin:
-    """The watcher side and the asking side of the cookie handshake, for :class:`Store`."""
+    """The watcher side and the asking side of the cookie handshake, for :class:`notewell.services.store.Store`."""
 
     root: Path
     _index: Index
@@ -137,7 +137,7 @@ class WatchingMixin:
         """Keep the index in step with the folder until *stop* is set.
 
         While this runs (``notewell watch``), other processes on the store skip the
-        whole-folder check: they ask this watcher instead (see :meth:`refresh`).
+        whole-folder check: they ask this watcher instead (see :meth:`notewell.services.store.Store.refresh`).
         With *idle_exit* (a watcher started on demand), it stops once no process has
         asked for that many seconds, and does not start when another watcher is alive.
         Returns False when it did not start for that reason. *on_beat* is called at every
