@@ -3,6 +3,8 @@ prints it; ``docs/reference.md`` holds it, and a test fails when the two differ)
 
 from __future__ import annotations
 
+import argparse
+
 from ..errors import ERROR_KINDS
 from ..services.conversation_sources import SOURCE_TABLE
 from ..settings import SETTINGS
@@ -62,10 +64,73 @@ def _sources() -> list[str]:
     return lines
 
 
+_COMMON = {"-h", "--help", "--store", "--database", "--json"}
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[argparse.ArgumentParser] | None:
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+
+def _arguments(parser: argparse.ArgumentParser) -> list[str]:
+    rows = []
+    for action in parser._actions:
+        if set(action.option_strings) & _COMMON or isinstance(action, argparse._SubParsersAction):
+            continue
+        if action.help == argparse.SUPPRESS:
+            continue
+        metavar = action.metavar or (action.dest.upper() if action.nargs != 0 else "")
+        name = ", ".join(action.option_strings) or str(metavar)
+        if action.option_strings and action.nargs != 0:
+            name += f" {metavar}"
+        help_text = action.help or ""
+        if "%(" in help_text:
+            help_text = help_text % {**vars(action), "prog": parser.prog}
+        rows.append(f"| `{_cell(name)}` | {_cell(help_text)} |")
+    return ["| argument | what it does |", "|---|---|", *rows] if rows else []
+
+
+def _command(name: str, parser: argparse.ArgumentParser, depth: int = 3) -> list[str]:
+    lines = [f"{'#' * depth} `notewell {name}`", "", _cell(parser.description or ""), ""]
+    table = _arguments(parser)
+    lines += [*table, ""] if table else []
+    sub = _subcommands(parser)
+    if sub is not None:
+        for child, child_parser in sub.choices.items():
+            lines += _command(f"{name} {child}", child_parser, depth + 1)
+    return lines
+
+
+def _commands() -> list[str]:
+    from .cli import build_parser
+    from .cli_arguments import COMMAND_GROUPS
+
+    parser = build_parser()
+    sub = _subcommands(parser)
+    assert sub is not None
+    lines = [
+        "## Commands",
+        "",
+        "Every command takes `--store DIR` (default `$NOTEWELL_STORE`, else `./notes`), `--database URL` (a",
+        "PostgreSQL store, default `$NOTEWELL_DATABASE`) and `--json` (the Python API's shapes); `notewell",
+        "COMMAND --help` prints the same as below.",
+        "",
+    ]
+    for group, names in COMMAND_GROUPS:
+        lines += [f"**{group}**: " + ", ".join(f"`{n}`" for n in names), ""]
+    for _group, names in COMMAND_GROUPS:
+        for name in names:
+            lines += _command(name, sub.choices[name])
+    return lines
+
+
 def reference_markdown() -> str:
     """The whole reference as Markdown."""
     lines = ["# notewell reference", "", "Generated from the code's own tables: do not edit by hand.", ""]
-    lines += _errors() + [""] + _settings() + [""] + _sources()
+    lines += _commands() + _errors() + [""] + _settings() + [""] + _sources()
     return "\n".join(lines) + "\n"
 
 
