@@ -238,3 +238,26 @@ def test_import_is_light():
     code = "import sys, notewell; print([m for m in ('argparse', 'http', 'asyncio', 'numpy') if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# Functions still over the limit, each to be split by concern (issue 38); the list only shrinks.
+LONG_FUNCTIONS = {
+    "interfaces/http_app.py:make_app",
+    "interfaces/openapi.py:openapi_document",
+    "interfaces/mcp_server.py:make_mcp",
+    "agents/notebook_bench.py:build_bench",
+    "agents/notebook_bench.py:_long_session",
+    "backends/sqlite/sync.py:_batch",
+}
+
+
+def test_no_function_is_over_a_hundred_lines():
+    import ast
+
+    long = set()
+    for path in PKG.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 100:
+                long.add(f"{path.relative_to(PKG).as_posix()}:{node.name}")
+    assert long - LONG_FUNCTIONS == set(), "split it by concern"
+    assert LONG_FUNCTIONS - long == set(), "split already: take it off LONG_FUNCTIONS"

@@ -54,6 +54,12 @@ def _add_filters(p: argparse.ArgumentParser) -> None:
 
 def add_core_arguments(ps: dict[str, argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     """The arguments of the note, search, attempt and project commands."""
+    _note_arguments(ps)
+    _search_arguments(ps)
+    _attempt_arguments(ps, common)
+
+
+def _note_arguments(ps: dict[str, argparse.ArgumentParser]) -> None:
     ps["init"].add_argument("path", nargs="?", help="the folder (default: --store)")
     p = ps["add"]
     p.add_argument("file", nargs="?", metavar="FILE", help="a file, or - for standard input")
@@ -93,8 +99,6 @@ def add_core_arguments(ps: dict[str, argparse.ArgumentParser], common: argparse.
     ps["tags"].add_argument("--notes", action="store_true", help="also each note's tags and summary")
     ps["links"].add_argument("id", help="the note: an id, or a path inside the store")
     ps["links"].add_argument("--depth", type=int, default=1, help="steps to follow each way (1-10; default 1)")
-    ps["brief"].add_argument("project", help="the project's name")
-    ps["brief"].add_argument("--recent", type=int, default=10, metavar="N", help="recent notes to list (default 10)")
     p = ps["tag"]
     p.add_argument("id", help="the note: an id, or a path inside the store")
     p.add_argument("tags", nargs="+", metavar="TAG", help="tags to add (slugged: 'Cache Plan' is cache-plan)")
@@ -104,6 +108,12 @@ def add_core_arguments(ps: dict[str, argparse.ArgumentParser], common: argparse.
     p.add_argument("file", nargs="?", metavar="FILE", help="the summary from a file, or - for standard input")
     p.add_argument("--text", help="the summary")
     p.add_argument("--author", default=setting("NOTEWELL_AUTHOR"), help=AUTHOR_HELP)
+    ps["header"].add_argument("file", nargs="?", metavar="FILE", help="a file, or - (default) for standard input")
+
+
+def _search_arguments(ps: dict[str, argparse.ArgumentParser]) -> None:
+    ps["brief"].add_argument("project", help="the project's name")
+    ps["brief"].add_argument("--recent", type=int, default=10, metavar="N", help="recent notes to list (default 10)")
     p = ps["search"]
     p.add_argument(
         "query",
@@ -128,7 +138,18 @@ def add_core_arguments(ps: dict[str, argparse.ArgumentParser], common: argparse.
     ps["reindex"].add_argument("--progress", action="store_true", help="draw the progress bar even when not a terminal")
     ps["embed"].add_argument("--progress", action="store_true", help="draw the progress bar even when not a terminal")
     ps["embed"].add_argument("--limit", type=int, help="embed at most this many notes")
-    ps["header"].add_argument("file", nargs="?", metavar="FILE", help="a file, or - (default) for standard input")
+    ps["watch"].add_argument(
+        "--embed", action="store_true", help="also embed new and changed notes for semantic search, as they come"
+    )
+    ps["watch"].add_argument(
+        "--idle-exit",
+        type=float,
+        metavar="SECONDS",
+        help="stop after this long without a question from another command (and do not start if a watcher runs)",
+    )
+
+
+def _attempt_arguments(ps: dict[str, argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     attempt_sub = ps["attempt"].add_subparsers(
         dest="attempt_command", metavar="ACTION", help="start, end, show or list"
     )
@@ -164,12 +185,3 @@ def add_core_arguments(ps: dict[str, argparse.ArgumentParser], common: argparse.
     a.add_argument("--campaign", help="the campaign it belongs to")
     a = project_sub.add_parser("show", help="a project's settings and counts", parents=[common])
     a.add_argument("name", help="the project's name")
-    ps["watch"].add_argument(
-        "--embed", action="store_true", help="also embed new and changed notes for semantic search, as they come"
-    )
-    ps["watch"].add_argument(
-        "--idle-exit",
-        type=float,
-        metavar="SECONDS",
-        help="stop after this long without a question from another command (and do not start if a watcher runs)",
-    )

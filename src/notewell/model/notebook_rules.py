@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from .notebook_doc import PREFIX, NotebookDoc, split_parts
+from .notebook_doc import PREFIX, Item, NotebookDoc, split_parts
 from .personal_data import personal_data_in, possible_card_number
 from .token_count import estimate_tokens
 
@@ -229,6 +229,9 @@ def far_over_budget(text: str, budget: int = DEFAULT_BUDGET) -> Finding | None:
     )
 
 
+_Add = Callable[[Finding], None]
+
+
 def validate_notebook(
     doc: NotebookDoc,
     text: str,
@@ -245,7 +248,20 @@ def validate_notebook(
     errors = [Finding(line, message) for line, message in doc.problems]
     warnings: list[Finding] = []
     err, warn = errors.append, warnings.append
+    _check_sections(doc, err)
+    _check_items(doc, previous, set(retired), err, warn)
+    _check_citations(doc, raw_ids, raw_problems or {}, err)
+    _check_lines(text, err, warn)
+    if previous is not None:
+        _check_history(doc, previous, err, warn)
+    used = estimate_tokens(text)
+    if used > budget:
+        err(Finding(0, f"about {used} tokens, over the budget of {budget}: trim (drop stale items), do not raise it"))
+    return errors, warnings
 
+
+def _check_sections(doc: NotebookDoc, err: _Add) -> None:
+    """The headings every notebook has: a goal, facts, a tracker, one next step."""
     goal = [t for _, t in doc.sections.get("Goal", []) if t.strip()]
     if not goal:
         err(Finding(0, "## Goal is missing or empty: say the outcome in one or two lines"))
@@ -256,8 +272,10 @@ def validate_notebook(
     if len(next_lines) > 3:
         err(Finding(doc.sections["Next"][3][0], "## Next is the single next step: three lines at most"))
 
+
+def _check_items(doc: NotebookDoc, previous: NotebookDoc | None, retired: set[str], err: _Add, warn: _Add) -> None:
+    """Each item: a unique id of its section, never a retired one, and its section's fields."""
     seen: dict[str, int] = {}
-    retired = set(retired)
     if previous is not None:  # an id dropped in the accepted revision is retired already
         retired |= {i.id for i in previous.in_section("Dropped")}
     for item in doc.items:
@@ -274,37 +292,46 @@ def validate_notebook(
                 err(Finding(item.line, f"{item.id} is dropped without a reason: say why after the id"))
         elif item.id in retired:
             err(Finding(item.line, f"{item.id} was dropped earlier: ids are never reused, take a new one"))
-        if item.section == "Facts":
-            source = item.field("source")
-            status = fact_status(item.text)
-            if not source:
-                err(
-                    Finding(item.line, f"{item.id} has no '| source: ...' (an event id, file:line, a URL or a command)")
-                )
-            elif not _is_source(source):
-                err(Finding(item.line, f"{item.id}: '{source}' is not an event id, file:line, a URL or a command"))
-            if status not in ("verified", "unverified"):
-                err(Finding(item.line, f"{item.id} must end with '| verified' or '| unverified'"))
-        elif item.section == "Tracker":
-            m = _STATE.match(item.text)
-            if not m or m.group("state") not in STATES:
-                err(Finding(item.line, f"{item.id}: a tracker item opens with its state: [{'|'.join(STATES)}]"))
-        elif item.section == "Ruled out":
-            if not item.field("reason"):
-                err(Finding(item.line, f"{item.id} needs '| reason: ...' (why it failed, so it is not retried)"))
-        elif item.section == "Notes" and _ORDER.match(item.text):
-            warn(Finding(item.line, f"{item.id} reads as an order: a note records what happened, it sets no rules"))
+        _check_fields(item, err, warn)
 
-    # Cited events exist: in sources, reasons and "see E0003" (elsewhere E0308 may be a compiler's code).
+
+def _check_fields(item: Item, err: _Add, warn: _Add) -> None:
+    """What an item of its section must say: a fact its source and status, a tracker item its
+    state, a ruled-out one its reason; a note is no order."""
+    if item.section == "Facts":
+        source = item.field("source")
+        status = fact_status(item.text)
+        if not source:
+            err(Finding(item.line, f"{item.id} has no '| source: ...' (an event id, file:line, a URL or a command)"))
+        elif not _is_source(source):
+            err(Finding(item.line, f"{item.id}: '{source}' is not an event id, file:line, a URL or a command"))
+        if status not in ("verified", "unverified"):
+            err(Finding(item.line, f"{item.id} must end with '| verified' or '| unverified'"))
+    elif item.section == "Tracker":
+        m = _STATE.match(item.text)
+        if not m or m.group("state") not in STATES:
+            err(Finding(item.line, f"{item.id}: a tracker item opens with its state: [{'|'.join(STATES)}]"))
+    elif item.section == "Ruled out":
+        if not item.field("reason"):
+            err(Finding(item.line, f"{item.id} needs '| reason: ...' (why it failed, so it is not retried)"))
+    elif item.section == "Notes" and _ORDER.match(item.text):
+        warn(Finding(item.line, f"{item.id} reads as an order: a note records what happened, it sets no rules"))
+
+
+def _check_citations(doc: NotebookDoc, raw_ids: set[str], raw_problems: Mapping[str, str], err: _Add) -> None:
+    """Cited events exist: in sources, reasons and "see E0003" (elsewhere E0308 may be a compiler's code)."""
     for item in doc.items:
         cited = " ".join(v for v in (item.field("source"), item.field("reason")) if v)
         cited += " " + " ".join(re.findall(r"\bsee\s+(E\d{4,})", item.text, re.IGNORECASE))
         for event in dict.fromkeys(_EVENT.findall(cited)):
-            if raw_problems and event in raw_problems:
+            if event in raw_problems:
                 err(Finding(item.line, f"{event} cannot be cited: {raw_problems[event]}"))
             elif event not in raw_ids:
                 err(Finding(item.line, f"{event} is not in the raw log (log the output first: notebook log)"))
-    # Every line: no injected instructions, no secrets.
+
+
+def _check_lines(text: str, err: _Add, warn: _Add) -> None:
+    """Every line: no injected instructions, no secrets."""
     for number, line in enumerate(text.splitlines(), 1):
         for problem in text_problems(line):
             err(Finding(number, f"this line: {problem}"))
@@ -312,32 +339,29 @@ def validate_notebook(
             warn(Finding(number, "this line holds a number that could be a card number: if it is one, record where it"
                          " lives, not its value"))  # fmt: skip
 
-    if previous is not None:
-        now = {i.id: i for i in doc.items}
-        before_live = [i for i in previous.items if i.section != "Dropped"]
-        for old in before_live:
-            new = now.get(old.id)
-            if new is None:
-                err(Finding(0, f"{old.id} ({old.section}) vanished: move it to ## Dropped with a reason"))
-            elif old.section == "Facts" and new.section == "Facts" and _fact_body(old.text) != _fact_body(new.text):
-                err(
-                    Finding(
-                        new.line,
-                        f"{old.id} was rewritten in place: drop it with a reason and add the corrected fact"
-                        " under a new id",
-                    )
-                )
-        newly_dropped = [i for i in doc.in_section("Dropped") if i.id in {o.id for o in before_live}]
-        if len(before_live) >= 4 and len(newly_dropped) * 2 > len(before_live):
-            warn(
+
+def _check_history(doc: NotebookDoc, previous: NotebookDoc, err: _Add, warn: _Add) -> None:
+    """Against the accepted revision: nothing vanishes, no fact is rewritten in place, and not
+    most of it dropped at once."""
+    now = {i.id: i for i in doc.items}
+    before_live = [i for i in previous.items if i.section != "Dropped"]
+    for old in before_live:
+        new = now.get(old.id)
+        if new is None:
+            err(Finding(0, f"{old.id} ({old.section}) vanished: move it to ## Dropped with a reason"))
+        elif old.section == "Facts" and new.section == "Facts" and _fact_body(old.text) != _fact_body(new.text):
+            err(
                 Finding(
-                    0,
-                    f"{len(newly_dropped)} of {len(before_live)} items dropped at once: keep the detail that saves"
-                    " redoing the work",
+                    new.line,
+                    f"{old.id} was rewritten in place: drop it with a reason and add the corrected fact under a new id",
                 )
             )
-
-    used = estimate_tokens(text)
-    if used > budget:
-        err(Finding(0, f"about {used} tokens, over the budget of {budget}: trim (drop stale items), do not raise it"))
-    return errors, warnings
+    newly_dropped = [i for i in doc.in_section("Dropped") if i.id in {o.id for o in before_live}]
+    if len(before_live) >= 4 and len(newly_dropped) * 2 > len(before_live):
+        warn(
+            Finding(
+                0,
+                f"{len(newly_dropped)} of {len(before_live)} items dropped at once: keep the detail that saves"
+                " redoing the work",
+            )
+        )
