@@ -247,7 +247,6 @@ LONG_FUNCTIONS = {
     "interfaces/mcp_server.py:make_mcp",
     "agents/notebook_bench.py:build_bench",
     "agents/notebook_bench.py:_long_session",
-    "backends/sqlite/sync.py:_batch",
 }
 
 

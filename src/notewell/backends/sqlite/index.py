@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...errors import BusyError, StorageError
 from ...model.header import ParsedNote
@@ -34,7 +34,17 @@ from .old_revision_rows import forget_old_revisions
 from .rebuild import recover
 from .schema import GONE_INDEX, NOTE_INDEXES, SCHEMA, SCHEMA_VERSION, configure
 
-__all__ = ["INDEX_DIR", "CorruptIndexError", "Index", "IndexRow", "LockHeld", "schema_outdated", "translated"]
+__all__ = [
+    "INDEX_DIR",
+    "CorruptIndexError",
+    "Index",
+    "IndexRow",
+    "JournalMeta",
+    "LockHeld",
+    "PathRow",
+    "schema_outdated",
+    "translated",
+]
 
 INDEX_DIR = ".notewell"
 VECTOR_LOG_KEEP = 50_000  # vector changes a process may be behind and still catch up
@@ -104,6 +114,34 @@ _INDEX_COLUMNS = (
 )
 _INDEX_MARKS = ",".join("?" * 18)  # the rowid, then _INDEX_COLUMNS
 _META_COLUMNS = "id, path, author, model, created_at, updated_at, revision, sha256, deleted, attempt, note_kind"
+
+
+class JournalMeta(NamedTuple):
+    """What the journal says of a note id (journal_meta's row), whether or not it is indexed."""
+
+    id: str
+    path: str | None
+    author: str | None
+    model: str | None
+    created_at: str
+    updated_at: str
+    revision: int
+    sha256: str | None
+    deleted: int
+    attempt: str | None
+    note_kind: str | None
+
+
+class PathRow(NamedTuple):
+    """The index's row of a note at a path, as a sync compares it with the file."""
+
+    rowid: int
+    id: str
+    path: str
+    mtime_ns: int
+    size: int
+    sha256: str
+    revision: int
 
 
 def _index_values(row: IndexRow) -> tuple:
@@ -655,12 +693,13 @@ class Index:
         if op in ("add", "adopt", "edit", "change") and isinstance(rev, int):
             c.execute(_ADD_REVISION, _revision_values(r))
 
-    def meta_for_path(self, path: str) -> sqlite3.Row | None:
-        return self.conn.execute(
-            "SELECT id, path, author, model, created_at, updated_at, revision, sha256"
-            " FROM journal_meta WHERE path = ? AND deleted = 0 ORDER BY updated_at DESC LIMIT 1",
+    def meta_for_path(self, path: str) -> JournalMeta | None:
+        """What the journal says of the live note last at *path*."""
+        row = self.conn.execute(
+            f"SELECT {_META_COLUMNS} FROM journal_meta WHERE path = ? AND deleted = 0 ORDER BY updated_at DESC LIMIT 1",
             (path,),
         ).fetchone()
+        return JournalMeta(*row) if row is not None else None
 
     def deleted_with(self, sha: str) -> str | None:
         """The id of the most recently deleted note whose last text had this hash."""
@@ -669,16 +708,17 @@ class Index:
         ).fetchone()
         return row[0] if row else None
 
-    def meta_for_id(self, note_id: str) -> tuple | None:
-        return self.conn.execute(f"SELECT {_META_COLUMNS} FROM journal_meta WHERE id = ?", (note_id,)).fetchone()
+    def meta_for_id(self, note_id: str) -> JournalMeta | None:
+        row = self.conn.execute(f"SELECT {_META_COLUMNS} FROM journal_meta WHERE id = ?", (note_id,)).fetchone()
+        return JournalMeta(*row) if row is not None else None
 
-    def metas_for_ids(self, note_ids: Sequence[str]) -> dict[str, tuple]:
+    def metas_for_ids(self, note_ids: Sequence[str]) -> dict[str, JournalMeta]:
         """:meth:`meta_for_id` of each of *note_ids* that has a journal row, by id."""
-        found: dict[str, tuple] = {}
+        found: dict[str, JournalMeta] = {}
         for some in _parts(note_ids):
             marks = ",".join("?" * len(some))
             found.update(
-                (r[0], r)
+                (r[0], JournalMeta(*r))
                 for r in self.conn.execute(f"SELECT {_META_COLUMNS} FROM journal_meta WHERE id IN ({marks})", some)
             )
         return found
@@ -741,11 +781,12 @@ class Index:
             "SELECT rowid, id, path, mtime_ns, size, sha256, revision FROM note_index WHERE id = ?", (note_id,)
         ).fetchone()
 
-    def row_for_path(self, path: str) -> tuple | None:
-        """(rowid, id, path, mtime_ns, size, sha256, revision) of the note at *path*, or None."""
-        return self.conn.execute(
+    def row_for_path(self, path: str) -> PathRow | None:
+        """The index's row of the note at *path*, or None."""
+        row = self.conn.execute(
             "SELECT rowid, id, path, mtime_ns, size, sha256, revision FROM note_index WHERE path = ?", (path,)
         ).fetchone()
+        return PathRow(*row) if row is not None else None
 
     def optimize(self) -> None:
         """Merge the keyword index into one b-tree (worth it after a bulk load: searches

@@ -276,9 +276,15 @@ def edit_note_file(
         text=text,
         sha256=sha,
         state=state,
-        meta={"author": meta[2], "model": meta[3], "created_at": meta[4], "updated_at": meta[5], "revision": meta[6]},
+        meta={
+            "author": meta.author,
+            "model": meta.model,
+            "created_at": meta.created_at,
+            "updated_at": meta.updated_at,
+            "revision": meta.revision,
+        },
     )
-    row.attempt_id, row.note_kind = meta[9], meta[10] or "note"
+    row.attempt_id, row.note_kind = meta.attempt, meta.note_kind or "note"
     index.upsert(row)
     return kept
 

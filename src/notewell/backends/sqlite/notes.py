@@ -131,7 +131,20 @@ def load_note(
             gone = " (deleted or unreadable; its kept revisions can be read by number)" if meta else ""
             raise NotFoundError(f"no note {note_id}{gone}")
         last = last_revision(index, note_id)
-        row = [(note_id, "", meta[2], meta[4], meta[5], last, meta[3], meta[9], meta[10], None)]
+        row = [
+            (
+                note_id,
+                "",
+                meta.author,
+                meta.created_at,
+                meta.updated_at,
+                last,
+                meta.model,
+                meta.attempt,
+                meta.note_kind,
+                None,
+            )
+        ]
         deleted = True
     else:
         deleted = False

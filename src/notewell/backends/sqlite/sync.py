@@ -20,7 +20,7 @@ from ...model.progress import Progress
 from ...model.timestamps import iso_from_ns, now_iso
 from .files import BAD_NAME, BAD_NAME_SIZE, LINKED, LINKED_SIZE, OUTSIDE, OUTSIDE_SIZE, FileState, NoteFolder
 from .history import History
-from .index import Index, IndexRow
+from .index import Index, IndexRow, PathRow
 from .old_revision_rows import fill_old_revisions, keep_old_revision
 from .prepare import Prepared, Preparer, build_row, prepare_files
 
@@ -81,7 +81,7 @@ class _Pass:
 
     fresh: bool  # the index held no note when the pass began (a rebuild): no row to replace
     missing: list[str] = field(default_factory=list)  # indexed paths the scan did not find
-    missing_rows: dict[str, list[tuple]] | None = None
+    missing_rows: dict[str, list[PathRow]] | None = None
     assigned: set[str] = field(default_factory=set)  # ids handed out in this pass
     inserted: int = 0
 
@@ -173,7 +173,7 @@ class Syncer:
         problems = self.index.problem_states()
         if only is not None:
             scope = set(only)
-            indexed = {p: (r[3], r[4]) for p in scope if (r := self.index.row_for_path(p)) is not None}
+            indexed = {p: (r.mtime_ns, r.size) for p in scope if (r := self.index.row_for_path(p)) is not None}
             problems = {p: v for p, v in problems.items() if p in scope}
             fs = {p: s for p, s in fs.items() if p in scope}
             changed = [p for p, st in fs.items() if indexed.get(p, st) != st]
@@ -238,7 +238,7 @@ class Syncer:
             return prepare_files(self.folder, self.max_bytes, [(path, state)])[path]
         return done
 
-    def _missing_by_sha(self, run: _Pass) -> dict[str, list[tuple]]:
+    def _missing_by_sha(self, run: _Pass) -> dict[str, list[PathRow]]:
         """Indexed notes whose files are gone, by content hash (to recognise renames).
 
         Built once a pass, inside its first transaction, and shared by every batch, so
@@ -249,10 +249,10 @@ class Syncer:
             for p in run.missing:
                 row = self.index.row_for_path(p)
                 if row is not None and self.folder.state(p) is None:
-                    run.missing_rows.setdefault(row[5], []).append(row)
+                    run.missing_rows.setdefault(row.sha256, []).append(row)
         return run.missing_rows
 
-    def _retire(self, row: tuple, op: str, records: list[dict[str, Any]]) -> None:
+    def _retire(self, row: PathRow, op: str, records: list[dict[str, Any]]) -> None:
         """Drop a note's index row, keeping the text last seen as a revision (the index is
         the only place that still has it)."""
         rowid, nid, path, _m, _s, _sha, revision = row
@@ -290,7 +290,7 @@ class Syncer:
                     self._retire(row, "", records)  # it was a note: stop serving the old text
                     report.changed += 1
                 continue
-            if row is not None and (row[3], row[4]) == (state.mtime_ns, state.size):
+            if row is not None and (row.mtime_ns, row.size) == (state.mtime_ns, state.size):
                 continue
             got = self._prepared(path, state, {} if stale else ahead)
             prepared, sha = got.row, got.sha
@@ -311,67 +311,84 @@ class Syncer:
             if not fresh:
                 index.clear_problem(path)
             text = got.text
-            at = iso_from_ns(state.mtime_ns)
             if row is not None:
-                rowid, nid, _p, _m, _s, old_sha, revision = row
-                if old_sha == sha:
-                    index.touch(rowid, state.mtime_ns, state.size)
+                if row.sha256 == sha:
+                    index.touch(row.rowid, state.mtime_ns, state.size)
                     continue
-                meta = index.meta_for_id(nid)
-                if meta is None or meta[7] != sha:
-                    # Edited outside notewell: keep the text we last saw as a revision.
-                    old_text = index.text_of(rowid)
-                    self.history.save_revision(nid, revision, old_text.encode("utf-8"))
-                    keep_old_revision(index.conn, nid, revision, old_text, path, then=text)
-                    records.append(
-                        {"op": "change", "id": nid, "at": at, "rev": revision + 1, "sha256": sha, "size": state.size}
-                    )
-                    report.changed += 1
-                # else: the journal already has this text (written by a notewell that had not
-                # indexed it, e.g. one killed before its commit): its author and times stand.
-                rows.append(self._named(prepared, nid, path, text, sha, state))
-                continue
-            candidates = missing_rows.get(sha)
-            if candidates:
-                moved = candidates.pop()
-                nid = moved[1]
-                records.append({"op": "move", "id": nid, "path": path, "at": now_iso()})
-                index.delete(moved[0], moved=True)
-                report.moved += 1
-                rows.append(self._named(prepared, nid, path, text, sha, state))
-                continue
-            nid, record = self._identify(path, sha, state, at, run.assigned)
-            run.assigned.add(nid)
-            if record is not None:
-                records.append(record)
-                if record["op"] == "adopt":
-                    report.added += 1
-                elif record["op"] == "move":
-                    report.moved += 1
+                self._changed(row, path, text, sha, state, records, report)
+                nid = row.id
+            else:
+                nid = self._placed(path, sha, state, missing_rows, records, report, run)
             rows.append(self._named(prepared, nid, path, text, sha, state))
         self.commit_records(records)
-        metas = index.metas_for_ids([row.id for row in rows])
-        for row in rows:
-            meta = metas.get(row.id)
-            if meta is not None:
-                row.author, row.created_at, row.updated_at, row.revision = meta[2], meta[4], meta[5], meta[6]
-                row.attempt_id, row.note_kind = meta[9], meta[10] or "note"
-                if not (row.header or {}).get("model"):
-                    row.model = meta[3]
+        self._with_journal(rows)
         index.upsert_many(rows, new=fresh)
         run.inserted += len(rows)
         if not fresh:
-            for row in rows:
-                if row.revision > 1:
+            for written in rows:
+                if written.revision > 1:
                     # Revisions that came with the text (a pull, another notewell's edit not yet indexed).
-                    fill_old_revisions(index.conn, self.history, row.id)
+                    fill_old_revisions(index.conn, self.history, written.id)
+
+    def _changed(
+        self, row: PathRow, path: str, text: str, sha: str, state: FileState, records: list[dict[str, Any]],
+        report: SyncReport,
+    ) -> None:  # fmt: skip
+        """A note's file holds another text than its index row: the change journaled (unless the
+        journal has it already), the text last seen kept as a revision."""
+        meta = self.index.meta_for_id(row.id)
+        if meta is not None and meta.sha256 == sha:
+            return  # written by a notewell that had not indexed it (killed before its commit): it stands
+        # Edited outside notewell: keep the text we last saw as a revision.
+        old_text = self.index.text_of(row.rowid)
+        self.history.save_revision(row.id, row.revision, old_text.encode("utf-8"))
+        keep_old_revision(self.index.conn, row.id, row.revision, old_text, path, then=text)
+        at = iso_from_ns(state.mtime_ns)
+        records.append(
+            {"op": "change", "id": row.id, "at": at, "rev": row.revision + 1, "sha256": sha, "size": state.size}
+        )
+        report.changed += 1
+
+    def _placed(
+        self, path: str, sha: str, state: FileState, missing_rows: dict[str, list[PathRow]],
+        records: list[dict[str, Any]], report: SyncReport, run: _Pass,
+    ) -> str:  # fmt: skip
+        """The id of a file the index has no row for: a note moved here (its text gone from
+        another path), or one the journal or its header names, or a new one."""
+        candidates = missing_rows.get(sha)
+        if candidates:
+            moved = candidates.pop()
+            records.append({"op": "move", "id": moved.id, "path": path, "at": now_iso()})
+            self.index.delete(moved.rowid, moved=True)
+            report.moved += 1
+            return moved.id
+        nid, record = self._identify(path, sha, state, iso_from_ns(state.mtime_ns), run.assigned)
+        run.assigned.add(nid)
+        if record is not None:
+            records.append(record)
+            if record["op"] == "adopt":
+                report.added += 1
+            elif record["op"] == "move":
+                report.moved += 1
+        return nid
+
+    def _with_journal(self, rows: list[IndexRow]) -> None:
+        """Each row's author, times, revision, attempt and kind as the journal has them."""
+        metas = self.index.metas_for_ids([row.id for row in rows])
+        for row in rows:
+            meta = metas.get(row.id)
+            if meta is not None:
+                row.author, row.created_at, row.updated_at = meta.author, meta.created_at, meta.updated_at
+                row.revision, row.attempt_id, row.note_kind = meta.revision, meta.attempt, meta.note_kind or "note"
+                if not (row.header or {}).get("model"):
+                    row.model = meta.model
 
     def _finish(self, gone_problems: list[str], report: SyncReport, run: _Pass) -> None:
         """After the last batch: notes whose files are gone and were not renamed."""
         records: list[dict[str, Any]] = []
         for row in (r for same in self._missing_by_sha(run).values() for r in same):
-            current = self.index.row_for_path(row[2])
-            if current is None or current[0] != row[0] or self.folder.state(row[2]) is not None:
+            current = self.index.row_for_path(row.path)
+            if current is None or current.rowid != row.rowid or self.folder.state(row.path) is not None:
                 continue
             # Deleted outside notewell: the last text we saw is kept as a revision.
             self._retire(row, "gone", records)
@@ -407,16 +424,16 @@ class Syncer:
         """
         index = self.index
         meta = index.meta_for_path(path)
-        if meta is not None and meta[0] not in assigned:
-            nid = meta[0]
-            if meta[7] and meta[7] != sha:
+        if meta is not None and meta.id not in assigned:
+            nid = meta.id
+            if meta.sha256 and meta.sha256 != sha:
                 # Changed after the journal's last word on it (e.g. a crash before indexing).
                 return nid, {
                     "op": "change",
                     "id": nid,
                     "path": path,
                     "at": at,
-                    "rev": meta[6] + 1,
+                    "rev": meta.revision + 1,
                     "sha256": sha,
                     "size": state.size,
                 }

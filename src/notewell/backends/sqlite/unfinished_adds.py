@@ -89,10 +89,10 @@ def finish_unplaced_adds(
         for tmp, target in candidates:
             # meta: (id, path, author, model, created_at, updated_at, revision, sha256)
             meta = index.meta_for_path(target)
-            if meta is None or index.row_for_id(meta[0]) is not None:
+            if meta is None or index.row_for_id(meta.id) is not None:
                 continue
             staged = folder.abspath(tmp)
-            if not _staged_before(staged, meta[5]) or _sha256(staged, limit) != meta[7]:
+            if not _staged_before(staged, meta.updated_at) or _sha256(staged, limit) != meta.sha256:
                 continue
             try:
                 folder.place(staged, target)
