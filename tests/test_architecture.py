@@ -246,7 +246,6 @@ LONG_FUNCTIONS = {
     "interfaces/openapi.py:openapi_document",
     "interfaces/mcp_server.py:make_mcp",
     "agents/notebook_bench.py:build_bench",
-    "agents/notebook_bench.py:_long_session",
 }
 
 

@@ -23,6 +23,7 @@ import json
 import random
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -312,6 +313,9 @@ _CHANNELS = ["#ops-rollout", "#deploy-watch", "#incident-bridge", "#release-trai
 _KEYS = ["max_conns", "retention_days", "shard_count", "replica_port", "batch_size", "queue_depth"]
 
 
+_Ask = Callable[..., None]  # ask(text, expect, reject, kind, single=False): a question added
+
+
 def _long_session(rng: random.Random, bench: Bench, svc: str) -> None:
     """Twenty-four more prompts and thirty more questions (see build_bench)."""
     prompts, questions, files = bench.prompts, bench.questions, bench.files
@@ -321,7 +325,22 @@ def _long_session(rng: random.Random, bench: Bench, svc: str) -> None:
     def ask(text: str, expect: tuple[str, ...], reject: tuple[str, ...], kind: str, single: bool = False) -> None:
         questions.append(Question(f"Q{next(number):02d}", text, expect, reject, kind, single))
 
-    # Facts in files: ten services, each with a production and a staging copy of its settings.
+    reading = _service_files(rng, files, ask)
+    decisions, corrections = _decisions(rng, people, ask)
+    vanishing = _vanishing(rng, svc, files, ask)
+    # Thirty prompts in all: the six of the short session keep their places around the new ones.
+    extra = [
+        *reading[:3], decisions[0], decisions[1], vanishing[0], *reading[3:5], decisions[2], decisions[3],
+        corrections[0], reading[5], decisions[4], vanishing[1], reading[6], decisions[5], corrections[1],
+        reading[7], decisions[6], corrections[2], reading[8], decisions[7], reading[9], corrections[3],
+    ]  # fmt: skip
+    summary = prompts.pop()  # "Summarize where this stands" stays the last
+    prompts += extra + [summary]
+
+
+def _service_files(rng: random.Random, files: dict[str, str], ask: _Ask) -> list[str]:
+    """Facts in files: ten services, each with a production and a staging copy of its settings;
+    the prompts that read them."""
     services = rng.sample([w.replace("-", "") for w in _WORDS if "-" not in w] + _SERVICES, 10)
     reading = []
     for name in services:
@@ -338,8 +357,11 @@ def _long_session(rng: random.Random, bench: Bench, svc: str) -> None:
         )
         for key in keys:
             ask(f"What is the production {key} of {name}?", (str(prod[key]),), (str(stg[key]),), "fact")
+    return reading
 
-    # Decisions that exist only in the conversation, four of them corrected later.
+
+def _decisions(rng: random.Random, people: list[str], ask: _Ask) -> tuple[list[str], list[str]]:
+    """Decisions that exist only in the conversation, four of them corrected later."""
     start = rng.randrange(0, 22 * 60, 15)
     alt = rng.choice([m for m in range(0, 23 * 60, 15) if m not in (start, start + 45)])
     hhmm = [f"{m // 60:02d}:{m % 60:02d}" for m in (start, alt, start + 50)]
@@ -376,9 +398,12 @@ def _long_session(rng: random.Random, bench: Bench, svc: str) -> None:
     ask("On which date does the change freeze start?", (freeze,), (freeze2,), "conversation")
     ask("How many node-hours is the rollout budget?", (str(budget),), (str(offered),), "conversation")
     ask("Where do status updates go?", (channel,), (channel2,), "conversation")
+    return decisions, corrections
 
-    # Output that does not come back: a value the first run of a script prints (each run moves it
-    # on), and a log read once before it is rotated away.
+
+def _vanishing(rng: random.Random, svc: str, files: dict[str, str], ask: _Ask) -> list[str]:
+    """Output that does not come back: a value the first run of a script prints (each run moves
+    it on), and a log read once before it is rotated away."""
     holders = rng.sample([f"node-{n}{c}" for n in range(10, 99) for c in "abcdef"], 6)
     files["tools/lease.txt"] = holders[0] + "\n"
     files["tools/probe.py"] = (
@@ -415,15 +440,7 @@ def _long_session(rng: random.Random, bench: Bench, svc: str) -> None:
     ask("What lease holder did tools/probe.py print the first time it ran?", (holders[0],), tuple(holders[1:]),
         "vanished")  # fmt: skip
     ask("Which checkpoint did logs/current.log name before it was rotated?", (checkpoint,), tuple(later), "vanished")
-
-    # Thirty prompts in all: the six of the short session keep their places around the new ones.
-    extra = [
-        *reading[:3], decisions[0], decisions[1], vanishing[0], *reading[3:5], decisions[2], decisions[3],
-        corrections[0], reading[5], decisions[4], vanishing[1], reading[6], decisions[5], corrections[1],
-        reading[7], decisions[6], corrections[2], reading[8], decisions[7], reading[9], corrections[3],
-    ]  # fmt: skip
-    summary = prompts.pop()  # "Summarize where this stands" stays the last
-    prompts += extra + [summary]
+    return vanishing
 
 
 def _sha(text: str) -> str:
