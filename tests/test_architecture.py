@@ -245,7 +245,6 @@ LONG_FUNCTIONS = {
     "interfaces/http_app.py:make_app",
     "interfaces/openapi.py:openapi_document",
     "interfaces/mcp_server.py:make_mcp",
-    "agents/notebook_bench.py:build_bench",
 }
 
 

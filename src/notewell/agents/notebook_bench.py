@@ -139,118 +139,16 @@ def build_bench(seed: int = 1, noise: int = 4000, size: str = "short") -> Bench:
     base_p99 = f"{float(pool_p99) + rng.randint(1, 4) / 10:.1f}"
     files: dict[str, str] = {}
 
-    # The deploy log: the first error hides behind retries that fail differently.
-    lines, first_at = [], rng.randint(noise // 5, noise // 3)
-    second = rng.randint(3600, 7200)
-    first_time = ""
-    errors_left = list(zip(later_codes, later_shards, strict=True))
-    for i in range(noise):
-        second += rng.choice([0, 0, 1, 1, 2])
-        if i == first_at:
-            stamp = _stamp(rng, day, second)
-            first_time = stamp[11:19]
-            lines.append(
-                f"{stamp} ERROR {svc}[412] {first_code} checksum mismatch on shard {first_shard}"
-                f" (expected {rng.getrandbits(32):08x}, got {rng.getrandbits(32):08x})"
-            )
-        elif i > first_at and errors_left and rng.random() < 0.002:
-            code, shard = errors_left.pop(0)
-            lines.append(
-                f"{_stamp(rng, day, second)} ERROR {svc}[412] {code} upstream reset while"
-                f" replaying shard {shard} (retry {rng.randint(1, 5)} of 5)"
-            )
-        else:
-            lines.append(_noise_line(rng, svc, day, second))
-    for code, shard in errors_left:  # every later error is written, at the end if not before
-        lines.append(
-            f"{_stamp(rng, day, second + 1)} ERROR {svc}[412] {code} upstream reset while replaying"
-            f" shard {shard} (retry 5 of 5)"
-        )
-    files[f"logs/deploy-{day}.log"] = "\n".join(lines) + "\n"
-
-    # Two configs: the one at the obvious path is staging (prompt 4 says so), prod is elsewhere.
-    def config(env: str, timeout: int) -> str:
-        keys = [
-            f"# {svc} service configuration",
-            f"service: {svc}",
-            f"connect_timeout_ms: {rng.choice([500, 750])}",
-            f"request_timeout_ms: {timeout}",
-            f"pool_size: {rng.choice([16, 24, 32])}",
-            f"metrics_port: {taken_port}",
-            f"log_level: {rng.choice(['info', 'debug'])}",
-        ]
-        keys += [f"feature_{w.replace('-', '_')}: {rng.choice(['true', 'false'])}" for w in rng.sample(_WORDS, 8)]
-        head, tail = keys[:2], keys[2:]
-        rng.shuffle(tail)
-        return "\n".join([*head, f"environment_tag: {env}-eu1", *tail]) + "\n"
-
-    files["config/app.yaml"] = config("stg", staging_timeout)
-    files["deploy/prod/app.yaml"] = config("prd", prod_timeout)
-    files["config/README"] = (
-        f"config/app.yaml is the staging copy of {svc}'s settings, kept for local runs.\n"
-        "Production settings live under deploy/prod/.\n"
+    first_time = _deploy_log(
+        rng, files, noise, svc, day, (first_code, first_shard), list(zip(later_codes, later_shards, strict=True))
     )
+    _configs(rng, files, svc, taken_port, staging_timeout, prod_timeout)
+    _lock_file(rng, files, lib, version, fixed_version)
+    _trace(rng, files, noise, socket_path, admin_socket)
+    owned = _owners(rng, files, component, owner, others)
+    failed = _nightly(rng, files, noise)
 
-    # The lock file: one pin among many; the changelog names a newer version that fixes it.
-    pins = {
-        f"{a}-{b}": f"{rng.randint(0, 9)}.{rng.randint(0, 40)}.{rng.randint(0, 20)}"
-        for a, b in ((rng.choice(_WORDS), rng.choice(_WORDS)) for _ in range(400))
-        if a != b
-    }
-    pins[lib] = version
-    files["deps/lock.txt"] = "".join(f"{name}=={pins[name]}\n" for name in sorted(pins))
-    files[f"deps/{lib}-CHANGELOG.md"] = (
-        f"# {lib}\n\n## {fixed_version}\n- fix: checksum of shards written during"
-        " lease hand-over\n\n## " + version + "\n- faster frame decoding\n"
-    )
-
-    # An strace-like capture: the service connected to one socket among several.
-    trace = []
-    for i in range(noise // 2):
-        if i == noise // 7:
-            trace.append(f'connect(7, {{sa_family=AF_UNIX, sun_path="{socket_path}"}}, 110) = 0')
-        elif rng.random() < 0.01:
-            trace.append(f'connect(9, {{sa_family=AF_UNIX, sun_path="{admin_socket}"}}, 110) = 0')
-        else:
-            trace.append(
-                rng.choice(
-                    [
-                        f"read(7, ..., {rng.randint(64, 65536)}) = {rng.randint(0, 4096)}",
-                        f"epoll_wait(4, [], 64, {rng.randint(0, 500)}) = 0",
-                        f"write(7, ..., {rng.randint(16, 4096)}) = {rng.randint(16, 4096)}",
-                        f"futex(0x{rng.getrandbits(40):x}, FUTEX_WAKE_PRIVATE, 1) = 1",
-                    ]
-                )
-            )
-    files["logs/strace-ingest.txt"] = "\n".join(trace) + "\n"
-
-    # OWNERS: who owns the component the error points at.
-    owned = [(c, p) for c, p in zip(rng.sample(_COMPONENTS, len(_COMPONENTS)), others, strict=False) if c != component]
-    owners = [f"{c:<20} {p} <{p.split()[0].lower()}@example.org>" for c, p in owned]
-    owners.insert(rng.randrange(len(owners) + 1), f"{component:<20} {owner} <{owner.split()[0].lower()}@example.org>")
-    files["OWNERS"] = "# component          owner\n" + "\n".join(owners) + "\n"
-
-    # The nightly report: the failed rows have to be counted.
-    failed = 0
-    rows = ["job_id,component,status,duration_s"]
-    for i in range(noise // 4):
-        status = rng.choice(["ok"] * 12 + ["failed", "skipped", "retried"])
-        failed += status == "failed"
-        rows.append(f"J{100000 + i},{rng.choice(_COMPONENTS)},{status},{rng.randint(1, 900)}")
-    files["reports/nightly.csv"] = "\n".join(rows) + "\n"
-
-    # A ruled-out experiment and an e-mail thread with the exact flag (and the ones not wanted).
-    files["experiments/pool-64.txt"] = (
-        f"experiment: pool_size 32 -> 64 on {svc} canary, 30 min soak\n"
-        f"baseline p99 {base_p99} s\nwith pool_size=64 p99 {pool_p99} s\n"
-        "error rate unchanged; checksum mismatches continue\nverdict: does not fix it; reverted\n"
-    )
-    files["notes/email-thread.txt"] = (
-        f"From: {others[0]}\nSubject: Re: {svc} migration\n\n"
-        f"We looked at {other_flags[0]} last quarter and dropped it.\n"
-        f"> Which flag do you want on the migration?\nUse {flag} on the migration run, nothing else.\n"
-        f"({other_flags[1]} is for the other cluster.)\n\n-- {others[0]}\n"
-    )
+    _threads(files, svc, (base_p99, pool_p99), flag, others[0], other_flags)
 
     prompts = [
         f"You are debugging a failed deploy of {svc}; the files are under workspace/. Read config/app.yaml and "
@@ -311,6 +209,149 @@ def build_bench(seed: int = 1, noise: int = 4000, size: str = "short") -> Bench:
 _REGIONS = ["eu-west-1", "eu-central-1", "us-east-2", "ap-southeast-1", "sa-east-1", "ca-central-1"]
 _CHANNELS = ["#ops-rollout", "#deploy-watch", "#incident-bridge", "#release-train", "#infra-status"]
 _KEYS = ["max_conns", "retention_days", "shard_count", "replica_port", "batch_size", "queue_depth"]
+
+
+def _threads(
+    files: dict[str, str], svc: str, p99: tuple[str, str], flag: str, dba: str, other_flags: list[str]
+) -> None:
+    """A ruled-out experiment and an e-mail thread with the exact flag (and the ones not wanted)."""
+    base_p99, pool_p99 = p99
+    files["experiments/pool-64.txt"] = (
+        f"experiment: pool_size 32 -> 64 on {svc} canary, 30 min soak\n"
+        f"baseline p99 {base_p99} s\nwith pool_size=64 p99 {pool_p99} s\n"
+        "error rate unchanged; checksum mismatches continue\nverdict: does not fix it; reverted\n"
+    )
+    files["notes/email-thread.txt"] = (
+        f"From: {dba}\nSubject: Re: {svc} migration\n\n"
+        f"We looked at {other_flags[0]} last quarter and dropped it.\n"
+        f"> Which flag do you want on the migration?\nUse {flag} on the migration run, nothing else.\n"
+        f"({other_flags[1]} is for the other cluster.)\n\n-- {dba}\n"
+    )
+
+
+def _deploy_log(
+    rng: random.Random, files: dict[str, str], noise: int, svc: str, day: str, first: tuple[str, int],
+    later: list[tuple[str, int]],
+) -> str:  # fmt: skip
+    """The deploy log: the first error hides behind retries that fail differently. Returns the
+    first error's time (HH:MM:SS)."""
+    first_code, first_shard = first
+    lines, first_at = [], rng.randint(noise // 5, noise // 3)
+    second = rng.randint(3600, 7200)
+    first_time = ""
+    errors_left = list(later)
+    for i in range(noise):
+        second += rng.choice([0, 0, 1, 1, 2])
+        if i == first_at:
+            stamp = _stamp(rng, day, second)
+            first_time = stamp[11:19]
+            lines.append(
+                f"{stamp} ERROR {svc}[412] {first_code} checksum mismatch on shard {first_shard}"
+                f" (expected {rng.getrandbits(32):08x}, got {rng.getrandbits(32):08x})"
+            )
+        elif i > first_at and errors_left and rng.random() < 0.002:
+            code, shard = errors_left.pop(0)
+            lines.append(
+                f"{_stamp(rng, day, second)} ERROR {svc}[412] {code} upstream reset while"
+                f" replaying shard {shard} (retry {rng.randint(1, 5)} of 5)"
+            )
+        else:
+            lines.append(_noise_line(rng, svc, day, second))
+    for code, shard in errors_left:  # every later error is written, at the end if not before
+        lines.append(
+            f"{_stamp(rng, day, second + 1)} ERROR {svc}[412] {code} upstream reset while replaying"
+            f" shard {shard} (retry 5 of 5)"
+        )
+    files[f"logs/deploy-{day}.log"] = "\n".join(lines) + "\n"
+    return first_time
+
+
+def _configs(
+    rng: random.Random, files: dict[str, str], svc: str, taken_port: int, staging_timeout: int, prod_timeout: int
+) -> None:
+    """Two configs: the one at the obvious path is staging (prompt 4 says so), prod is elsewhere."""
+
+    def config(env: str, timeout: int) -> str:
+        keys = [
+            f"# {svc} service configuration",
+            f"service: {svc}",
+            f"connect_timeout_ms: {rng.choice([500, 750])}",
+            f"request_timeout_ms: {timeout}",
+            f"pool_size: {rng.choice([16, 24, 32])}",
+            f"metrics_port: {taken_port}",
+            f"log_level: {rng.choice(['info', 'debug'])}",
+        ]
+        keys += [f"feature_{w.replace('-', '_')}: {rng.choice(['true', 'false'])}" for w in rng.sample(_WORDS, 8)]
+        head, tail = keys[:2], keys[2:]
+        rng.shuffle(tail)
+        return "\n".join([*head, f"environment_tag: {env}-eu1", *tail]) + "\n"
+
+    files["config/app.yaml"] = config("stg", staging_timeout)
+    files["deploy/prod/app.yaml"] = config("prd", prod_timeout)
+    files["config/README"] = (
+        f"config/app.yaml is the staging copy of {svc}'s settings, kept for local runs.\n"
+        "Production settings live under deploy/prod/.\n"
+    )
+
+
+def _lock_file(rng: random.Random, files: dict[str, str], lib: str, version: str, fixed_version: str) -> None:
+    """The lock file: one pin among many; the changelog names a newer version that fixes it."""
+    pins = {
+        f"{a}-{b}": f"{rng.randint(0, 9)}.{rng.randint(0, 40)}.{rng.randint(0, 20)}"
+        for a, b in ((rng.choice(_WORDS), rng.choice(_WORDS)) for _ in range(400))
+        if a != b
+    }
+    pins[lib] = version
+    files["deps/lock.txt"] = "".join(f"{name}=={pins[name]}\n" for name in sorted(pins))
+    files[f"deps/{lib}-CHANGELOG.md"] = (
+        f"# {lib}\n\n## {fixed_version}\n- fix: checksum of shards written during"
+        " lease hand-over\n\n## " + version + "\n- faster frame decoding\n"
+    )
+
+
+def _trace(rng: random.Random, files: dict[str, str], noise: int, socket_path: str, admin_socket: str) -> None:
+    """An strace-like capture: the service connected to one socket among several."""
+    trace = []
+    for i in range(noise // 2):
+        if i == noise // 7:
+            trace.append(f'connect(7, {{sa_family=AF_UNIX, sun_path="{socket_path}"}}, 110) = 0')
+        elif rng.random() < 0.01:
+            trace.append(f'connect(9, {{sa_family=AF_UNIX, sun_path="{admin_socket}"}}, 110) = 0')
+        else:
+            trace.append(
+                rng.choice(
+                    [
+                        f"read(7, ..., {rng.randint(64, 65536)}) = {rng.randint(0, 4096)}",
+                        f"epoll_wait(4, [], 64, {rng.randint(0, 500)}) = 0",
+                        f"write(7, ..., {rng.randint(16, 4096)}) = {rng.randint(16, 4096)}",
+                        f"futex(0x{rng.getrandbits(40):x}, FUTEX_WAKE_PRIVATE, 1) = 1",
+                    ]
+                )
+            )
+    files["logs/strace-ingest.txt"] = "\n".join(trace) + "\n"
+
+
+def _owners(
+    rng: random.Random, files: dict[str, str], component: str, owner: str, others: list[str]
+) -> list[tuple[str, str]]:
+    """OWNERS: who owns the component the error points at; returns the other (component, owner) rows."""
+    owned = [(c, p) for c, p in zip(rng.sample(_COMPONENTS, len(_COMPONENTS)), others, strict=False) if c != component]
+    owners = [f"{c:<20} {p} <{p.split()[0].lower()}@example.org>" for c, p in owned]
+    owners.insert(rng.randrange(len(owners) + 1), f"{component:<20} {owner} <{owner.split()[0].lower()}@example.org>")
+    files["OWNERS"] = "# component          owner\n" + "\n".join(owners) + "\n"
+    return owned
+
+
+def _nightly(rng: random.Random, files: dict[str, str], noise: int) -> int:
+    """The nightly report: the failed rows have to be counted. Returns how many failed."""
+    failed = 0
+    rows = ["job_id,component,status,duration_s"]
+    for i in range(noise // 4):
+        status = rng.choice(["ok"] * 12 + ["failed", "skipped", "retried"])
+        failed += status == "failed"
+        rows.append(f"J{100000 + i},{rng.choice(_COMPONENTS)},{status},{rng.randint(1, 900)}")
+    files["reports/nightly.csv"] = "\n".join(rows) + "\n"
+    return failed
 
 
 _Ask = Callable[..., None]  # ask(text, expect, reject, kind, single=False): a question added
