@@ -65,7 +65,7 @@ def _resolves(target: str, module: ModuleType, package: str) -> bool:
 
 @pytest.mark.slow
 def test_every_docstring_reference_names_something_that_exists():
-    dangling = []
+    dangling, checked = [], 0
     for path in sorted((SRC / "notewell").rglob("*.py")):
         targets = ROLE.findall(path.read_text())
         if not targets:
@@ -73,8 +73,9 @@ def test_every_docstring_reference_names_something_that_exists():
         name = _module_name(path)
         try:
             module = importlib.import_module(name)
-        except ImportError as exc:  # an optional extra this environment lacks
-            pytest.skip(f"{name} needs {exc.name}")
+        except ImportError:  # an optional extra this environment lacks: the other modules are still read
+            continue
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         dangling += [f"{name}: {t}" for t in targets if not _resolves(t, module, package)]
-    assert dangling == []
+        checked += 1
+    assert checked > 50 and dangling == []

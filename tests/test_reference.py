@@ -120,3 +120,14 @@ def test_notewell_config_prints_each_setting_and_never_a_secret(tmp_path):
         [sys.executable, "-m", "notewell", "config"], env=env, capture_output=True, text=True, check=True
     ).stdout
     assert "NOTEWELL_AUTHOR" in text and "alice  [environment]" in text and "verysecret" not in text
+
+
+def test_masking_stays_linear_on_the_longest_value():
+    import time
+
+    from notewell.settings import effective_settings
+
+    value = "https://x.example/v1?" + "pass" * 32_000  # 128 KB, an environment variable's usual limit
+    began = time.perf_counter()
+    effective_settings({"NOTEWELL_CHAT_URL": value})
+    assert time.perf_counter() - began < 1.0  # 16 s when a regex backtracked over the parameter's name

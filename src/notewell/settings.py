@@ -113,9 +113,8 @@ def effective_settings(env: Mapping[str, str] | None = None) -> list[dict[str, s
 
 
 _URL = re.compile(r"(?:postgres(?:ql)?|https?)://", re.IGNORECASE)
-_CREDENTIAL = re.compile(
-    r"([?&;#][^=&;#]*(?:pass|pw|key|token|secret|sig|auth|credential|code)[^=&;#]*=)[^&;#]*", re.IGNORECASE
-)
+_SEPARATORS = re.compile(r"([?&;#])")
+_CREDENTIAL_WORDS = ("pass", "pw", "key", "token", "secret", "sig", "auth", "credential", "code")
 
 
 def _without_credentials(value: str) -> str:
@@ -128,4 +127,9 @@ def _without_credentials(value: str) -> str:
     head, rest = value[: scheme + 3], value[scheme + 3 :]
     if "@" in rest:
         rest = "***@" + rest.rsplit("@", 1)[1]
-    return head + _CREDENTIAL.sub(r"\1***", rest)
+    pieces = _SEPARATORS.split(rest)  # [text, separator, text, separator, ...]: each piece once, linear
+    for i in range(2, len(pieces), 2):
+        name, eq, _value = pieces[i].partition("=")
+        if eq and any(word in name.lower() for word in _CREDENTIAL_WORDS):
+            pieces[i] = f"{name}=***"
+    return head + "".join(pieces)

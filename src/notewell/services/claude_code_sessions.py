@@ -21,7 +21,7 @@ from .contract import NoteStore
 from .import_report import ImportReport
 from .imported_parts import Kept, kept_parts
 
-__all__ = ["Owners", "Places", "Session", "claude_code_sessions", "last_time"]
+__all__ = ["Owners", "Places", "Session", "claude_code_sessions", "settle"]
 
 
 @dataclass
@@ -35,6 +35,7 @@ class Session:
     kept: Kept
     files: list[int]
     true_files: list[int]
+    home: dict[str, Any] | None = None  # a new one's attempt, beside the sessions it continues (see settle)
 
 
 class Places:
@@ -118,7 +119,7 @@ def claude_code_sessions(
     for sid, group in groups.items():
         key, kept = kept_of[sid]
         if kept.count:  # placed where it is; when private, from every file holding its lines (a copy
-            latest = max((last_time(p) for _, p in group), default="")  # after a rewind, say: not a true one)
+            latest = max((_last_time(p) for _, p in group), default="")  # after a rewind, say: not a true one)
             places.put(sid, latest, kept.attempt, true_files.get(sid, []), files_of[sid])
         strays: set[object] = set()  # turns of other files that cannot be added (message ids)
         if kept.count and not any(Path(name).stem in (sid, key) for name, _ in group):
@@ -224,5 +225,24 @@ def _continues(piece: Conversation, kept: Kept) -> bool:
     return not kept.count or (bool(last) and any(t.ident == last for t in piece.turns))
 
 
-def last_time(conv: Conversation) -> str:
+def _last_time(conv: Conversation) -> str:
     return max((t.at for t in conv.turns if t.at), default="")
+
+
+def settle(session: Session, owners: Owners, places: Places, *, follow: bool) -> bool:
+    """Settle *session* just before it is written, in the run's order: a new one leaves message
+    ids another session owns where they are (a fork, a copy under another id), and, when no
+    project is asked (*follow*), takes the place of the sessions it continues (``home``). The
+    ids it keeps are its own from then on. False when no request of its own is left."""
+    conv = session.conv
+    took: set[str] = set()  # sessions it shares message ids with (a fork of theirs)
+    if not session.kept.count:
+        took = {owners[t.ident] for t in conv.turns if t.ident in owners}
+        conv.turns = [t for t in conv.turns if t.ident is None or t.ident not in owners]
+    owners.update((t.ident, conv.source_id) for t in conv.turns if t.ident and t.ident not in owners)
+    if not any(t.role == "user" for t in conv.turns):
+        return False
+    if not session.kept.count and follow:
+        session.home = places.home(session.files, took)
+        places.put(conv.source_id, _last_time(conv), session.home, session.true_files)
+    return True

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import ConflictError, InvalidArgumentError, NotewellError
 from ..model.conversations import Conversation, as_imported, conversation_parts, import_digest
-from .claude_code_sessions import Owners, Places, claude_code_sessions, last_time
+from .claude_code_sessions import Owners, Places, claude_code_sessions, settle
 from .contract import NoteStore
 from .conversation_files import file_conversations
 from .conversation_sources import SOURCE_TABLE, SOURCES, source_named
@@ -217,7 +217,7 @@ def import_conversations(
     writer = _Writer(store, report, author or "notewell-import")
     taken: dict[str, str] = {}  # conversations met in this run (an export may repeat one): id -> their turns' digest
     owners: Owners = {}  # Claude Code message ids: the session each belongs to
-    places = Places(store)  # where Claude Code sessions are (see _Places)
+    places = Places(store)  # where Claude Code sessions are
     bad_ids = 0
     try:
         found = file_conversations(source, chosen, report)
@@ -247,17 +247,10 @@ def import_conversations(
                 if transcripts:
                     session = by_id[conv.source_id]
                     kept = session.kept
-                    took: set[str] = set()  # sessions it shares message ids with (a fork of theirs)
-                    if not kept.count:  # a fork or copy under another id: the lines stay where they are
-                        took = {owners[t.ident] for t in conv.turns if t.ident in owners}
-                        conv.turns = [t for t in conv.turns if t.ident is None or t.ident not in owners]
-                    owners.update((t.ident, conv.source_id) for t in conv.turns if t.ident and t.ident not in owners)
-                    if not any(t.role == "user" for t in conv.turns):
-                        continue
-                    if not kept.count and project is None:  # it goes where the sessions it continues are
-                        home = places.home(session.files, took)
-                        places.put(conv.source_id, last_time(conv), home, session.true_files)
-                        attempt = writer.home(home) if home is not None else _RUN
+                    if not settle(session, owners, places, follow=project is None):
+                        continue  # nothing of its own left: its lines are other sessions'
+                    if session.home is not None:
+                        attempt = writer.home(session.home)
                 else:
                     kept = kept_parts(store, source, conv.source_id)
                 report.conversations += 1
