@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 SCRATCH = "/tmp/hostile_scratch"
 NOTE_LIMIT = 1024 * 1024  # notewell.model.note.DEFAULT_MAX_BYTES
 QUERY_LIMIT = 2000  # notewell.search.query.MAX_QUERY_CHARS
-RENDER_LIMIT = 200_000  # notewell.interfaces.web.render.RENDER_MAX
+RENDER_LIMIT = 200_000  # notewell.interfaces.http.web.render.RENDER_MAX
 BUDGETS = {"parse": 0.1, "search": 1.0, "render": 1.0, "store": 1.0}
 WORSE_THAN_LINEAR = math.log2(3)  # 3x the time for 2x the size
 
@@ -687,7 +687,7 @@ def _(n: int) -> Bench:
     return _snippet_bench(" ".join(r.choices(v, k=3400)), " ".join(f'"{w}" AND' for w in v[:n]) + " (")
 
 
-# Markdown for the web page (notewell.interfaces.web.render.render_markdown)
+# Markdown for the web page (notewell.interfaces.http.web.render.render_markdown)
 
 _MARKDOWN: dict[str, tuple[str, Callable[[int], str]]] = {
     "brackets": ("n x '['", lambda n: "[" * n),
@@ -777,7 +777,7 @@ def _render_case(shape: Callable[[int], str], mode: str = "chars") -> Callable[[
     SYNTAX_MAX); ``exact``: shape(n) as it is."""
 
     def build(n: int) -> Bench:
-        from notewell.interfaces.web.render import RENDER_MAX, _renderer, render_markdown
+        from notewell.interfaces.http.web.render import RENDER_MAX, _renderer, render_markdown
 
         if mode == "syntax":
             text = _syntax_prefix(shape(RENDER_LIMIT - 1), n)
@@ -1010,7 +1010,7 @@ def _reset_caches() -> None:
             fn = getattr(mods.get(module), name, None)
             if hasattr(fn, "cache_clear"):
                 fn.cache_clear()
-    render = mods.get("notewell.interfaces.web.render")
+    render = mods.get("notewell.interfaces.http.web.render")
     if render is not None and hasattr(render, "_cache"):  # rendered HTML kept by digest (1c25130 on)
         render._cache.clear()
         render._cached_bytes = 0

@@ -194,7 +194,7 @@ def _notewell_small(tmp: Path, texts: list[str], queries: list[str]) -> dict[str
             times.append((time.perf_counter() - t) * 1000)
         out["nw_search_p50"], out["nw_search_p95"] = pct(times, 50), pct(times, 95)
     # The console script's own call (the CLI module has no __main__), as `notewell search` runs it.
-    run = "import sys; from notewell.interfaces.cli import main; sys.exit(main(sys.argv[1:]))"
+    run = "import sys; from notewell.interfaces.cli.app import main; sys.exit(main(sys.argv[1:]))"
     cli = [sys.executable, "-c", run, "search", queries[0], "--store", str(store_dir)]
     t = time.perf_counter()
     if not subprocess.run(cli, capture_output=True, text=True, check=True).stdout.strip():

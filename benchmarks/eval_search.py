@@ -47,7 +47,7 @@ def choose_embedder(name: str) -> object:
     """An embedder (or the name 'default') as NOTEWELL_EMBEDDER would choose it."""
     if name == "hash":
         return HashEmbedder()
-    from notewell.interfaces.embedder_choice import embedder_from_environment
+    from notewell.adapters.embedder_choice import embedder_from_environment
 
     os.environ["NOTEWELL_EMBEDDER"] = name
     chosen = embedder_from_environment()

@@ -14,8 +14,8 @@ import sys
 import tempfile
 
 import notewell
+from notewell.adapters.openai_chat import chat_from_environment, describe_chat_setup
 from notewell.agents.assistant import ProjectAssistant
-from notewell.interfaces.openai_chat import chat_from_environment, describe_chat_setup
 
 
 def main() -> int:

@@ -6,9 +6,9 @@ import pathlib
 
 import notewell.errors as errors
 from notewell.errors import ERROR_KINDS, NotewellError
-from notewell.interfaces.cli import EXIT_CODES
-from notewell.interfaces.http_app import STATUS
-from notewell.interfaces.reference import reference_markdown
+from notewell.interfaces.cli.app import EXIT_CODES
+from notewell.interfaces.cli.reference import reference_markdown
+from notewell.interfaces.http.app import STATUS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -33,7 +33,7 @@ def test_the_mcp_form_says_the_code():
     import pytest
 
     pytest.importorskip("mcp")
-    from notewell.interfaces.mcp_results import failure
+    from notewell.interfaces.mcp.results import failure
 
     for cls in _error_classes():
         result = failure(cls("why", 1.0) if cls is errors.RateLimitedError else cls("why"))
@@ -43,7 +43,7 @@ def test_the_mcp_form_says_the_code():
 
 def test_the_reference_is_current():
     written = (ROOT / "docs" / "reference.md").read_text()
-    assert written == reference_markdown(), "run: python -m notewell.interfaces.reference > docs/reference.md"
+    assert written == reference_markdown(), "run: python -m notewell.interfaces.cli.reference > docs/reference.md"
 
 
 def test_every_notewell_variable_is_a_setting_read_through_the_registry():

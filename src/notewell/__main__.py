@@ -1,5 +1,5 @@
 """``python -m notewell`` runs the command line."""
 
-from .interfaces.cli import main
+from .interfaces.cli.app import main
 
 raise SystemExit(main())

@@ -3,7 +3,7 @@ NoteTool chapter's ``ContextBuilder``, ``ContextConfig`` and ``ContextPacket``."
 
 from __future__ import annotations
 
-from .interfaces.chapter_context import ContextBuilder, ContextConfig, ContextPacket
-from .interfaces.notetool import NoteTool
+from .interfaces.hello_agents.chapter_context import ContextBuilder, ContextConfig, ContextPacket
+from .interfaces.hello_agents.notetool import NoteTool
 
 __all__ = ["ContextBuilder", "ContextConfig", "ContextPacket", "NoteTool"]

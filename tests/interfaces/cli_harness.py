@@ -86,7 +86,7 @@ def call(
             # Imported at the call, not at import time: a cli.py that fails to import fails the
             # commands (exit 1 with the traceback, as a process would), not the collection of
             # every test module that uses this harness.
-            from notewell.interfaces.cli import main
+            from notewell.interfaces.cli.app import main
 
             returncode = main(argv)
         except SystemExit as exc:  # argparse's errors, --help and --version

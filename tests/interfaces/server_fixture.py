@@ -35,8 +35,8 @@ class Server:
     def __init__(self, root, *, private: bool = False, write_rate: float = 200.0, **config: Any) -> None:
         import uvicorn
 
-        from notewell.interfaces.server_cli import build_server
-        from notewell.interfaces.slow_clients import server_config
+        from notewell.interfaces.cli.server import build_server
+        from notewell.interfaces.http.slow_clients import server_config
 
         self.store = notewell.open(root, embedder=HashEmbedder())
         book = TokenBook(self.store.root / ".notewell")
@@ -97,7 +97,7 @@ def http_call(
 SLOW_MODEL_TEMPLATE = """
 import pathlib, sys, time
 import notewell
-from notewell.interfaces.server_cli import {serve}
+from notewell.interfaces.cli.server import {serve}
 from notewell.search.embedders import HashEmbedder
 from notewell.services.embedder_loading import EmbedderLoader
 

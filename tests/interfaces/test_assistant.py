@@ -10,11 +10,11 @@ import sys
 import pytest
 
 import notewell
+from notewell.adapters.openai_chat import OpenAIChatClient
 from notewell.agents.assistant import ProjectAssistant, kind_for
 from notewell.agents.context import ContextConfig
 from notewell.agents.memory import ConversationMemory, ExtractiveSummarizer
 from notewell.agents.note_tools import ToolContext, execute_tool, summarize_note, tool_schemas
-from notewell.interfaces.openai_chat import OpenAIChatClient
 from tests.interfaces.cli_harness import call
 from tests.llm_server import ScriptedLLM
 
@@ -365,7 +365,7 @@ def test_a_conversation_makes_the_full_check_its_first_quick_look_left(tmp_path,
         assert first.search_notes("alpha", limit=5)
     (root / "hand.md").write_text("# by hand\n\nzebra crossing", encoding="utf-8")
     monkeypatch.setattr(quick_check, "LIST_LIMIT", 0)  # the root is too big to list: left to the full check
-    from notewell.interfaces import cli
+    from notewell.interfaces.cli import app as cli
 
     monkeypatch.setattr(cli, "_spawn_watcher", lambda root: False)  # no watcher after the command
     with ScriptedLLM(["first answer", "second answer"]) as llm:

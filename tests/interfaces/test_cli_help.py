@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from notewell.interfaces.cli import build_parser
-from notewell.interfaces.cli_arguments import COMMAND_GROUPS
+from notewell.interfaces.cli.app import build_parser
+from notewell.interfaces.cli.arguments import COMMAND_GROUPS
 
 
 def _parsers(parser: argparse.ArgumentParser, path: str = "notewell"):

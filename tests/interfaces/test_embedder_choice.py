@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from notewell.adapters.embedder_choice import embedder_from_environment
 from notewell.errors import InvalidArgumentError
-from notewell.interfaces.embedder_choice import embedder_from_environment
 from notewell.search.embedders import HashEmbedder
 from tests.interfaces.test_cli import js, run
 from tests.search.test_local_embedders import _topic_rows, _write_model2vec

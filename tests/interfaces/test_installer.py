@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import notewell
-from notewell.interfaces.installer import is_notewell_hook
+from notewell.interfaces.runtimes.installer import is_notewell_hook
 from tests.interfaces.cli_harness import call
 
 CLAUDE_SETTINGS = {
@@ -654,7 +654,7 @@ def test_markers_inside_a_toml_string_are_never_taken_out(place):
     project, home = place
     toml = project / ".codex" / "config.toml"
     toml.parent.mkdir()
-    from notewell.interfaces.config_files import BLOCK_END, BLOCK_START
+    from notewell.interfaces.runtimes.config_files import BLOCK_END, BLOCK_START
 
     text = f'note = """\n{BLOCK_START}\ncommand = "x"\n{BLOCK_END}\n"""\n'
     toml.write_text(text)
@@ -689,7 +689,7 @@ def test_a_full_disk_leaves_the_file_and_no_empty_backup_and_says_so_in_one_line
         "import resource, signal, sys\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))  # room for the index, not the copy\n"
-        "from notewell.interfaces.cli import main\n"
+        "from notewell.interfaces.cli.app import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
     env = {**os.environ, "HOME": str(home), "NOTEWELL_STATE_DIR": str(tmp_path / "state")}

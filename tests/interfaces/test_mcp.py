@@ -203,7 +203,7 @@ def test_mcp_over_http_with_tokens_and_visibility(srv):
 
     mcp_cards = asyncio.run(_http_session(srv, "bob", as_bob))
     http_cards = srv.call("GET", "/api/notes/search?q=zebra+quartz", token="bob").body["cards"]
-    from notewell.interfaces.mcp_results import compact
+    from notewell.interfaces.mcp.results import compact
 
     assert mcp_cards == compact(http_cards)  # the same cards from MCP and HTTP (MCP's without empty fields)
 
@@ -315,7 +315,7 @@ def test_initialize_tools_and_keyword_search_answer_while_the_model_loads(tmp_pa
 
 def test_the_search_and_list_tools_take_every_filter_of_the_one_list(tmp_path):
     # The tools' filter arguments are made from the table; this holds the schema the SDK reads to it.
-    from notewell.interfaces.mcp_server import make_mcp
+    from notewell.interfaces.mcp.server import make_mcp
     from notewell.search.filters import FILTER_NAMES
     from notewell.services.agent_api import AgentAPI
 
@@ -335,7 +335,7 @@ def test_the_search_and_list_tools_take_every_filter_of_the_one_list(tmp_path):
 
 
 def test_the_filters_the_tools_are_given_reach_the_store(tmp_path):
-    from notewell.interfaces.mcp_server import make_mcp
+    from notewell.interfaces.mcp.server import make_mcp
     from notewell.services.agent_api import AgentAPI
 
     with notewell.open(tmp_path / "notes", embedder=None) as store:

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("mcp")
 
 import notewell  # noqa: E402
-from notewell.interfaces.mcp_stdio import _early_answer, _handshake_versions  # noqa: E402
+from notewell.interfaces.mcp.stdio import _early_answer, _handshake_versions  # noqa: E402
 
 
 def _initialize(ident, version="2025-06-18") -> dict:

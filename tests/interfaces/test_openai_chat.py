@@ -10,13 +10,13 @@ import urllib.request
 import pytest
 
 from notewell import InvalidArgumentError, UnavailableError
-from notewell.agents.chat import ChatModel, ChatReply, ToolCall
-from notewell.interfaces.openai_chat import (
+from notewell.adapters.openai_chat import (
     OPENAI_URL,
     OpenAIChatClient,
     chat_from_environment,
     describe_chat_setup,
 )
+from notewell.agents.chat import ChatModel, ChatReply, ToolCall
 from tests.llm_server import ScriptedLLM
 
 HI = [{"role": "user", "content": "hi"}]

@@ -10,7 +10,7 @@ import pytest
 
 import notewell
 from notewell import InvalidArgumentError, UnavailableError
-from notewell.interfaces.openai_embedder import OpenAICompatibleEmbedder, from_environment
+from notewell.adapters.openai_embedder import OpenAICompatibleEmbedder, from_environment
 from notewell.search.embedders import HashEmbedder
 
 

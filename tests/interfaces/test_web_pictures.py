@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from notewell.interfaces.web.pictures import (
+from notewell.interfaces.http.web.pictures import (
     MARKS_MAX,
     NODES_MAX,
     ROWS_MAX,

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("markdown_it")
 
-from notewell.interfaces.web import render  # noqa: E402
+from notewell.interfaces.http.web import render  # noqa: E402
 
 
 def _counting(monkeypatch):

@@ -15,7 +15,7 @@ import notewell
 from notewell import InvalidArgumentError, UnavailableError
 from notewell.backends.postgres import embedding as pg_embedding
 from notewell.backends.postgres.db import MIGRATIONS, PgDatabase
-from notewell.interfaces import server_cli
+from notewell.interfaces.cli import server as server_cli
 from notewell.search.embedders import HashEmbedder
 from notewell.search.passages import passages
 

@@ -7,7 +7,7 @@ import time
 
 import notewell
 from notewell.backends.sqlite import quick_check
-from notewell.interfaces import cli
+from notewell.interfaces.cli import app as cli
 
 
 def _settle(*folders) -> None:

@@ -3,7 +3,7 @@
 Messages are OpenAI-style dicts (``{"role": "user", "content": "..."}``; an assistant
 message may carry ``tool_calls``; a ``tool`` message answers one by ``tool_call_id``), so any
 OpenAI-compatible server can stand behind it. The HTTP client lives with the interfaces
-(``notewell.interfaces.openai_chat``); services only see this protocol.
+(``notewell.adapters.openai_chat``); services only see this protocol.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import notewell
+from notewell.adapters.embedder_choice import ann_from_environment
 from notewell.backends.sqlite import semantic
 from notewell.errors import InvalidArgumentError
-from notewell.interfaces.embedder_choice import ann_from_environment
 from notewell.search.embedders import HashEmbedder
 
 pytest.importorskip("usearch")

@@ -8,11 +8,11 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidArgumentError, NotewellError, UnavailableError
-from ..settings import setting
+from ...errors import InvalidArgumentError, NotewellError, UnavailableError
+from ...settings import setting
 
 if TYPE_CHECKING:
-    from ..agents.assistant import Turn
+    from ...agents.assistant import Turn
 
 __all__ = ["add_assistant_arguments", "cmd_assistant"]
 
@@ -70,11 +70,11 @@ def _emit(args: argparse.Namespace, turn: Turn) -> None:
 
 def cmd_assistant(args: argparse.Namespace) -> None:
     # Imported here: every other command starts without the assistant's modules (and certifi).
-    from ..agents.assistant import ProjectAssistant
-    from ..agents.context import ContextConfig
-    from ..agents.memory import ConversationMemory, LLMSummarizer
-    from ..model.token_count import load_counter
-    from .openai_chat import chat_from_environment, describe_chat_setup
+    from ...adapters.openai_chat import chat_from_environment, describe_chat_setup
+    from ...agents.assistant import ProjectAssistant
+    from ...agents.context import ContextConfig
+    from ...agents.memory import ConversationMemory, LLMSummarizer
+    from ...model.token_count import load_counter
 
     chat = chat_from_environment()
     if chat is None:

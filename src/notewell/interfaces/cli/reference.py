@@ -1,13 +1,13 @@
-"""The reference, written from the tables the code runs on (``python -m notewell.interfaces.reference``
+"""The reference, written from the tables the code runs on (``python -m notewell.interfaces.cli.reference``
 prints it; ``docs/reference.md`` holds it, and a test fails when the two differ)."""
 
 from __future__ import annotations
 
 import argparse
 
-from ..errors import ERROR_KINDS
-from ..services.conversation_sources import SOURCE_TABLE
-from ..settings import SETTINGS
+from ...errors import ERROR_KINDS
+from ...services.conversation_sources import SOURCE_TABLE
+from ...settings import SETTINGS
 
 __all__ = ["reference_markdown"]
 
@@ -105,8 +105,8 @@ def _command(name: str, parser: argparse.ArgumentParser, depth: int = 3) -> list
 
 
 def _commands() -> list[str]:
-    from .cli import build_parser
-    from .cli_arguments import COMMAND_GROUPS
+    from .app import build_parser
+    from .arguments import COMMAND_GROUPS
 
     parser = build_parser()
     sub = _subcommands(parser)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..search.filters import FILTERS
-from ..settings import setting
+from ...search.filters import FILTERS
+from ...settings import setting
 
 __all__ = ["COMMAND_GROUPS", "add_core_arguments", "commands_epilog"]
 

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..agents.context import Context
-from ..agents.context import ContextBuilder as _Builder
-from ..agents.context import ContextConfig as _Config
-from ..agents.context import ContextPacket as _Packet
-from ..errors import InvalidArgumentError
-from ..services.contract import NoteStore
+from ...agents.context import Context
+from ...agents.context import ContextBuilder as _Builder
+from ...agents.context import ContextConfig as _Config
+from ...agents.context import ContextPacket as _Packet
+from ...errors import InvalidArgumentError
+from ...services.contract import NoteStore
 
 __all__ = ["ContextBuilder", "ContextConfig", "ContextPacket"]
 

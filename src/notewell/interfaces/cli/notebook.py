@@ -7,15 +7,15 @@ import json
 import sys
 from typing import Any
 
-from ..errors import InvalidArgumentError, InvalidNoteError
-from ..settings import setting
+from ...errors import InvalidArgumentError, InvalidNoteError
+from ...settings import setting
 
 __all__ = ["add_notebook_arguments", "cmd_notebook"]
 
 
 def _task(args: argparse.Namespace) -> str:
     """--task, else $NOTEWELL_NOTEBOOK, else the only notebook under the root."""
-    from ..agents.notebook import chosen_task
+    from ...agents.notebook import chosen_task
 
     return chosen_task(args.task, args.root, naming="--task")
 
@@ -25,7 +25,7 @@ def _print(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 def cmd_notebook(args: argparse.Namespace) -> None:
-    from ..agents.notebook import Notebook  # only this command needs it
+    from ...agents.notebook import Notebook  # only this command needs it
 
     action = args.action
     if action == "bench":
@@ -100,7 +100,7 @@ def cmd_notebook(args: argparse.Namespace) -> None:
 
 
 def _bench(args: argparse.Namespace) -> None:
-    from ..agents.notebook_bench import grade_answers, make_bench, parse_answers
+    from ...agents.notebook_bench import grade_answers, make_bench, parse_answers
 
     if args.bench_action == "make":
         bench = make_bench(args.dir, seed=args.seed, noise=args.noise, size=args.size)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model.attempt import PROJECT_MAX
-from ..model.header import LIMITS
-from ..model.ids import ATTEMPT_ID_RE, ID_RE, NOTE_ID_RE
-from ..model.note import MODEL_MAX
-from ..search.filters import FILTERS, MAX_FILTER_CHARS, MAX_FILTER_VALUES, FilterSpec
-from ..services.agent_api import MAX_LIMIT, MAX_OFFSET, MAX_QUERY_CHARS
-from ..version import __version__
+from ...model.attempt import PROJECT_MAX
+from ...model.header import LIMITS
+from ...model.ids import ATTEMPT_ID_RE, ID_RE, NOTE_ID_RE
+from ...model.note import MODEL_MAX
+from ...search.filters import FILTERS, MAX_FILTER_CHARS, MAX_FILTER_VALUES, FilterSpec
+from ...services.agent_api import MAX_LIMIT, MAX_OFFSET, MAX_QUERY_CHARS
+from ...version import __version__
 
 __all__ = ["openapi_document"]
 

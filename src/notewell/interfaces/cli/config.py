@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from ..model.shown import shown
-from ..settings import SETTINGS, effective_settings
+from ...model.shown import shown
+from ...settings import SETTINGS, effective_settings
 
 __all__ = ["cmd_config"]
 

@@ -19,7 +19,7 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
-from ..version import __version__
+from ...version import __version__
 
 __all__ = ["INSTRUCTIONS", "SERVER_CAPABILITIES", "StdioWire", "claim_stdio"]
 

@@ -24,11 +24,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, request_response
 
-from ..errors import ERROR_KINDS, InvalidArgumentError, NoteTooLargeError, NotewellError, NotFoundError
-from ..model.access_tokens import Tokens
-from ..model.timestamps import now_iso
-from ..search.filters import FILTER_NAMES, FILTERS, MAX_FILTER_CHARS, MAX_FILTER_VALUES
-from ..services.agent_api import AgentAPI, Caller, caller_from_header
+from ...errors import ERROR_KINDS, InvalidArgumentError, NoteTooLargeError, NotewellError, NotFoundError
+from ...model.access_tokens import Tokens
+from ...model.timestamps import now_iso
+from ...search.filters import FILTER_NAMES, FILTERS, MAX_FILTER_CHARS, MAX_FILTER_VALUES
+from ...services.agent_api import AgentAPI, Caller, caller_from_header
 from .openapi import openapi_document
 
 __all__ = ["LOOPBACK", "STATUS", "body_limit", "make_app"]

@@ -8,13 +8,13 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidArgumentError
-from ..model.shown import shown
-from .db_cli import cmd_import as cmd_load_folder
+from ...errors import InvalidArgumentError
+from ...model.shown import shown
+from .db import cmd_import as cmd_load_folder
 from .store_options import open_from_args
 
 if TYPE_CHECKING:
-    from ..services.conversation_import import ImportReport
+    from ...services.conversation_import import ImportReport
 
 __all__ = ["add_import_arguments", "cmd_import"]
 
@@ -57,7 +57,7 @@ def _summary(report: ImportReport) -> str:
 
 
 def cmd_import(args: argparse.Namespace) -> None:
-    from ..services.conversation_import import SOURCES, import_conversations  # only this command needs them
+    from ...services.conversation_import import SOURCES, import_conversations  # only this command needs them
 
     if args.source not in SOURCES:
         if args.path is not None or args.project or args.author:

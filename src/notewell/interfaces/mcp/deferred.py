@@ -18,8 +18,8 @@ import anyio.to_thread
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
-from ..model.access_tokens import Tokens
-from ..services.agent_api import AgentAPI
+from ...model.access_tokens import Tokens
+from ...services.agent_api import AgentAPI
 
 __all__ = ["deferred_mcp_routes"]
 
@@ -58,7 +58,7 @@ def deferred_mcp_routes(
     endpoint = _Deferred()
 
     def build() -> tuple[Any, Any]:
-        from .mcp_server import http_endpoint
+        from .server import http_endpoint
 
         return http_endpoint(api, tokens, host=host, private=private, ready=ready)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from ..settings import setting
+from ...settings import setting
 
 __all__ = ["meaning_missing", "next_steps"]
 

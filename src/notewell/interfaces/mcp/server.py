@@ -21,14 +21,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
-from ..errors import NotewellError, UnauthorizedError
-from ..model.access_tokens import Tokens
-from ..search.filters import FILTERS, FilterSpec
-from ..services.agent_api import MAX_LIMIT, AgentAPI, Caller, caller_from_header
-from ..services.contract import NoteStore
-from ..version import __version__
-from .mcp_results import answer, failure, invalid_arguments, note_read, note_receipt
-from .mcp_stdio import INSTRUCTIONS, StdioWire
+from ...errors import NotewellError, UnauthorizedError
+from ...model.access_tokens import Tokens
+from ...search.filters import FILTERS, FilterSpec
+from ...services.agent_api import MAX_LIMIT, AgentAPI, Caller, caller_from_header
+from ...services.contract import NoteStore
+from ...version import __version__
+from .results import answer, failure, invalid_arguments, note_read, note_receipt
+from .stdio import INSTRUCTIONS, StdioWire
 
 __all__ = ["INSTRUCTIONS", "http_endpoint", "make_mcp", "run_stdio"]
 
@@ -291,7 +291,7 @@ def make_mcp(
 
 def _notebook_tools(mcp: MCPServer, run: Callable[..., Any], api: AgentAPI) -> None:
     """The working-context notebook (stdio only: notebooks live beside the agent, not the server)."""
-    from ..agents.notebook import Notebook, chosen_task
+    from ...agents.notebook import Notebook, chosen_task
 
     def book(task: str | None) -> Notebook:
         return Notebook(chosen_task(task))
@@ -361,7 +361,7 @@ def run_stdio(
 ) -> None:
     """Serve *store* over stdio to one MCP client (the local owner). *on_start* is called once
     the server reads its input (where the model starts loading); *ready* as for :func:`make_mcp`.
-    *wire*: the client's stdio, already greeted (see :mod:`.mcp_stdio`); else the SDK's own."""
+    *wire*: the client's stdio, already greeted (see :mod:`.stdio`); else the SDK's own."""
     mcp = make_mcp(AgentAPI(store), None, local=True, ready=ready, on_start=on_start)
     if wire is None or wire.reader is None or wire.writer is None:
         mcp.run()

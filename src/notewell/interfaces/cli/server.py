@@ -15,12 +15,12 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidArgumentError, UnavailableError
-from ..services.embedder_loading import EmbedderLoader
+from ...errors import InvalidArgumentError, UnavailableError
+from ...services.embedder_loading import EmbedderLoader
 from .next_steps import next_steps
 
 if TYPE_CHECKING:
-    from ..services.contract import NoteStore
+    from ...services.contract import NoteStore
 
 __all__ = ["add_server_arguments", "add_server_commands", "build_server", "serve_http", "serve_stdio"]
 
@@ -38,7 +38,7 @@ def _open(
 
 def _loader() -> EmbedderLoader:
     """The model the environment chooses, to be loaded in the background once the server answers."""
-    from .embedder_choice import embedder_from_environment
+    from ...adapters.embedder_choice import embedder_from_environment
 
     return EmbedderLoader(embedder_from_environment())
 
@@ -93,11 +93,11 @@ def build_server(
     (set up in the background: the SDK is slow to import). *ready* waits for a model loading
     in the background before a search that needs it."""
     try:
-        from .deferred_mcp import deferred_mcp_routes
-        from .http_app import make_app
+        from ..http.app import make_app
+        from ..mcp.deferred import deferred_mcp_routes
     except ImportError:
         raise UnavailableError(_SERVER_EXTRA) from None
-    from ..services.agent_api import AgentAPI, WriteLimiter
+    from ...services.agent_api import AgentAPI, WriteLimiter
 
     api = AgentAPI(store, private=private, limiter=WriteLimiter(rate=write_rate, burst=max(1, int(write_rate * 3))))
     tokens = store.token_book()  # a folder's file, or the database's table shared by its servers
@@ -147,7 +147,7 @@ def serve_http(
     sock = listening_socket(host, port)
     port = sock.getsockname()[1]
     app = build_server(store, private=private, mcp=mcp, write_rate=write_rate, host=host, ready=loader.wait)
-    from .slow_clients import server_config  # the server extra's: only this command needs it
+    from ..http.slow_clients import server_config  # the server extra's: only this command needs it
 
     server = uvicorn.Server(server_config(app, host, port))
     loader.start(then=(lambda: _start_embedding(store, quiet=False)) if embed else None, when=lambda: server.started)
@@ -201,12 +201,12 @@ def serve_stdio(store: NoteStore, loader: EmbedderLoader) -> None:
     stdio. Nothing slow comes before the client's ``initialize`` is answered: that happens
     before the MCP SDK is imported; the model loads once the server reads its input, and a
     semantic search that comes first waits for it (keyword search never does)."""
-    from .mcp_stdio import claim_stdio
+    from ..mcp.stdio import claim_stdio
 
     wire = claim_stdio()
     wire.greet()
     try:
-        from .mcp_server import run_stdio
+        from ..mcp.server import run_stdio
     except ImportError:
         raise UnavailableError("the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]'") from None
     embed = lambda: _start_embedding(store, quiet=True)  # noqa: E731 - keyword search works without a model

@@ -9,16 +9,16 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidArgumentError
-from ..model.note import DEFAULT_MAX_BYTES
-from ..settings import setting
-from .db_cli import chosen_database
+from ...errors import InvalidArgumentError
+from ...model.note import DEFAULT_MAX_BYTES
+from ...settings import setting
+from .db import chosen_database
 
 if TYPE_CHECKING:
-    from ..model.progress import Progress
-    from ..services.contract import NoteStore
-    from ..services.embedder_loading import EmbedderLoader
-    from ..services.store import Store
+    from ...model.progress import Progress
+    from ...services.contract import NoteStore
+    from ...services.embedder_loading import EmbedderLoader
+    from ...services.store import Store
 
 __all__ = ["DEFAULT_STORE", "max_bytes_from_environment", "open_folder_from_args", "open_from_args"]
 
@@ -51,7 +51,7 @@ def open_from_args(
     if url is None:
         return open_folder_from_args(args, create=create, watch=watch, loader=loader)
     # Imported here: a search the helper answers never loads the store's modules.
-    from ..services.opening import open_store
+    from ...services.opening import open_store
 
     # A database has no folder to watch and no approximate index: only the options it takes.
     store = open_store(
@@ -72,8 +72,8 @@ def open_folder_from_args(
     refused (for the folder-only commands: reindex, watch)."""
     if chosen_database(args) is not None:
         raise InvalidArgumentError(f"notewell {args.command} works on a notes folder, not a database")
-    from ..services.store import Store
-    from .embedder_choice import ann_from_environment
+    from ...adapters.embedder_choice import ann_from_environment
+    from ...services.store import Store
 
     # A one-shot command reads once, so an inotify watcher of its own would only cost time.
     store = Store(
@@ -95,6 +95,6 @@ def open_folder_from_args(
 def _embedder(loader: EmbedderLoader | None) -> Any:
     """The ``embedder=`` to open with: the loader's (loaded in the background), or the one the
     environment names."""
-    from .embedder_choice import embedder_from_environment
+    from ...adapters.embedder_choice import embedder_from_environment
 
     return loader.store_embedder if loader is not None else embedder_from_environment()

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..backends.postgres.db import MIGRATIONS, PgDatabase, is_database_url
-from ..errors import InvalidArgumentError, StorageError
-from ..settings import setting
+from ...backends.postgres.db import MIGRATIONS, PgDatabase, is_database_url
+from ...errors import InvalidArgumentError, StorageError
+from ...settings import setting
 
 __all__ = [
     "add_db_arguments",
@@ -58,7 +58,7 @@ def add_db_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_db(args: argparse.Namespace) -> None:
-    from ..backends.postgres.vector_schema import enable_pgvector, pgvector_available, vector_ready
+    from ...backends.postgres.vector_schema import enable_pgvector, pgvector_available, vector_ready
 
     db = PgDatabase(database_url(args), max_size=2)
     try:
@@ -104,7 +104,7 @@ def add_transfer_arguments(export: argparse.ArgumentParser) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
-    from ..services.pg_store import PgStore
+    from ...services.pg_store import PgStore
 
     with PgStore(database_url(args), pool_size=2, create=False) as store:
         counts = store.export_folder(args.folder)
@@ -113,7 +113,7 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 def cmd_import(args: argparse.Namespace) -> None:
     """``notewell import DIR --database URL`` (``args.folder``: the notes folder)."""
-    from ..services.pg_store import PgStore
+    from ...services.pg_store import PgStore
 
     with PgStore(database_url(args), pool_size=2) as store:
         counts = store.import_folder(args.folder)

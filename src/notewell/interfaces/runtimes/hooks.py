@@ -26,11 +26,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidArgumentError, NotewellError
-from ..model.timestamps import now_iso
-from ..settings import setting
+from ...errors import InvalidArgumentError, NotewellError
+from ...model.timestamps import now_iso
+from ...settings import setting
+from .catalog import HOOK_EVENTS, RUNTIMES, HookAnswer, answer_text, runtime_named
 from .hook_sessions import SessionState
-from .runtimes import HOOK_EVENTS, RUNTIMES, HookAnswer, answer_text, runtime_named
 
 __all__ = ["add_hook_arguments", "cmd_hook", "run_hook"]
 
@@ -148,7 +148,7 @@ def run_hook(args: argparse.Namespace, payload: dict[str, Any], *, now: datetime
 
 
 def _open(args: argparse.Namespace) -> Any:
-    from .store_options import open_from_args
+    from ..cli.store_options import open_from_args
 
     return open_from_args(args, create=False, watch=False)
 
@@ -158,8 +158,8 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _briefing(args: argparse.Namespace, runtime: str) -> str:
-    from ..agents.briefing import Briefing
-    from ..agents.context import ContextConfig
+    from ...agents.briefing import Briefing
+    from ...agents.context import ContextConfig
 
     where = f" on project {args.project}" if args.project else ""
     intro = (
@@ -198,7 +198,7 @@ def _briefing(args: argparse.Namespace, runtime: str) -> str:
 
 def _after_compaction(args: argparse.Namespace, payload: dict[str, Any]) -> str:
     """The accepted notebook, else (no notebook) the briefing: the context just lost."""
-    from ..agents.notebook import Notebook, chosen_task
+    from ...agents.notebook import Notebook, chosen_task
 
     root = args.root
     if root is None and not os.environ.get("AGENT_CONTEXT_ROOT"):

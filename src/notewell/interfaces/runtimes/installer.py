@@ -26,7 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidArgumentError
+from ...errors import InvalidArgumentError
+from .catalog import Registration, runtime_named
 from .config_files import (
     BLOCK_END,
     BLOCK_START,
@@ -37,7 +38,6 @@ from .config_files import (
     load_toml,
     toml_without_block,
 )
-from .runtimes import Registration, runtime_named
 
 __all__ = ["INSTALLABLE", "install_plan", "is_notewell_hook", "next_steps_after_install"]
 

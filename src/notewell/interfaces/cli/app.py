@@ -14,28 +14,28 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..errors import ERROR_KINDS, ConflictError, InvalidArgumentError, InvalidNoteError, NotewellError
-from ..model.header import compose_note, parse_note
-from ..model.note import Card
-from ..model.shown import shown
-from ..search.filters import FILTERS
-from ..settings import setting
-from .assistant_cli import add_assistant_arguments, cmd_assistant
-from .cli_arguments import add_core_arguments, commands_epilog
-from .config_cli import cmd_config
-from .db_cli import add_db_arguments, add_transfer_arguments, chosen_database, cmd_db, cmd_export
-from .hooks_cli import add_hook_arguments, cmd_hook
-from .import_cli import add_import_arguments, cmd_import
-from .install_cli import add_install_arguments, cmd_install, cmd_uninstall
+from ...errors import ERROR_KINDS, ConflictError, InvalidArgumentError, InvalidNoteError, NotewellError
+from ...model.header import compose_note, parse_note
+from ...model.note import Card
+from ...model.shown import shown
+from ...search.filters import FILTERS
+from ...settings import setting
+from ..runtimes.hooks import add_hook_arguments, cmd_hook
+from .arguments import add_core_arguments, commands_epilog
+from .assistant import add_assistant_arguments, cmd_assistant
+from .config import cmd_config
+from .db import add_db_arguments, add_transfer_arguments, chosen_database, cmd_db, cmd_export
+from .import_command import add_import_arguments, cmd_import
+from .install import add_install_arguments, cmd_install, cmd_uninstall
 from .next_steps import next_steps
-from .notebook_cli import add_notebook_arguments, cmd_notebook
+from .notebook import add_notebook_arguments, cmd_notebook
 from .progress import ProgressBar
-from .server_cli import add_server_arguments, add_server_commands
+from .server import add_server_arguments, add_server_commands
 from .store_options import DEFAULT_STORE, open_folder_from_args, open_from_args
 
 if TYPE_CHECKING:
-    from ..services.agent_api import AgentAPI, Caller
-    from ..services.store import Store
+    from ...services.agent_api import AgentAPI, Caller
+    from ...services.store import Store
 
 __all__ = ["EXIT_CODES", "helper_config", "main"]
 
@@ -162,7 +162,7 @@ def _filters(args: argparse.Namespace) -> dict[str, Any]:
 @contextlib.contextmanager
 def _api(args: argparse.Namespace, *, create: bool = False) -> Iterator[AgentAPI]:
     # Imported here: `notewell --version` and a search the helper answers need none of it.
-    from ..services.agent_api import AgentAPI
+    from ...services.agent_api import AgentAPI
 
     with open_from_args(args, create=create) as store:
         yield AgentAPI(store)
@@ -170,7 +170,7 @@ def _api(args: argparse.Namespace, *, create: bool = False) -> Iterator[AgentAPI
 
 def _owner() -> Caller:
     """The local owner: the caller every command is."""
-    from ..services.agent_api import Caller
+    from ...services.agent_api import Caller
 
     return Caller(local=True)
 
@@ -319,7 +319,7 @@ def helper_config() -> str:
     """A hash of what shapes a search's cards besides the store: notewell's version and the
     settings that choose the embedder, the approximate index and the size limit. A helper
     started with other settings declines, and the command searches itself."""
-    from ..version import __version__
+    from ...version import __version__
 
     values = [setting(name) or "" for name in _HELPER_SETTINGS]
     kind, sep, path = values[0].partition(":")
@@ -345,7 +345,7 @@ def _search_by_helper(args: argparse.Namespace, query: str) -> tuple[list[Card],
     loaded), or None when none answers. Nothing here loads numpy or the model."""
     if chosen_database(args) is not None:
         return None  # a database store searches in-process: it has no folder for a socket
-    from ..services.search_helper import search_by_helper
+    from ...services.search_helper import search_by_helper
 
     root = Path(args.store or setting("NOTEWELL_STORE") or DEFAULT_STORE).expanduser().resolve()
     if not root.is_dir():
@@ -598,7 +598,7 @@ def cmd_links(args: argparse.Namespace) -> None:
         for line in lines:
             print(line)
     if graph.get("truncated"):
-        from ..services.links import MAX_LINKS
+        from ...services.links import MAX_LINKS
 
         print(f"  (cut at {MAX_LINKS:,} links in all)")
 
@@ -637,9 +637,9 @@ def cmd_watch(args: argparse.Namespace) -> None:
     import signal
     import threading
 
-    from ..services.embedder_loading import EmbedderLoader
-    from ..services.search_helper import SearchHelper
-    from .embedder_choice import embedder_from_environment
+    from ...adapters.embedder_choice import embedder_from_environment
+    from ...services.embedder_loading import EmbedderLoader
+    from ...services.search_helper import SearchHelper
 
     stop = threading.Event()
     loader = EmbedderLoader(embedder_from_environment())
@@ -718,7 +718,7 @@ def maybe_start_watcher(store: Store, threshold: int = AUTOWATCH_MIN_FILES) -> b
         # this process does, after its answer (the command closed its store: opened again).
         if _spawn_watcher(store.root):
             return True
-        from ..services.store import Store
+        from ...services.store import Store
 
         # Best effort: the command has answered, and its exit code stands whatever happens here.
         with contextlib.suppress(NotewellError, KeyboardInterrupt):
@@ -775,7 +775,7 @@ _DEMO_NOTES = [
 def cmd_demo(args: argparse.Namespace) -> None:
     if not args.store and not setting("NOTEWELL_STORE") and not chosen_database(args):
         args.store = "notewell-demo"
-    from ..services.agent_api import AgentAPI
+    from ...services.agent_api import AgentAPI
 
     with open_from_args(args) as store:
         if not store.list_notes(limit=1):
@@ -834,7 +834,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from ..version import __version__
+    from ...version import __version__
 
     parser.add_argument("--version", action="version", version=f"notewell {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", help="one of the commands below")

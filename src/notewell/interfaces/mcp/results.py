@@ -16,7 +16,7 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 
-from ..errors import InvalidArgumentError, NotewellError
+from ...errors import InvalidArgumentError, NotewellError
 
 __all__ = ["answer", "compact", "failure", "invalid_arguments", "note_read", "note_receipt"]
 

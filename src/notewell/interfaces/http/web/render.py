@@ -27,7 +27,7 @@ from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
 from typing import Any
 
-from ...errors import UnavailableError
+from ....errors import UnavailableError
 
 __all__ = [
     "CACHE_BYTES",

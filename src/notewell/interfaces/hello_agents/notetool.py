@@ -23,12 +23,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidQueryError, NotewellError
-from ..model.header import header_layout, parse_note
-from ..model.header_edit import with_line
-from ..model.ids import is_note_id, new_note_id
-from ..model.note import Note
-from ..services.store import Store
+from ...errors import InvalidQueryError, NotewellError
+from ...model.header import header_layout, parse_note
+from ...model.header_edit import with_line
+from ...model.ids import is_note_id, new_note_id
+from ...model.note import Note
+from ...services.store import Store
 
 __all__ = ["NoteTool"]
 

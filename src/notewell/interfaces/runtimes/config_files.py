@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidArgumentError, StorageError
+from ...errors import InvalidArgumentError, StorageError
 
 __all__ = [
     "BLOCK_END",

@@ -6,12 +6,12 @@ import argparse
 import importlib.util
 from pathlib import Path
 
-from ..errors import InvalidArgumentError
-from ..settings import setting
-from .config_files import FileChange
-from .db_cli import chosen_database
-from .install_record import NO_RECORD, forget, remember, restoring
-from .installer import INSTALLABLE, install_plan, next_steps_after_install
+from ...errors import InvalidArgumentError
+from ...settings import setting
+from ..runtimes.config_files import FileChange
+from ..runtimes.install_record import NO_RECORD, forget, remember, restoring
+from ..runtimes.installer import INSTALLABLE, install_plan, next_steps_after_install
+from .db import chosen_database
 from .store_options import DEFAULT_STORE
 
 __all__ = ["add_install_arguments", "cmd_install", "cmd_uninstall"]
@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
     for change in changes:
         change.check()  # every file first: a refusal leaves all of them as they were
     if not remove and store is not None:
-        from ..services.store import Store
+        from ...services.store import Store
 
         made = not Path(store).exists()
         with Store(store, watch=False, embedder=None):  # the hooks and the server open it

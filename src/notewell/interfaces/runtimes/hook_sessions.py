@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..settings import setting
+from ...settings import setting
 
 __all__ = ["SessionState", "state_dir"]
 

@@ -1,0 +1,1 @@
+"""Outbound clients: OpenAI-compatible chat and embeddings, and choosing an embedder."""

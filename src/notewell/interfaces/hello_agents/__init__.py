@@ -1,0 +1,1 @@
+"""The hello-agents compatibility: the NoteTool and the chapter's ContextBuilder names."""

@@ -1,0 +1,1 @@
+"""The HTTP API, its OpenAPI document, and the web page."""
