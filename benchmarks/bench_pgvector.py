@@ -142,11 +142,11 @@ def main(argv: list[str] | None = None) -> int:
             store.embed_pending()
             took = time.perf_counter() - t
             out["embed_notes_per_s"] = round(args.notes / took)
-            with store._db.transaction() as conn:
+            with store.backend.db.transaction() as conn:
                 (out["passages"],) = conn.execute("SELECT count(*) FROM note_vectors").fetchone()
 
             log("fallback: the in-memory matrix")
-            store._vector_path_chosen = True  # as a server of a database without pgvector
+            store.backend.meaning.vector_path_chosen = True  # as a server of a database without pgvector
             t = time.perf_counter()
             store.search_notes("warm up", mode="semantic")
             out["matrix_load_ms"] = round((time.perf_counter() - t) * 1000, 1)
@@ -157,11 +157,11 @@ def main(argv: list[str] | None = None) -> int:
 
             log("enable_pgvector: the extension, the column filled, the index built")
             t = time.perf_counter()
-            with store._db.transaction() as conn:
+            with store.backend.db.transaction() as conn:
                 assert enable_pgvector(conn)
             out["enable_pgvector_s"] = round(time.perf_counter() - t, 2)
             name = hnsw_index_name(embedder.model_id, embedder.dim)
-            with store._db.transaction() as conn:
+            with store.backend.db.transaction() as conn:
                 conn.execute(f"DROP INDEX {name}")
                 t = time.perf_counter()
                 ensure_hnsw_index(conn, embedder.model_id, embedder.dim)
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         with notewell.open(url, embedder=embedder) as store:  # a new server: it chooses pgvector
             log("pgvector: the HNSW index")
             store.search_notes("warm up", mode="semantic")
-            assert store._vector_index is not None and store._vectors.full_loads == 0
+            assert store.backend.meaning.vector_index is not None and store.backend.meaning.vectors.full_loads == 0
             v_sem, approx = timed_searches(store, plain, "semantic")
             v_filt, approx_filt = timed_searches(store, filtered, "semantic")
             v_hyb, _ = timed_searches(store, plain, "hybrid")

@@ -86,7 +86,7 @@ def main() -> None:
             for n in range(args.rounds):
                 q = make()
                 request = SearchRequest.make(q, mode="keyword", limit=10, wait=False, filters={})
-                with store._searching(request) as (_records, engines):
+                with store.backend.searching(request) as (_records, engines):
                     # Alternating which goes first, so neither always meets a warm cache.
                     for which in "AB" if n % 2 else "BA":
                         t = time.perf_counter()

@@ -50,11 +50,11 @@ def throughput(count: int, texts: list[str] | None = None) -> float:
     with tempfile.TemporaryDirectory(prefix="nw-sem-") as tmp:
         store = notewell.open(Path(tmp) / "s", watch=False)
         store.add_notes(texts)
-        store._embedder_now()  # load the model outside the timing
+        store.backend.embedders.get()  # load the model outside the timing
         started = time.perf_counter()
         result = store.embed_pending()
         elapsed = time.perf_counter() - started
-        (chunks,) = store._index.conn.execute("SELECT count(*) FROM note_vectors").fetchone()
+        (chunks,) = store.backend.index.conn.execute("SELECT count(*) FROM note_vectors").fetchone()
         store.close()
     rate = result["embedded"] / elapsed
     log(f"1. embedded {result['embedded']} notes ({chunks} passages) in {elapsed:.1f} s = {rate:.0f} notes/s")
@@ -93,7 +93,7 @@ def at_scale(store_path: Path, queries: int) -> dict[str, float]:
     matrix = VectorMatrix()
     tracemalloc.start()
     started = time.perf_counter()
-    matrix.current(store._index, embedder)
+    matrix.current(store.backend.index, embedder)
     startup = time.perf_counter() - started
     _current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -103,7 +103,7 @@ def at_scale(store_path: Path, queries: int) -> dict[str, float]:
         f" peak {peak / 1e6:.0f} MB for {raw / 1e6:.0f} MB raw"
     )
     started = time.perf_counter()
-    matrix = VectorMatrix().current(store._index, embedder)  # a later process: maps the sidecar
+    matrix = VectorMatrix().current(store.backend.index, embedder)  # a later process: maps the sidecar
     mapped = time.perf_counter() - started
     log(f"2. a later start-up maps the sidecar the first left: {mapped:.2f} s")
     corpus = Corpus(1)
@@ -111,7 +111,7 @@ def at_scale(store_path: Path, queries: int) -> dict[str, float]:
     times = []
     for q in qs:
         t = time.perf_counter()
-        semantic_search(store._index, embedder, matrix, q, limit=10)
+        semantic_search(store.backend.index, embedder, matrix, q, limit=10)
         times.append((time.perf_counter() - t) * 1000)
     log(
         f"2. semantic search x{len(times)} incl. the query embedding:"
@@ -122,16 +122,16 @@ def at_scale(store_path: Path, queries: int) -> dict[str, float]:
     changed = notes[:20]
     refresh = []
     for _round in range(5):
-        with store._index.write():
+        with store.backend.index.write():
             for nid in changed:
                 vec = rng.standard_normal(512).astype(np.float32)
                 vec /= np.linalg.norm(vec)
-                store._index.conn.execute(
+                store.backend.index.conn.execute(
                     "UPDATE note_vectors SET vector = ? WHERE note_id = ? AND chunk = 0", (vec.tobytes(), nid)
                 )
-            store._index.log_vectors(changed)
+            store.backend.index.log_vectors(changed)
         t = time.perf_counter()
-        matrix.current(store._index, embedder)
+        matrix.current(store.backend.index, embedder)
         refresh.append((time.perf_counter() - t) * 1000)
     log(
         f"2. 20 notes' vectors changed, x5: refresh {', '.join(f'{r:.0f}' for r in refresh)} ms;"

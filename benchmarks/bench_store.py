@@ -572,7 +572,7 @@ def main(argv: list[str] | None = None) -> int:
         wstore = notewell.open(root, watch=True)
         wopen_ms = (time.perf_counter() - t) * 1000
         stores.append(wstore)
-        watching = wstore._watcher is not None and wstore._watcher.active
+        watching = wstore.backend.inotify is not None and wstore.backend.inotify.active
         log(f"5. opened watch=True store in {fmt_ms(wopen_ms)} (inotify active: {watching})")
         for _cat, q, f in warmup:
             wstore.search_notes(q, limit=10, **f)

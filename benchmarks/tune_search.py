@@ -82,7 +82,7 @@ def search_lists(queries: list[Query], weights: list[float]) -> None:
     for q in queries:
         f = _filters(q)
         try:
-            q.keyword = keyword_search(q.store._index, q.text, limit=pool, filters=f, partial=q.partial)
+            q.keyword = keyword_search(q.store.backend.index, q.text, limit=pool, filters=f, partial=q.partial)
         except Exception:  # noqa: BLE001 - a query without words: no keyword list
             q.keyword = []
     embedder_of = {}
@@ -90,11 +90,11 @@ def search_lists(queries: list[Query], weights: list[float]) -> None:
         passages.FEEDBACK_WEIGHT = w
         for q in queries:
             if id(q.store) not in embedder_of:
-                embedder_of[id(q.store)] = q.store._embedder_now()
+                embedder_of[id(q.store)] = q.store.backend.embedders.get()
             q.semantic[w] = semantic_search(
-                q.store._index,
+                q.store.backend.index,
                 embedder_of[id(q.store)],
-                q.store._vectors,
+                q.store.backend.vectors,
                 q.text,
                 limit=pool,
                 filters=_filters(q),

@@ -122,7 +122,7 @@ def test_no_import_cycles():
 
 def test_the_checks_see_lazy_absolute_and_relative_imports():
     # An import made inside a function, an absolute one, and one under TYPE_CHECKING.
-    assert "notewell.services.pg_store" in GRAPH["notewell.services.opening"]
+    assert "notewell.backends.postgres.backend" in GRAPH["notewell.services.opening"]
     assert "notewell.interfaces.cli.app" in GRAPH["notewell.__main__"]
     assert "notewell.services.contract" in GRAPH["notewell.interfaces.cli.server"]
     # The model importing the CLI (as a lazy import would) is caught twice: upward, and a cycle.

@@ -39,9 +39,7 @@ if TYPE_CHECKING:
     from .model.slug import slugify
     from .model.visibility import Viewer
     from .services.contract import NoteStore
-    from .services.opening import open_store
-    from .services.pg_store import PgStore
-    from .services.store import Store
+    from .services.opening import PgStore, Store, open_store
 
 # The rest loads on first use, so `import notewell` costs only the error classes.
 _LAZY = {
@@ -53,8 +51,8 @@ _LAZY = {
     "Note": ".model.note",
     "slugify": ".model.slug",
     "Viewer": ".model.visibility",
-    "PgStore": ".services.pg_store",
-    "Store": ".services.store",
+    "PgStore": ".services.opening",
+    "Store": ".services.opening",
     "NoteStore": ".services.contract",
     "open_store": ".services.opening",
     "open": ".services.opening",

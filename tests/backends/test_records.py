@@ -48,7 +48,7 @@ def test_each_backend_has_every_member_of_the_protocol(protocol, cls):
 
 def _answers(store) -> dict[str, object]:
     """What the records say about the store :func:`_fill` made (ids and times left out)."""
-    with store._records() as records:
+    with store.backend.records() as records:
         attempt = records.attempts(project=None, running=None, hidden=(), limit=10)
         a_id = attempt[0].id
         notes = records.cards(limit=10, offset=0, filters=Filters())

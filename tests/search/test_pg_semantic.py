@@ -47,7 +47,7 @@ def pstore(pg_store_url):
 
 
 def _sql(store, query, params=()):
-    with store._db.transaction() as conn:
+    with store.backend.db.transaction() as conn:
         cur = conn.execute(query, params)
         return cur.fetchall() if cur.description else []
 
@@ -176,15 +176,15 @@ def test_each_server_keeps_its_matrix_current_from_the_log(pg_url):
         assert reader.search_notes("chestnut roast", mode="semantic")[0].id == second.id
         writer.delete_note(first.id)
         assert [c.id for c in reader.search_notes("walnut", mode="semantic")] == [second.id]
-        assert reader._vectors.full_loads == 1  # the changes were applied, not reloaded
-        assert reader._vectors.live == 1
+        assert reader.backend.meaning.vectors.full_loads == 1  # the changes were applied, not reloaded
+        assert reader.backend.meaning.vectors.live == 1
         third = writer.add_note("# hazel\n\nhazel nuts")
         writer.embed_pending()
         _sql(writer, "DELETE FROM vector_log")  # trimmed past the reader: it never saw the hazel's entry
         writer.add_note("# pecan\n\npecan pie")
         writer.embed_pending()
         assert reader.search_notes("hazel nuts", mode="semantic")[0].id == third.id
-        assert reader._vectors.full_loads == 2 and reader._vectors.live == 3
+        assert reader.backend.meaning.vectors.full_loads == 2 and reader.backend.meaning.vectors.live == 3
     finally:
         reader.close()
         writer.close()
@@ -241,7 +241,7 @@ def test_background_threads_of_two_servers_embed_what_comes(pg_url):
     finally:
         for s in servers:
             s.close()  # stops the thread
-    assert all(s._embedding is None for s in servers)
+    assert all(not s._embedding.running() for s in servers)
 
 
 def test_without_an_embedder_or_numpy_semantic_search_says_what_is_missing(pg_url, monkeypatch):
@@ -273,9 +273,9 @@ def test_the_options_a_database_takes(pg_url):
         with pytest.raises(InvalidArgumentError, match="not "):
             notewell.open(pg_url, **option)
     with notewell.open(pg_url, embedder=lambda: HashEmbedder(32)) as store:  # a factory, called on first use
-        assert store._embedders.made is None
+        assert store.backend.embedders.made is None
         store.add_note("# x\n\ny")
-        assert store.embed_pending()["embedded"] == 1 and store._embedders.made.dim == 32
+        assert store.embed_pending()["embedded"] == 1 and store.backend.embedders.made.dim == 32
     with notewell.open(pg_url, embedder=None) as store, pytest.raises(InvalidArgumentError, match="limit"):
         store.embed_pending(limit=0)
 
@@ -301,24 +301,26 @@ def test_a_version_2_database_queues_its_notes_when_upgraded(pg_url, monkeypatch
 def test_serve_starts_embedding_on_a_database_and_says_when_it_cannot(pg_url, capsys):
     with notewell.open(pg_url, embedder=HashEmbedder()) as store:
         server_cli._start_embedding(store, quiet=False)
-        assert store._embedding is not None and store._embedding.is_alive()
+        assert store._embedding.running()
     with notewell.open(pg_url, embedder=None) as store:
         server_cli._start_embedding(store, quiet=False)
-        assert store._embedding is None
+        assert not store._embedding.running()
     assert "semantic search off" in capsys.readouterr().err
 
 
 def test_a_server_without_pgvector_keeps_the_matrix_and_its_schema(pstore):
     from notewell.backends.postgres.vector_schema import enable_pgvector, pgvector_available, vector_ready
 
-    with pstore._db.transaction() as conn:
+    with pstore.backend.db.transaction() as conn:
         if pgvector_available(conn):
             pytest.skip("this server has pgvector: tests/backends/postgres/test_pgvector.py covers it")
     note = pstore.add_note("# sloe\n\nsloe gin")
     pstore.embed_pending()
     assert [c.id for c in pstore.search_notes("sloe gin", mode="semantic")] == [note.id]
-    assert pstore._vector_index is None and pstore._vectors.full_loads == 1  # the fallback
-    with pstore._db.transaction() as conn:
+    assert (
+        pstore.backend.meaning.vector_index is None and pstore.backend.meaning.vectors.full_loads == 1
+    )  # the fallback
+    with pstore.backend.db.transaction() as conn:
         assert enable_pgvector(conn) is False  # nothing to enable: nothing changed
         assert not vector_ready(conn)
     assert _sql(

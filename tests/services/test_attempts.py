@@ -288,7 +288,7 @@ def test_a_private_projects_owner_is_matched_by_namespace(backend):
     from notewell.model.timestamps import now_iso
 
     backend.start_attempt("legacy", author="x")
-    with backend._changes() as changes:
+    with backend.backend.changes() as changes:
         changes.update_project("legacy", {"private": True, "owner": "x"}, now_iso())
     assert backend.set_project("legacy", owner="y")["owner"] == "y"
     assert backend.set_project("legacy", private=False)["private"] is False

@@ -809,7 +809,7 @@ def test_every_mode_refuses_a_query_keyword_search_refuses(backend):
     # A semantic search took a query without words, or with a NUL, that the other modes refuse.
     from notewell.search.embedders import HashEmbedder
 
-    backend._embedders = type(backend._embedders)(HashEmbedder())
+    backend.backend.embedders.spec = HashEmbedder()  # the fixture's store was opened without one
     backend.add_note("# heron\n\nwading bird")
     for query, why in (("???", "no words"), ("bird\x00", "NUL"), ("x" * 2001, "limit"), ("   ", "empty")):
         for mode in ("keyword", "semantic", "both", "hybrid"):

@@ -321,7 +321,7 @@ def test_a_read_does_not_wait_behind_another_writer(store_dir):
 
 @pytest.mark.slow
 def test_a_read_deferred_too_long_waits_its_turn(store_dir, monkeypatch):
-    from notewell.services import store as store_module
+    from notewell.backends.sqlite import backend as store_module
 
     monkeypatch.setattr(store_module, "_MAX_DEFER", 0.2)
     with notewell.open(store_dir) as s:

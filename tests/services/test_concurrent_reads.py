@@ -16,9 +16,9 @@ import threading
 import pytest
 
 import notewell
+from notewell.backends.sqlite import backend as store_module
 from notewell.backends.sqlite import records as sqlite_records
 from notewell.search.embedders import HashEmbedder
-from notewell.services import store as store_module
 from tests.conftest import wait_for
 
 LONG = 30.0  # seconds any event is waited for: only a hang (the old store-wide lock) takes it
@@ -105,13 +105,13 @@ def test_a_read_held_up_does_not_hold_up_other_reads_or_a_write(s, monkeypatch):
 def test_a_read_runs_beside_a_write_in_progress_and_sees_it_once_committed(s, monkeypatch):
     held = Held()
     target = s.list_notes(limit=1)[0].id
-    real = s._sync.commit_records
+    real = s.backend.syncer.commit_records
 
     def slow_commit(records, **kwargs):
         real(records, **kwargs)  # the file and the journal line are written, nothing committed
         held.stop_here()
 
-    monkeypatch.setattr(s._sync, "commit_records", slow_commit)
+    monkeypatch.setattr(s.backend.syncer, "commit_records", slow_commit)
     writer, write_out = in_thread(s.add_note, "# pending\n\nwords only the pending note has: quagga\n")
     assert held.entered.wait(LONG)
     reader, read_out = in_thread(
@@ -148,11 +148,11 @@ def test_a_reindex_waits_for_the_reads_inside_and_later_reads_use_the_new_index(
     monkeypatch.setattr(sqlite_records, "list_cards", slow_list_cards)
     monkeypatch.setattr(store_module.Rebuild, "begin", begin)
     monkeypatch.setattr(store_module, "keyword_search", later_keyword)
-    old = s._index
+    old = s.backend.index
     reader, read_out = in_thread(s.list_notes, limit=100)
     assert held.entered.wait(LONG)
     rebuild, rebuild_out = in_thread(s.reindex)
-    assert wait_for(lambda: s._gate._swapper is not None, LONG)  # the rebuild waits at the gate
+    assert wait_for(lambda: s.backend.gate._swapper is not None, LONG)  # the rebuild waits at the gate
     later, later_out = in_thread(s.search_notes, "otters", limit=50)  # comes while the gate is shut
     held.release.set()
     assert len(finish(reader, read_out)) == 30
@@ -160,12 +160,12 @@ def test_a_reindex_waits_for_the_reads_inside_and_later_reads_use_the_new_index(
     assert len(finish(later, later_out)) == 30
     # The later read waited at the shut gate: it ran only once the rebuild had begun.
     assert order == ["read done", "rebuild begins", "later read"]
-    assert old.closed and s._index is not old and old.readers() == 0
+    assert old.closed and s.backend.index is not old and old.readers() == 0
 
 
 def test_a_read_waits_for_a_catch_up_in_progress_and_sees_what_it_applied(s, store_dir, monkeypatch):
     held = Held()
-    real = s._sync.paths
+    real = s.backend.syncer.paths
 
     def slow_paths(*args, **kwargs):
         held.stop_here()  # the catch-up holds the lock, the change not applied yet
@@ -178,8 +178,8 @@ def test_a_read_waits_for_a_catch_up_in_progress_and_sees_what_it_applied(s, sto
             waiting.set()
             return super().wait(timeout)
 
-    monkeypatch.setattr(s._sync, "paths", slow_paths)
-    monkeypatch.setattr(s, "_refresh_turn", Turn(threading.Lock()))
+    monkeypatch.setattr(s.backend.syncer, "paths", slow_paths)
+    monkeypatch.setattr(s.backend, "_refresh_turn", Turn(threading.Lock()))
     (store_dir / "outside.md").write_text("# outside\n\nwritten beside the store: wombat\n")
     first, first_out = in_thread(s.search_notes, "wombat")
     assert held.entered.wait(LONG)
@@ -192,7 +192,7 @@ def test_a_read_waits_for_a_catch_up_in_progress_and_sees_what_it_applied(s, sto
 
 @pytest.mark.slow
 def test_read_connections_are_read_only_per_thread_and_closed_with_their_thread(s):
-    index = s._index
+    index = s.backend.index
     with index.reading():
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             index.conn.execute("INSERT INTO state(key, value) VALUES ('x', 'y')")
@@ -240,11 +240,11 @@ def test_closing_waits_for_a_read_in_flight(s, monkeypatch):
     reader, read_out = in_thread(s.list_notes, limit=100)
     assert held.entered.wait(LONG)
     closer, close_out = in_thread(s.close)
-    assert wait_for(lambda: s._gate._swapper is not None, LONG)
+    assert wait_for(lambda: s.backend.gate._swapper is not None, LONG)
     held.release.set()
     assert len(finish(reader, read_out)) == 30  # finished on its connection, then closed
     finish(closer, close_out)
-    assert s._index.closed
+    assert s.backend.index.closed
 
 
 def _text(owner: int, seq: int, version: int) -> str:
@@ -336,7 +336,7 @@ def test_writes_and_reads_from_many_threads_keep_every_invariant(store_dir):
     for w in range(3):
         mine = {nid for nid, v in acked[w].items() if v[2]}
         assert {c.id for c in s.search_notes(f"owner{w}", limit=100)} == mine
-    conn = s._index.conn
+    conn = s.backend.index.conn
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.execute("INSERT INTO notes_fts(notes_fts, rank) VALUES ('integrity-check', 1)")
     assert s.refresh().total == 0  # the index matches the folder: nothing to repair
@@ -369,7 +369,7 @@ def test_semantic_searches_on_many_threads_while_the_vectors_change(s):
             t.join(60)
     assert errors == []
     assert s.search_notes("badgers", mode="semantic", limit=12)[0].title.startswith("note")
-    assert s._vectors.live == 30
+    assert s.backend.vectors.live == 30
 
 
 def test_a_read_behind_the_matrix_still_gets_its_limit_of_cards(tmp_path, monkeypatch):
@@ -419,7 +419,7 @@ def test_a_read_with_nothing_to_catch_up_ends_a_deferral(tmp_path):
         store.add_notes([f"# n{i}\n\nwords {i}\n" for i in range(5)])
         store.list_notes()
         entered, release = threading.Event(), threading.Event()
-        real = store._sync.commit_records
+        real = store.backend.syncer.commit_records
 
         def held_commit(records, **kwargs):
             real(records, **kwargs)
@@ -427,17 +427,17 @@ def test_a_read_with_nothing_to_catch_up_ends_a_deferral(tmp_path):
                 entered.set()
                 release.wait(30)
 
-        store._sync.commit_records = held_commit
+        store.backend.syncer.commit_records = held_commit
         writer = threading.Thread(target=lambda: store.start_attempt("proj", author="a"), name="writer")
         writer.start()
         assert entered.wait(30)
         reader, read_out = in_thread(store.list_notes)
         assert len(finish(reader, read_out)) == 5  # served beside the write, as last committed
-        assert store._deferred_since is not None
+        assert store.backend._deferred_since is not None
         release.set()
         writer.join(30)
         store.list_notes()  # nothing to catch up: the deferral is over
         # Left set, it would make a read beside a write more than 2 s later wait for the write.
-        assert store._deferred_since is None
+        assert store.backend._deferred_since is None
     finally:
         store.close()

@@ -8,8 +8,7 @@ import pytest
 
 import notewell
 from notewell.services.contract import NoteStore
-from notewell.services.pg_store import PgStore
-from notewell.services.store import Store
+from notewell.services.opening import PgStore, Store
 
 _DUNDERS = ("__enter__", "__exit__")
 MEMBERS = sorted(

@@ -7,6 +7,7 @@ import time
 
 import notewell
 from notewell.backends.sqlite import quick_check
+from notewell.backends.sqlite.backend import SqliteBackend
 from notewell.interfaces.cli import app as cli
 
 
@@ -69,7 +70,7 @@ def test_an_unchanged_folder_is_not_listed(tmp_path, monkeypatch):
     _store_with_notes(root)
     listed = []
     with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
-        monkeypatch.setattr(store._index, "paths_in", lambda rel: listed.append(rel) or set())
+        monkeypatch.setattr(store.backend.index, "paths_in", lambda rel: listed.append(rel) or set())
         assert _titles(store, "alpha") == ["keeper"] and store.last_check == "quick"
     assert listed == []
 
@@ -84,8 +85,8 @@ def test_below_the_threshold_or_without_recorded_mtimes_the_check_is_full(tmp_pa
         store.search_notes("alpha")
         assert store.last_check == "scan"
     with notewell.Store(root, watch=False, embedder=None) as store:
-        with store._index.write():
-            store._index.set_state("dir_times", '{"": "not a time"}')
+        with store.backend.index.write():
+            store.backend.index.set_state("dir_times", '{"": "not a time"}')
     with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
         store.search_notes("alpha")
         assert store.last_check == "scan"
@@ -98,7 +99,7 @@ def test_a_folder_changed_moments_ago_is_listed_until_it_settles(tmp_path, monke
     monkeypatch.setattr(quick_check, "SETTLED_NS", 3600 * 10**9)  # "moments ago", however slow the machine
     with notewell.Store(root, watch=False, embedder=None) as store:
         store.search_notes("words")
-        assert store._index.get_state("dir_times") == '{"":null}'  # too recent to trust
+        assert store.backend.index.get_state("dir_times") == '{"":null}'  # too recent to trust
     # A second file in the same clock tick would leave the folder's mtime as recorded: still found.
     mtime = os.stat(root).st_mtime_ns
     (root / "b.md").write_text("# second\n\nwords", encoding="utf-8")
@@ -108,7 +109,7 @@ def test_a_folder_changed_moments_ago_is_listed_until_it_settles(tmp_path, monke
     monkeypatch.setattr(quick_check, "SETTLED_NS", 0)
     with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
         store.search_notes("words")
-        assert store._index.get_state("dir_times") == f'{{"":{mtime}}}'
+        assert store.backend.index.get_state("dir_times") == f'{{"":{mtime}}}'
 
 
 def test_a_gone_folder_makes_the_check_full(tmp_path):
@@ -178,8 +179,8 @@ def test_recorded_folders_outside_the_store_make_the_check_full(tmp_path):
     _store_with_notes(root)
     (tmp_path / "outside.md").write_text("# outside\n\nalpha", encoding="utf-8")
     with notewell.Store(root, watch=False, embedder=None) as store:
-        with store._index.write():
-            store._index.set_state("dir_times", '{"": null, "..": null}')
+        with store.backend.index.write():
+            store.backend.index.set_state("dir_times", '{"": null, "..": null}')
     with notewell.Store(root, watch=False, embedder=None, quick_check_from=1) as store:
         assert _titles(store, "alpha") == ["keeper"] and store.last_check == "scan"
 
@@ -216,8 +217,8 @@ def test_a_watched_store_answers_its_first_read_quickly_and_checks_in_full_besid
         fh.write("\nomega")
     os.utime(root / "edited.md", (time.time() + 5, time.time() + 5))
     first_read_done = threading.Event()  # the check beside may not win the race with the first search
-    check = notewell.Store._check_owed
-    monkeypatch.setattr(notewell.Store, "_check_owed", lambda self: first_read_done.wait(10) and check(self))
+    check = SqliteBackend._check_owed
+    monkeypatch.setattr(SqliteBackend, "_check_owed", lambda self: first_read_done.wait(10) and check(self))
     with notewell.Store(root, watch=True, embedder=None, quick_check_from=1) as store:
         found = store.search_notes("zeta OR omega", limit=10)
         first_read_done.set()
@@ -256,7 +257,7 @@ def test_a_write_before_the_owed_check_makes_it(tmp_path, monkeypatch):
     ids = _store_with_notes(root)
     (root / "edited.md").write_text("# editee\n\ndelta words changed by hand", encoding="utf-8")
     os.utime(root / "edited.md", (time.time() + 5, time.time() + 5))
-    monkeypatch.setattr(notewell.Store, "_check_owed", lambda self: None)  # a thread that has not run yet
+    monkeypatch.setattr(SqliteBackend, "_check_owed", lambda self: None)  # a thread that has not run yet
     with notewell.Store(root, watch=True, embedder=None, quick_check_from=1) as store:
         assert _titles(store, "alpha") == ["keeper"] and store.full_check_owed
         note = store.edit_note(ids["editee"], "# editee\n\nedited through notewell")
@@ -268,7 +269,7 @@ def test_a_failed_owed_check_makes_reads_check_in_full(tmp_path, monkeypatch):
 
     root = tmp_path / "notes"
     _store_with_notes(root)
-    real = notewell.Store._full_sync
+    real = SqliteBackend.full_sync
     calls = []
 
     def failing(self, *args, **kwargs):
@@ -277,13 +278,13 @@ def test_a_failed_owed_check_makes_reads_check_in_full(tmp_path, monkeypatch):
             raise sqlite3.OperationalError("disk I/O error")
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(notewell.Store, "_full_sync", failing)
+    monkeypatch.setattr(SqliteBackend, "full_sync", failing)
     with notewell.Store(root, watch=True, embedder=None, quick_check_from=1) as store:
         assert _titles(store, "alpha") == ["keeper"]
         deadline = time.monotonic() + 10
-        while not store._owed_failed and time.monotonic() < deadline:
+        while not store.backend._owed_failed and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert store._owed_failed
+        assert store.backend._owed_failed
         assert _titles(store, "alpha") == ["keeper"] and store.last_check == "scan" and not store.full_check_owed
 
 

@@ -372,10 +372,10 @@ def test_a_new_file_never_takes_a_deleted_notes_id(store_dir):
 def test_file_saved_between_scan_and_read(store_dir):
     s = notewell.open(store_dir, watch=False)
     notes = [s.add_note(f"note {i} text") for i in range(5)]
-    fs, _ = s._folder.scan()
+    fs, _ = s.backend.folder.scan()
     (store_dir / f"{notes[2].id}.md").write_text("a longer text saved by an editor just now")
-    s._sync.paths(fs, None)  # the scan's sizes are stale for one file
-    s._sync.paths(s._folder.scan()[0], None)
+    s.backend.syncer.paths(fs, None)  # the scan's sizes are stale for one file
+    s.backend.syncer.paths(s.backend.folder.scan()[0], None)
     assert s.get_note(notes[2].id).text == "a longer text saved by an editor just now"
     assert [c.id for c in s.search_notes("editor")] == [notes[2].id]
     s.close()
@@ -481,7 +481,7 @@ def test_torn_journal_tail_does_not_keep_readers_writing(store_dir):
     with open(store_dir / ".notewell-history" / "journal.jsonl", "a") as fh:
         fh.write('{"op":"add","id":"nte_')
     s.list_notes()
-    assert not s._sync.journal_behind()
+    assert not s.backend.syncer.journal_behind()
     s.close()
 
 
@@ -499,8 +499,8 @@ def test_same_size_edit_is_seen_after_an_unchanged_check(store_dir):
 
 
 def test_a_bulk_add_merges_the_keyword_index_only_when_it_is_a_good_part_of_the_store(tmp_path, monkeypatch):
+    from notewell.backends.sqlite import backend as store_module
     from notewell.backends.sqlite.index import Index
-    from notewell.services import store as store_module
 
     merges = []
     original = Index.optimize

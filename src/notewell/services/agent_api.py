@@ -1,7 +1,7 @@
 """The store as the servers offer it: one caller per request, permissions, limits, JSON shapes.
 
 The MCP tools and the HTTP endpoints both call :class:`AgentAPI`, so a query gives the
-same cards everywhere (and the same cards as :meth:`notewell.services.store.Store.search_notes`). Rules:
+same cards everywhere (and the same cards as :meth:`notewell.services.service.NoteService.search_notes`). Rules:
 
 * Reads: a caller without a token sees public work only (a private server, ``private=True``,
   answers ``unauthorized`` instead); a token sees what its name may see (its own private

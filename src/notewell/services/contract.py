@@ -1,6 +1,6 @@
 """What every store is: the operations the interfaces and the agent toolkit may call.
 
-:class:`~.store.Store` (a folder with SQLite beside it) and :class:`~.pg_store.PgStore`
+:class:`~.opening.Store` (a folder with SQLite beside it) and :class:`~.opening.PgStore`
 (PostgreSQL) both are a :class:`NoteStore`; code above the stores is written against this
 Protocol and never asks which one it has (only :func:`~.opening.open_store` does). A test
 (`tests/services/test_contract.py`) holds both classes to every signature here.

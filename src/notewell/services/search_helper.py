@@ -1,7 +1,7 @@
 """The search helper: a long-running process on a folder store (``notewell watch``) answers
 other processes' searches on its own open store, whose model is loaded once.
 
-It listens on the store's :mod:`query_socket` and calls :meth:`notewell.services.store.Store.search_notes`, the
+It listens on the store's :mod:`query_socket` and calls :meth:`notewell.services.service.NoteService.search_notes`, the
 same service call as an in-process search, so the cards are the same. Requests
 (one JSON line each, protocol :data:`PROTOCOL`)::
 
@@ -34,7 +34,7 @@ from .query_socket import MAX_REQUEST, REQUEST_TIMEOUT, Listener, RequestError, 
 
 if TYPE_CHECKING:
     from .embedder_loading import EmbedderLoader
-    from .store import Store
+    from .opening import Store
 
 __all__ = ["ACCEPT_TIMEOUT", "PROTOCOL", "SearchHelper", "helper_status", "search_by_helper"]
 

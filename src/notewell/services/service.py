@@ -1,25 +1,22 @@
-"""The note service: the policy every store follows, written once over a backend's records.
+"""The note service: the policy every store follows, written once over the backend it holds.
 
 Who may see a note, an attempt or a project; which attempt may take a note and when a note
 is frozen; what a project, a link tree, a brief, a tag list or a summary holds; how bad
-arguments are refused. Each store (:class:`~.store.Store` on a folder with SQLite,
-:class:`~.pg_store.PgStore` on PostgreSQL) gives only its reads and writes
-(:mod:`..backends.records`) through :meth:`NoteService._records` and
-:meth:`NoteService._changes`, and how a public call runs (:meth:`NoteService._guarded`).
+arguments are refused. The backend (:class:`~notewell.backends.backend.Backend`: SQLite
+beside a folder, or PostgreSQL) gives only its reads and writes; :mod:`.opening` picks it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
-from typing import Any, Self, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
+from ..backends.backend import Backend, NoteLoader
 from ..backends.records import Changes, Records
 from ..errors import ConflictError, InvalidArgumentError, NotewellError, NotFoundError
+from ..model.access_tokens import Tokens
 from ..model.attempt import (
     Attempt,
     check_attempt_id,
@@ -37,20 +34,18 @@ from ..model.progress import Progress
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer, handle_namespace, may_see
 from ..model.visibility import hidden_projects as viewer_hidden_projects
-from ..search.embedder_slot import EmbedderSlot
 from ..search.embedders import Embedder, numpy
 from ..search.filters import Filters
-from ..search.plan import Engines, run_search
+from ..search.plan import run_search
 from ..search.request import SearchRequest, check_limit
-from .background import BackgroundEmbedding
+from .background import EmbeddingThread
 from .links import MAX_RECENT, Node, check_link_args, link_tree, make_brief
 
-__all__ = ["NoteLoader", "NoteService", "service_call"]
+__all__ = ["NoteService", "service_call"]
 
 T = TypeVar("T")
-# How a store loads a whole note: (note id, revision or None, viewer) -> the note.
-NoteLoader = Callable[[str, "int | None", "Viewer | None"], Note]
 F = TypeVar("F", bound=Callable[..., Any])
+B = TypeVar("B", bound=Backend)
 
 
 _NAMED_MAX = 5  # paths named when a file name is ambiguous
@@ -73,102 +68,58 @@ class _Checked(Sequence[tuple[str, bytes]]):
 
 
 def service_call(method: F) -> F:
-    """A public call of the service: run through the store's :meth:`NoteService._guarded`."""
+    """A public call of the service: run through its backend's ``guarded``."""
 
     @functools.wraps(method)
-    def wrapper(self: NoteService, *args: Any, **kwargs: Any) -> Any:
-        return self._guarded(lambda: method(self, *args, **kwargs))
+    def wrapper(self: NoteService[Any], *args: Any, **kwargs: Any) -> Any:
+        return self._backend.guarded(lambda: method(self, *args, **kwargs))
 
     return wrapper  # type: ignore[return-value]
 
 
-class NoteService(BackgroundEmbedding, ABC):
-    """Policy over a backend's records; a store subclasses it and gives the three hooks."""
+class NoteService(Generic[B]):
+    """The policy every store follows, over the backend it holds."""
 
-    max_bytes: int
+    def __init__(self, backend: B) -> None:
+        self._backend = backend
+        self._embedding = EmbeddingThread()
 
-    # -- what a store gives ---------------------------------------------------
+    @property
+    def backend(self) -> B:
+        """The backend this service runs on (for what only one kind of store has)."""
+        return self._backend
 
-    @abstractmethod
-    def _records(self) -> AbstractContextManager[Records]:
-        """Reads in one snapshot of the store."""
+    @property
+    def name(self) -> str:
+        """A short name for the store (a folder's name, a database's)."""
+        return self._backend.name
 
-    @abstractmethod
-    def _changes(self) -> AbstractContextManager[Changes]:
-        """The store's write turn: writes, and reads that see them."""
+    @property
+    def location(self) -> str:
+        """Where the store lives, to show a person (never a password)."""
+        return self._backend.location
 
-    def _guarded(self, call: Callable[[], T]) -> T:
-        """Run one public call (a store may translate or retry it)."""
-        return call()
+    @property
+    def max_bytes(self) -> int:
+        """The largest note the store takes, in bytes."""
+        return self._backend.max_bytes
 
-    @abstractmethod
-    def _searching(self, request: SearchRequest) -> AbstractContextManager[tuple[Records, Engines]]:
-        """Where a search runs: the records to scope it and list recent notes, and the engines."""
+    def token_book(self) -> Tokens:
+        """The servers' bearer tokens (beside the index, or in the database)."""
+        return self._backend.token_book()
 
-    @abstractmethod
-    def _edit(self, note_id: str, make: Callable[[str], str | tuple[str, bytes]], author: str | None) -> Note:
-        """Write the text *make* returns for the note's current text (checked text, or a
-        str that is checked then), atomically with that read, refusing a frozen note."""
-
-    @abstractmethod
-    def _reading_note(self, body: Callable[[Records, NoteLoader], T]) -> T:
-        """Run *body* on the records and a loader of whole notes, as the store reads a note
-        (a store may run it again, caught up, when its index was behind its files)."""
-
-    @abstractmethod
-    def _delete(self, note_id: str) -> dict[str, Any]:
-        """Remove a note (refusing a frozen one); its texts stay readable by revision number."""
-
-    @abstractmethod
-    def _insert_notes(
-        self,
-        checked: Sequence[tuple[str, bytes]],
-        author: str | None,
-        model: str | None,
-        attempt_id: str | None,
-        note_kind: str,
-        progress: Progress | None,
-        batch: int,
-        chosen_ids: list[str] | None = None,
-    ) -> list[Note]:
-        """Store checked texts (text, bytes) as new notes, *batch* to a transaction, on a
-        running attempt (its author and model where none are given) or none. *chosen_ids*:
-        the notes' ids, one per text (ConflictError when the store has used one: that
-        batch is not written)."""
-
-    @abstractmethod
-    def _note_at(self, ref: str) -> str:
-        """The id of the note at *ref*, a path inside the store; NotFoundError otherwise."""
-
-    @abstractmethod
     def close(self) -> None:
-        """Stop the store's threads and close its connections."""
+        """Stop the embedding thread, then the backend's threads and connections."""
+        self.stop_embedding()
+        self._backend.close()
 
-    _embedders: EmbedderSlot
-
-    def _embedding_turn(self) -> AbstractContextManager[None]:
-        """Around embedding on request (a store may take its write turn)."""
-        return contextlib.nullcontext()
-
-    @abstractmethod
-    def _embed_some(self, embedder: Embedder, limit: int | None, progress: Progress | None) -> int:
-        """Embed up to *limit* waiting notes (all when None); how many were embedded."""
-
-    @abstractmethod
-    def _embed_older(self, embedder: Embedder, limit: int | None) -> int:
-        """Embed up to *limit* older revisions that have no vectors yet (all when None); how many."""
-
-    @abstractmethod
-    def _pending_count(self, model_id: str) -> int:
-        """How many notes wait for embedding by *model_id*."""
-
-    @abstractmethod
-    def _embedding_steps(self, embedder: Embedder) -> AbstractContextManager[Callable[[], int]]:
-        """Entered on the background thread: a step that embeds a batch and says how many."""
+    def stop_embedding(self) -> None:
+        """Stop the background embedding thread (it finishes the batch in hand)."""
+        self._embedding.stop()
 
     def _embedder_now(self) -> Embedder:
         """The store's embedder, made on first use (the model loads only when needed, once)."""
-        return self._embedders.get()
+        return self._backend.embedders.get()
 
     def __enter__(self) -> Self:
         return self
@@ -188,26 +139,26 @@ class NoteService(BackgroundEmbedding, ABC):
         if limit is not None:
             whole_number("limit", limit)
         embedder = self._embedder_now()
-        with self._embedding_turn():
-            done = self._embed_some(embedder, limit, progress)
-            older = self._embed_older(embedder, None if limit is None else limit - done) if limit != done else 0
-            return {"embedded": done, "pending": self._pending_count(embedder.model_id), "revisions": older}
+        with self._backend.embedding_turn():
+            done = self._backend.embed_some(embedder, limit, progress)
+            older = self._backend.embed_older(embedder, None if limit is None else limit - done) if limit != done else 0
+            return {"embedded": done, "pending": self._backend.pending_count(embedder.model_id), "revisions": older}
 
     @service_call
     def pending_embeddings(self) -> int:
         """How many notes semantic search does not know yet (or knows from another model)."""
-        return self._pending_count(self._embedder_now().model_id)
+        return self._backend.pending_count(self._embedder_now().model_id)
 
     def start_embedding(self, *, idle: float = 2.0) -> bool:
         """Embed queued notes on a background thread (for long-running processes), so that
         reads and writes never wait for the model. Returns False when one runs already."""
-        if self._embedding is not None and self._embedding.is_alive():
+        if self._embedding.running():
             return False
         embedder = self._embedder_now()  # fails here, not on the thread, without a model
         numpy()  # or without the extra
 
         def work(stop: threading.Event) -> None:
-            with self._embedding_steps(embedder) as step:
+            with self._backend.embedding_steps(embedder) as step:
                 while not stop.is_set():
                     try:
                         done = step()
@@ -216,7 +167,7 @@ class NoteService(BackgroundEmbedding, ABC):
                     if not done:
                         stop.wait(idle)
 
-        return self._launch_embedding(work, "notewell-embed")
+        return self._embedding.launch(work, "notewell-embed")
 
     # -- notes -----------------------------------------------------------------
 
@@ -240,7 +191,7 @@ class NoteService(BackgroundEmbedding, ABC):
         model = check_label(model, "model", MODEL_MAX)
         attempt_id = check_attempt_id(attempt) if attempt is not None else None
         checked = [check_text(text, max_bytes=self.max_bytes)]
-        return self._insert_notes(checked, author, model, attempt_id, "note", None, 1, [chosen])[0]
+        return self._backend.insert_notes(checked, author, model, attempt_id, "note", None, 1, [chosen])[0]
 
     @service_call
     def add_notes(
@@ -270,7 +221,7 @@ class NoteService(BackgroundEmbedding, ABC):
                 raise InvalidArgumentError(f"{len(chosen)} note_ids for {len(checked)} texts: give one per text")
             if len(set(chosen)) != len(chosen):
                 raise InvalidArgumentError("note_ids must differ from each other")
-        return self._insert_notes(checked, author, model, attempt_id, "note", progress, batch, chosen)
+        return self._backend.insert_notes(checked, author, model, attempt_id, "note", progress, batch, chosen)
 
     @service_call
     def resolve(self, ref: str, *, viewer: Viewer | None = None) -> str:
@@ -281,11 +232,11 @@ class NoteService(BackgroundEmbedding, ABC):
         if not isinstance(ref, str) or not ref.endswith(".md") or is_note_id(ref):
             return check_note_id(ref)
         try:
-            found: str | None = self._note_at(ref)
+            found: str | None = self._backend.note_at(ref)
         except NotFoundError:
             found = None
         if found is not None:
-            with self._records() as records:
+            with self._backend.records() as records:
                 hidden = self._hidden(records, viewer)
                 if not (hidden and records.note_project(found) in hidden):
                     return found
@@ -293,7 +244,7 @@ class NoteService(BackgroundEmbedding, ABC):
         name = ref.strip().replace("\\", "/").removeprefix("./")
         if "/" in name or not name:
             raise NotFoundError(f"no note at {ref}")
-        with self._records() as records:
+        with self._backend.records() as records:
             named = records.notes_named(name, _NAMED_MAX + 1, self._hidden(records, viewer))
         if not named:
             raise NotFoundError(f"no note at {ref}")
@@ -335,14 +286,14 @@ class NoteService(BackgroundEmbedding, ABC):
                 _check_base(note_id, base, base_revision, current)
                 return with_body(current, body)
 
-            return self._edit(note_id, make, author)
+            return self._backend.edit(note_id, make, author)
         checked = check_text(text, max_bytes=self.max_bytes)
 
         def replace_all(current: str) -> str | tuple[str, bytes]:
             _check_base(note_id, base, base_revision, current)
             return checked
 
-        return self._edit(note_id, replace_all, author)
+        return self._backend.edit(note_id, replace_all, author)
 
     @service_call
     def add_tag(self, note_id: str, *tags: str, author: str | None = None) -> Note:
@@ -353,7 +304,7 @@ class NoteService(BackgroundEmbedding, ABC):
             raise InvalidArgumentError("give at least one tag")
         with_tags("x", list(tags))  # bad tags fail before anything is read
         author = check_label(author, "author", AUTHOR_MAX)
-        return self._edit(note_id, lambda current: with_tags(current, list(tags))[0], author)
+        return self._backend.edit(note_id, lambda current: with_tags(current, list(tags))[0], author)
 
     @service_call
     def set_summary(self, note_id: str, summary: str, *, author: str | None = None) -> Note:
@@ -361,7 +312,7 @@ class NoteService(BackgroundEmbedding, ABC):
         note_id = check_note_id(note_id)
         with_summary("# x", summary)  # a bad summary fails before anything is read
         author = check_label(author, "author", AUTHOR_MAX)
-        return self._edit(note_id, lambda current: with_summary(current, summary), author)
+        return self._backend.edit(note_id, lambda current: with_summary(current, summary), author)
 
     @service_call
     def get_note(
@@ -382,23 +333,23 @@ class NoteService(BackgroundEmbedding, ABC):
 
         def visible(records: Records, load: NoteLoader) -> Note:
             self._check_visible(records, note_id, viewer)
-            note = load(note_id, revision, viewer)
+            note = load(note_id, revision)
             hidden = self._hidden(records, viewer)
             if hidden and note.backlinks:
                 secret = records.notes_in(hidden, [b["id"] for b in note.backlinks])
                 note.backlinks = [b for b in note.backlinks if b["id"] not in secret]
             return note
 
-        note = self._reading_note(visible)
+        note = self._backend.reading_note(visible)
         if reading_for is not None:
-            with self._changes() as changes:
+            with self._backend.changes() as changes:
                 self._record_read(changes, reading_for, note_id, viewer)
         return note
 
     @service_call
     def delete_note(self, note_id: str) -> dict[str, Any]:
         """Remove a note; its last text stays readable by revision number."""
-        return self._delete(check_note_id(note_id))
+        return self._backend.delete(check_note_id(note_id))
 
     @service_call
     def search_notes(
@@ -423,7 +374,7 @@ class NoteService(BackgroundEmbedding, ABC):
         created_after/created_before/updated_after/updated_before.
         """
         request = SearchRequest.make(query, mode=mode, limit=limit, wait=wait, filters=filters)
-        with self._searching(request) as (records, engines):
+        with self._backend.searching(request) as (records, engines):
             f = self._scope(records, request.filters, viewer)
             if request.lists_recent(f):
                 return records.cards(limit=request.limit, offset=0, filters=f)
@@ -458,7 +409,7 @@ class NoteService(BackgroundEmbedding, ABC):
     @service_call
     def hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:
         """The private projects *viewer* may not see (their names)."""
-        with self._records() as records:
+        with self._backend.records() as records:
             return self._hidden(records, viewer)
 
     # -- attempts --------------------------------------------------------------
@@ -475,7 +426,7 @@ class NoteService(BackgroundEmbedding, ABC):
         if who is None:
             raise InvalidArgumentError("an attempt needs an author (an agent's or a person's name)")
         model = check_label(model, "model", MODEL_MAX)
-        with self._changes() as changes:
+        with self._backend.changes() as changes:
             while True:
                 attempt_id = new_attempt_id()
                 at = now_iso()
@@ -495,7 +446,7 @@ class NoteService(BackgroundEmbedding, ABC):
         attempt_id = check_attempt_id(attempt_id)
         outcome = check_outcome(outcome)
         text = check_text(summary, max_bytes=self.max_bytes)[0] if summary is not None else None  # before any change
-        with self._changes() as changes:
+        with self._backend.changes() as changes:
             running = require_running(changes.lock_attempt(attempt_id, "update"), attempt_id)
             summary_id = None
             if text is not None:
@@ -509,7 +460,7 @@ class NoteService(BackgroundEmbedding, ABC):
     def get_attempt(self, attempt_id: str, *, viewer: Viewer | None = None) -> Attempt:
         """An attempt: who ran it on what, when, how it ended, how many notes it wrote."""
         attempt_id = check_attempt_id(attempt_id)
-        with self._records() as records:
+        with self._backend.records() as records:
             return self._visible_attempt(records, attempt_id, viewer)
 
     @service_call
@@ -525,7 +476,7 @@ class NoteService(BackgroundEmbedding, ABC):
         the running (or only the ended) ones."""
         check_limit(limit)
         name = check_project(project) if project is not None else None
-        with self._records() as records:
+        with self._backend.records() as records:
             return records.attempts(project=name, running=running, hidden=self._hidden(records, viewer), limit=limit)
 
     @service_call
@@ -534,7 +485,7 @@ class NoteService(BackgroundEmbedding, ABC):
         first: ``note_id``, ``title`` (None once the note is deleted) and ``at``. Notes in
         projects *viewer* may not see are left out."""
         attempt_id = check_attempt_id(attempt_id)
-        with self._records() as records:
+        with self._backend.records() as records:
             self._visible_attempt(records, attempt_id, viewer)
             rows = records.reads(attempt_id)
             secret = records.notes_in(self._hidden(records, viewer), list({n for n, _t, _a in rows}))
@@ -573,7 +524,7 @@ class NoteService(BackgroundEmbedding, ABC):
             settings["owner"] = check_label(owner, "owner", AUTHOR_MAX)
         if campaign is not None:
             settings["campaign"] = check_project(campaign, "campaign")
-        with self._changes() as changes:
+        with self._backend.changes() as changes:
             row = changes.project(name)
             _check_private_home(name, settings, row.private, row.owner)
             changes.update_project(name, settings, now_iso())
@@ -583,7 +534,7 @@ class NoteService(BackgroundEmbedding, ABC):
     def get_project(self, project: str, *, viewer: Viewer | None = None) -> dict[str, Any]:
         """A project: its settings and how many attempts and notes it has."""
         name = check_project(project)
-        with self._records() as records:
+        with self._backend.records() as records:
             return self._visible_project(records, name, viewer)
 
     @staticmethod
@@ -596,7 +547,7 @@ class NoteService(BackgroundEmbedding, ABC):
     @service_call
     def list_projects(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every project *viewer* may see (settings, counts, last activity), most recently active first."""
-        with self._records() as records:
+        with self._backend.records() as records:
             hidden = set(self._hidden(records, viewer))
             out = [
                 {**_project_dict(records, name), "last_activity": last}
@@ -613,7 +564,7 @@ class NoteService(BackgroundEmbedding, ABC):
         """What a note builds on and what builds on it, *depth* steps out (1–10). A note met
         again on a path is listed with ``"again": true`` and not followed, so loops end."""
         note_id, depth = check_link_args(note_id, depth)
-        with self._records() as records:
+        with self._backend.records() as records:
             hidden = set(self._hidden(records, viewer))
 
             def node(ref: str) -> Node | None:
@@ -667,15 +618,15 @@ class NoteService(BackgroundEmbedding, ABC):
                     if hidden and records.note_project(nid) in hidden:
                         continue
                     try:
-                        note = load(nid, None, viewer)
+                        note = load(nid, None)
                     except NotFoundError:
                         continue
                     texts[nid] = f"{note.title}\n{note.body}"
                 return texts
 
-            return self._reading_note(body)
+            return self._backend.reading_note(body)
 
-        meaning = self._embedders.made is not None
+        meaning = self._backend.embedders.made is not None
         return similar_notes(search, read, text, exclude=exclude, limit=limit, meaning=meaning)
 
     @service_call
@@ -685,7 +636,7 @@ class NoteService(BackgroundEmbedding, ABC):
         notes the digest does not cover yet."""
         name = check_project(project)
         whole_number("recent", recent, 1, MAX_RECENT)
-        with self._records() as records:
+        with self._backend.records() as records:
             info = self._visible_project(records, name, viewer)
             scope = self._scope(records, Filters(project=name), viewer)
             return make_brief(
@@ -701,14 +652,14 @@ class NoteService(BackgroundEmbedding, ABC):
         """Notes, most recently updated first, as cards (filters: project, campaign, attempt_id,
         kind, tags + tag_mode, author, model, builds_on, created/updated after/before)."""
         f = Filters.from_kwargs(filters)
-        with self._records() as records:
+        with self._backend.records() as records:
             return records.cards(limit=limit, offset=offset, filters=self._scope(records, f, viewer))
 
     @service_call
     def summary(self, *, recent: int = 5, viewer: Viewer | None = None) -> dict[str, Any]:
         """Counts by kind, the most recent notes, and what could not be indexed (the last
         only for the store's owner and administrators: file paths say what a private note is)."""
-        with self._records() as records:
+        with self._backend.records() as records:
             scope = Filters(hidden_projects=self._hidden(records, viewer))
             return {
                 "total_notes": records.count(scope),
@@ -721,7 +672,7 @@ class NoteService(BackgroundEmbedding, ABC):
     def note_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Each note's tags and summary (with its id and title), most recently updated first:
         the whole collection at a glance (`notewell tags --notes`)."""
-        with self._records() as records:
+        with self._backend.records() as records:
             scope = Filters(hidden_projects=self._hidden(records, viewer))
             return [
                 {"id": nid, "title": title, "tags": tags, "summary": summary}
@@ -731,7 +682,7 @@ class NoteService(BackgroundEmbedding, ABC):
     @service_call
     def list_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every tag with the number of notes carrying it, most used first."""
-        with self._records() as records:
+        with self._backend.records() as records:
             scope = Filters(hidden_projects=self._hidden(records, viewer))
             return [{"tag": t, "count": c} for t, c in records.tag_counts(scope)]
 
@@ -739,7 +690,7 @@ class NoteService(BackgroundEmbedding, ABC):
     def history(self, note_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every revision of a note, oldest first, and whether its text was kept."""
         note_id = check_note_id(note_id)
-        with self._records() as records:
+        with self._backend.records() as records:
             self._check_visible(records, note_id, viewer)
             live = records.live_revision(note_id)
             rows = records.revisions(note_id, live)

@@ -55,7 +55,7 @@ def vstore(pgvector_url):
 @pytest.fixture
 def unready(pgvector_url, monkeypatch):
     """A store whose database was made as by a notewell without pgvector support: bytea vectors only."""
-    from notewell.services import pg_store
+    from notewell.backends.postgres import backend as pg_store
 
     with monkeypatch.context() as m:
         m.setattr(pg_store, "enable_pgvector_if_possible", lambda db: None)
@@ -65,12 +65,12 @@ def unready(pgvector_url, monkeypatch):
 
 
 def test_a_new_database_is_made_ready_at_once(vstore):
-    with vstore._db.transaction() as conn:
+    with vstore.backend.db.transaction() as conn:
         assert vector_ready(conn)
 
 
 def _sql(store, query, params=()):
-    with store._db.transaction() as conn:
+    with store.backend.db.transaction() as conn:
         cur = conn.execute(query, params)
         return cur.fetchall() if cur.description else []
 
@@ -78,7 +78,7 @@ def _sql(store, query, params=()):
 def _matrix_store(url, embedder):
     """A second server on the same database that searches its in-memory matrix (the fallback)."""
     s = notewell.open(url, embedder=embedder)
-    s._vector_path_chosen = True  # as a server whose database has no pgvector
+    s.backend.meaning.vector_path_chosen = True  # as a server whose database has no pgvector
     return s
 
 
@@ -108,9 +108,11 @@ def _texts(count, seed=7):
 )
 def test_the_shared_semantic_behaviour_holds_with_pgvector(vstore, check):
     check(vstore)
-    assert vstore._vector_index is not None  # pgvector answered...
-    assert vstore._vectors.full_loads == 0 and vstore._vectors.key is None  # ...and no matrix was loaded
-    with vstore._db.transaction() as conn:
+    assert vstore.backend.meaning.vector_index is not None  # pgvector answered...
+    assert (
+        vstore.backend.meaning.vectors.full_loads == 0 and vstore.backend.meaning.vectors.key is None
+    )  # ...and no matrix was loaded
+    with vstore.backend.db.transaction() as conn:
         assert vector_ready(conn)
     assert _sql(vstore, "SELECT count(*) FROM note_vectors WHERE embedding IS NULL") == [(0,)]
 
@@ -136,8 +138,8 @@ def test_every_mode_finds_the_same_notes_as_the_fallback_and_the_embedded_store(
                 if mode == "semantic":  # keyword order differs by design (ts_rank, not BM25): not in both, hybrid
                     embedded = folder.search_notes(query, mode=mode, limit=10, **options)
                     assert [c.title for c in got] == [c.title for c in embedded], (query, options)
-        assert vstore._vector_index is not None and vstore._vectors.full_loads == 0
-        assert matrix._vector_index is None and matrix._vectors.full_loads == 1
+        assert vstore.backend.meaning.vector_index is not None and vstore.backend.meaning.vectors.full_loads == 0
+        assert matrix.backend.meaning.vector_index is None and matrix.backend.meaning.vectors.full_loads == 1
     finally:
         vstore.close()
         matrix.close()
@@ -164,19 +166,19 @@ def test_filters_and_hidden_projects_are_applied_in_the_query_not_after_it(vstor
         assert inside.id not in {c.id for c in seen} and len(seen) == 50
         owner = vstore.search_notes("frost in the vault", mode=mode, limit=3, viewer=Viewer(handle="owner-1"))
         assert owner[0].id == inside.id
-    assert vstore._vector_index is not None
+    assert vstore.backend.meaning.vector_index is not None
 
 
 def test_a_database_of_bytea_vectors_is_made_ready_and_its_vectors_filled(unready):
     vstore = unready
     notes = vstore.add_notes(_texts(40))
     vstore.embed_pending()
-    with vstore._db.transaction() as conn:
+    with vstore.backend.db.transaction() as conn:
         assert not vector_ready(conn)
     assert _sql(vstore, "SELECT count(*) FROM pg_extension WHERE extname = 'vector'") == [(0,)]
-    with vstore._db.transaction() as conn:
+    with vstore.backend.db.transaction() as conn:
         assert enable_pgvector(conn) is True
-    with vstore._db.transaction() as conn:
+    with vstore.backend.db.transaction() as conn:
         assert enable_pgvector(conn) is True  # again: nothing to do, no error
         assert vector_ready(conn)
     rows = _sql(vstore, "SELECT vector, embedding::text FROM note_vectors")
@@ -187,7 +189,7 @@ def test_a_database_of_bytea_vectors_is_made_ready_and_its_vectors_filled(unread
     fresh = notewell.open(vstore.url, embedder=HashEmbedder())  # a server started after the upgrade
     try:
         assert fresh.search_notes(notes[5].body, mode="semantic", limit=1)[0].id == notes[5].id
-        assert fresh._vector_index is not None
+        assert fresh.backend.meaning.vector_index is not None
     finally:
         fresh.close()
 
@@ -204,7 +206,7 @@ def test_a_writer_that_leaves_the_column_empty_has_it_filled_by_the_trigger(vsto
     )
     (text,) = _sql(vstore, "SELECT embedding::text FROM note_vectors WHERE chunk = 1")[0]
     assert numpy.array_equal(numpy.array(text[1:-1].split(","), "f4"), vector)
-    with vstore._db.transaction() as conn, write_cursor(conn) as cur:  # what the embedder sends
+    with vstore.backend.db.transaction() as conn, write_cursor(conn) as cur:  # what the embedder sends
         (sent,) = cur.execute("SELECT %s::vector::text", (vector_param(vector),)).fetchone()
     assert sent == text
 
@@ -221,10 +223,10 @@ def test_a_role_that_may_not_create_the_extension_searches_with_the_matrix(pgvec
         with notewell.open(url, embedder=HashEmbedder()) as plain:
             note = plain.add_note("# quince\n\nquince jelly")
             plain.embed_pending()
-            with plain._db.transaction() as conn, pytest.raises(StorageError, match="may not create it"):
+            with plain.backend.db.transaction() as conn, pytest.raises(StorageError, match="may not create it"):
                 enable_pgvector(conn)
             assert [c.id for c in plain.search_notes("quince", mode="semantic")] == [note.id]
-            assert plain._vector_index is None and plain._vectors.full_loads == 1
+            assert plain.backend.meaning.vector_index is None and plain.backend.meaning.vectors.full_loads == 1
     finally:
         with notewell.open(pgvector_url, embedder=None) as owner:
             _sql(owner, f"DROP OWNED BY {role}")
@@ -240,7 +242,7 @@ def test_the_search_uses_the_hnsw_index(vstore):
     wanted = HashEmbedder().embed_query("raft leader quorum")
     index = PgVectorIndex()
     name = hnsw_index_name("hash-256", 256)
-    with vstore._db.transaction() as conn:
+    with vstore.backend.db.transaction() as conn:
         conn.execute("ANALYZE notes")
         conn.execute("ANALYZE note_vectors")
         for filters in (Filters(), Filters(kind="blocker"), Filters(hidden_projects=("owner-1:vault",))):
@@ -270,7 +272,7 @@ def test_servers_enabling_pgvector_at_once_do_it_once(unready):
 
     def enable() -> None:
         try:
-            with notewell.open(vstore.url, embedder=None) as server, server._db.transaction() as conn:
+            with notewell.open(vstore.url, embedder=None) as server, server.backend.db.transaction() as conn:
                 start.wait()
                 results.append(enable_pgvector(conn))
         except BaseException as exc:  # reported below

@@ -39,11 +39,11 @@ def test_the_grams_function_reads_the_same_characters_as_cjk_re(pg_url):
 def test_grams_are_each_runs_characters_and_pairs_never_across_the_title_and_body(pg_url):
     with notewell.open(pg_url) as store:
         note = store.add_note("# 素数 x\n\n关于素数 abc 的\n")
-        with store._db.transaction() as conn:
+        with store.backend.db.transaction() as conn:
             (grams,) = conn.execute("SELECT cjk_grams FROM notes WHERE id = %s", (note.id,)).fetchone()
         assert sorted(grams) == sorted({"素", "数", "素数", "关", "于", "关于", "于素", "的"})
         plain = store.add_note("# plain\n\nno CJK here\n")
-        with store._db.transaction() as conn:
+        with store.backend.db.transaction() as conn:
             (grams,) = conn.execute("SELECT cjk_grams FROM notes WHERE id = %s", (plain.id,)).fetchone()
         assert grams == []
 

@@ -38,24 +38,27 @@ def test_the_approximate_index_answers_like_exact_search(astore):
     exact = semantic.VectorMatrix()
     for query in ("apple orchard", "quince and fig", "row 17", "melon lemon"):
         got = astore.search_notes(query, mode="semantic", limit=5)
-        want = semantic.semantic_search(astore._index, astore._embedder_now(), exact, query, limit=5)
+        want = semantic.semantic_search(astore.backend.index, astore.backend.embedders.get(), exact, query, limit=5)
         # Candidates are rescored exactly: the same scores (tied notes may come in another order).
         assert [c.score for c in got] == [c.score for c in want]
         assert {c.id for c in got if c.score > want[-1].score} == {c.id for c in want if c.score > want[-1].score}
-    assert astore._vectors._ann is not None and len(astore._vectors._ann) == astore._vectors.live == 400
+    assert (
+        astore.backend.vectors._ann is not None
+        and len(astore.backend.vectors._ann) == astore.backend.vectors.live == 400
+    )
 
 
 def test_below_the_threshold_search_is_exact(store_dir):
     with notewell.open(store_dir, embedder=HashEmbedder(), ann=1000) as store:
         _fill(store, 20)
         assert store.search_notes("apple", mode="semantic")
-        assert store._vectors._ann is None
+        assert store.backend.vectors._ann is None
 
 
 def test_changes_reach_the_approximate_index(astore):
     notes = _fill(astore)
     astore.search_notes("apple", mode="semantic")
-    vectors = astore._vectors
+    vectors = astore.backend.vectors
     astore.edit_note(notes[0].id, "# zebra\n\nzebra crossing zebra stripes")
     astore.delete_note(notes[1].id)
     astore.embed_pending()
@@ -72,10 +75,10 @@ def test_filters_that_leave_few_candidates_fall_back_to_exact(astore):
     rare = astore.add_note("# zebra\n\nzebra stripes at the crossing")
     astore.add_tag(rare.id, "rare")
     astore.embed_pending()
-    vectors = astore._vectors
-    scores = vectors.current(astore._index, astore._embedder_now()).matrix @ astore._embedder_now().embed_query(
-        "apple orchard"
-    )
+    vectors = astore.backend.vectors
+    scores = vectors.current(
+        astore.backend.index, astore.backend.embedders.get()
+    ).matrix @ astore.backend.embedders.get().embed_query("apple orchard")
     assert (scores > scores[vectors._rows[rare.id][0]]).sum() >= 256  # not among the graph's candidates
     cards = astore.search_notes("apple orchard", mode="semantic", tags=["rare"])
     assert [c.id for c in cards] == [rare.id]
@@ -86,7 +89,7 @@ def test_filters_that_leave_few_candidates_fall_back_to_exact(astore):
 def test_repeated_edits_keep_the_graph_and_the_matrix_bounded(astore, monkeypatch):
     monkeypatch.setattr(semantic, "COMPACT_MIN", 10)
     notes = _fill(astore, 80)
-    vectors = astore._vectors
+    vectors = astore.backend.vectors
     astore.search_notes("apple", mode="semantic")
     for round_ in range(12):  # 360 replaced passages on 80 live ones
         for note in notes[:30]:
@@ -103,12 +106,12 @@ def test_the_index_is_saved_beside_the_sidecar_and_mapped_back(astore, monkeypat
     monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
     _fill(astore)
     astore.search_notes("apple", mode="semantic")
-    assert len(list(astore._index.dir.glob("vectors-*.f32"))) == 1  # the old data file is gone
-    suffixes = sorted(p.suffix for p in astore._index.dir.glob("vectors-*"))
+    assert len(list(astore.backend.index.dir.glob("vectors-*.f32"))) == 1  # the old data file is gone
+    suffixes = sorted(p.suffix for p in astore.backend.index.dir.glob("vectors-*"))
     assert suffixes == [".f32", ".json", ".usearch"]
-    later = semantic.VectorMatrix(ann_min=50).current(astore._index, astore._embedder_now())
+    later = semantic.VectorMatrix(ann_min=50).current(astore.backend.index, astore.backend.embedders.get())
     assert later._ann is not None and len(later._ann) == 80  # loaded, not built
-    plain = semantic.VectorMatrix().current(astore._index, astore._embedder_now())
+    plain = semantic.VectorMatrix().current(astore.backend.index, astore.backend.embedders.get())
     assert plain._ann is None  # a process without ann ignores the file
 
 
@@ -117,7 +120,7 @@ def test_a_mapped_matrix_is_rescored_from_the_file(astore, monkeypatch):
     monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
     _fill(astore, 300)
     want = astore.search_notes("apple orchard", mode="semantic", limit=5)
-    later = semantic.VectorMatrix(ann_min=50).current(astore._index, astore._embedder_now())
+    later = semantic.VectorMatrix(ann_min=50).current(astore.backend.index, astore.backend.embedders.get())
     assert isinstance(later._data, np.memmap) and later._ann is not None
     reads = []
     preadv = semantic.os.preadv
@@ -125,7 +128,9 @@ def test_a_mapped_matrix_is_rescored_from_the_file(astore, monkeypatch):
     rows = np.array([5, 0, 299, 17, 5])
     assert np.array_equal(later._read_rows(rows), np.asarray(later._data)[rows])
     assert len(reads) == 5  # read with pread, not through the mapping
-    got = semantic.semantic_search(astore._index, astore._embedder_now(), later, "apple orchard", limit=5)
+    got = semantic.semantic_search(
+        astore.backend.index, astore.backend.embedders.get(), later, "apple orchard", limit=5
+    )
     assert [c.score for c in got] == [c.score for c in want]
 
 

@@ -15,7 +15,7 @@ WORDS = "raft leader vote term log commit snapshot quorum cluster node replica d
 
 
 def _fts5_ranks(store, expr: str) -> dict[int, float]:
-    return dict(store._index.conn.execute("SELECT rowid, rank FROM notes_fts WHERE notes_fts MATCH ?", [expr]))
+    return dict(store.backend.index.conn.execute("SELECT rowid, rank FROM notes_fts WHERE notes_fts MATCH ?", [expr]))
 
 
 def _fill(store, seed: int, count: int = 60) -> None:
@@ -37,7 +37,7 @@ def test_ranks_are_fts5_ranks(store, expr):
     _fill(store, 7)
     want = _fts5_ranks(store, expr)
     assert want, "the query should match some notes"
-    got = bm25_ranks(store._index, weigh(store._index, expr), list(want))
+    got = bm25_ranks(store.backend.index, weigh(store.backend.index, expr), list(want))
     assert set(got) == set(want)
     for rowid, rank in want.items():
         assert got[rowid] == pytest.approx(rank, rel=1e-9, abs=1e-12)
@@ -53,29 +53,31 @@ def test_same_ranks_as_fts5_on_random_stores(tmp_path_factory, seed, words):
         _fill(store, seed, 30)
         expr = " OR ".join(f'"{w}"' for w in words)
         want = _fts5_ranks(store, expr)
-        got = bm25_ranks(store._index, weigh(store._index, expr), list(want))
+        got = bm25_ranks(store.backend.index, weigh(store.backend.index, expr), list(want))
         # (Equal up to rounding: notes that tie in FTS5 tie here, give or take the last bit.)
         assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
 
 
 def test_counts_are_exact_up_to_the_probe(store, monkeypatch):
     _fill(store, 3)
-    (exact,) = store._index.conn.execute("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH '\"raft\"'").fetchone()
-    assert document_frequency(store._index, '"raft"') == exact
-    assert document_frequency(store._index, '"nowhere"') == 0
+    (exact,) = store.backend.index.conn.execute(
+        "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH '\"raft\"'"
+    ).fetchone()
+    assert document_frequency(store.backend.index, '"raft"') == exact
+    assert document_frequency(store.backend.index, '"nowhere"') == 0
 
 
 def test_counts_above_the_probe_are_estimated_and_cached(store, monkeypatch):
     monkeypatch.setattr(bm25, "PROBE", 20)
     store.add_notes([f"# n{i}\n\n{'common' if i % 2 else 'other'} words\n" for i in range(400)])
-    estimate = document_frequency(store._index, '"common"')
+    estimate = document_frequency(store.backend.index, '"common"')
     assert 160 <= estimate <= 240  # 200 in truth; the newest notes are as dense as the rest
     # Kept while the store changes little: a handful of new notes with the word do not move it.
     store.add_notes(["common again"] * 5)
-    assert document_frequency(store._index, '"common"') == estimate
+    assert document_frequency(store.backend.index, '"common"') == estimate
     # Redone once the store grew by more than a twentieth.
     store.add_notes(["common again"] * 100)
-    assert document_frequency(store._index, '"common"') > estimate + 50
+    assert document_frequency(store.backend.index, '"common"') > estimate + 50
 
 
 def test_search_ranks_title_and_term_counts(store):
@@ -125,5 +127,5 @@ def test_forms_the_stemmer_joins_still_count(store, monkeypatch):
     (card,) = store.search_notes("university")
     assert card.id == joined.id and card.score > 0
     want = _fts5_ranks(store, '"university"')
-    got = bm25_ranks(store._index, weigh(store._index, '"university"'), list(want))
+    got = bm25_ranks(store.backend.index, weigh(store.backend.index, '"university"'), list(want))
     assert got[next(iter(want))] < 0  # counted once: not the 0 of a note without the word

@@ -59,7 +59,7 @@ def test_every_write_path_leaves_the_word_lists_exactly_those_of_the_rows(tmp_pa
             live[nid] = marker
         else:
             store.reindex()
-    problems = keyword_index_problems(store._index.conn)
+    problems = keyword_index_problems(store.backend.index.conn)
     assert problems == []
     for nid, marker in live.items():
         assert nid in {c.id for c in store.search_notes(marker, limit=50)}, marker
@@ -71,10 +71,10 @@ def test_every_write_path_leaves_the_word_lists_exactly_those_of_the_rows(tmp_pa
 def test_the_check_sees_a_word_of_no_row_and_a_word_missing(tmp_path):
     store = notewell.open(tmp_path / "s", watch=False)
     a, b = store.add_notes(["# alpha\n\nbeta gamma", "# delta\n\n素数 epsilon"])
-    conn = store._index.conn
+    conn = store.backend.index.conn
     assert keyword_index_problems(conn) == []
     rowid = conn.execute("SELECT rowid FROM note_index WHERE id = ?", (a.id,)).fetchone()[0]
-    with store._index.write():
+    with store.backend.index.write():
         delete_fts(conn, rowid)  # a's words gone while its rows stay
         conn.execute("INSERT INTO notes_fts(rowid, title, body, meta) VALUES (999, 'zeta', 'zeta', '')")
     problem, titles = keyword_index_problems(conn)

@@ -74,7 +74,7 @@ def test_chinese_substrings(store, query, found):
     n = store.add_note("# 关于素数的笔记\n\n素数是只能被1和自身整除的数。\n")
     store.add_note("another note in English")
     # The all-words pass matches exactly the adjacent characters, whatever their number.
-    strict = [r for r, _ in _ranked(store._index, compile_query(query).strict, "", [], 10, set())]
+    strict = [r for r, _ in _ranked(store.backend.index, compile_query(query).strict, "", [], 10, set())]
     assert (len(strict) == 1) is found
     if found:
         (card,) = store.search_notes(query)[:1]
@@ -284,7 +284,7 @@ def _found(store, names, query, **filters):
 def _all_words(store, names, query):
     """The notes the all-words pass finds (not those the loose pass fills up with)."""
     partial: dict[str, float] = {}
-    cards = keyword_search(store._index, query, limit=50, partial=partial)
+    cards = keyword_search(store.backend.index, query, limit=50, partial=partial)
     return {names[c.id] for c in cards if c.id not in partial}
 
 
@@ -379,5 +379,5 @@ def test_a_question_about_someone_finds_the_note_through_the_all_words_pass(stor
     note = store.add_note("# Parser review\n\nWhat the reviewers say about the parser: it is slow on long lines.\n")
     store.add_note("# Other\n\nnothing to say here\n")
     partial: dict[str, float] = {}
-    cards = keyword_search(store._index, "what did she say about the parser", partial=partial)
+    cards = keyword_search(store.backend.index, "what did she say about the parser", partial=partial)
     assert cards[0].id == note.id and note.id not in partial  # found by every word, not the loose pass

@@ -90,7 +90,7 @@ def test_a_failure_mid_embedding_leaves_whole_notes(store_dir, monkeypatch):
     with pytest.raises(RuntimeError):
         s.embed_pending()
     assert s.pending_embeddings() == 3  # the first batch is in, the rest still queued
-    rows = s._index.conn.execute("SELECT note_id, count(*) FROM note_vectors GROUP BY note_id").fetchall()
+    rows = s.backend.index.conn.execute("SELECT note_id, count(*) FROM note_vectors GROUP BY note_id").fetchall()
     assert len(rows) == 2 and all(n == 1 for _id, n in rows)
     assert s.embed_pending()["pending"] == 0
     s.close()
@@ -155,25 +155,25 @@ def test_a_large_matrix_is_mapped_from_a_sidecar_then_catches_up_from_the_log(ss
     monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
     notes = [sstore.add_note(f"# n{i}\n\napricot {i}") for i in range(3)]
     sstore.embed_pending()
-    first = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
+    first = semantic.VectorMatrix().current(sstore.backend.index, sstore.backend.embedders.get())
     assert len(first.notes) == 3 and first.full_loads == 1
-    files = sorted(p.suffix for p in sstore._index.dir.glob("vectors-*"))
+    files = sorted(p.suffix for p in sstore.backend.index.dir.glob("vectors-*"))
     assert files == [".f32", ".json"]  # the data file is named after its epoch and log position
     # The same position: the next process maps the file (the table is not read at all:
     # a row removed behind the log's back is still there).
-    sstore._index.conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (notes[0].id,))
-    mapped = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
+    sstore.backend.index.conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (notes[0].id,))
+    mapped = semantic.VectorMatrix().current(sstore.backend.index, sstore.backend.embedders.get())
     assert mapped.notes == first.notes and isinstance(mapped.matrix, np.memmap)
     # Changes after it: mapped, then only the logged notes read from the table.
     sstore.add_note("# n3\n\napricot 3")
     sstore.embed_pending()
-    again = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
+    again = semantic.VectorMatrix().current(sstore.backend.index, sstore.backend.embedders.get())
     assert sorted(again.notes) == sorted(first.notes + [sstore.search_notes("n3")[0].id])
     assert np.allclose(again.matrix[:3], first.matrix)
     assert [c.title for c in sstore.search_notes("apricot 3", mode="semantic", limit=1)] == ["n3"]
     # A rebuilt index has a new epoch: its sidecars are gone and nothing old is mapped.
     sstore.reindex()
-    rebuilt = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
+    rebuilt = semantic.VectorMatrix().current(sstore.backend.index, sstore.backend.embedders.get())
     # The vectors of unchanged passages come over to the new index (the note whose vectors
     # were deleted above waits to be embedded); no sidecar of the old epoch is mapped.
     assert rebuilt.epoch != first.epoch and not isinstance(rebuilt.matrix, np.memmap)
@@ -183,7 +183,7 @@ def test_a_large_matrix_is_mapped_from_a_sidecar_then_catches_up_from_the_log(ss
 def test_a_long_lived_matrix_applies_only_the_changes(sstore):
     notes = [sstore.add_note(f"# fig {i}\n\nfig orchard row {i}") for i in range(4)]
     sstore.embed_pending()
-    vectors = sstore._vectors
+    vectors = sstore.backend.vectors
     assert len(sstore.search_notes("fig orchard", mode="semantic")) == 4
     assert vectors.full_loads == 1
     sstore.edit_note(notes[0].id, "# quince\n\nquince jelly recipe")
@@ -204,7 +204,7 @@ def test_dead_rows_are_compacted_and_many_changes_reload(sstore, monkeypatch):
     monkeypatch.setattr(semantic, "COMPACT_MIN", 3)
     notes = [sstore.add_note(f"# plum {i}\n\nplum tree {i}") for i in range(8)]
     sstore.embed_pending()
-    vectors = sstore._vectors
+    vectors = sstore.backend.vectors
     sstore.search_notes("plum", mode="semantic")
     sstore.delete_note(notes[0].id)
     sstore.delete_note(notes[1].id)
@@ -223,14 +223,14 @@ def test_dead_rows_are_compacted_and_many_changes_reload(sstore, monkeypatch):
     assert len(sstore.search_notes("plum", mode="semantic")) == 7
     assert vectors.full_loads == 2 and len(vectors.notes) == 7
     # A log trimmed past the matrix's position: everything is read again.
-    with sstore._index.write():
-        sstore._index.conn.execute("DELETE FROM vector_log")
-        sstore._index.log_vectors(["x", "y"])
-        sstore._index.conn.execute("DELETE FROM vector_log WHERE note_id = 'x'")
+    with sstore.backend.index.write():
+        sstore.backend.index.conn.execute("DELETE FROM vector_log")
+        sstore.backend.index.log_vectors(["x", "y"])
+        sstore.backend.index.conn.execute("DELETE FROM vector_log WHERE note_id = 'x'")
     assert len(sstore.search_notes("plum", mode="semantic")) == 7
     assert vectors.full_loads == 3
     # Another model: a full load of its own vectors (none yet).
-    assert semantic.VectorMatrix().current(sstore._index, HashEmbedder(64)).notes == []
+    assert semantic.VectorMatrix().current(sstore.backend.index, HashEmbedder(64)).notes == []
 
 
 def test_a_sidecar_saved_while_applying_changes_is_at_the_matrix_position(sstore, monkeypatch):
@@ -240,25 +240,25 @@ def test_a_sidecar_saved_while_applying_changes_is_at_the_matrix_position(sstore
     monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
     notes = [sstore.add_note(f"# pear {i}\n\npear {i}") for i in range(4)]
     sstore.embed_pending()
-    vectors = sstore._vectors
+    vectors = sstore.backend.vectors
     sstore.search_notes("pear", mode="semantic")  # full load: writes a sidecar
     sstore.edit_note(notes[0].id, "# pear 0\n\nripe pear 0")
     sstore.delete_note(notes[1].id)
     sstore.embed_pending()
     sstore.search_notes("pear", mode="semantic")  # applies the changes; saves again (SIDECAR_MIN 1)
-    meta = json.loads(next(sstore._index.dir.glob("vectors-*.json")).read_text())
+    meta = json.loads(next(sstore.backend.index.dir.glob("vectors-*.json")).read_text())
     assert meta["seq"] == vectors.seq and meta["epoch"] == vectors.epoch
     assert meta["notes"].count(None) == 0 and len(meta["notes"]) == vectors.live == 3
-    later = semantic.VectorMatrix().current(sstore._index, sstore._embedder_now())
+    later = semantic.VectorMatrix().current(sstore.backend.index, sstore.backend.embedders.get())
     assert later.notes == vectors.notes and np.array_equal(later.matrix, vectors.matrix)
 
 
 def test_the_vector_log_is_trimmed(sstore, monkeypatch):
     monkeypatch.setattr("notewell.backends.sqlite.index.VECTOR_LOG_KEEP", 10)
-    with sstore._index.write():
+    with sstore.backend.index.write():
         for i in range(1100):
-            sstore._index.log_vectors([f"n{i}"])
-    first, last = sstore._index.conn.execute("SELECT min(seq), max(seq) FROM vector_log").fetchone()
+            sstore.backend.index.log_vectors([f"n{i}"])
+    first, last = sstore.backend.index.conn.execute("SELECT min(seq), max(seq) FROM vector_log").fetchone()
     assert last == 1100 and last - first < 1011
 
 

@@ -180,7 +180,7 @@ def test_bulk_rebuild_makes_its_indexes_again(tmp_path, monkeypatch):
     store = notewell.open(tmp_path / "s", watch=False)
     notes = store.add_notes([f"---\ntags: [t{i % 3}]\n---\n# note {i}\n\nword{i} shared" for i in range(12)])
     store.reindex()
-    assert _note_indexes(store._index) >= {"note_index_files", "note_tags_note", "note_links_note"}
+    assert _note_indexes(store.backend.index) >= {"note_index_files", "note_tags_note", "note_links_note"}
     assert len(store.search_notes("shared", limit=20)) == 12
     assert {c.id for c in store.list_notes(limit=20)} == {n.id for n in notes}
     store.close()
@@ -294,7 +294,7 @@ def test_a_live_undo_link_with_an_old_mtime_is_not_swept(tmp_path):
 
 def _titles_consistent(store) -> None:
     """titles_fts holds exactly the notes, each findable by every word of its title."""
-    conn = store._index.conn
+    conn = store.backend.index.conn
     assert keyword_index_problems(conn) == []
     rows = dict(conn.execute("SELECT rowid, title FROM note_index"))
     assert {r for (r,) in conn.execute("SELECT id FROM titles_fts_docsize")} == set(rows)

@@ -42,7 +42,7 @@ def _notes(s, count=4):
 
 def _vectors(s, note_id=None):
     where, args = ("WHERE note_id = ?", (note_id,)) if note_id else ("", ())
-    return s._index.conn.execute(
+    return s.backend.index.conn.execute(
         f"SELECT note_id, chunk, model, start, stop, vector FROM note_vectors {where} ORDER BY note_id, chunk", args
     ).fetchall()
 
@@ -113,7 +113,7 @@ def test_another_model_s_vectors_are_not_reused(store_dir):
 
 
 def test_a_long_lived_matrix_picks_up_the_carried_vectors_from_the_log(store_dir, monkeypatch):
-    from notewell.services import store as store_module
+    from notewell.backends.sqlite import backend as store_module
 
     rebuilder = notewell.open(store_dir, embedder=HashEmbedder())
     notes = _notes(rebuilder)
@@ -129,11 +129,11 @@ def test_a_long_lived_matrix_picks_up_the_carried_vectors_from_the_log(store_dir
 
     monkeypatch.setattr(store_module, "carry_vectors", meanwhile)
     assert rebuilder.reindex().vectors_kept == 5
-    loads = server._vectors.full_loads
+    loads = server.backend.vectors.full_loads
     assert seen == [0]
     cards = server.search_notes("apricot quince orchard 1", mode="semantic")
     assert cards[0].id == notes[1].id and len(cards) == 5
-    assert server._vectors.full_loads == loads  # applied from the vector log, not reloaded
+    assert server.backend.vectors.full_loads == loads  # applied from the vector log, not reloaded
     # The rebuilding store's own matrix: a new epoch, loaded whole.
     assert len(rebuilder.search_notes("apricot", mode="semantic")) == 5
     for s in (rebuilder, server):
@@ -143,14 +143,14 @@ def test_a_long_lived_matrix_picks_up_the_carried_vectors_from_the_log(store_dir
 def test_a_reindex_cut_short_puts_the_old_index_back(store_dir):
     s = notewell.open(store_dir, embedder=HashEmbedder())
     _notes(s)
-    epoch = s._index.vectors_epoch()
+    epoch = s.backend.index.vectors_epoch()
 
     def interrupt(done, total):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         s.reindex(progress=interrupt)
-    assert s._index.vectors_epoch() == epoch and _index_files(store_dir) == []
+    assert s.backend.index.vectors_epoch() == epoch and _index_files(store_dir) == []
     assert len(s.search_notes("apricot", mode="semantic")) == 5
     assert s.pending_embeddings() == 0
     assert s.reindex().vectors_kept == 5
@@ -187,7 +187,7 @@ import os, signal, sys
 import notewell
 from notewell.backends.sqlite import vector_reuse
 from notewell.search.embedders import HashEmbedder
-from notewell.services import store as store_module
+from notewell.backends.sqlite import backend as store_module
 
 where = sys.argv[2]
 def die(*args, **kwargs):
@@ -214,7 +214,7 @@ s.reindex(progress=die if where == "sync" else None)
 def test_a_reindex_killed_part_way_leaves_a_store_that_opens_and_searches(store_dir, where):
     s = notewell.open(store_dir, embedder=HashEmbedder())
     notes = _notes(s)
-    epoch = s._index.vectors_epoch()
+    epoch = s.backend.index.vectors_epoch()
     s.close()
     child = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(_KILLED), str(store_dir), where], capture_output=True, timeout=120
@@ -223,7 +223,7 @@ def test_a_reindex_killed_part_way_leaves_a_store_that_opens_and_searches(store_
     assert json.loads((store_dir / ".notewell" / "rebuild.json").read_text())["aside"].startswith("previous-")
     # The next open puts the old index back: its epoch, its vectors, nothing to embed.
     s = notewell.open(store_dir, embedder=HashEmbedder())
-    assert s._index.vectors_epoch() == epoch and _index_files(store_dir) == []
+    assert s.backend.index.vectors_epoch() == epoch and _index_files(store_dir) == []
     assert s.search_notes("apricot quince orchard 3", mode="semantic")[0].id == notes[3].id
     assert s.pending_embeddings() == 0
     assert len(s.search_notes("orchard")) == 5
@@ -246,7 +246,7 @@ def test_vectors_from_before_keys_are_reused_only_for_the_same_text(store_dir):
     s = notewell.open(store_dir, embedder=embedder)  # rebuilt at open, the old file's vectors taken over
     assert s.built_on_open and s.pending_embeddings() == 1
     assert s.embed_pending()["embedded"] == 1 and embedder.documents == 1
-    assert None not in {row[0] for row in s._index.conn.execute("SELECT key FROM note_vectors")}
+    assert None not in {row[0] for row in s.backend.index.conn.execute("SELECT key FROM note_vectors")}
     assert s.search_notes("mangosteen durian", mode="semantic")[0].id == notes[1].id
     s.close()
 

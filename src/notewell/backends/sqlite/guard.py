@@ -1,6 +1,6 @@
 """The wrapper every public store method runs in, and the two locks of a store in a server.
 
-Reads and writes of one :class:`~notewell.services.store.Store` run on many threads at once (a server calls it
+Reads and writes of one :class:`~.backend.SqliteBackend` run on many threads at once (a server calls it
 from a thread pool). Writes take the :class:`StoreLock`, one at a time, as they always did.
 Reads do not wait for it (a read takes it only to catch up with the folder, and only when it
 is free): they pass the :class:`ReadGate`, which only a swap of the index (a rebuild, a
@@ -14,11 +14,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .index import CorruptIndexError, translated
 
 T = TypeVar("T")
+S = TypeVar("S")
+P = ParamSpec("P")
 
 __all__ = ["ReadGate", "StoreLock", "guarded", "run_guarded"]
 
@@ -162,11 +164,11 @@ class StoreLock:
 _calls = threading.local()  # how deep the calling thread is in guarded methods, by store
 
 
-def guarded(method: Callable[..., Any]) -> Callable[..., Any]:
-    """A public store method run through :func:`run_guarded`."""
+def guarded(method: Callable[Concatenate[S, P], T]) -> Callable[Concatenate[S, P], T]:
+    """A public backend method run through :func:`run_guarded`."""
 
     @functools.wraps(method)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
         return run_guarded(self, lambda: method(self, *args, **kwargs))
 
     return wrapper
@@ -186,8 +188,8 @@ def run_guarded(store: Any, call: Callable[[], T]) -> T:
     for attempt in (0, 1):
         try:
             with translated():
-                if store._index.replaced():
-                    store._reopen_index(rebuild=False)
+                if store.index.replaced():
+                    store.reopen_index(rebuild=False)
                 depths[key] = 1
                 try:
                     return call()
@@ -196,5 +198,5 @@ def run_guarded(store: Any, call: Callable[[], T]) -> T:
         except CorruptIndexError:
             if attempt:
                 raise
-            store._reopen_index(rebuild=True)
+            store.reopen_index(rebuild=True)
     raise AssertionError("unreachable")

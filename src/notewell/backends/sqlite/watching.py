@@ -4,7 +4,7 @@
 answers one-shot processes that ask, with a cookie file, whether every change made
 before their question is indexed (the way git's fsmonitor daemon works). They then
 skip the whole-folder check. Other questions (the search helper's) count for its idle
-timer through :meth:`WatchingMixin.note_question`.
+timer through :meth:`FolderWatching.note_question`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ...errors import NotewellError, StorageError
 from .guard import StoreLock
@@ -26,7 +26,7 @@ from .index import Index, translated
 from .sync import SyncReport
 from .watch import COOKIE_PREFIX, Watcher
 
-__all__ = ["StoreHome", "WatchingMixin", "folder_identity"]
+__all__ = ["FolderWatching", "StoreHome", "WatchedStore", "folder_identity"]
 
 _BEAT = 1.0  # seconds between a watcher's heartbeats
 # How long a one-shot process waits for a live watcher's answer before looking for itself: past
@@ -57,22 +57,33 @@ def folder_identity(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-class WatchingMixin:
-    """The watcher side and the asking side of the cookie handshake, for :class:`notewell.services.store.Store`."""
+class WatchedStore(Protocol):
+    """What the watching side needs of the SQLite backend it serves."""
 
     root: Path
-    _index: Index
-    _watcher: Watcher | None
-    _lock: StoreLock
-    _asked_at: float = 0.0  # when a question other than a cookie last came (time.time())
+    lock: StoreLock
+    inotify: Watcher | None
 
-    if TYPE_CHECKING:
+    @property
+    def index(self) -> Index: ...
 
-        def _full_sync(self) -> SyncReport: ...
+    def full_sync(self) -> SyncReport: ...
 
-        def refresh(self, *, wait: bool = True) -> SyncReport: ...
+    def refresh(self, *, wait: bool = True) -> SyncReport: ...
 
-    def _synced_by_watcher(self) -> bool:
+
+class FolderWatching:
+    """The watcher side and the asking side of the cookie handshake, for one SQLite backend."""
+
+    def __init__(self, store: WatchedStore) -> None:
+        self._store = store
+        self._asked_at = 0.0  # when a question other than a cookie last came (time.time())
+
+    @property
+    def _index(self) -> Index:
+        return self._store.index  # not kept: a reindex puts a new one in place
+
+    def synced_by_watcher(self) -> bool:
         """Ask a running ``notewell watch`` whether the index has every change made so far.
 
         The question is a cookie file created in the folder: inotify delivers events in
@@ -82,7 +93,7 @@ class WatchingMixin:
         if self.watcher_pid() is None:
             return False
         name = COOKIE_PREFIX + secrets.token_hex(8)
-        path = os.path.join(self.root, name)
+        path = os.path.join(self._store.root, name)
         try:
             os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
         except OSError:
@@ -137,20 +148,20 @@ class WatchingMixin:
         """Keep the index in step with the folder until *stop* is set.
 
         While this runs (``notewell watch``), other processes on the store skip the
-        whole-folder check: they ask this watcher instead (see :meth:`notewell.services.store.Store.refresh`).
+        whole-folder check: they ask this watcher instead (see :meth:`notewell.services.opening.Store.refresh`).
         With *idle_exit* (a watcher started on demand), it stops once no process has
         asked for that many seconds, and does not start when another watcher is alive.
         Returns False when it did not start for that reason. *on_beat* is called at every
         heartbeat (the search helper checks its socket there).
         """
-        if self._watcher is None or not self._watcher.active:
+        if self._store.inotify is None or not self._store.inotify.active:
             raise StorageError("watching needs Linux inotify (open the store with watch=True)")
         stop = stop or threading.Event()
         if idle_exit is not None and self.watcher_pid() is not None:
             return False
-        home = StoreHome(self.root)
-        with self._lock:
-            self._full_sync()
+        home = StoreHome(self._store.root)
+        with self._store.lock:
+            self._store.full_sync()
         me = os.getpid()
         started = last_question = time.time()
         last_beat = 0.0
@@ -166,32 +177,32 @@ class WatchingMixin:
                     last_beat = now
                     if on_beat is not None and not home.gone():  # (it may serve a socket in the folder)
                         on_beat()
-                ready, _, _ = select.select([self._watcher.fileno()], [], [], _BEAT / 4)
+                ready, _, _ = select.select([self._store.inotify.fileno()], [], [], _BEAT / 4)
                 # A search on another thread may have read the events (cookies among them):
                 # answer those cookies after a refresh of our own, which applies what it held back.
-                if not ready and not self._watcher.cookies:
+                if not ready and not self._store.inotify.cookies:
                     continue
                 # A mass change read whole (an rm -rf is over before we look), up to 2 s, beating
                 # as it waits so that other processes never take this watcher for dead. Short
                 # waits: a stream of small changes delays the answer to a cookie by 0.25 s at most
                 # a round (an asker waits for its answer up to _COOKIE_WAIT).
                 for _ in range(8 if ready else 0):
-                    if not self._watcher.settle(longest=0.25):
+                    if not self._store.inotify.settle(longest=0.25):
                         break
                     self._beat(me, started, time.time())
                     last_beat = time.time()
-                with self._lock:
+                with self._store.lock:
                     if home.gone():  # removed or replaced while events came: write nothing there
                         break
                     try:
-                        self.refresh()
+                        self._store.refresh()
                     except NotewellError as exc:  # reported, and the watcher keeps going
                         # Cookies stay unanswered: their askers scan instead of trusting us.
-                        self._watcher.cookies = []
+                        self._store.inotify.cookies = []
                         if on_error is not None:
                             on_error(exc)
                         continue
-                    cookies, self._watcher.cookies = self._watcher.cookies, []
+                    cookies, self._store.inotify.cookies = self._store.inotify.cookies, []
                     if cookies:
                         last_question = now
                         with translated(), self._index.write():
@@ -206,7 +217,7 @@ class WatchingMixin:
         return True
 
     def _beat(self, pid: int, started: float, now: float) -> None:
-        with self._lock, translated(), self._index.write():
+        with self._store.lock, translated(), self._index.write():
             self._index.set_state("watcher", json.dumps({"pid": pid, "started": started, "beat": now}))
             self._index.conn.execute(
                 "DELETE FROM state WHERE key LIKE 'cookie:%' AND CAST(value AS REAL) < ?", (now - 60,)

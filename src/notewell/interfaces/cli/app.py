@@ -35,7 +35,7 @@ from .store_options import DEFAULT_STORE, open_folder_from_args, open_from_args
 
 if TYPE_CHECKING:
     from ...services.agent_api import AgentAPI, Caller
-    from ...services.store import Store
+    from ...services.opening import Store
 
 __all__ = ["EXIT_CODES", "helper_config", "main"]
 
@@ -718,7 +718,7 @@ def maybe_start_watcher(store: Store, threshold: int = AUTOWATCH_MIN_FILES) -> b
         # this process does, after its answer (the command closed its store: opened again).
         if _spawn_watcher(store.root):
             return True
-        from ...services.store import Store
+        from ...services.opening import Store
 
         # Best effort: the command has answered, and its exit code stands whatever happens here.
         with contextlib.suppress(NotewellError, KeyboardInterrupt):

@@ -104,7 +104,7 @@ def add_transfer_arguments(export: argparse.ArgumentParser) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
-    from ...services.pg_store import PgStore
+    from ...services.opening import PgStore
 
     with PgStore(database_url(args), pool_size=2, create=False) as store:
         counts = store.export_folder(args.folder)
@@ -113,7 +113,7 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 def cmd_import(args: argparse.Namespace) -> None:
     """``notewell import DIR --database URL`` (``args.folder``: the notes folder)."""
-    from ...services.pg_store import PgStore
+    from ...services.opening import PgStore
 
     with PgStore(database_url(args), pool_size=2) as store:
         counts = store.import_folder(args.folder)

@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
     for change in changes:
         change.check()  # every file first: a refusal leaves all of them as they were
     if not remove and store is not None:
-        from ...services.store import Store
+        from ...services.opening import Store
 
         made = not Path(store).exists()
         with Store(store, watch=False, embedder=None):  # the hooks and the server open it

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ...model.progress import Progress
     from ...services.contract import NoteStore
     from ...services.embedder_loading import EmbedderLoader
-    from ...services.store import Store
+    from ...services.opening import Store
 
 __all__ = ["DEFAULT_STORE", "max_bytes_from_environment", "open_folder_from_args", "open_from_args"]
 
@@ -73,7 +73,7 @@ def open_folder_from_args(
     if chosen_database(args) is not None:
         raise InvalidArgumentError(f"notewell {args.command} works on a notes folder, not a database")
     from ...adapters.embedder_choice import ann_from_environment
-    from ...services.store import Store
+    from ...services.opening import Store
 
     # A one-shot command reads once, so an inotify watcher of its own would only cost time.
     store = Store(

@@ -28,7 +28,7 @@ from ...model.header import header_layout, parse_note
 from ...model.header_edit import with_line
 from ...model.ids import is_note_id, new_note_id
 from ...model.note import Note
-from ...services.store import Store
+from ...services.opening import Store
 
 __all__ = ["NoteTool"]
 

@@ -1,12 +1,12 @@
-"""The store on PostgreSQL: the same note API as the embedded :class:`notewell.services.store.Store`, for many
-notewell servers sharing one database.
+"""The PostgreSQL backend: the same note service as on a folder, for many notewell servers
+sharing one database.
 
 The database is canonical (each note's text exactly as written, its metadata and its
 earlier revisions). Every write is one transaction; an edit locks the note's row
 (``SELECT … FOR UPDATE``) and builds on the text it finds there, so two servers editing
 one note at once both land, one after the other, and neither edit is lost. Every write
 that changes a note's text queues it for embedding in that transaction (triggers of
-schema version 3); semantic search is :class:`notewell.backends.postgres.semantic_mixin.PgSemanticMixin`.
+schema version 3); semantic search is :class:`~.meaning.PgMeaning`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,28 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
-from ..backends.postgres.db import PgDatabase
-from ..backends.postgres.notes import (
+from ...errors import ConflictError, NotFoundError
+from ...model.attempt import Attempt, require_running, require_unfrozen
+from ...model.ids import new_note_id, new_note_ids, used_id_error
+from ...model.note import (
+    DEFAULT_MAX_BYTES,
+    Note,
+    check_text,
+)
+from ...model.progress import Progress
+from ...model.timestamps import now_iso
+from ...search.embedder_slot import EmbedderSpec
+from ...search.embedders import Embedder
+from ...search.plan import Engines
+from ...search.request import SearchRequest
+from ..backend import NoteLoader
+from ..records import Changes, Records
+from .db import PgDatabase
+from .meaning import PgMeaning
+from .notes import (
     added_notes,
     delete_note,
     enable_pgvector_if_possible,
@@ -30,34 +47,18 @@ from ..backends.postgres.notes import (
     note_id_at,
     update_note,
 )
-from ..backends.postgres.rank import TermRarity
-from ..backends.postgres.records import PgChanges, PgPooledRecords, PgRecords
-from ..backends.postgres.semantic_mixin import PgSemanticMixin
-from ..backends.postgres.tokens import PgTokenBook
-from ..backends.postgres.transfer import check_empty, export_folder, import_folder
-from ..backends.records import Changes, Records
-from ..errors import ConflictError, InvalidArgumentError, NotFoundError
-from ..model.attempt import Attempt, require_running, require_unfrozen
-from ..model.ids import new_note_id, new_note_ids, used_id_error
-from ..model.note import (
-    DEFAULT_MAX_BYTES,
-    Note,
-    check_text,
-)
-from ..model.progress import Progress
-from ..model.timestamps import now_iso
-from ..search.embedder_slot import EmbedderSpec
-from ..search.plan import Engines
-from ..search.request import SearchRequest
-from .service import NoteLoader, NoteService
+from .rank import TermRarity
+from .records import PgChanges, PgPooledRecords, PgRecords
+from .tokens import PgTokenBook
+from .transfer import TransferSource, check_empty, export_folder, import_folder
 
-__all__ = ["PgStore"]
+__all__ = ["PostgresBackend"]
 
 T = TypeVar("T")
 
 
-class PgStore(PgSemanticMixin, NoteService):
-    """Notes in a PostgreSQL database (``notewell.open("postgresql://…")``)."""
+class PostgresBackend:
+    """Notes in a PostgreSQL database, as the note service's backend."""
 
     def __init__(
         self,
@@ -70,22 +71,22 @@ class PgStore(PgSemanticMixin, NoteService):
     ) -> None:
         self.url = url
         self.max_bytes = max_bytes
-        self._init_semantic(embedder)
         self._rarity = TermRarity()  # how many notes hold each searched term, for ranking
-        self._db = PgDatabase(url, max_size=pool_size)
+        self.db = PgDatabase(url, max_size=pool_size)
+        self.meaning = PgMeaning(self.db, embedder, self._rarity)
+        self.embedders = self.meaning.embedders
         try:
-            if create and self._db.schema_version() == 0:
-                self._db.upgrade()  # a new, empty database: make the schema
-                enable_pgvector_if_possible(self._db)
-            self._db.check_schema()
+            if create and self.db.schema_version() == 0:
+                self.db.upgrade()  # a new, empty database: make the schema
+                enable_pgvector_if_possible(self.db)
+            self.db.check_schema()
         except BaseException:
-            self._db.close()
+            self.db.close()
             raise
 
     def close(self) -> None:
-        """Stop the embedding thread, then close the connections."""
-        self.stop_embedding()
-        self._db.close()
+        """Close the connections."""
+        self.db.close()
 
     @property
     def address(self) -> str:
@@ -108,27 +109,27 @@ class PgStore(PgSemanticMixin, NoteService):
         return str(conninfo_to_dict(self.url).get("dbname") or "notewell")
 
     def __repr__(self) -> str:
-        return f"<notewell.PgStore {self.address}>"
+        return f"<notewell.PostgresBackend {self.address}>"
 
     def token_book(self) -> PgTokenBook:
         """The servers' bearer tokens, in this database (shared by every server of it)."""
-        return PgTokenBook(self._db)
+        return PgTokenBook(self.db)
 
     # -- what the note service runs on -----------------------------------------
 
     @contextlib.contextmanager
-    def _records(self) -> Iterator[Records]:
-        with self._db.transaction() as conn:
+    def records(self) -> Iterator[Records]:
+        with self.db.transaction() as conn:
             yield PgRecords(conn)
 
     @contextlib.contextmanager
-    def _changes(self) -> Iterator[Changes]:
-        with self._db.transaction() as conn:
+    def changes(self) -> Iterator[Changes]:
+        with self.db.transaction() as conn:
             yield PgChanges(conn, self._insert_summary)
 
     # -- writes ---------------------------------------------------------------
 
-    def _insert_notes(
+    def insert_notes(
         self,
         checked: Sequence[tuple[str, bytes]],
         author: str | None,
@@ -152,7 +153,7 @@ class PgStore(PgSemanticMixin, NoteService):
             ids += [r["id"] for r in rows]
             if progress is not None:
                 progress(len(ids), len(checked))
-        with self._db.transaction() as conn:
+        with self.db.transaction() as conn:
             return added_notes(conn, ids, attempt)
 
     def _insert_batch(
@@ -165,7 +166,7 @@ class PgStore(PgSemanticMixin, NoteService):
         chosen: list[str] | None,
     ) -> list[dict[str, Any]]:
         """One transaction of new notes; their rows."""
-        with self._db.transaction() as conn:
+        with self.db.transaction() as conn:
             who, what = author, model
             if attempt is not None:
                 running = require_running(PgChanges(conn, self._insert_summary).lock_attempt(attempt, "share"), attempt)
@@ -189,8 +190,8 @@ class PgStore(PgSemanticMixin, NoteService):
         insert_rows(conn, [row])
         return nid
 
-    def _edit(self, note_id: str, make: Callable[[str], str | tuple[str, bytes]], author: str | None) -> Note:
-        with self._db.transaction() as conn:
+    def edit(self, note_id: str, make: Callable[[str], str | tuple[str, bytes]], author: str | None) -> Note:
+        with self.db.transaction() as conn:
             found = lock_note(conn, note_id)
             if found is None:
                 raise NotFoundError(f"no note {note_id}")
@@ -204,16 +205,16 @@ class PgStore(PgSemanticMixin, NoteService):
                     note_id, path, text, author=author, model=model, created=created, updated=at, revision=revision + 1
                 )
                 update_note(conn, row)
-        return self.get_note(note_id)
+        return self.reading_note(lambda _records, load: load(note_id, None))
 
     def _check_unfrozen(self, conn: Any, note_id: str, attempt_id: str | None) -> None:
         """FrozenError when the note's attempt ended (its row held so it cannot end meanwhile)."""
         if attempt_id is not None:
             require_unfrozen(note_id, PgChanges(conn, self._insert_summary).lock_attempt(attempt_id, "share"))
 
-    def _delete(self, note_id: str) -> dict[str, Any]:
+    def delete(self, note_id: str) -> dict[str, Any]:
         """Remove a note; its texts stay readable by revision number."""
-        with self._db.transaction() as conn:
+        with self.db.transaction() as conn:
             found = lock_note(conn, note_id)
             if found is None:
                 raise NotFoundError(f"no note {note_id}")
@@ -223,7 +224,7 @@ class PgStore(PgSemanticMixin, NoteService):
 
     # -- reads ----------------------------------------------------------------
 
-    def _note_at(self, ref: str) -> str:
+    def note_at(self, ref: str) -> str:
         """The note at the path it has in the store's folder form (``notes/x.md``, as
         ``notewell export`` writes it and ``import`` read it)."""
         if os.path.isabs(ref):
@@ -231,35 +232,53 @@ class PgStore(PgSemanticMixin, NoteService):
         rel = ref.replace(os.sep, "/").removeprefix("./")
         if "\x00" in rel or rel.encode("utf-8", "replace").decode("utf-8") != rel:
             raise NotFoundError(f"no note at {ref!r}")  # no stored path holds a NUL or a lone surrogate
-        with self._db.transaction() as conn:
+        with self.db.transaction() as conn:
             found = note_id_at(conn, rel)
         if found is None:
             raise NotFoundError(f"no note at {ref}")
         return found
 
-    def _reading_note(self, body: Callable[[Records, NoteLoader], T]) -> T:
-        with self._db.transaction() as conn:
-            return body(PgRecords(conn), lambda nid, rev, _viewer: load_note(conn, nid, rev))
+    def reading_note(self, body: Callable[[Records, NoteLoader], T]) -> T:
+        with self.db.transaction() as conn:
+            return body(PgRecords(conn), lambda nid, rev: load_note(conn, nid, rev))
 
     @contextlib.contextmanager
-    def _searching(self, request: SearchRequest) -> Iterator[tuple[Records, Engines]]:
+    def searching(self, request: SearchRequest) -> Iterator[tuple[Records, Engines]]:
         # No transaction held across the search: each engine takes a connection of its own.
-        yield PgPooledRecords(self._db), self._engines()
+        yield PgPooledRecords(self.db), self.meaning.engines()
+
+    # -- embedding ------------------------------------------------------------
+
+    def embedding_turn(self) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def embed_some(self, embedder: Embedder, limit: int | None, progress: Progress | None) -> int:
+        return self.meaning.embed_some(embedder, limit, progress)
+
+    def embed_older(self, embedder: Embedder, limit: int | None) -> int:
+        return self.meaning.embed_older(embedder, limit)
+
+    def pending_count(self, model_id: str) -> int:
+        return self.meaning.pending_count(model_id)
+
+    def embedding_steps(self, embedder: Embedder) -> AbstractContextManager[Callable[[], int]]:
+        return self.meaning.embedding_steps(embedder)
+
+    def guarded(self, call: Callable[[], T]) -> T:
+        return call()
 
     # -- moving between a folder and the database -----------------------------
 
     def export_folder(self, folder: str | os.PathLike[str]) -> dict[str, int]:
         """Write the store into a new or empty *folder* as the embedded store keeps one (notes,
         journal, earlier revisions): ids, authors, times and revisions survive."""
-        return export_folder(self._db, folder)
+        return export_folder(self.db, folder)
 
-    def import_folder(self, folder: str | os.PathLike[str]) -> dict[str, int]:
-        """Load the embedded store in *folder* into this (empty) database, history and all."""
-        from .store import Store  # the folder is read the way the embedded store reads it
+    def check_empty(self) -> None:
+        """InvalidArgumentError unless the database holds no notes, live or deleted."""
+        check_empty(self.db)
 
-        root = Path(folder)
-        if not root.is_dir():
-            raise InvalidArgumentError(f"{root} is not a folder")
-        check_empty(self._db)
-        with Store(root, watch=False, embedder=None, create=False, max_bytes=self.max_bytes) as source:
-            return import_folder(self._db, source)
+    def import_folder(self, source: TransferSource) -> dict[str, int]:
+        """Load a folder store (opened by the caller) into this empty database, history and all."""
+        check_empty(self.db)
+        return import_folder(self.db, source)

@@ -1,4 +1,4 @@
-"""Semantic search for :class:`~notewell.services.pg_store.PgStore`: its embedder, the embedding queue and
+"""Semantic search for :class:`~.backend.PostgresBackend`: its embedder, the embedding queue and
 the background thread, and the semantic, both and hybrid search modes, which behave as the
 embedded store's (the same passages, cards, filters and fusion).
 
@@ -19,7 +19,7 @@ import os
 import secrets
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...model.note import Card
 from ...model.progress import Progress
@@ -37,68 +37,64 @@ from .rank import TermRarity
 from .semantic import PgVectorMatrix, pg_older_semantic_search, pg_semantic_search
 from .vector_schema import vector_ready
 
-__all__ = ["PgSemanticMixin"]
+__all__ = ["PgMeaning"]
 
 _EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
 
 
-class PgSemanticMixin:
-    """Embedding and search by meaning, for :class:`~notewell.services.pg_store.PgStore`."""
+class PgMeaning:
+    """Embedding and search by meaning for one PostgreSQL backend (its embedder, its queue
+    claims, its vector path), and its search engines."""
 
-    _db: PgDatabase
-    _old_vectors: OldPassages
-    _rarity: TermRarity  # the store's, shared with keyword search
-
-    if TYPE_CHECKING:
-
-        def _embedder_now(self) -> Embedder: ...  # the note service's
-
-    def _init_semantic(self, embedder: EmbedderSpec) -> None:
-        self._embedders = EmbedderSlot(embedder)
-        self._vectors = PgVectorMatrix()  # loaded only if the database has no pgvector
-        self._old_vectors = OldPassages()  # older revisions' passages (search.old_passages)
-        self._vector_index: PgVectorIndex | None = None
-        self._vector_path_chosen = False
+    def __init__(self, db: PgDatabase, embedder: EmbedderSpec, rarity: TermRarity) -> None:
+        self._db = db
+        self._rarity = rarity  # the backend's, shared with keyword search
+        self.embedders = EmbedderSlot(embedder)
+        self.vectors = PgVectorMatrix()  # loaded only if the database has no pgvector
+        self.old_vectors = OldPassages()  # older revisions' passages (search.old_passages)
+        self.vector_index: PgVectorIndex | None = None
+        self.vector_path_chosen = False
         self._vector_path_lock = threading.Lock()
         # This store's name in its claims on the queue: unique per store object, so two
         # stores in one process embed side by side like two servers.
         self._worker = f"{os.getpid()}-{secrets.token_hex(6)}"
-        self._embedding: threading.Thread | None = None
-        self._embedding_stop = threading.Event()
 
-    def _embed_some(self, embedder: Embedder, limit: int | None, progress: Progress | None) -> int:
+    def _embedder_now(self) -> Embedder:
+        return self.embedders.get()
+
+    def embed_some(self, embedder: Embedder, limit: int | None, progress: Progress | None) -> int:
         # Only the notes no other server holds: each claims what it embeds under its own name.
         return pg_embed_pending(self._db, embedder, worker=self._worker, limit=limit, progress=progress)
 
-    def _embed_older(self, embedder: Embedder, limit: int | None) -> int:
+    def embed_older(self, embedder: Embedder, limit: int | None) -> int:
         return pg_embed_old_revisions(self._db, embedder, limit)
 
-    def _pending_count(self, model_id: str) -> int:
+    def pending_count(self, model_id: str) -> int:
         with self._db.transaction() as conn:
             return pg_pending_count(conn, model_id)
 
     @contextlib.contextmanager
-    def _embedding_steps(self, embedder: Embedder) -> Iterator[Callable[[], int]]:
+    def embedding_steps(self, embedder: Embedder) -> Iterator[Callable[[], int]]:
         def step() -> int:
             done = pg_embed_pending(self._db, embedder, worker=self._worker, limit=_EMBED_STEP)
             return done + (pg_embed_old_revisions(self._db, embedder, _EMBED_STEP - done) if done < _EMBED_STEP else 0)
 
         yield step
 
-    def _searcher(self) -> PgVectorMatrix | PgVectorIndex:
+    def searcher(self) -> PgVectorMatrix | PgVectorIndex:
         """What semantic search asks: the database's pgvector index when the database is ready
         for it, else this store's matrix. Chosen at the first search, kept for the store's life."""
         with self._vector_path_lock:
-            if not self._vector_path_chosen:
+            if not self.vector_path_chosen:
                 # Never made ready here: on a large database filling the column and building
                 # the index holds note_vectors for minutes (notewell db upgrade does it).
                 with self._db.transaction() as conn:
                     ready = vector_ready(conn)
-                self._vector_index = PgVectorIndex() if ready else None
-                self._vector_path_chosen = True
-            return self._vector_index if self._vector_index is not None else self._vectors
+                self.vector_index = PgVectorIndex() if ready else None
+                self.vector_path_chosen = True
+            return self.vector_index if self.vector_index is not None else self.vectors
 
-    def _engines(self) -> _PgEngines:
+    def engines(self) -> _PgEngines:
         """This store's search engines, for :func:`~notewell.search.plan.run_search`."""
         return _PgEngines(self)
 
@@ -106,7 +102,7 @@ class PgSemanticMixin:
 class _PgEngines:
     """PostgreSQL's keyword and semantic search, each call on a connection of its own."""
 
-    def __init__(self, store: PgSemanticMixin) -> None:
+    def __init__(self, store: PgMeaning) -> None:
         self._store = store
 
     def keyword(
@@ -133,7 +129,7 @@ class _PgEngines:
     def semantic(self, query: str, limit: int, filters: Filters, feedback: list[str]) -> list[Card]:
         store = self._store
         return pg_semantic_search(
-            store._db, store._embedder_now(), store._searcher(), query, limit=limit, filters=filters, feedback=feedback
+            store._db, store._embedder_now(), store.searcher(), query, limit=limit, filters=filters, feedback=feedback
         )
 
     def older_keyword(self, query: str, limit: int, filters: Filters, exclude: set[str]) -> list[Card]:
@@ -150,7 +146,7 @@ class _PgEngines:
         return pg_older_semantic_search(
             store._db,
             store._embedder_now(),
-            store._old_vectors,
+            store.old_vectors,
             query,
             limit=limit,
             filters=filters,

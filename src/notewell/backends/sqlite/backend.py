@@ -1,4 +1,4 @@
-"""The folder store: the one API every interface (Python, CLI, MCP, HTTP, the web page) calls.
+"""The SQLite backend: a folder of notes and the index beside it, for the note service.
 
 A store is a folder of Markdown notes (the source of truth) plus a derived
 SQLite index under ``.notewell/``. Every write is an atomic file write and, in
@@ -10,7 +10,7 @@ time. Reads hold no lock: each runs on its thread's own read connection in one s
 (WAL), beside other reads (as many at once as there are cores, two at least) and a write,
 inside a gate that only a swap of the index (a rebuild, a reopen, closing) shuts. A read
 takes the lock only to catch up with changes found in the folder, and only when it is free
-(see :meth:`Store._catch_up`).
+(see :meth:`SqliteBackend._catch_up`).
 """
 
 from __future__ import annotations
@@ -25,15 +25,40 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..backends.records import Changes, Records
-from ..backends.sqlite.ann import ANN_MIN
-from ..backends.sqlite.embedding import embed_pending, pending_count
-from ..backends.sqlite.files import NoteFolder, printable_name
-from ..backends.sqlite.guard import ReadGate, StoreLock, guarded, run_guarded
-from ..backends.sqlite.history import History
-from ..backends.sqlite.index import INDEX_DIR, Index, LockHeld, schema_outdated, translated
-from ..backends.sqlite.keyword import keyword_ids, keyword_search
-from ..backends.sqlite.note_writes import (
+from ...errors import (
+    InvalidArgumentError,
+    NotewellError,
+    NotFoundError,
+    StorageError,
+)
+from ...model.attempt import Attempt, require_running, require_unfrozen
+from ...model.ids import check_note_id
+from ...model.note import (
+    DEFAULT_MAX_BYTES,
+    Card,
+    Note,
+    check_text,
+)
+from ...model.numbers import whole_number
+from ...model.progress import Progress
+from ...search.embedder_slot import EmbedderSlot
+from ...search.embedders import Embedder
+from ...search.filters import Filters
+from ...search.old_passages import OldPassages
+from ...search.passages import feedback_notes
+from ...search.plan import Engines
+from ...search.request import SearchRequest
+from ..backend import NoteLoader
+from ..records import Changes, Records
+from .ann import ANN_MIN
+from .embedding import embed_pending, pending_count
+from .files import NoteFolder, printable_name
+from .guard import ReadGate, StoreLock, run_guarded
+from .guard import guarded as guarded_call
+from .history import History
+from .index import INDEX_DIR, Index, LockHeld, schema_outdated, translated
+from .keyword import keyword_ids, keyword_search
+from .note_writes import (
     Prepared,
     chosen_ids,
     delete_note_file,
@@ -44,52 +69,27 @@ from ..backends.sqlite.note_writes import (
     place_batch,
     prepare_batch,
 )
-from ..backends.sqlite.notes import (
+from .notes import (
     StaleRow,
     load_note,
     note_from_row,
     note_text,
     queued_count,
 )
-from ..backends.sqlite.old_revisions import embed_old_revisions, older_keyword_search, older_semantic_search
-from ..backends.sqlite.quick_check import FolderLook, dir_times_json, parse_dir_times, quick_look, trusted_times
-from ..backends.sqlite.rebuild import Rebuild
-from ..backends.sqlite.records import SqliteChanges, SqliteRecords
-from ..backends.sqlite.semantic import VectorMatrix, opening_vectors, semantic_search
-from ..backends.sqlite.sync import Syncer, SyncReport
-from ..backends.sqlite.tokens import TokenBook
-from ..backends.sqlite.transfer import transfer_rows
-from ..backends.sqlite.unfinished_adds import finish_unplaced_adds
-from ..backends.sqlite.vector_reuse import carry_old_vectors, carry_vectors
-from ..backends.sqlite.watch import Watcher
-from ..backends.sqlite.watching import WatchingMixin, folder_identity
-from ..errors import (
-    InvalidArgumentError,
-    NotewellError,
-    NotFoundError,
-    StorageError,
-)
-from ..model.attempt import Attempt, require_running, require_unfrozen
-from ..model.ids import check_note_id
-from ..model.note import (
-    DEFAULT_MAX_BYTES,
-    Card,
-    Note,
-    check_text,
-)
-from ..model.numbers import whole_number
-from ..model.progress import Progress
-from ..model.visibility import Viewer
-from ..search.embedder_slot import EmbedderSlot
-from ..search.embedders import Embedder
-from ..search.filters import Filters
-from ..search.old_passages import OldPassages
-from ..search.passages import feedback_notes
-from ..search.plan import Engines
-from ..search.request import SearchRequest
-from .service import NoteLoader, NoteService
+from .old_revisions import embed_old_revisions, older_keyword_search, older_semantic_search
+from .quick_check import FolderLook, dir_times_json, parse_dir_times, quick_look, trusted_times
+from .rebuild import Rebuild
+from .records import SqliteChanges, SqliteRecords
+from .semantic import VectorMatrix, opening_vectors, semantic_search
+from .sync import Syncer, SyncReport
+from .tokens import TokenBook
+from .transfer import transfer_rows
+from .unfinished_adds import finish_unplaced_adds
+from .vector_reuse import carry_old_vectors, carry_vectors
+from .watch import Watcher
+from .watching import FolderWatching, folder_identity
 
-__all__ = ["Store"]
+__all__ = ["SqliteBackend"]
 
 T = TypeVar("T")
 
@@ -108,8 +108,8 @@ _CLOSE_WAIT = 30.0  # seconds closing waits for the reads in flight to end
 _READ_SLOTS = max(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
-class Store(WatchingMixin, NoteService):
-    """A notes folder and its index. Use :func:`notewell.open` to get one."""
+class SqliteBackend:
+    """A notes folder and its SQLite index, as the note service's backend."""
 
     def __init__(
         self,
@@ -140,8 +140,8 @@ class Store(WatchingMixin, NoteService):
         self.root = root.resolve()
         self._root_id = folder_identity(self.root)  # a folder put in its place is not this store
         self.max_bytes = max_bytes
-        self._gate = ReadGate()  # reads pass it at once; a swap of the index shuts it
-        self._lock = StoreLock(self._gate)  # writes, catching up, swapping: one thread at a time
+        self.gate = ReadGate()  # reads pass it at once; a swap of the index shuts it
+        self.lock = StoreLock(self.gate)  # writes, catching up, swapping: one thread at a time
         self._held_back = False  # changes inotify gave that a refresh could not apply yet
         self._checked = False  # a refresh has applied the folder's changes since the store opened
         # From this many notes, reads look only at the folders that changed (quick_check); a full
@@ -154,7 +154,7 @@ class Store(WatchingMixin, NoteService):
         self._refresh_turn = threading.Condition(threading.Lock())
         self._refreshes = 0  # catch-ups running (under the lock: at most one at a time)
         self._read_slots = threading.BoundedSemaphore(_READ_SLOTS)
-        self._folder = NoteFolder(self.root)
+        self.folder = NoteFolder(self.root)
         self._history = History(self.root)
         self._busy_timeout = busy_timeout
         # An index of another schema version is rebuilt as reindex does (set aside, made anew,
@@ -162,41 +162,40 @@ class Store(WatchingMixin, NoteService):
         upgrading = Rebuild(self.root / INDEX_DIR) if schema_outdated(self.root / INDEX_DIR) else None
         old = upgrading.begin(only_if=lambda: schema_outdated(self.root / INDEX_DIR)) if upgrading else None
         try:
-            self._index = Index(self.root, busy_timeout=busy_timeout)
+            self.index = Index(self.root, busy_timeout=busy_timeout)
         except BaseException:
             if upgrading is not None:
                 upgrading.abandon()
             raise
-        self._sync = Syncer(self._folder, self._history, self._index, max_bytes=max_bytes)
-        self._watcher = Watcher(str(self.root)) if watch else None
+        self.syncer = Syncer(self.folder, self._history, self.index, max_bytes=max_bytes)
+        self.inotify = Watcher(str(self.root)) if watch else None
+        self.watching = FolderWatching(self)  # notewell watch, and asking a running one
         self._scanned = False  # the first read compares the whole folder (and sets the watches)
         self.last_check = "none"  # how the last read was brought up to date: scan, inotify, watcher or deferred
         self._deferred_since: float | None = None  # when a read first found the lock held
         self.last_scan_size = 0  # files seen by the last whole-folder check
-        self._embedders = EmbedderSlot(embedder)
+        self.embedders = EmbedderSlot(embedder)
         if not isinstance(ann, bool) and (not isinstance(ann, int) or ann < 1):
             raise InvalidArgumentError(f"ann must be True, False or a number of passages, got {ann!r}")
         # An approximate index (usearch) from ANN_MIN passages, or from the number given.
-        self._old_vectors = OldPassages()  # older revisions' passages (search.old_passages)
-        self._vectors = VectorMatrix(ann_min=(ANN_MIN if ann is True else ann) if ann else None)
-        self._embedding: threading.Thread | None = None
-        self._embedding_stop = threading.Event()
+        self.old_vectors = OldPassages()  # older revisions' passages (search.old_passages)
+        self.vectors = VectorMatrix(ann_min=(ANN_MIN if ann is True else ann) if ann else None)
         self.last_sync = SyncReport()
         # True when this open made the index (none was there, or it was another version's):
         # a reindex right after would only make it again.
-        self.built_on_open = bool(self._index.rebuilt)
+        self.built_on_open = bool(self.index.rebuilt)
         if upgrading is None:
-            if self._index.rebuilt:
-                self.last_sync = self._full_sync(progress)  # a new or repaired index: fill it now
+            if self.index.rebuilt:
+                self.last_sync = self.full_sync(progress)  # a new or repaired index: fill it now
                 self._checked = True
             return
         try:
-            if self._index.rebuilt:
-                self.last_sync = self._full_sync(progress)
+            if self.index.rebuilt:
+                self.last_sync = self.full_sync(progress)
                 self._checked = True
             self.last_sync.vectors_kept, self.last_sync.to_embed = self._carry_vectors(old)
         except BaseException:
-            self._index.close()
+            self.index.close()
             upgrading.abandon()
             raise
         upgrading.finish()
@@ -214,16 +213,15 @@ class Store(WatchingMixin, NoteService):
     # -- lifecycle ----------------------------------------------------------
 
     def close(self) -> None:
-        """Release the index connection and the watcher (and stop the embedding thread)."""
-        self.stop_embedding()
+        """Release the index connection and the watcher."""
         self._owed_stop.set()
-        with self._lock, self._gate.exclusive(timeout=_CLOSE_WAIT):
-            if self._watcher is not None:
-                self._watcher.close()
-            self._index.close()
+        with self.lock, self.gate.exclusive(timeout=_CLOSE_WAIT):
+            if self.inotify is not None:
+                self.inotify.close()
+            self.index.close()
 
     @contextlib.contextmanager
-    def _embedding_steps(self, embedder: Embedder) -> Iterator[Callable[[], int]]:
+    def embedding_steps(self, embedder: Embedder) -> Iterator[Callable[[], int]]:
         # On the embedding thread: a connection of its own, so that reads and writes never
         # wait for the model.
         index: Index | None = None
@@ -234,7 +232,7 @@ class Store(WatchingMixin, NoteService):
             # batch never works on a database being moved aside. The connection is opened
             # inside it too: opened beside a rebuild, it could hold the old database while
             # noting the new one's inode, and so never see that it was replaced.
-            with self._gate.shared():
+            with self.gate.shared():
                 if index is None or index.replaced():  # a reindex put a new database in place
                     if index is not None:
                         index.close()
@@ -252,7 +250,7 @@ class Store(WatchingMixin, NoteService):
                 index.close()
 
     def __repr__(self) -> str:
-        return f"<notewell.Store {str(self.root)!r}>"
+        return f"<notewell.SqliteBackend {str(self.root)!r}>"
 
     def token_book(self) -> TokenBook:
         """The servers' bearer tokens: ``.notewell/tokens.json`` beside the index, never among the notes."""
@@ -260,27 +258,27 @@ class Store(WatchingMixin, NoteService):
 
     # -- what the note service runs on ---------------------------------------
 
-    def _guarded(self, call: Callable[[], T]) -> T:
+    def guarded(self, call: Callable[[], T]) -> T:
         return run_guarded(self, call)
 
     def _rec(self) -> SqliteRecords:
         """The records of the index this thread reads now (inside a read or the lock)."""
-        return SqliteRecords(self._index, self._history)
+        return SqliteRecords(self.index, self._history)
 
     @contextlib.contextmanager
-    def _records(self) -> Iterator[Records]:
+    def records(self) -> Iterator[Records]:
         with self._read() as index:
             yield SqliteRecords(index, self._history)
 
     @contextlib.contextmanager
-    def _changes(self) -> Iterator[Changes]:
-        with self._lock:
+    def changes(self) -> Iterator[Changes]:
+        with self.lock:
             self.refresh()
-            yield SqliteChanges(self._index, self._history, self._sync, self._add_summary)
+            yield SqliteChanges(self.index, self._history, self.syncer, self._add_summary)
 
     def _add_summary(self, text: str, attempt: Attempt) -> str:
         checked = [check_text(text, max_bytes=self.max_bytes)]
-        return self._insert_notes(checked, None, None, attempt.id, "summary", None, 1000)[0].id
+        return self.insert_notes(checked, None, None, attempt.id, "summary", None, 1000)[0].id
 
     def _attempt_dict(self, attempt_id: str | None) -> dict[str, Any] | None:
         found = self._rec().attempt(attempt_id) if attempt_id else None
@@ -294,46 +292,46 @@ class Store(WatchingMixin, NoteService):
 
     # -- keeping up with the folder ----------------------------------------
 
-    def _full_sync(self, progress: Progress | None = None, *, wait: bool = True, serves: bool = True) -> SyncReport:
+    def full_sync(self, progress: Progress | None = None, *, wait: bool = True, serves: bool = True) -> SyncReport:
         """Check every file. *serves*: for a read (last_check says how reads were brought up to date)."""
         self._scanned = True
         if serves:
             self.last_check = "scan"
         looked = time.time_ns()
-        fs, dirs = self._folder.scan()
-        leftovers = self._folder.leftovers
+        fs, dirs = self.folder.scan()
+        leftovers = self.folder.leftovers
         for path in finish_unplaced_adds(
-            self._folder, self._index, self._sync.catch_up, leftovers, fs, self.max_bytes, wait=wait
+            self.folder, self.index, self.syncer.catch_up, leftovers, fs, self.max_bytes, wait=wait
         ):
-            if (state := self._folder.state(path)) is not None:
+            if (state := self.folder.state(path)) is not None:
                 fs[path] = (state[0], state[1])
         self.last_scan_size = len(fs)
-        if self._watcher is not None:
-            self._watcher.watch(dirs)
-            self._watcher.let_go_of_moved()
-        report = self._sync.paths(fs, None, progress=progress, wait=wait)
+        if self.inotify is not None:
+            self.inotify.watch(dirs)
+            self.inotify.let_go_of_moved()
+        report = self.syncer.paths(fs, None, progress=progress, wait=wait)
         self.full_check_owed = self._owed_failed = False
-        self._keep_dir_times(trusted_times(self._folder.dir_times, looked))
-        self._folder.sweep()
+        self._keep_dir_times(trusted_times(self.folder.dir_times, looked))
+        self.folder.sweep()
         return report
 
     def _keep_dir_times(self, times: dict[str, int | None]) -> None:
         """Keep the folders' mtimes for the next quick look (a cache: not if the lock is taken)."""
         raw = dir_times_json(times)
-        if raw != self._index.get_state(_DIR_TIMES):
-            self._index.remember(_DIR_TIMES, raw)
+        if raw != self.index.get_state(_DIR_TIMES):
+            self.index.remember(_DIR_TIMES, raw)
 
     def _quick_look(self) -> FolderLook | None:
         """A read's look at the folder when it may be quick (see quick_check), or None. A
         watched store sets its watches first, so that nothing changed after the look is missed."""
-        if self._quick_from is None or (self._watcher is not None and not self._watcher.active):
+        if self._quick_from is None or (self.inotify is not None and not self.inotify.active):
             return None
-        recorded = parse_dir_times(self._index.get_state(_DIR_TIMES))
-        if recorded is None or self._index.note_count() < self._quick_from or self._owed_failed:
+        recorded = parse_dir_times(self.index.get_state(_DIR_TIMES))
+        if recorded is None or self.index.note_count() < self._quick_from or self._owed_failed:
             return None
-        watcher = self._watcher
+        watcher = self.inotify
         watch = (lambda rel: watcher.watch({rel})) if watcher is not None else None
-        return quick_look(self._folder, recorded, self._index.paths_in, watch, self._index.count_in)
+        return quick_look(self.folder, recorded, self.index.paths_in, watch, self.index.count_in)
 
     def _check_owed(self) -> None:
         """The full check a watched store's quick first look owes, on a thread of its own: reads
@@ -344,10 +342,10 @@ class Store(WatchingMixin, NoteService):
         pause = 0.5
         while not self._owed_stop.is_set():
             try:
-                with self._lock:
-                    if not self.full_check_owed or self._index.closed:
+                with self.lock:
+                    if not self.full_check_owed or self.index.closed:
                         return
-                    run_guarded(self, lambda: self._full_sync(wait=False, serves=False))
+                    run_guarded(self, lambda: self.full_sync(wait=False, serves=False))
                 return
             except LockHeld:  # each try scans the folder: back off, up to 8 s between them
                 self._owed_stop.wait(pause)
@@ -357,7 +355,7 @@ class Store(WatchingMixin, NoteService):
                 self._scanned = False
                 return
 
-    @guarded
+    @guarded_call
     def refresh(self, *, wait: bool = True) -> SyncReport:
         """Pick up changes made outside notewell (runs before every read).
 
@@ -366,16 +364,16 @@ class Store(WatchingMixin, NoteService):
         whole) and the changes are applied by a later call. Not for longer than
         _MAX_DEFER seconds: then the read waits its turn.
         """
-        with self._lock, self._refreshing():
+        with self.lock, self._refreshing():
             if not wait and self._deferred_since is not None:
                 wait = time.monotonic() - self._deferred_since > _MAX_DEFER
-            changes = self._watcher.changes() if self._watcher is not None and self._scanned else None
+            changes = self.inotify.changes() if self.inotify is not None and self._scanned else None
             try:
                 report = self._apply_changes(changes, wait)
             except BaseException as exc:
                 # Not applied: keep the changes for the next call (a failure must not drop them).
-                if changes is not None and self._watcher is not None:
-                    self._watcher.hand_back(*changes)
+                if changes is not None and self.inotify is not None:
+                    self.inotify.hand_back(*changes)
                     self._held_back = True
                 else:
                     self._scanned = False  # the next read compares the whole folder again
@@ -407,16 +405,16 @@ class Store(WatchingMixin, NoteService):
         """Around a read: catch up with the folder as far as that needs no waiting, then
         read on this thread's own connection, in one snapshot, inside the gate (so the index
         is not swapped meanwhile). Inside a write or another read: that one's."""
-        if self._gate.depth():
-            yield self._index
+        if self.gate.depth():
+            yield self.index
             return
-        if self._lock.held():
+        if self.lock.held():
             self.refresh(wait=False)
-            yield self._index
+            yield self.index
             return
-        with self._gate.shared():
+        with self.gate.shared():
             self._catch_up()
-            index = self._index
+            index = self.index
             with self._read_slots, index.reading(), index.snapshot():
                 yield index
 
@@ -434,21 +432,21 @@ class Store(WatchingMixin, NoteService):
         """
         patience = time.monotonic() + _MAX_DEFER
         while True:
-            with self._index.reading():
+            with self.index.reading():
                 if self._caught_up():
                     self.last_check = "inotify"
                     self._deferred_since = None  # nothing held back: a deferral, if any, is over
                     return
-                if self._lock.acquire(blocking=False):
+                if self.lock.acquire(blocking=False):
                     try:
                         self._read_refresh()
                     finally:
-                        self._lock.release()
+                        self.lock.release()
                     return
             if not self._checked:
                 break
             if self._refreshes and time.monotonic() < patience:
-                with self._gate.stepped_out(), self._refresh_turn:  # out of the gate: a swap may come
+                with self.gate.stepped_out(), self._refresh_turn:  # out of the gate: a swap may come
                     if self._refreshes:
                         self._refresh_turn.wait(max(0.0, patience - time.monotonic()))
                 continue
@@ -459,7 +457,7 @@ class Store(WatchingMixin, NoteService):
                 self.last_check = "deferred"
                 return
             break
-        with self._lock:  # steps out of the gate while it waits: a swap may hold the lock
+        with self.lock:  # steps out of the gate while it waits: a swap may hold the lock
             self._read_refresh()
 
     def _read_refresh(self) -> None:
@@ -475,7 +473,7 @@ class Store(WatchingMixin, NoteService):
         checked, inotify has queued nothing (asked without reading the queue), no refresh
         is applying what it took from the queue, no change was handed back, and no other
         process wrote the journal. Needs no lock."""
-        watcher = self._watcher
+        watcher = self.inotify
         if not self._scanned or watcher is None or not watcher.active:
             return False
         # Cookies need no look of their own: a cookie file's creation is an event in the queue.
@@ -490,87 +488,88 @@ class Store(WatchingMixin, NoteService):
         # hands back before it stops counting, so an empty queue seen above is never missed here.
         if self._refreshes or self._held_back:
             return False
-        return not self._sync.journal_behind()
+        return not self.syncer.journal_behind()
 
     def _apply_changes(self, changes: tuple[set[str], bool] | None, wait: bool) -> SyncReport:
         if changes is not None and self.full_check_owed and not self._quick_ok:
             # refresh() or a write on a watched store before the owed check's thread: made here.
-            self.last_sync = self._full_sync(wait=wait)
+            self.last_sync = self.full_sync(wait=wait)
             return self.last_sync
         if changes is None:
-            if self._watcher is None and self._synced_by_watcher():
+            if self.inotify is None and self.watching.synced_by_watcher():
                 self.last_check = "watcher"
                 return SyncReport()
             look = self._quick_look() if self._quick_ok else None
-            journaled = self._sync.journaled_paths() if look is not None else None
+            journaled = self.syncer.journaled_paths() if look is not None else None
             if look is not None and journaled is not None:
-                look.read_again(self._folder, journaled)  # what the journal says changed
+                look.read_again(self.folder, journaled)  # what the journal says changed
                 self.last_check = "quick"
-                self.last_scan_size = self._index.note_count()
-                self.last_sync = self._sync.paths(look.fs, look.paths, wait=wait)
+                self.last_scan_size = self.index.note_count()
+                self.last_sync = self.syncer.paths(look.fs, look.paths, wait=wait)
                 if look.paths:  # the index moved without a full check: the next one compares every file
-                    self._index.remember("folder_digest", "")
+                    self.index.remember("folder_digest", "")
                 self.full_check_owed = True
                 self._keep_dir_times(look.times)
-                if self._watcher is not None:  # inotify from now on; the full check owed, beside
+                if self.inotify is not None:  # inotify from now on; the full check owed, beside
                     self._scanned = True
                     threading.Thread(target=self._check_owed, name="notewell-check", daemon=True).start()
                 return self.last_sync
-            self.last_sync = self._full_sync(wait=wait)
+            self.last_sync = self.full_sync(wait=wait)
             return self.last_sync
         self.last_check = "inotify"
         paths, rescan = changes
         if rescan:
-            self.last_sync = self._full_sync(wait=wait)
+            self.last_sync = self.full_sync(wait=wait)
         elif paths:
             paths = {p if printable_name(p) is None else str(printable_name(p)) for p in paths}
-            fs = {p: (st[0], st[1]) for p in paths if (st := self._folder.state(p)) is not None}
-            self.last_sync = self._sync.paths(fs, paths, wait=wait)
-        elif self._sync.journal_behind():
-            self.last_sync = self._sync.paths({}, [], wait=wait)
+            fs = {p: (st[0], st[1]) for p in paths if (st := self.folder.state(p)) is not None}
+            self.last_sync = self.syncer.paths(fs, paths, wait=wait)
+        elif self.syncer.journal_behind():
+            self.last_sync = self.syncer.paths({}, [], wait=wait)
         else:
             return SyncReport()
         return self.last_sync
 
-    @guarded
+    @guarded_call
     def reindex(self, progress: Progress | None = None) -> SyncReport:
         """Rebuild the index from the folder (ids, times and authors come back from the
         journal). Vectors whose passage and model are unchanged are kept; the report says
         how many notes kept theirs (vectors_kept) and how many wait for embedding (to_embed)."""
-        with self._lock:
-            self._reopen_index(rebuild=True, progress=progress)
+        with self.lock:
+            self.reopen_index(rebuild=True, progress=progress)
             return self.last_sync
 
-    def _reopen_index(self, *, rebuild: bool, progress: Progress | None = None) -> None:
+    def reopen_index(self, *, rebuild: bool, progress: Progress | None = None) -> None:
+        """Open the index again (replaced by another process), or rebuild it from the folder."""
         # The lock keeps writers out; the shut gate waits for the reads on the old index to
         # end, so none reads a database being closed or moved aside.
-        with self._lock, self._gate.exclusive():
-            if not rebuild and not self._index.closed and not self._index.replaced():
+        with self.lock, self.gate.exclusive():
+            if not rebuild and not self.index.closed and not self.index.replaced():
                 return  # another thread reopened it meanwhile
             if folder_identity(self.root) != self._root_id:  # never make an index in a folder not this store's
                 raise StorageError(f"the store's folder {self.root} was removed or replaced: open it again")
-            self._index.close()
+            self.index.close()
             if not rebuild:
-                self._index = Index(self.root, busy_timeout=self._busy_timeout)
-                self._sync = Syncer(self._folder, self._history, self._index, max_bytes=self.max_bytes)
+                self.index = Index(self.root, busy_timeout=self._busy_timeout)
+                self.syncer = Syncer(self.folder, self._history, self.index, max_bytes=self.max_bytes)
                 self._scanned = False
-                if self._index.rebuilt:
-                    self.last_sync = self._full_sync()
+                if self.index.rebuilt:
+                    self.last_sync = self.full_sync()
                 return
             # The old database is set aside until the new one is complete and has taken over its
             # vectors; a rebuild cut short puts it back (storage.rebuild).
-            rebuilding = Rebuild(self._index.dir)
+            rebuilding = Rebuild(self.index.dir)
             try:
                 old = rebuilding.begin()
-                self._index = Index(self.root, busy_timeout=self._busy_timeout)
-                self._sync = Syncer(self._folder, self._history, self._index, max_bytes=self.max_bytes)
-                report = self._full_sync(progress)
+                self.index = Index(self.root, busy_timeout=self._busy_timeout)
+                self.syncer = Syncer(self.folder, self._history, self.index, max_bytes=self.max_bytes)
+                report = self.full_sync(progress)
                 report.vectors_kept, report.to_embed = self._carry_vectors(old)
             except BaseException:
-                self._index.close()
+                self.index.close()
                 rebuilding.abandon()
                 with contextlib.suppress(NotewellError):
-                    self._reopen_index(rebuild=False)
+                    self.reopen_index(rebuild=False)
                 raise
             rebuilding.finish()
             self.last_sync = report
@@ -579,22 +578,22 @@ class Store(WatchingMixin, NoteService):
         """Take over the *old* index's vectors of unchanged passages; returns how many notes
         kept theirs and how many wait for embedding, for this store's model when it is known
         without loading one (for any model otherwise)."""
-        carried = carry_vectors(self._index, old)
-        carry_old_vectors(self._index, old)
-        model = self._embedders.model_id()
+        carried = carry_vectors(self.index, old)
+        carry_old_vectors(self.index, old)
+        model = self.embedders.model_id()
         if model is None:
-            return sum(carried.values()), queued_count(self._index)
-        return carried[model], pending_count(self._index, model)
+            return sum(carried.values()), queued_count(self.index)
+        return carried[model], pending_count(self.index, model)
 
-    @guarded
+    @guarded_call
     def problems(self) -> list[dict[str, str]]:
         """Files in the folder that could not be indexed, with the reason."""
         with self._read():
-            return self._index.problems()
+            return self.index.problems()
 
     # -- writes -------------------------------------------------------------
 
-    def _insert_notes(
+    def insert_notes(
         self,
         checked: Sequence[tuple[str, bytes]],
         author: str | None,
@@ -608,7 +607,7 @@ class Store(WatchingMixin, NoteService):
         """Each file is on disk (synced) before the transaction that indexes it commits."""
         origin: dict[str, Any] = {"attempt": None, "note_kind": note_kind}
         if attempt_id is not None:
-            with self._records() as records:  # before any file is written
+            with self.records() as records:  # before any file is written
                 running = require_running(records.attempt(attempt_id), attempt_id)
             origin["attempt"] = running.id
             author, model = running.credits(author, model)
@@ -619,16 +618,16 @@ class Store(WatchingMixin, NoteService):
 
         durable = len(checked) == 1
         notes: list[Note] = []
-        with self._lock:
+        with self.lock:
             if chosen is not None:
                 for k, start in enumerate(starts):
-                    ids = chosen_ids(self._index, self._folder, chosen[start : start + batch])
-                    ready = [prepare_batch(self._folder, chunk(k), ids, durable, author, model, origin, chosen=True)]
+                    ids = chosen_ids(self.index, self.folder, chosen[start : start + batch])
+                    ready = [prepare_batch(self.folder, chunk(k), ids, durable, author, model, origin, chosen=True)]
                     self._index_batches(iter(ready).__next__, 1, notes, progress, len(checked))
                 return notes
             if len(starts) < 2:
                 ready = [
-                    prepare_batch(self._folder, c, fresh_ids(self._index, len(c)), durable, author, model, origin)
+                    prepare_batch(self.folder, c, fresh_ids(self.index, len(c)), durable, author, model, origin)
                     for c in map(chunk, range(len(starts)))
                 ]
                 self._index_batches(iter(ready).__next__, len(starts), notes, progress, len(checked))
@@ -640,7 +639,7 @@ class Store(WatchingMixin, NoteService):
                 def submit(k: int) -> Future[Prepared]:
                     c = chunk(k)
                     return pool.submit(
-                        prepare_batch, self._folder, c, fresh_ids(self._index, len(c)), False, author, model, origin
+                        prepare_batch, self.folder, c, fresh_ids(self.index, len(c)), False, author, model, origin
                     )
 
                 ahead = [submit(0)]  # the batches staged and not yet indexed (the one in hand first)
@@ -660,10 +659,10 @@ class Store(WatchingMixin, NoteService):
                         if future.exception() is None:
                             drop_staged(future.result()[2])
                     raise
-            if len(checked) >= _OPTIMIZE_AFTER and len(checked) * 4 >= self._index.note_count():
+            if len(checked) >= _OPTIMIZE_AFTER and len(checked) * 4 >= self.index.note_count():
                 # A merge rewrites the whole keyword index: worth it after a load that is a good
                 # part of the store, not after each of many batches (that made imports quadratic).
-                self._index.optimize()
+                self.index.optimize()
         return notes
 
     def _index_batches(
@@ -677,15 +676,15 @@ class Store(WatchingMixin, NoteService):
         for _ in range(count):
             records, rows, staged = next_ready()
             try:
-                with self._index.write():
-                    self._sync.catch_up()
-                    self._sync.commit_records(records)
+                with self.index.write():
+                    self.syncer.catch_up()
+                    self.syncer.commit_records(records)
                     # Named only once journaled; a big batch is named while its rows are written.
-                    placed = place_batch(self._index, self._folder, staged, beside=len(staged) >= _PLACE_BESIDE)
+                    placed = place_batch(self.index, self.folder, staged, beside=len(staged) >= _PLACE_BESIDE)
                     try:
                         # Not new=True: a reader in another process may have indexed the file
                         # from its journal record already (after a writer killed before its commit).
-                        self._index.upsert_many(rows)
+                        self.index.upsert_many(rows)
                     finally:
                         placed()
             except BaseException:
@@ -695,18 +694,18 @@ class Store(WatchingMixin, NoteService):
             if progress is not None:
                 progress(len(notes), total)
 
-    def _edit(self, note_id: str, make: Callable[[str], str | tuple[str, bytes]], author: str | None) -> Note:
+    def edit(self, note_id: str, make: Callable[[str], str | tuple[str, bytes]], author: str | None) -> Note:
         """Write the text *make* returns for the note's current text, inside the write
         lock, so that no edit made meanwhile by another process is lost."""
-        with self._lock:
+        with self.lock:
             self.refresh()
-            with self._index.write():
-                self._sync.catch_up()
+            with self.index.write():
+                self.syncer.catch_up()
                 kept = edit_note_file(
-                    self._index,
-                    self._folder,
+                    self.index,
+                    self.folder,
                     self._history,
-                    self._sync,
+                    self.syncer,
                     note_id,
                     make,
                     author,
@@ -714,92 +713,97 @@ class Store(WatchingMixin, NoteService):
                     check_unfrozen=self._check_unfrozen,
                 )
             drop_kept(kept)
-            return self._get_caught_up(note_id, None, None)
+            return self._get_caught_up(note_id, None)
 
-    def _delete(self, note_id: str) -> dict[str, Any]:
+    def delete(self, note_id: str) -> dict[str, Any]:
         """Remove a note's file; its last text stays in the history folder."""
-        with self._lock:
+        with self.lock:
             self.refresh()
-            with self._index.write():
-                self._sync.catch_up()
+            with self.index.write():
+                self.syncer.catch_up()
                 return delete_note_file(
-                    self._index, self._folder, self._history, self._sync, note_id, check_unfrozen=self._check_unfrozen
+                    self.index, self.folder, self._history, self.syncer, note_id, check_unfrozen=self._check_unfrozen
                 )
 
     # -- reads --------------------------------------------------------------
 
-    def _reading_note(self, body: Callable[[Records, NoteLoader], T]) -> T:
+    def reading_note(self, body: Callable[[Records, NoteLoader], T]) -> T:
         try:
             with self._read():
-                return body(self._rec(), lambda nid, rev, _viewer: self._get(nid, rev, checked=True))
+                return body(self._rec(), lambda nid, rev: self._get(nid, rev, checked=True))
         except (FileNotFoundError, StaleRow):
             # The index is behind the file: a delete, rename or edit by another thread, another
             # process or an editor. Read it as a write does, under the lock, caught up.
-            with self._lock:
+            with self.lock:
                 self.refresh(wait=False)
-                return body(self._rec(), self._get_caught_up)
+                try:
+                    return body(self._rec(), self._get)
+                except FileNotFoundError:
+                    # Still behind (another writer's delete or rename held back): wait for the
+                    # lock, catch up, and run the body again (it checks what the caller may see).
+                    self.refresh()
+                    try:
+                        return body(self._rec(), self._get)
+                    except FileNotFoundError as exc:
+                        name = os.path.basename(exc.filename or "")
+                        raise StorageError(f"cannot read {name}: {exc.strerror}") from exc
 
-    def _get_caught_up(self, note_id: str, revision: int | None, viewer: Viewer | None) -> Note:
+    def _get_caught_up(self, note_id: str, revision: int | None) -> Note:
         try:
             return self._get(note_id, revision)
         except FileNotFoundError:
-            # The index is behind a delete or rename (another writer's, or one made
-            # outside): wait for the lock, catch up, and look again.
-            self.refresh()
-            self._check_visible(self._rec(), note_id, viewer)
+            self.refresh()  # behind a delete or rename made meanwhile: catch up, look again
             try:
                 return self._get(note_id, revision)
             except FileNotFoundError as exc:
                 raise StorageError(f"cannot read {os.path.basename(exc.filename or '')}: {exc.strerror}") from exc
 
     def _get(self, note_id: str, revision: int | None, *, checked: bool = False) -> Note:
-        return load_note(
-            self._index, self._folder, self._history, note_id, revision, self._attempt_dict, checked=checked
-        )
+        return load_note(self.index, self.folder, self._history, note_id, revision, self._attempt_dict, checked=checked)
 
     @contextlib.contextmanager
-    def _searching(self, request: SearchRequest) -> Iterator[tuple[Records, Engines]]:
+    def searching(self, request: SearchRequest) -> Iterator[tuple[Records, Engines]]:
         # A search that embeds the waiting notes first writes: it runs as a write does.
-        with self._lock if request.wait else contextlib.nullcontext(), self._read() as index:
+        with self.lock if request.wait else contextlib.nullcontext(), self._read() as index:
             yield SqliteRecords(index, self._history), _Engines(self)
 
     @contextlib.contextmanager
-    def _embedding_turn(self) -> Iterator[None]:
-        with self._lock:
+    def embedding_turn(self) -> Iterator[None]:
+        with self.lock:
             self.refresh()
             yield
 
-    def _embed_some(self, embedder: Embedder, limit: int | None, progress: Progress | None) -> int:
+    def embed_some(self, embedder: Embedder, limit: int | None, progress: Progress | None) -> int:
         return self._embed(limit, progress)
 
-    def _embed_older(self, embedder: Embedder, limit: int | None) -> int:
-        return embed_old_revisions(self._index, embedder, limit)
+    def embed_older(self, embedder: Embedder, limit: int | None) -> int:
+        return embed_old_revisions(self.index, embedder, limit)
 
-    def _pending_count(self, model_id: str) -> int:
+    def pending_count(self, model_id: str) -> int:
         with self._read() as index:
             return pending_count(index, model_id)
 
     def _embed(self, limit: int | None, progress: Progress | None) -> int:
-        index = self._index
+        index = self.index
         return embed_pending(
-            index, self._embedder_now(), lambda nid: note_text(index, nid), limit=limit, progress=progress
+            index, self.embedders.get(), lambda nid: note_text(index, nid), limit=limit, progress=progress
         )
 
-    @guarded
+    @guarded_call
     def transfer_rows(self) -> dict[str, list[dict[str, Any]]]:
         """What moving the store elsewhere needs: every live note (its text byte for byte, as
         a string, with its metadata), every deleted one the journal remembers, the attempts,
         the project settings and the reads recorded on attempts."""
-        with self._lock:
+        with self.lock:
             self.refresh()
-            return transfer_rows(self._index, self._folder, self._history)
+            return transfer_rows(self.index, self.folder, self._history)
 
-    @guarded
+    @guarded_call
     def kept_revision(self, note_id: str, revision: int) -> bytes | None:
         """The kept text of an earlier revision of a note (None when it was not kept)."""
         return self._history.load_revision(check_note_id(note_id), revision)
 
-    def _note_at(self, ref: str) -> str:
+    def note_at(self, ref: str) -> str:
         with self._read():
             rel = ref.replace(os.sep, "/")
             if os.path.isabs(ref):
@@ -807,17 +811,17 @@ class Store(WatchingMixin, NoteService):
                     rel = Path(ref).resolve().relative_to(self.root).as_posix()
                 except ValueError:
                     raise NotFoundError(f"{ref} is not inside the store {self.root}") from None
-            row = self._index.row_for_path(rel.removeprefix("./"))
+            row = self.index.row_for_path(rel.removeprefix("./"))
             if row is None:
                 raise NotFoundError(f"no note at {ref}")
             return str(row[1])
 
 
 class _Engines:
-    """The embedded store's search engines, for :func:`~..search.plan.run_search` (called
+    """The embedded store's search engines, for :func:`~notewell.search.plan.run_search` (called
     inside a read, or with the store's lock held for a search that embeds first)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: SqliteBackend) -> None:
         self._store = store
 
     def keyword(
@@ -829,39 +833,39 @@ class _Engines:
         snippets: dict[str, Callable[[], str]] | None = None,
     ) -> list[Card]:
         return keyword_search(
-            self._store._index, query, limit=limit, filters=filters, partial=coverage, snippets=snippets
+            self._store.index, query, limit=limit, filters=filters, partial=coverage, snippets=snippets
         )
 
     def feedback_ids(self, query: str, limit: int, filters: Filters) -> list[str]:
-        return keyword_ids(self._store._index, query, limit=limit, filters=filters)
+        return keyword_ids(self._store.index, query, limit=limit, filters=filters)
 
     def semantic(self, query: str, limit: int, filters: Filters, feedback: list[str]) -> list[Card]:
         store = self._store
         return semantic_search(
-            store._index, store._embedder_now(), store._vectors, query, limit=limit, filters=filters, feedback=feedback
+            store.index, store.embedders.get(), store.vectors, query, limit=limit, filters=filters, feedback=feedback
         )
 
     def older_keyword(self, query: str, limit: int, filters: Filters, exclude: set[str]) -> list[Card]:
-        return older_keyword_search(self._store._index, query, limit=limit, filters=filters, exclude=exclude)
+        return older_keyword_search(self._store.index, query, limit=limit, filters=filters, exclude=exclude)
 
     def older_semantic(
         self, query: str, limit: int, filters: Filters, exclude: set[str], feedback: list[str]
     ) -> list[Card]:
         store = self._store
-        embedder = store._embedder_now()
+        embedder = store.embedders.get()
         return older_semantic_search(
-            store._index,
+            store.index,
             embedder,
-            store._old_vectors,
+            store.old_vectors,
             query,
             limit=limit,
             filters=filters,
             exclude=exclude,
-            openings=lambda: opening_vectors(store._index, embedder, feedback_notes(feedback)),
+            openings=lambda: opening_vectors(store.index, embedder, feedback_notes(feedback)),
         )
 
     def require_model(self) -> None:
-        self._store._embedder_now()
+        self._store.embedders.get()
 
     def embed_waiting(self) -> None:
         self._store._embed(None, None)  # the current texts; older revisions are the background's
