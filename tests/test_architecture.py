@@ -244,7 +244,6 @@ def test_import_is_light():
 LONG_FUNCTIONS = {
     "interfaces/http/app.py:make_app",
     "interfaces/http/openapi.py:openapi_document",
-    "interfaces/mcp/server.py:make_mcp",
 }
 
 

@@ -4,10 +4,13 @@ prints it; ``docs/reference.md`` holds it, and a test fails when the two differ)
 from __future__ import annotations
 
 import argparse
+import json
 
 from ...errors import ERROR_KINDS
 from ...services.conversation_sources import SOURCE_TABLE
 from ...settings import SETTINGS
+from ..mcp.tool import FILTER_ARGS, REQUIRED, Arg, ToolSpec
+from ..mcp.tools import TOOLS
 
 __all__ = ["reference_markdown"]
 
@@ -127,10 +130,48 @@ def _commands() -> list[str]:
     return lines
 
 
+_ACCESS = {"read": "reads only", "write": "writes", "change": "changes or deletes"}
+
+
+def _arg_row(arg: Arg) -> str:
+    default = "required" if arg.default is REQUIRED else f"`{json.dumps(arg.default)}`"
+    return f"| `{arg.name}` | {_cell(arg.takes)} | {default} | {_cell(arg.help or '')} |"
+
+
+def _tool(tool: ToolSpec) -> list[str]:
+    where = ", stdio only" if tool.stdio_only else ""
+    lines = [f"### `{tool.name}`", "", f"*{_ACCESS[tool.access]}{where}*", ""]
+    lines += [" ".join(paragraph.split()) + "\n" for paragraph in tool.description.split("\n\n")]
+    own = [arg for arg in tool.args if not arg.filter]
+    rows = [_arg_row(arg) for arg in own]
+    if len(own) < len(tool.args):
+        rows.append("| the [filters](#filters) | | `null` | where to look and which notes to keep |")
+    if rows:
+        lines += ["| argument | takes | default | what it is |", "|---|---|---|---|", *rows, ""]
+    return lines
+
+
+def _mcp_tools() -> list[str]:
+    lines = [
+        "## MCP tools",
+        "",
+        "`notewell mcp` serves every tool over stdio, to the store's owner; `notewell serve` serves the",
+        "tools that are not stdio only at `/mcp`, to the caller its request's token names (no token: public",
+        "reads only). Each answers one line of JSON, with the same as structured content; a failure is a",
+        "tool error whose text starts with its [code](#errors).",
+        "",
+    ]
+    for tool in TOOLS:
+        lines += _tool(tool)
+    lines += ["### Filters", "", "| filter | takes | what it keeps |", "|---|---|---|"]
+    lines += [f"| `{arg.name}` | {_cell(arg.takes)} | {_cell(arg.help or '')} |" for arg in FILTER_ARGS]
+    return lines
+
+
 def reference_markdown() -> str:
     """The whole reference as Markdown."""
     lines = ["# notewell reference", "", "Generated from the code's own tables: do not edit by hand.", ""]
-    lines += _commands() + _errors() + [""] + _settings() + [""] + _sources()
+    lines += _commands() + _mcp_tools() + [""] + _errors() + [""] + _settings() + [""] + _sources()
     return "\n".join(lines) + "\n"
 
 

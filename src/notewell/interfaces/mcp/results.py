@@ -6,17 +6,21 @@ record), a note read is its text once (not the text, the parsed header and the b
 and a write answers with what identifies the note written (id, title, revision, path, kind,
 tags) unless the agent asks for the whole note. Arguments the tool schema refuses come back
 as the project's own ``invalid_argument`` error, one line naming the fields.
+
+The tool tables shape notes with this module, and the reference reads those tables: so the
+MCP SDK is imported only when an answer is made.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
-
-from mcp.types import CallToolResult, TextContent
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidArgumentError, NotewellError
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
+    from pydantic import ValidationError
 
 __all__ = ["answer", "compact", "failure", "invalid_arguments", "note_read", "note_receipt"]
 
@@ -53,6 +57,8 @@ def note_read(note: dict[str, Any]) -> dict[str, Any]:
 
 def answer(result: Any) -> CallToolResult:
     """A tool's result as one compact line of JSON (and the same as structured content)."""
+    from mcp.types import CallToolResult, TextContent
+
     shaped = compact(result)
     text = json.dumps(shaped, ensure_ascii=False, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=shaped)
@@ -60,6 +66,8 @@ def answer(result: Any) -> CallToolResult:
 
 def failure(exc: NotewellError) -> CallToolResult:
     """A notewell error as a tool error: ``code: message``, and ``{"error": {...}}``."""
+    from mcp.types import CallToolResult, TextContent
+
     return CallToolResult(
         content=[TextContent(type="text", text=f"{exc.code}: {exc.message}")],
         structured_content={"error": exc.to_dict()},

@@ -1,0 +1,105 @@
+"""What an MCP tool is, as plain data: its name, description, arguments and the call it makes.
+
+The server registers tools from these (see :mod:`.tools`) and the reference documents them,
+so neither this module nor the tables import the MCP SDK or pydantic.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Literal, Union, get_args, get_origin
+
+from ...search.filters import FILTERS, FilterSpec
+from ...services.agent_api import MAX_LIMIT
+
+__all__ = ["FILTER_ARGS", "FULL", "NOTE_ID", "REQUIRED", "Access", "Arg", "ToolSpec", "limit"]
+
+REQUIRED: Any = inspect.Parameter.empty
+# read: reads only; write: adds; change: replaces or deletes what is there (destructive).
+Access = Literal["read", "write", "change"]
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """One argument of a tool: its type (a Python type the JSON schema is made from), what it
+    is, its default (:data:`REQUIRED`: none), and its bounds. *filter*: one of the filters of
+    :data:`~notewell.search.filters.FILTERS`."""
+
+    name: str
+    type: Any
+    help: str | None = None
+    default: Any = REQUIRED
+    ge: int | None = None
+    le: int | None = None
+    min_length: int | None = None
+    filter: bool = False
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    @property
+    def takes(self) -> str:
+        """The type in words, with its bounds: ``integer, 1-100``."""
+        bounds = ""
+        if self.ge is not None and self.le is not None:
+            bounds = f", {self.ge}-{self.le}"
+        elif self.ge is not None:
+            bounds = f", at least {self.ge}"
+        elif self.min_length is not None:
+            bounds = f", at least {self.min_length}"
+        return _words(self.type) + bounds
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool. *call* is given the :class:`~notewell.services.agent_api.AgentAPI`, the
+    caller and every argument by name, and answers the result to send (shaped, not yet
+    compacted). *needs_model*: whether a call with these arguments waits for the embedding
+    model. *stdio_only*: served to the local owner only."""
+
+    name: str
+    access: Access
+    description: str
+    args: tuple[Arg, ...]
+    call: Callable[..., Any]
+    needs_model: Callable[[dict[str, Any]], bool] | None = None
+    stdio_only: bool = False
+
+
+def _words(kind: Any) -> str:
+    names = {str: "string", int: "integer", bool: "boolean", type(None): "null"}
+    if kind in names:
+        return names[kind]
+    origin = get_origin(kind)
+    if origin is Literal:
+        return " or ".join(f"`{v}`" for v in get_args(kind))
+    if origin is list:
+        return f"list of {_words(get_args(kind)[0])}s"
+    if origin in (Union, types.UnionType):
+        return " or ".join(_words(k) for k in get_args(kind))
+    return str(kind)
+
+
+def _filter_arg(spec: FilterSpec) -> Arg:
+    kind: Any = str | None
+    if spec.shape == "texts":
+        kind = str | list[str] | None
+    elif spec.shape == "choice":
+        kind = Literal[spec.choices] | None  # type: ignore[valid-type]
+    return Arg(spec.name, kind, spec.help, None, filter=True)
+
+
+# The filters of the one table, as arguments of the search and list tools.
+FILTER_ARGS = tuple(_filter_arg(spec) for spec in FILTERS)
+NOTE_ID = Arg("id", str, "a note id, like nte_0h3k9x2c7m, or its file name or path, like go-tips.md")
+FULL = Arg("full", bool, "answer with the whole note (its text included)", False)
+_LIMIT = Arg("limit", int, f"how many cards, 1-{MAX_LIMIT}", ge=1, le=MAX_LIMIT)
+
+
+def limit(default: int) -> Arg:
+    """The number of cards a list answers, *default* when not given."""
+    return replace(_LIMIT, default=default)
