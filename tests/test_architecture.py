@@ -120,6 +120,33 @@ def test_no_import_cycles():
     assert _cycles() == []
 
 
+def test_only_the_opening_module_names_a_backend():
+    # Above the backends, code holds a NoteService and its Backend Protocol; only opening.py picks
+    # SQLite or PostgreSQL, so a new backend is one package and a line there.
+    concrete = ("notewell.backends.sqlite", "notewell.backends.postgres")
+    found = [
+        f"{module}:{line} imports {target}"
+        for module, targets in GRAPH.items()
+        if module.startswith(("notewell.services", "notewell.agents", "notewell.adapters"))
+        and module != "notewell.services.opening"
+        for target, line in targets.items()
+        if target.startswith(concrete)
+    ]
+    assert found == []
+
+
+def test_psycopg_is_imported_from_one_package():
+    found = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            if any(n.split(".")[0] == "psycopg" for n in names):
+                found.append(module)
+    assert found and all(m.startswith("notewell.backends.postgres.") for m in found), found
+
+
 def test_the_checks_see_lazy_absolute_and_relative_imports():
     # An import made inside a function, an absolute one, and one under TYPE_CHECKING.
     assert "notewell.backends.postgres.backend" in GRAPH["notewell.services.opening"]
