@@ -12,7 +12,7 @@ from notewell.backends.sqlite.files import NoteFolder
 from notewell.backends.sqlite.fts_rows import keyword_index_problems
 from notewell.backends.sqlite.history import History
 from notewell.backends.sqlite.index import Index
-from notewell.backends.sqlite.watch import COOKIE_PREFIX, Watcher
+from notewell.backends.sqlite.inotify import COOKIE_PREFIX, Watcher
 
 
 def test_create_never_overwrites_and_replace_is_whole(tmp_path):

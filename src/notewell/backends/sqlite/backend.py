@@ -86,7 +86,7 @@ from .tokens import TokenBook
 from .transfer import transfer_rows
 from .unfinished_adds import finish_unplaced_adds
 from .vector_reuse import carry_old_vectors, carry_vectors
-from .watch import Watcher
+from .inotify import Watcher
 from .watching import FolderWatching, folder_identity
 
 __all__ = ["SqliteBackend"]

@@ -24,7 +24,7 @@ from .guard import StoreLock
 from .history import HISTORY_DIR
 from .index import Index, translated
 from .sync import SyncReport
-from .watch import COOKIE_PREFIX, Watcher
+from .inotify import COOKIE_PREFIX, Watcher
 
 __all__ = ["FolderWatching", "StoreHome", "WatchedStore", "folder_identity"]
 
