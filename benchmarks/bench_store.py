@@ -668,7 +668,7 @@ def main(argv: list[str] | None = None) -> int:
             btimes = time_cli_searches(cmd, root, words, off)
         b50 = pct(btimes, 50)
         log(f"6. no watcher, notewell compiled (as after pip install): p50 {fmt_ms(b50)}")
-        from notewell.interfaces.cli.app import AUTOWATCH_MIN_FILES
+        from notewell.interfaces.cli.watcher import AUTOWATCH_MIN_FILES
 
         if N >= AUTOWATCH_MIN_FILES:
             first, wtimes, wbtimes = cli_with_auto_watcher(cmd, root, words)

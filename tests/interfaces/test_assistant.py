@@ -365,9 +365,9 @@ def test_a_conversation_makes_the_full_check_its_first_quick_look_left(tmp_path,
         assert first.search_notes("alpha", limit=5)
     (root / "hand.md").write_text("# by hand\n\nzebra crossing", encoding="utf-8")
     monkeypatch.setattr(quick_check, "LIST_LIMIT", 0)  # the root is too big to list: left to the full check
-    from notewell.interfaces.cli import app as cli
+    from notewell.interfaces.cli import watcher
 
-    monkeypatch.setattr(cli, "_spawn_watcher", lambda root: False)  # no watcher after the command
+    monkeypatch.setattr(watcher, "_spawn_watcher", lambda root: False)  # no watcher after the command
     with ScriptedLLM(["first answer", "second answer"]) as llm:
         env = {"NOTEWELL_CHAT_URL": llm.url, "NOTEWELL_CHAT_MODEL": "scripted", "NOTEWELL_AUTOWATCH": "2"}
         done = _cli(["assistant", "--store", str(root), "--json"], env, tmp_path, input="zebra?\nzebra?\n")

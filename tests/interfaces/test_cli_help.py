@@ -1,12 +1,19 @@
-"""The command line explains itself: every option has help text and every command is listed
-in one group of ``notewell --help``."""
+"""The command line explains itself: every option has help text, and every command, defined once
+in the registry, is listed under its group in ``notewell --help`` and in docs/reference.md."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import pathlib
+import pkgutil
 
-from notewell.interfaces.cli.app import build_parser
-from notewell.interfaces.cli.arguments import COMMAND_GROUPS
+import notewell.interfaces.cli as cli_package
+from notewell.interfaces.cli.command import Command
+from notewell.interfaces.cli.parser import build_parser
+from notewell.interfaces.cli.registry import COMMANDS, GROUPS
+
+REFERENCE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "reference.md"
 
 
 def _parsers(parser: argparse.ArgumentParser, path: str = "notewell"):
@@ -15,6 +22,20 @@ def _parsers(parser: argparse.ArgumentParser, path: str = "notewell"):
         if isinstance(action, argparse._SubParsersAction):
             for name, child in action.choices.items():
                 yield from _parsers(child, f"{path} {name}")
+
+
+def _sections(text: str) -> dict[str, list[str]]:
+    """--help's command list: each group's lines, by group."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.split("\ncommands:\n", 1)[1].splitlines():
+        if line.startswith("    ") and current is not None:
+            current.append(line)
+        elif line.startswith("  ") and line.endswith(":"):
+            current = sections.setdefault(line.strip()[:-1], [])
+        else:
+            current = None
+    return sections
 
 
 def test_every_option_and_argument_has_help_text():
@@ -27,14 +48,40 @@ def test_every_option_and_argument_has_help_text():
     assert missing == []
 
 
-def test_every_command_is_in_exactly_one_group_of_the_help():
+def test_every_command_is_defined_once_in_the_registry():
+    names = [c.name for c in COMMANDS]
+    assert len(names) == len(set(names))
+    # Every module's COMMANDS are registered, each definition once: none forgotten, none twice.
+    defined: list[Command] = []
+    for info in pkgutil.iter_modules(cli_package.__path__):
+        module = importlib.import_module(f"{cli_package.__name__}.{info.name}")
+        if "COMMANDS" in module.__all__ and info.name != "registry":  # the registry gathers them
+            defined.extend(module.COMMANDS)
+    assert sorted(c.name for c in defined) == sorted(names)
+    assert all(sum(d is c for d in defined) == 1 for c in COMMANDS)
+    assert all(c.help and c.help == c.help.strip() and "\n" not in c.help for c in COMMANDS)
+    assert {c.group for c in COMMANDS} == set(GROUPS)  # no group unknown, none empty
+
+
+def test_every_command_is_listed_under_its_group_in_the_help():
     parser = build_parser()
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    grouped = [name for _group, names in COMMAND_GROUPS for name in names]
-    assert sorted(grouped) == sorted(commands.choices)
+    assert list(commands.choices) == [c.name for g in GROUPS for c in COMMANDS if c.group == g]
     text = parser.format_help()
-    for group, names in COMMAND_GROUPS:
-        assert f"  {group}:" in text
-        for name in names:
-            assert f"    {name} " in text
+    sections = _sections(text)
+    assert list(sections) == list(GROUPS)
+    for command in COMMANDS:
+        (line,) = [line for line in sections[command.group] if line.split()[0] == command.name]
+        assert line.endswith(f" {command.help}")
+        assert commands.choices[command.name].description == command.help
+    assert sum(len(lines) for lines in sections.values()) == len(COMMANDS)
     assert "keyword search" not in text  # search has four modes
+
+
+def test_every_command_is_in_the_reference_under_its_group():
+    text = REFERENCE.read_text(encoding="utf-8")
+    for group in GROUPS:
+        names = [f"`{c.name}`" for c in COMMANDS if c.group == group]
+        assert f"**{group}**: " + ", ".join(names) + "\n" in text
+    for command in COMMANDS:
+        assert f"### `notewell {command.name}`\n\n{command.help}\n" in text

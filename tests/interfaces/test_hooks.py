@@ -142,7 +142,7 @@ def test_a_session_id_never_becomes_a_path(store, state, tmp_path):
 
 def later(store_root, event, payload, *args, runtime="claude-code", minutes=0.0):
     """The hook's answer as it would be *minutes* from now (the store's notes stay as they are)."""
-    from notewell.interfaces.cli.app import build_parser
+    from notewell.interfaces.cli.parser import build_parser
     from notewell.interfaces.runtimes.hooks import run_hook
 
     parsed = build_parser().parse_args(["--store", str(store_root), "hook", event, "--runtime", runtime, *args])

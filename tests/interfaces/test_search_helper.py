@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import notewell
-from notewell.interfaces.cli.app import helper_config
+from notewell.interfaces.cli.watcher import helper_config
 from notewell.search.embedders import HashEmbedder
 from notewell.services.query_socket import MAX_REQUEST, helper_dir
 from notewell.services.search_helper import PROTOCOL, helper_status

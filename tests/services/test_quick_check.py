@@ -8,7 +8,8 @@ import time
 import notewell
 from notewell.backends.sqlite import quick_check
 from notewell.backends.sqlite.backend import SqliteBackend
-from notewell.interfaces.cli import app as cli
+from notewell.interfaces.cli import watcher
+from notewell.interfaces.cli.app import main
 
 
 def _settle(*folders) -> None:
@@ -128,8 +129,8 @@ def test_the_cli_checks_in_full_after_its_answer_when_no_watcher_can_start(tmp_p
         fh.write("\nomega")
     os.utime(root / "edited.md", (time.time() + 5, time.time() + 5))
     monkeypatch.setenv("NOTEWELL_AUTOWATCH", "2")  # a folder of 2 notes or more (1 is "on")
-    monkeypatch.setattr(cli, "_spawn_watcher", lambda root: False)
-    assert cli.main(["search", "omega", "--store", str(root)]) == 0
+    monkeypatch.setattr(watcher, "_spawn_watcher", lambda root: False)
+    assert main(["search", "omega", "--store", str(root)]) == 0
     assert "editee" not in capsys.readouterr().out  # the quick look answered first
     with notewell.Store(root, watch=False, embedder=None) as store:
         assert store.refresh().changed == 0  # the command had checked every file after its answer
@@ -199,8 +200,8 @@ def test_the_cli_full_check_after_its_answer_keeps_the_size_limit(tmp_path, monk
     with open(big, "a", encoding="utf-8") as fh:
         fh.write("\nlambda")
     monkeypatch.setenv("NOTEWELL_AUTOWATCH", "2")
-    monkeypatch.setattr(cli, "_spawn_watcher", lambda root: False)
-    assert cli.main(["search", "alpha", "--store", str(root)]) == 0
+    monkeypatch.setattr(watcher, "_spawn_watcher", lambda root: False)
+    assert main(["search", "alpha", "--store", str(root)]) == 0
     capsys.readouterr()
     with notewell.Store(root, watch=False, embedder=None, max_bytes=3 * 1024 * 1024) as store:
         assert store.refresh().changed == 0 and store.problems() == []

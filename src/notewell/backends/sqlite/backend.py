@@ -57,6 +57,7 @@ from .guard import ReadGate, StoreLock, run_guarded
 from .guard import guarded as guarded_call
 from .history import History
 from .index import INDEX_DIR, Index, LockHeld, schema_outdated, translated
+from .inotify import Watcher
 from .keyword import keyword_ids, keyword_search
 from .note_writes import (
     Prepared,
@@ -86,7 +87,6 @@ from .tokens import TokenBook
 from .transfer import transfer_rows
 from .unfinished_adds import finish_unplaced_adds
 from .vector_reuse import carry_old_vectors, carry_vectors
-from .inotify import Watcher
 from .watching import FolderWatching, folder_identity
 
 __all__ = ["SqliteBackend"]

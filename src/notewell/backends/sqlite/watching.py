@@ -23,8 +23,8 @@ from ...errors import NotewellError, StorageError
 from .guard import StoreLock
 from .history import HISTORY_DIR
 from .index import Index, translated
-from .sync import SyncReport
 from .inotify import COOKIE_PREFIX, Watcher
+from .sync import SyncReport
 
 __all__ = ["FolderWatching", "StoreHome", "WatchedStore", "folder_identity"]
 

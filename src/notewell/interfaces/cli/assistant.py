@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidArgumentError, NotewellError, UnavailableError
 from ...settings import setting
+from .command import Command
 
 if TYPE_CHECKING:
     from ...agents.assistant import Turn
 
-__all__ = ["add_assistant_arguments", "cmd_assistant"]
+__all__ = ["COMMANDS"]
 
 
 def _turn_dict(turn: Turn) -> dict[str, Any]:
@@ -129,7 +130,7 @@ def cmd_assistant(args: argparse.Namespace) -> None:
             raise NotewellError(f"{failed} question(s) could not be answered")
 
 
-def add_assistant_arguments(p: argparse.ArgumentParser) -> None:
+def _assistant_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("question", nargs="?", help="one question, answered once (default: read questions from stdin)")
     p.add_argument("--project", help="only this project's notes (and its name in the instructions)")
     p.add_argument("--max-tokens", type=int, default=4000, help="the context budget per call (default 4000)")
@@ -146,3 +147,14 @@ def add_assistant_arguments(p: argparse.ArgumentParser) -> None:
         default=setting("NOTEWELL_AUTHOR") or "assistant",
         help="who writes the notes it saves (default: $NOTEWELL_AUTHOR, else assistant)",
     )
+
+
+COMMANDS = (
+    Command(
+        "assistant",
+        "agent",
+        "a project assistant over the notes (an OpenAI-compatible model)",
+        cmd_assistant,
+        _assistant_arguments,
+    ),
+)

@@ -8,8 +8,9 @@ import sys
 
 from ...model.shown import shown
 from ...settings import SETTINGS, effective_settings
+from .command import Command
 
-__all__ = ["cmd_config"]
+__all__ = ["COMMANDS"]
 
 
 def cmd_config(args: argparse.Namespace) -> None:
@@ -22,3 +23,6 @@ def cmd_config(args: argparse.Namespace) -> None:
         value = "(unset)" if row["value"] is None else shown(str(row["value"]))
         source = "" if row["source"] == "default" else "  [environment]"
         print(f"{row['name']:<{width}}{value}{source}")
+
+
+COMMANDS = (Command("config", "start", "the NOTEWELL_* settings in effect, and where each came from", cmd_config),)

@@ -1,5 +1,6 @@
-"""``notewell db``: the PostgreSQL schema (``upgrade``: apply the migrations it lacks;
-``status``: the version it has and the one this notewell needs)."""
+"""The database commands: ``db`` (the PostgreSQL schema: ``upgrade`` applies the migrations it
+lacks, ``status`` tells the version it has and the one this notewell needs) and ``export``; and
+which store the options and the environment name, a notes folder or a database."""
 
 from __future__ import annotations
 
@@ -9,16 +10,9 @@ import json
 from ...backends.postgres.db import MIGRATIONS, PgDatabase, is_database_url
 from ...errors import InvalidArgumentError, StorageError
 from ...settings import setting
+from .command import Command
 
-__all__ = [
-    "add_db_arguments",
-    "add_transfer_arguments",
-    "chosen_database",
-    "cmd_db",
-    "cmd_export",
-    "cmd_import",
-    "database_url",
-]
+__all__ = ["COMMANDS", "chosen_database", "cmd_load_folder", "database_url"]
 
 
 def database_url(args: argparse.Namespace) -> str:
@@ -53,7 +47,7 @@ def chosen_database(args: argparse.Namespace) -> str | None:
     return env_store if is_database_url(env_store) else None
 
 
-def add_db_arguments(p: argparse.ArgumentParser) -> None:
+def _db_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("upgrade", "status"), help="upgrade: apply missing migrations; status: versions")
 
 
@@ -99,8 +93,8 @@ def cmd_db(args: argparse.Namespace) -> None:
     print(json.dumps(out) if getattr(args, "json", False) else text)
 
 
-def add_transfer_arguments(export: argparse.ArgumentParser) -> None:
-    export.add_argument("folder", metavar="DIR", help="a new or empty folder")
+def _export_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("folder", metavar="DIR", help="a new or empty folder")
 
 
 def cmd_export(args: argparse.Namespace) -> None:
@@ -111,7 +105,7 @@ def cmd_export(args: argparse.Namespace) -> None:
     _report(args, counts, f"exported to {args.folder}")
 
 
-def cmd_import(args: argparse.Namespace) -> None:
+def cmd_load_folder(args: argparse.Namespace) -> None:
     """``notewell import DIR --database URL`` (``args.folder``: the notes folder)."""
     from ...services.opening import PgStore
 
@@ -125,3 +119,15 @@ def _report(args: argparse.Namespace, counts: dict[str, int], what: str) -> None
         print(json.dumps(counts))
     else:
         print(f"{what}: {counts['notes']} notes, {counts['revisions']} revisions, {counts['deleted']} deleted notes")
+
+
+COMMANDS = (
+    Command("db", "database", "the PostgreSQL schema: upgrade (apply migrations) or status", cmd_db, _db_arguments),
+    Command(
+        "export",
+        "database",
+        "write a PostgreSQL store into a folder (notes, journal, revisions)",
+        cmd_export,
+        _export_arguments,
+    ),
+)

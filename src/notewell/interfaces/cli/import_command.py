@@ -10,16 +10,17 @@ from typing import TYPE_CHECKING
 
 from ...errors import InvalidArgumentError
 from ...model.shown import shown
-from .db import cmd_import as cmd_load_folder
+from .command import Command
+from .db import cmd_load_folder
 from .store_options import open_from_args
 
 if TYPE_CHECKING:
     from ...services.conversation_import import ImportReport
 
-__all__ = ["add_import_arguments", "cmd_import"]
+__all__ = ["COMMANDS"]
 
 
-def add_import_arguments(p: argparse.ArgumentParser) -> None:
+def _import_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "source",
         metavar="SOURCE",
@@ -81,3 +82,14 @@ def cmd_import(args: argparse.Namespace) -> None:
         print(_summary(report))
     if report.errors:
         raise SystemExit(1)
+
+
+COMMANDS = (
+    Command(
+        "import",
+        "agent runtimes",
+        "bring in conversations (claude-code, chatgpt, claude), or load a notes folder into --database",
+        cmd_import,
+        _import_arguments,
+    ),
+)

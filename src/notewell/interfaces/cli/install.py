@@ -1,4 +1,5 @@
-"""``notewell install RUNTIME`` and ``notewell uninstall RUNTIME`` on the command line."""
+"""The agent runtime commands: ``install`` and ``uninstall`` (notewell's MCP server and hooks in a
+runtime's files) and ``hook`` (what those hooks print)."""
 
 from __future__ import annotations
 
@@ -9,30 +10,35 @@ from pathlib import Path
 from ...errors import InvalidArgumentError
 from ...settings import setting
 from ..runtimes.config_files import FileChange
+from ..runtimes.hooks import add_hook_arguments, cmd_hook
 from ..runtimes.install_record import NO_RECORD, forget, remember, restoring
 from ..runtimes.installer import INSTALLABLE, install_plan, next_steps_after_install
+from .command import Command
 from .db import chosen_database
 from .store_options import DEFAULT_STORE
 
-__all__ = ["add_install_arguments", "cmd_install", "cmd_uninstall"]
+__all__ = ["COMMANDS"]
 
 
-def add_install_arguments(install: argparse.ArgumentParser, uninstall: argparse.ArgumentParser) -> None:
-    for p in (install, uninstall):
-        p.add_argument("runtime", choices=INSTALLABLE, metavar="RUNTIME", help=", ".join(INSTALLABLE))
-        p.add_argument(
-            "--scope",
-            choices=("project", "user"),
-            default="project",
-            help="project: the files in --dir (default); user: the ones in your home folder",
-        )
-        p.add_argument("--dir", default=".", help="the project folder (default: this one)")
-        p.add_argument("--dry-run", action="store_true", help="print the change as a diff; write nothing")
-        p.add_argument("--no-mcp", action="store_true", help="leave the MCP server registration alone")
-        p.add_argument("--no-hooks", action="store_true", help="leave the hooks alone")
-    install.add_argument("--project", help="the project the hooks brief on and count notes of (default: all)")
-    install.add_argument("--budget", type=int, help="tokens for the session-start briefing (default 1500)")
-    install.add_argument("--after", type=float, metavar="MINUTES", help="minutes before the stop reminder (default 20)")
+def _runtime_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("runtime", choices=INSTALLABLE, metavar="RUNTIME", help=", ".join(INSTALLABLE))
+    p.add_argument(
+        "--scope",
+        choices=("project", "user"),
+        default="project",
+        help="project: the files in --dir (default); user: the ones in your home folder",
+    )
+    p.add_argument("--dir", default=".", help="the project folder (default: this one)")
+    p.add_argument("--dry-run", action="store_true", help="print the change as a diff; write nothing")
+    p.add_argument("--no-mcp", action="store_true", help="leave the MCP server registration alone")
+    p.add_argument("--no-hooks", action="store_true", help="leave the hooks alone")
+
+
+def _install_arguments(p: argparse.ArgumentParser) -> None:
+    _runtime_arguments(p)
+    p.add_argument("--project", help="the project the hooks brief on and count notes of (default: all)")
+    p.add_argument("--budget", type=int, help="tokens for the session-start briefing (default 1500)")
+    p.add_argument("--after", type=float, metavar="MINUTES", help="minutes before the stop reminder (default 20)")
 
 
 def _holds_a_secret(url: str) -> bool:
@@ -150,3 +156,30 @@ def cmd_install(args: argparse.Namespace) -> None:
 
 def cmd_uninstall(args: argparse.Namespace) -> None:
     _run(args, remove=True)
+
+
+COMMANDS = (
+    Command(
+        "install",
+        "agent runtimes",
+        "register notewell's MCP server and session hooks in an agent runtime",
+        cmd_install,
+        _install_arguments,
+    ),
+    Command(
+        "uninstall",
+        "agent runtimes",
+        "take notewell's MCP server and hooks out of an agent runtime's files",
+        cmd_uninstall,
+        _runtime_arguments,
+    ),
+    Command(
+        "hook",
+        "agent runtimes",
+        "what an agent runtime's session hooks print: session-start, post-compact, stop, ...",
+        cmd_hook,
+        add_hook_arguments,
+        error_exit=1,
+        starts_watcher=False,
+    ),
+)

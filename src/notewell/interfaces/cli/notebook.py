@@ -9,8 +9,9 @@ from typing import Any
 
 from ...errors import InvalidArgumentError, InvalidNoteError
 from ...settings import setting
+from .command import Command
 
-__all__ = ["add_notebook_arguments", "cmd_notebook"]
+__all__ = ["COMMANDS"]
 
 
 def _task(args: argparse.Namespace) -> str:
@@ -148,7 +149,7 @@ def _bench(args: argparse.Namespace) -> None:
     _print(args, {"runs": results, "mean_percent": mean}, "\n".join(lines))
 
 
-def add_notebook_arguments(p: argparse.ArgumentParser) -> None:
+def _notebook_arguments(p: argparse.ArgumentParser) -> None:
     """The notebook's own commands, under ``notewell notebook``."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--task", help="which notebook (default: $NOTEWELL_NOTEBOOK, or the only one)")
@@ -210,3 +211,14 @@ def add_notebook_arguments(p: argparse.ArgumentParser) -> None:
     b.add_argument(
         "answers", nargs="+", metavar="ANSWERS", help="answer files (Q01: ... lines, or JSON); several = runs"
     )
+
+
+COMMANDS = (
+    Command(
+        "notebook",
+        "notebook",
+        "a validated working-context notebook for one long task",
+        cmd_notebook,
+        _notebook_arguments,
+    ),
+)

@@ -108,8 +108,8 @@ def _command(name: str, parser: argparse.ArgumentParser, depth: int = 3) -> list
 
 
 def _commands() -> list[str]:
-    from .app import build_parser
-    from .arguments import COMMAND_GROUPS
+    from .parser import build_parser
+    from .registry import grouped
 
     parser = build_parser()
     sub = _subcommands(parser)
@@ -122,11 +122,12 @@ def _commands() -> list[str]:
         "COMMAND --help` prints the same as below.",
         "",
     ]
-    for group, names in COMMAND_GROUPS:
-        lines += [f"**{group}**: " + ", ".join(f"`{n}`" for n in names), ""]
-    for _group, names in COMMAND_GROUPS:
-        for name in names:
-            lines += _command(name, sub.choices[name])
+    groups = grouped()
+    for group, commands in groups:
+        lines += [f"**{group}**: " + ", ".join(f"`{c.name}`" for c in commands), ""]
+    for _group, commands in groups:
+        for command in commands:
+            lines += _command(command.name, sub.choices[command.name])
     return lines
 
 

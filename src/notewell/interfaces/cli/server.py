@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidArgumentError, UnavailableError
 from ...services.embedder_loading import EmbedderLoader
+from .command import Command
 from .next_steps import next_steps
 
 if TYPE_CHECKING:
     from ...services.contract import NoteStore
 
-__all__ = ["add_server_arguments", "add_server_commands", "build_server", "serve_http", "serve_stdio"]
+__all__ = ["COMMANDS", "build_server", "serve_http", "serve_stdio"]
 
 _SERVER_EXTRA = "the server needs the 'server' extra: pip install 'notewell[server]'"
 
@@ -213,15 +214,7 @@ def serve_stdio(store: NoteStore, loader: EmbedderLoader) -> None:
     run_stdio(store, ready=loader.wait, on_start=lambda: loader.start(then=embed), wire=wire)
 
 
-def add_server_commands(commands: dict[str, Any]) -> None:
-    """Register the server commands in the CLI's table."""
-    commands["serve"] = (cmd_serve, "serve the HTTP API (and MCP at /mcp) on 127.0.0.1:8765")
-    commands["mcp"] = (cmd_mcp, "serve the store to an MCP client over stdio")
-    commands["token"] = (cmd_token, "create, list or revoke the servers' bearer tokens")
-
-
-def add_server_arguments(ps: dict[str, argparse.ArgumentParser]) -> None:
-    p = ps["serve"]
+def _serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
     p.add_argument(
         "--port", type=int, default=8765, help="port to listen on, 1-65535, or 0 for any free one (default 8765)"
@@ -232,9 +225,18 @@ def add_server_arguments(ps: dict[str, argparse.ArgumentParser]) -> None:
         "--no-embed", action="store_true", help="do not embed new notes in the background (notewell embed does it)"
     )
     p.add_argument("--write-rate", type=float, default=20.0, help="writes per second per token (bursts of 3x)")
-    p = ps["token"]
+
+
+def _token_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("create", "list", "revoke"), help="create a token, list them, or revoke one")
     p.add_argument("name", nargs="?", help="the token's name: the caller's handle and author name")
     p.add_argument("--read-only", action="store_true", help="reads only")
     p.add_argument("--owner", action="store_true", help="administers the store: sees and edits everything")
     p.add_argument("--expires", metavar="WHEN", help="a lifetime (30d, 12h, 90m) or an ISO date; default: never")
+
+
+COMMANDS = (
+    Command("serve", "servers", "serve the HTTP API (and MCP at /mcp) on 127.0.0.1:8765", cmd_serve, _serve_arguments),
+    Command("mcp", "servers", "serve the store to an MCP client over stdio", cmd_mcp),
+    Command("token", "servers", "create, list or revoke the servers' bearer tokens", cmd_token, _token_arguments),
+)

@@ -1,12 +1,15 @@
 """Opening the store a command names: from its options and the environment.
 
 Every command and server start goes through :func:`open_from_args`, so --store, --database,
-$NOTEWELL_STORE, $NOTEWELL_DATABASE and $NOTEWELL_MAX_BYTES mean the same everywhere.
+$NOTEWELL_STORE, $NOTEWELL_DATABASE and $NOTEWELL_MAX_BYTES mean the same everywhere; the note
+commands then call the store through :func:`open_api`, as its local owner.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidArgumentError
@@ -16,11 +19,19 @@ from .db import chosen_database
 
 if TYPE_CHECKING:
     from ...model.progress import Progress
+    from ...services.agent_api import AgentAPI, Caller
     from ...services.contract import NoteStore
     from ...services.embedder_loading import EmbedderLoader
     from ...services.opening import Store
 
-__all__ = ["DEFAULT_STORE", "max_bytes_from_environment", "open_folder_from_args", "open_from_args"]
+__all__ = [
+    "DEFAULT_STORE",
+    "max_bytes_from_environment",
+    "open_api",
+    "open_folder_from_args",
+    "open_from_args",
+    "owner",
+]
 
 DEFAULT_STORE = "notes"
 
@@ -98,3 +109,23 @@ def _embedder(loader: EmbedderLoader | None) -> Any:
     from ...adapters.embedder_choice import embedder_from_environment
 
     return loader.store_embedder if loader is not None else embedder_from_environment()
+
+
+# Every note command is a call of the one API the servers call (services.agent_api), as the
+# store's local owner: the same checks and the same answers; only opening, rebuilding and
+# watching a folder (init, reindex, watch, demo) work on the store itself.
+@contextlib.contextmanager
+def open_api(args: argparse.Namespace, *, create: bool = False) -> Iterator[AgentAPI]:
+    """The store the arguments name, behind the API the servers call."""
+    # Imported here: `notewell --version` and a search the helper answers need none of it.
+    from ...services.agent_api import AgentAPI
+
+    with open_from_args(args, create=create) as store:
+        yield AgentAPI(store)
+
+
+def owner() -> Caller:
+    """The local owner: the caller every command is."""
+    from ...services.agent_api import Caller
+
+    return Caller(local=True)

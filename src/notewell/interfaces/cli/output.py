@@ -1,0 +1,83 @@
+"""How the commands print notes and cards: as text, or with ``--json`` as the API's shapes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+__all__ = ["emit_json", "print_cards", "print_note"]
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _card_lines(card: dict[str, Any]) -> list[str]:
+    chips = []
+    if card["kind"]:
+        chips.append(f"[{card['kind']}]")
+    chips.extend(f"#{t}" for t in card["tags"])
+    meta = [m for m in (card["author"], card["model"]) if m]
+    if card["attempt_id"]:
+        ended = f", {card['attempt_outcome']}" if card["attempt_outcome"] else ", running"
+        kind = " summary" if card["note_kind"] == "summary" else ""
+        meta.append(f"{card['project']}/{card['attempt_id']}{ended}{kind}")
+    meta.append(f"updated {card['updated_at'][:16].replace('T', ' ')}")
+    if card["score"] is not None:
+        meta.append(f"score {card['score']:.3g}")
+    if card.get("matched_revision") is not None:
+        meta.append(f"matched in revision {card['matched_revision']}")
+    if card["builds_on"]:
+        meta.append("builds on " + ", ".join(card["builds_on"]))
+    lines = [f"{card['id']}  {card['title']}" + ("  " + " ".join(chips) if chips else "")]
+    lines.append("    " + " · ".join(meta))
+    if card["snippet"]:
+        lines.append("    " + card["snippet"])
+    return lines
+
+
+def print_cards(cards: list[dict[str, Any]], as_json: bool, empty: str) -> None:
+    if as_json:
+        emit_json(cards)
+        return
+    if not cards:
+        print(empty)
+        return
+    for i, card in enumerate(cards):
+        if i:
+            print()
+        print("\n".join(_card_lines(card)))
+
+
+def print_note(note: dict[str, Any], as_json: bool, raw: bool) -> None:
+    if as_json:
+        emit_json(note)
+        return
+    if raw:
+        sys.stdout.write(note["text"])
+        return
+    print(f"{note['id']}  {note['title']}")
+    chips = [f"kind: {note['kind']}"] if note["kind"] else []
+    if note["tags"]:
+        chips.append("tags: " + ", ".join(note["tags"]))
+    chips.extend(f"{k}: {note[k]}" for k in ("author", "model") if note[k])
+    chips.append(f"revision {note['revision']}/{note['revisions']}")
+    age = f" ({note['age']})" if note.get("age") else ""
+    chips.append(f"updated {note['updated_at'][:19].replace('T', ' ')}{age}")
+    print(" · ".join(chips))
+    attempt = note.get("attempt")
+    if attempt:
+        state = f"ended {attempt['outcome'] or ''}, frozen".replace(" ,", ",") if attempt.get("ended_at") else "running"
+        print(f"on attempt {attempt['id']} of {attempt['project']} ({state})")
+    if note["summary"]:
+        print(f"summary: {note['summary']}")
+    if note["builds_on"]:
+        print("builds on: " + ", ".join(note["builds_on"]))
+    if note["backlinks"]:
+        print("built on by: " + ", ".join(f"{b['id']} ({b['title']})" for b in note["backlinks"]))
+    for line in note["extra"]:
+        print(f"extra: {line}")
+    print("─" * 40)
+    body = note["body"]
+    sys.stdout.write(body if body.endswith("\n") or not body else body + "\n")
