@@ -24,7 +24,7 @@ CORE = [
     "services/opening.py",
     "services/searching.py",
     "services/links.py",
-    "services/agent_api.py",
+    "services/server_api.py",
     "backends/sqlite/notes.py",
     "backends/sqlite/note_writes.py",
     "backends/sqlite/guard.py",

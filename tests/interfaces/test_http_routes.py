@@ -22,7 +22,7 @@ from notewell.interfaces.http.operations import Operation  # noqa: E402
 from notewell.interfaces.http.routes import ROUTES  # noqa: E402
 from notewell.interfaces.http.schemas import OBJECT  # noqa: E402
 from notewell.search.embedders import HashEmbedder  # noqa: E402
-from notewell.services.agent_api import AgentAPI  # noqa: E402
+from notewell.services.server_api import ServerAPI  # noqa: E402
 
 # Served, and not API operations: the web page, its assets, and the document itself.
 UNDOCUMENTED = {("GET", "/"), ("GET", "/static/{name}"), ("GET", "/openapi.json")}
@@ -31,7 +31,7 @@ UNDOCUMENTED = {("GET", "/"), ("GET", "/static/{name}"), ("GET", "/openapi.json"
 @pytest.fixture
 def api(tmp_path):
     store = notewell.open(tmp_path / "notes", embedder=HashEmbedder())
-    yield AgentAPI(store)
+    yield ServerAPI(store)
     store.close()
 
 

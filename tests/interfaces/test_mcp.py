@@ -317,10 +317,10 @@ def test_the_search_and_list_tools_take_every_filter_of_the_one_list(tmp_path):
     # The tools' filter arguments are made from the table; this holds the schema the SDK reads to it.
     from notewell.interfaces.mcp.server import make_mcp
     from notewell.search.filters import FILTER_NAMES
-    from notewell.services.agent_api import AgentAPI
+    from notewell.services.server_api import ServerAPI
 
     with notewell.open(tmp_path / "notes", embedder=None) as store:
-        tools = {t.name: t for t in asyncio.run(make_mcp(AgentAPI(store), None, local=True).list_tools())}
+        tools = {t.name: t for t in asyncio.run(make_mcp(ServerAPI(store), None, local=True).list_tools())}
     for name in ("search_notes", "list_notes"):
         assert set(FILTER_NAMES) <= set(tools[name].input_schema["properties"]), name
     # Each filter's description and shape come from the table: kinds and tags take one or many.
@@ -336,12 +336,12 @@ def test_the_search_and_list_tools_take_every_filter_of_the_one_list(tmp_path):
 
 def test_the_filters_the_tools_are_given_reach_the_store(tmp_path):
     from notewell.interfaces.mcp.server import make_mcp
-    from notewell.services.agent_api import AgentAPI
+    from notewell.services.server_api import ServerAPI
 
     with notewell.open(tmp_path / "notes", embedder=None) as store:
         a = store.add_note("---\ntitle: A\nkind: finding\ntags: [x]\n---\nhello world").id
         b = store.add_note("---\ntitle: B\nkind: idea\ntags: [y]\n---\nhello there").id
-        mcp = make_mcp(AgentAPI(store), None, local=True)
+        mcp = make_mcp(ServerAPI(store), None, local=True)
 
         def ids(tool, **arguments):
             return sorted(c["id"] for c in _ok(asyncio.run(mcp.call_tool(tool, arguments)))["cards"])

@@ -38,10 +38,10 @@ def test_every_tool_has_one_name_and_its_call_takes_its_arguments():
 def test_the_server_serves_the_table_and_nothing_else(tmp_path, local):
     pytest.importorskip("mcp")
     from notewell.interfaces.mcp.server import make_mcp
-    from notewell.services.agent_api import AgentAPI
+    from notewell.services.server_api import ServerAPI
 
     with notewell.open(tmp_path / "notes", embedder=None) as store:
-        declared = asyncio.run(make_mcp(AgentAPI(store), None, local=local).list_tools())
+        declared = asyncio.run(make_mcp(ServerAPI(store), None, local=local).list_tools())
     table = served(local)
     assert [t.name for t in declared] == [t.name for t in table]
     assert local or not any(t.stdio_only for t in table)

@@ -9,7 +9,7 @@ import pytest
 from notewell import InvalidArgumentError, Viewer
 from notewell.model.access_tokens import Token
 from notewell.search.similarity import content_words, probe_query, word_overlap
-from notewell.services.agent_api import AgentAPI, Caller
+from notewell.services.server_api import Caller, ServerAPI
 from notewell.services.similar_notes import WORDS_THRESHOLD
 
 OWNER = Caller(local=True)
@@ -39,7 +39,7 @@ A warm-up job that replays the top 500 product pages before traffic switches rem
 
 
 def test_a_finding_written_twice_is_reported_with_its_similarity(backend):
-    api = AgentAPI(backend)
+    api = ServerAPI(backend)
     first = api.add_note(OWNER, POOL)
     assert first["similar"] == []
     again = api.add_note(OWNER, POOL_AGAIN)
@@ -74,7 +74,7 @@ def test_a_note_the_writer_may_not_see_is_never_reported(backend):
     assert backend.similar_notes(POOL_AGAIN, viewer=Viewer("ann")) == []
     assert [f["id"] for f in backend.similar_notes(POOL_AGAIN, viewer=Viewer("bob"))] == [secret]
     alice = Caller(token=Token("alice"))
-    assert AgentAPI(backend).add_note(alice, POOL_AGAIN)["similar"] == []
+    assert ServerAPI(backend).add_note(alice, POOL_AGAIN)["similar"] == []
 
 
 def test_the_word_measure_is_symmetric_scale_free_and_reads_chinese():

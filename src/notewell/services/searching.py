@@ -1,7 +1,7 @@
 """A search as every interface answers it: the cards, and how many notes the model has not
 embedded yet (which a semantic, both or hybrid search cannot have seen).
 
-The CLI, the search helper and the servers (through :class:`~.agent_api.AgentAPI`) all answer
+The CLI, the search helper and the servers (through :class:`~.server_api.ServerAPI`) all answer
 through :func:`search`, so the "not embedded yet" figure means the same everywhere.
 """
 

@@ -15,7 +15,7 @@ from .output import emit_json
 from .store_options import open_api, owner
 
 if TYPE_CHECKING:
-    from ...services.agent_api import AgentAPI
+    from ...services.server_api import ServerAPI
 
 __all__ = ["COMMANDS"]
 
@@ -58,7 +58,7 @@ def _user_name() -> str | None:
         return None
 
 
-def _start(api: AgentAPI, args: argparse.Namespace) -> None:
+def _start(api: ServerAPI, args: argparse.Namespace) -> None:
     author = args.author or setting("NOTEWELL_AUTHOR") or _user_name()
     attempt = api.start_attempt(owner(), args.project, author=author, model=args.model, campaign=args.campaign)
     if args.json:
@@ -68,7 +68,7 @@ def _start(api: AgentAPI, args: argparse.Namespace) -> None:
         print(f"(export NOTEWELL_ATTEMPT={attempt['id']} so that `notewell add` writes on it)", file=sys.stderr)
 
 
-def _end(api: AgentAPI, args: argparse.Namespace) -> None:
+def _end(api: ServerAPI, args: argparse.Namespace) -> None:
     summary = args.summary
     if args.summary_file is not None:
         summary = decode(read_input(args.summary_file))
@@ -79,7 +79,7 @@ def _end(api: AgentAPI, args: argparse.Namespace) -> None:
         print("\n".join(_attempt_lines(attempt)))
 
 
-def _show(api: AgentAPI, args: argparse.Namespace) -> None:
+def _show(api: ServerAPI, args: argparse.Namespace) -> None:
     attempt = api.get_attempt(owner(), args.id)
     cards = api.list_notes(owner(), attempt_id=attempt["id"], limit=1000)["cards"]
     reads = api.attempt_reads(owner(), attempt["id"])["reads"]
@@ -93,7 +93,7 @@ def _show(api: AgentAPI, args: argparse.Namespace) -> None:
         print(f"  read {read['note_id']}  {read['title'] or '(gone)'}  at {read['at']}")
 
 
-def _list(api: AgentAPI, args: argparse.Namespace) -> None:
+def _list(api: ServerAPI, args: argparse.Namespace) -> None:
     running = {"running": True, "ended": False}.get(args.state) if args.state else None
     attempts = api.list_attempts(owner(), args.project, running=running, limit=args.limit)["attempts"]
     if args.json:

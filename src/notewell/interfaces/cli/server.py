@@ -98,9 +98,9 @@ def build_server(
         from ..mcp.deferred import deferred_mcp_routes
     except ImportError:
         raise UnavailableError(_SERVER_EXTRA) from None
-    from ...services.agent_api import AgentAPI, WriteLimiter
+    from ...services.server_api import ServerAPI, WriteLimiter
 
-    api = AgentAPI(store, private=private, limiter=WriteLimiter(rate=write_rate, burst=max(1, int(write_rate * 3))))
+    api = ServerAPI(store, private=private, limiter=WriteLimiter(rate=write_rate, burst=max(1, int(write_rate * 3))))
     tokens = store.token_book()  # a folder's file, or the database's table shared by its servers
     routes: list[Any] = []
     lifespan = None

@@ -39,7 +39,7 @@ _DEMO_NOTES = [
 def cmd_demo(args: argparse.Namespace) -> None:
     if not args.store and not setting("NOTEWELL_STORE") and not chosen_database(args):
         args.store = "notewell-demo"
-    from ...services.agent_api import AgentAPI
+    from ...services.server_api import ServerAPI
 
     with open_from_args(args) as store:
         if not store.list_notes(limit=1):
@@ -52,7 +52,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
             )
         print(f"store: {store.location}\n")
         for query in ("clause learning", "缓存", "why is the solver slow on large fixtures?"):
-            cards = AgentAPI(store).search_notes(owner(), query, limit=3)["cards"]
+            cards = ServerAPI(store).search_notes(owner(), query, limit=3)["cards"]
             if args.json:
                 emit_json({"query": query, "cards": cards})
                 continue

@@ -19,10 +19,10 @@ from .db import chosen_database
 
 if TYPE_CHECKING:
     from ...model.progress import Progress
-    from ...services.agent_api import AgentAPI, Caller
     from ...services.contract import NoteStore
     from ...services.embedder_loading import EmbedderLoader
     from ...services.opening import Store
+    from ...services.server_api import Caller, ServerAPI
 
 __all__ = [
     "DEFAULT_STORE",
@@ -111,21 +111,21 @@ def _embedder(loader: EmbedderLoader | None) -> Any:
     return loader.store_embedder if loader is not None else embedder_from_environment()
 
 
-# Every note command is a call of the one API the servers call (services.agent_api), as the
+# Every note command is a call of the one API the servers call (services.server_api), as the
 # store's local owner: the same checks and the same answers; only opening, rebuilding and
 # watching a folder (init, reindex, watch, demo) work on the store itself.
 @contextlib.contextmanager
-def open_api(args: argparse.Namespace, *, create: bool = False) -> Iterator[AgentAPI]:
+def open_api(args: argparse.Namespace, *, create: bool = False) -> Iterator[ServerAPI]:
     """The store the arguments name, behind the API the servers call."""
     # Imported here: `notewell --version` and a search the helper answers need none of it.
-    from ...services.agent_api import AgentAPI
+    from ...services.server_api import ServerAPI
 
     with open_from_args(args, create=create) as store:
-        yield AgentAPI(store)
+        yield ServerAPI(store)
 
 
 def owner() -> Caller:
     """The local owner: the caller every command is."""
-    from ...services.agent_api import Caller
+    from ...services.server_api import Caller
 
     return Caller(local=True)

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ...errors import ERROR_KINDS, NotewellError
-from ...services.agent_api import Caller
+from ...services.server_api import Caller
 from .context import Context
 from .schemas import json_response, svg_response
 

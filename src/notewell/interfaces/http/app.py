@@ -1,4 +1,4 @@
-"""The HTTP API (Starlette): JSON over the same AgentAPI the MCP tools call.
+"""The HTTP API (Starlette): JSON over the same ServerAPI the MCP tools call.
 
 The routes are the table in :mod:`.routes`; errors are answered as :mod:`.answers` says. A
 request names its caller with ``Authorization: Bearer <token>``; a token that is not valid is
@@ -17,7 +17,7 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
 from ...model.access_tokens import Tokens
-from ...services.agent_api import AgentAPI
+from ...services.server_api import ServerAPI
 from .answers import STATUS, error_response, http_error
 from .context import Context, body_limit
 from .openapi import openapi_document
@@ -48,7 +48,7 @@ class _LoopbackOnly:
 
 
 def make_app(
-    api: AgentAPI,
+    api: ServerAPI,
     tokens: Tokens,
     *,
     extra_routes: list[BaseRoute] | None = None,

@@ -9,7 +9,7 @@ from starlette.requests import Request
 
 from ...model.note import MODEL_MAX
 from ...model.timestamps import now_iso
-from ...services.agent_api import Caller
+from ...services.server_api import Caller
 from .answers import Json, Svg
 from .context import Context
 from .inputs import fields, text_field

@@ -11,12 +11,12 @@ from starlette.requests import Request
 
 from ...errors import InvalidArgumentError, NoteTooLargeError
 from ...model.access_tokens import Tokens
-from ...services.agent_api import AgentAPI, Caller, caller_from_header
+from ...services.server_api import Caller, ServerAPI, caller_from_header
 
 __all__ = ["Context", "body_limit"]
 
 
-def body_limit(api: AgentAPI) -> int:
+def body_limit(api: ServerAPI) -> int:
     """Bytes a request body may have: a note at the store's limit, JSON-escaped, and room around it."""
     return api.store.max_bytes * 2 + 64 * 1024
 
@@ -28,7 +28,7 @@ class Context:
     *ready* waits for a model still loading in the background; *document* is the OpenAPI
     document served; *assets* are the web page's files by name, with their media types."""
 
-    api: AgentAPI
+    api: ServerAPI
     tokens: Tokens
     ready: Callable[[], None] | None = None
     document: dict[str, Any] = field(default_factory=dict)

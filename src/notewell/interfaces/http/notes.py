@@ -11,7 +11,7 @@ from ...errors import InvalidArgumentError
 from ...model.header import LIMITS
 from ...model.ids import ATTEMPT_ID_RE
 from ...model.note import MODEL_MAX
-from ...services.agent_api import MAX_OFFSET, Caller
+from ...services.server_api import MAX_OFFSET, Caller
 from .answers import Json, Svg
 from .context import Context
 from .inputs import fields, int_param, note_ref, query_params, text_field

@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from ...model.timestamps import now_iso
-from ...services.agent_api import Caller
+from ...services.server_api import Caller
 from .answers import Json, Svg
 from .context import Context
 from .inputs import int_param

@@ -9,7 +9,7 @@ from ...model.attempt import PROJECT_MAX
 from ...model.header import LIMITS
 from ...model.ids import ATTEMPT_ID_RE, ID_RE, NOTE_ID_RE
 from ...search.filters import FILTERS, MAX_FILTER_CHARS, MAX_FILTER_VALUES, FilterSpec
-from ...services.agent_api import MAX_LIMIT
+from ...services.server_api import MAX_LIMIT
 
 __all__ = [
     "ATTEMPT_ID",

@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from ...errors import InvalidArgumentError
-from ...services.agent_api import MAX_QUERY_CHARS, Caller
+from ...services.server_api import MAX_QUERY_CHARS, Caller
 from .answers import Json
 from .context import Context
 from .inputs import query_params, search_words

@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from ...model.access_tokens import Tokens
-from ...services.agent_api import AgentAPI
+from ...services.server_api import ServerAPI
 
 __all__ = ["deferred_mcp_routes"]
 
@@ -44,7 +44,7 @@ class _Deferred:
 
 
 def deferred_mcp_routes(
-    api: AgentAPI,
+    api: ServerAPI,
     tokens: Tokens,
     *,
     host: str = "127.0.0.1",

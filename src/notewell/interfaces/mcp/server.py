@@ -1,6 +1,6 @@
 """The MCP server (official SDK): the store's tools for agents, over stdio or at /mcp.
 
-Every tool calls :class:`AgentAPI`, so parameters and results are those of the Python API
+Every tool calls :class:`ServerAPI`, so parameters and results are those of the Python API
 and of the HTTP API. Over stdio the caller is the local owner; over HTTP it is the bearer
 token of the request (none: public reads only). A notewell error comes back as a tool
 error whose text starts with its code (``not_found: ...``) and whose structured content is
@@ -23,8 +23,8 @@ from pydantic import Field, ValidationError
 
 from ...errors import NotewellError, UnauthorizedError
 from ...model.access_tokens import Tokens
-from ...services.agent_api import AgentAPI, Caller, caller_from_header
 from ...services.contract import NoteStore
+from ...services.server_api import Caller, ServerAPI, caller_from_header
 from ...version import __version__
 from .results import answer, failure, invalid_arguments
 from .stdio import INSTRUCTIONS, StdioWire
@@ -82,7 +82,7 @@ def _as_function(tool: ToolSpec, serve: Callable[[ToolSpec, Context, dict[str, A
 
 
 def make_mcp(
-    api: AgentAPI,
+    api: ServerAPI,
     tokens: Tokens | None,
     *,
     local: bool,
@@ -141,7 +141,7 @@ def run_stdio(
     """Serve *store* over stdio to one MCP client (the local owner). *on_start* is called once
     the server reads its input (where the model starts loading); *ready* as for :func:`make_mcp`.
     *wire*: the client's stdio, already greeted (see :mod:`.stdio`); else the SDK's own."""
-    mcp = make_mcp(AgentAPI(store), None, local=True, ready=ready, on_start=on_start)
+    mcp = make_mcp(ServerAPI(store), None, local=True, ready=ready, on_start=on_start)
     if wire is None or wire.reader is None or wire.writer is None:
         mcp.run()
         return
@@ -187,7 +187,7 @@ class _Gate:
 
 
 def http_endpoint(
-    api: AgentAPI,
+    api: ServerAPI,
     tokens: Tokens,
     *,
     host: str = "127.0.0.1",

@@ -1,6 +1,6 @@
 """The store's MCP tools (notes, tags, projects, attempts), in the order they are served.
 
-Each calls :class:`~notewell.services.agent_api.AgentAPI`, so its arguments and results are
+Each calls :class:`~notewell.services.server_api.ServerAPI`, so its arguments and results are
 those of the Python and HTTP APIs. A description's lines after the first keep the eight
 spaces of indent they had as docstrings: agents have always been sent them so.
 """

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, Union, get_args, get_origin
 
 from ...search.filters import FILTERS, FilterSpec
-from ...services.agent_api import MAX_LIMIT
+from ...services.server_api import MAX_LIMIT
 
 __all__ = ["FILTER_ARGS", "FULL", "NOTE_ID", "REQUIRED", "Access", "Arg", "ToolSpec", "limit"]
 
@@ -56,7 +56,7 @@ class Arg:
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
-    """One tool. *call* is given the :class:`~notewell.services.agent_api.AgentAPI`, the
+    """One tool. *call* is given the :class:`~notewell.services.server_api.ServerAPI`, the
     caller and every argument by name, and answers the result to send (shaped, not yet
     compacted). *needs_model*: whether a call with these arguments waits for the embedding
     model. *stdio_only*: served to the local owner only."""

@@ -6,7 +6,7 @@ import pytest
 
 from notewell import ForbiddenError, InvalidArgumentError, UnauthorizedError
 from notewell.model.access_tokens import Token
-from notewell.services.agent_api import MAX_LIMIT, AgentAPI, Caller
+from notewell.services.server_api import MAX_LIMIT, Caller, ServerAPI
 
 OWNER = Caller(local=True)
 ALICE = Caller(token=Token("alice"))
@@ -14,7 +14,7 @@ READER = Caller(token=Token("rita", read_only=True))
 
 
 def test_the_local_owner_names_the_author_and_a_token_writes_under_its_own(backend):
-    api = AgentAPI(backend)
+    api = ServerAPI(backend)
     assert api.add_note(OWNER, "# a\n\nx", author="ada")["author"] == "ada"
     assert api.add_note(ALICE, "# b\n\ny")["author"] == "alice"
     assert api.add_note(ALICE, "# c\n\nz", author="alice")["author"] == "alice"
@@ -27,7 +27,7 @@ def test_the_local_owner_names_the_author_and_a_token_writes_under_its_own(backe
 
 
 def test_the_owner_has_the_stores_bounds_and_a_remote_caller_the_servers(backend):
-    api = AgentAPI(backend)
+    api = ServerAPI(backend)
     api.add_note(OWNER, "# pool\n\nconnection pool")
     assert api.search_notes(OWNER, "pool", limit=MAX_LIMIT + 1)["cards"]
     with pytest.raises(InvalidArgumentError, match="limit"):
@@ -39,7 +39,7 @@ def test_the_owner_has_the_stores_bounds_and_a_remote_caller_the_servers(backend
 
 
 def test_project_settings_and_the_embedding_backlog_are_the_owners(backend):
-    api = AgentAPI(backend)
+    api = ServerAPI(backend)
     assert api.set_project(OWNER, "alice:infra", private=True, owner="alice")["private"] is True
     with pytest.raises(ForbiddenError):
         api.set_project(ALICE, "alice:infra", private=False)
@@ -48,7 +48,7 @@ def test_project_settings_and_the_embedding_backlog_are_the_owners(backend):
 
 
 def test_summary_history_and_reads_through_the_api(backend):
-    api = AgentAPI(backend)
+    api = ServerAPI(backend)
     note = api.add_note(OWNER, "# t\n\none")
     api.edit_note(OWNER, note["id"], "# t\n\ntwo", author="ada")
     assert [r["revision"] for r in api.history(OWNER, note["id"])["revisions"]] == [1, 2]
@@ -60,7 +60,7 @@ def test_summary_history_and_reads_through_the_api(backend):
 
 
 def test_the_not_embedded_count_is_kept_from_a_viewer_kept_from_a_private_project(backend):
-    api = AgentAPI(backend)
+    api = ServerAPI(backend)
     api.set_project(OWNER, "owen:secret", private=True, owner="owen")
     attempt = api.start_attempt(OWNER, "owen:secret", author="owen")
     api.add_note(OWNER, "# hidden\n\nprivate work in progress", attempt_id=attempt["id"])

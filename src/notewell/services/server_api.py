@@ -1,6 +1,6 @@
 """The store as the servers offer it: one caller per request, permissions, limits, JSON shapes.
 
-The MCP tools and the HTTP endpoints both call :class:`AgentAPI`, so a query gives the
+The MCP tools and the HTTP endpoints both call :class:`ServerAPI`, so a query gives the
 same cards everywhere (and the same cards as :meth:`notewell.services.service.NoteService.search_notes`). Rules:
 
 * Reads: a caller without a token sees public work only (a private server, ``private=True``,
@@ -42,7 +42,7 @@ from ..search.request import MAX_REMOTE_LIMIT, MAX_REMOTE_OFFSET
 from .contract import NoteStore, Progress
 from .searching import search
 
-__all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "AgentAPI", "Caller", "WriteLimiter", "caller_from_header"]
+__all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "ServerAPI", "Caller", "WriteLimiter", "caller_from_header"]
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = MAX_REMOTE_LIMIT
@@ -116,7 +116,7 @@ class Promotable(Protocol):
     def promote(self, store: NoteStore, ids: list[str], *, author: str | None = None) -> list[dict[str, Any]]: ...
 
 
-class AgentAPI:
+class ServerAPI:
     """The store's operations for remote callers (HTTP, MCP), with their permissions."""
 
     def __init__(self, store: NoteStore, *, private: bool = False, limiter: WriteLimiter | None = None) -> None:
