@@ -365,6 +365,12 @@ def wait_for(predicate, seconds: float = 60, step: float = 0.02):
     return predicate()
 
 
+def embedding_threads(since: set[threading.Thread]) -> list[threading.Thread]:
+    """The live background embedding threads (a store's start_embedding) started since *since*
+    was taken (``set(threading.enumerate())``): what a test sees of them without the store's insides."""
+    return [t for t in threading.enumerate() if t.name == "notewell-embed" and t not in since]
+
+
 def load_script(name: str, path: pathlib.Path):
     """A benchmark script (not a package module) imported once under *name*."""
     import importlib.util

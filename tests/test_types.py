@@ -1,4 +1,5 @@
-"""The core and the store contract pass `mypy --strict` (both stores checked against NoteStore)."""
+"""The core and the store contract pass `mypy --strict` (both stores checked against NoteStore,
+and every backend, the memory fake too, against Backend: tests/fakes/protocol_check.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 
 pytest.importorskip("mypy")
 
-SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "notewell"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "notewell"
 # The service's contract and the policy both stores share; opening.py returns each store as a
 # NoteStore, so mypy holds Store and PgStore to the Protocol there.
 CORE = [
@@ -47,11 +49,14 @@ CORE = [
     "model/visibility.py",
     "model/attempt.py",
 ]
+# Typed test code: the memory backend, and the check that SqliteBackend, PostgresBackend and
+# MemoryBackend each are a Backend (mypy follows it into tests/fakes/memory_*.py).
+TYPED_TESTS = ["tests/fakes/protocol_check.py"]
 
 
 @pytest.mark.slow
 def test_the_core_passes_mypy_strict(tmp_path):
-    files = [str(SRC / f) for f in CORE]
+    files = [str(SRC / f) for f in CORE] + [str(ROOT / f) for f in TYPED_TESTS]
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), *files],
         capture_output=True,

@@ -1,4 +1,4 @@
-"""Both backends give the service the same records: every member of the Protocol with its
+"""Every backend gives the service the same records (the memory fake too): every member of the Protocol with its
 parameters, and the same answers to the same questions about the same store."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from notewell.backends.postgres.records import PgChanges, PgPooledRecords, PgRec
 from notewell.backends.records import Changes, Records
 from notewell.backends.sqlite.records import SqliteChanges, SqliteRecords
 from notewell.search.filters import Filters
+from tests.fakes.memory_records import MemoryChanges, MemoryRecords
 
 
 def _members(protocol: type) -> list[str]:
@@ -33,6 +34,8 @@ PAIRS = [
     (Records, PgPooledRecords),
     (Changes, SqliteChanges),
     (Changes, PgChanges),
+    (Records, MemoryRecords),
+    (Changes, MemoryChanges),
 ]
 
 

@@ -1,5 +1,5 @@
-"""Both token books, a folder store's file and a database's table, answer alike; the
-database's is shared by every store opened on it."""
+"""The token books, a folder store's file, a database's table and the memory fake's dict,
+answer alike; the database's is shared by every store opened on it."""
 
 from __future__ import annotations
 
@@ -13,10 +13,15 @@ from notewell.backends.sqlite.tokens import TokenBook
 from notewell.model.access_tokens import TOKEN_PREFIX
 
 
-@pytest.fixture(params=["file", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=["file", pytest.param("postgres", marks=pytest.mark.postgres), "memory"])
 def book(request, tmp_path):
     if request.param == "file":
         yield TokenBook(tmp_path / ".notewell")
+        return
+    if request.param == "memory":
+        from tests.fakes.memory_backend import MemoryTokens
+
+        yield MemoryTokens()
         return
     store = notewell.open(request.getfixturevalue("pg_store_url"), pool_size=2)
     yield store.token_book()

@@ -18,6 +18,7 @@ from notewell.backends.postgres.db import MIGRATIONS, PgDatabase
 from notewell.interfaces.cli import server as server_cli
 from notewell.search.embedders import HashEmbedder
 from notewell.search.passages import passages
+from tests.conftest import embedding_threads
 
 pytest.importorskip("numpy")
 
@@ -225,6 +226,7 @@ def test_two_servers_embedding_one_database_embed_each_note_once(pg_url, monkeyp
 
 
 def test_background_threads_of_two_servers_embed_what_comes(pg_url):
+    before = set(threading.enumerate())
     models = [CountingEmbedder(), CountingEmbedder()]
     servers = [notewell.open(pg_url, embedder=m) for m in models]
     try:
@@ -241,7 +243,7 @@ def test_background_threads_of_two_servers_embed_what_comes(pg_url):
     finally:
         for s in servers:
             s.close()  # stops the thread
-    assert all(not s._embedding.running() for s in servers)
+    assert embedding_threads(before) == []
 
 
 def test_without_an_embedder_or_numpy_semantic_search_says_what_is_missing(pg_url, monkeypatch):
@@ -301,10 +303,11 @@ def test_a_version_2_database_queues_its_notes_when_upgraded(pg_url, monkeypatch
 def test_serve_starts_embedding_on_a_database_and_says_when_it_cannot(pg_url, capsys):
     with notewell.open(pg_url, embedder=HashEmbedder()) as store:
         server_cli._start_embedding(store, quiet=False)
-        assert store._embedding.running()
+        assert not store.start_embedding()  # one runs already
+    before = set(threading.enumerate())
     with notewell.open(pg_url, embedder=None) as store:
         server_cli._start_embedding(store, quiet=False)
-        assert not store._embedding.running()
+        assert embedding_threads(before) == []
     assert "semantic search off" in capsys.readouterr().err
 
 

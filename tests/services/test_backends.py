@@ -805,16 +805,13 @@ def test_hybrid_makes_keyword_snippets_only_for_the_cards_it_returns(backend, mo
     assert len(made) == 3  # not one for each of the pool's 12 keyword cards
 
 
-def test_every_mode_refuses_a_query_keyword_search_refuses(backend):
+def test_every_mode_refuses_a_query_keyword_search_refuses(sbackend):
     # A semantic search took a query without words, or with a NUL, that the other modes refuse.
-    from notewell.search.embedders import HashEmbedder
-
-    backend.backend.embedders.spec = HashEmbedder()  # the fixture's store was opened without one
-    backend.add_note("# heron\n\nwading bird")
+    sbackend.add_note("# heron\n\nwading bird")
     for query, why in (("???", "no words"), ("bird\x00", "NUL"), ("x" * 2001, "limit"), ("   ", "empty")):
         for mode in ("keyword", "semantic", "both", "hybrid"):
             with pytest.raises(notewell.InvalidQueryError, match=why):
-                backend.search_notes(query, mode=mode, wait=True)
+                sbackend.search_notes(query, mode=mode, wait=True)
 
 
 def test_a_note_may_be_added_under_an_id_chosen_beforehand_once(backend):

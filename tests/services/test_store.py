@@ -18,6 +18,7 @@ from notewell import (
     NotFoundError,
 )
 from notewell.model.ids import is_note_id
+from tests.services.conftest import on_memory
 
 HEADERED = (
     "---\ntitle: Cache stampede\nkind: blocker\ntags: [cache, perf]\nowner: bob\n---\nEvery worker refills at once.\n"
@@ -135,13 +136,22 @@ def test_path_traversal_ids_are_refused(backend, bad):
         store.edit_note(bad, "x")
 
 
+def _opened_again(store, request, **options):
+    """The same store opened a second time, with *options*: its folder, its database, or the
+    memory fake's tables."""
+    if on_memory(store):
+        from notewell.services.service import NoteService
+
+        return NoteService(store.backend.opened_again(**options))
+    return notewell.open(store.root if hasattr(store, "root") else request.getfixturevalue("pg_store_url"), **options)
+
+
 def test_bad_text_is_refused_and_nothing_written(backend, request):
     store = backend
     for bad in ["", "   \n", "nul\x00byte", b"\xff\xfe bad utf8", "\ud800"]:
         with pytest.raises(InvalidNoteError):
             store.add_note(bad)
-    where = store.root if hasattr(store, "root") else request.getfixturevalue("pg_store_url")
-    with notewell.open(where, max_bytes=100) as small:
+    with _opened_again(store, request, max_bytes=100) as small:
         with pytest.raises(NoteTooLargeError):
             small.add_note("x" * 101)
         small.add_note("x" * 100)

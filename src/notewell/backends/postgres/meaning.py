@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ...errors import InvalidQueryError
 from ...model.note import Card
 from ...model.progress import Progress
 from ...search.embedder_slot import EmbedderSlot, EmbedderSpec
@@ -124,7 +125,10 @@ class _PgEngines:
         return cards
 
     def feedback_ids(self, query: str, limit: int, filters: Filters) -> list[str]:
-        return [c.id for c in self.keyword(query, limit, filters, snippets={})]  # ids only: no snippets
+        try:
+            return [c.id for c in self.keyword(query, limit, filters, snippets={})]  # ids only: no snippets
+        except InvalidQueryError:
+            return []  # a query without words has no hits to give (the Protocol's word, SQLite's answer)
 
     def semantic(self, query: str, limit: int, filters: Filters, feedback: list[str]) -> list[Card]:
         store = self._store
