@@ -131,3 +131,33 @@ def test_masking_stays_linear_on_the_longest_value():
     began = time.perf_counter()
     effective_settings({"NOTEWELL_CHAT_URL": value})
     assert time.perf_counter() - began < 1.0  # 16 s when a regex backtracked over the parameter's name
+
+
+def _named_in_architecture() -> tuple[list[str], list[str]]:
+    """The files and names docs/architecture.md points to: (paths, `module` `NAME` pairs)."""
+    import re
+
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    paths = sorted(set(re.findall(r"`([\w/]+(?:\.py|/))`", text)) | set(re.findall(r"\b([\w/]+\.py)\b", text)))
+    tables = re.findall(r"`([\w/]+\.py)` `([A-Z_]+)`", text)
+    return paths, [f"{module}:{name}" for module, name in tables]
+
+
+def _resolve(path: str) -> pathlib.Path | None:
+    pkg = ROOT / "src" / "notewell"
+    if path.startswith("tests/"):
+        return ROOT / path if (ROOT / path).exists() else None
+    for base in [pkg, *pkg.rglob("*/")]:  # a bare name is found in any layer (`watching.py`)
+        if (base / path).exists():
+            return base / path
+    return None
+
+
+def test_architecture_md_names_only_what_exists():
+    paths, tables = _named_in_architecture()
+    assert len(paths) > 30 and len(tables) >= 6
+    assert [p for p in paths if _resolve(p) is None] == []
+    for entry in tables:
+        module, name = entry.split(":")
+        resolved = _resolve(module)
+        assert resolved is not None and f"\n{name}" in resolved.read_text(encoding="utf-8"), entry

@@ -58,13 +58,13 @@ def _add(b, *texts, attempt=None, author="alice", chosen=None, batch=100):
 
 def _attempt(b, project="garden", author="bob"):
     aid = new_attempt_id()
-    with b.changes() as c:
+    with b.write_turn() as c:
         assert c.insert_attempt(aid, project=project, campaign=None, author=author, model="m1", at=now_iso())
     return aid
 
 
 def _end(b, aid):
-    with b.changes() as c:
+    with b.write_turn() as c:
         c.end_attempt(aid, outcome="failed", at=now_iso(), summary_id=None)
 
 
@@ -75,7 +75,7 @@ def _load(b, nid, revision=None):
 def test_a_snapshot_reads_the_notes_and_their_links(raw):
     base = _add(raw, "---\nkind: finding\ntags: [db]\n---\n# base\n\nthe pool")[0]
     top = _add(raw, f"---\nbuilds_on: [{base.id}]\n---\n# on base\n\nbuilds on it")[0]
-    with raw.records() as r:
+    with raw.snapshot() as r:
         assert r.count(Filters()) == 2 and r.count(Filters(kind="finding")) == 1
         assert [c.id for c in r.cards(limit=10, offset=0, filters=Filters())] == [top.id, base.id]  # newest first
         assert r.tag_counts(Filters()) == [("db", 1)] and r.kind_counts(Filters()) == [(None, 1), ("finding", 1)]
@@ -88,7 +88,7 @@ def test_a_snapshot_reads_the_notes_and_their_links(raw):
 def test_a_write_turn_sees_its_own_writes_and_later_reads_see_them(raw):
     aid, at = new_attempt_id(), now_iso()
     note = _add(raw, "# read me\n\nsomething")[0]
-    with raw.changes() as c:
+    with raw.write_turn() as c:
         assert c.insert_attempt(aid, project="alice:vault", campaign="winter", author="alice", model=None, at=at)
         assert not c.insert_attempt(aid, project="other", campaign=None, author="x", model=None, at=at)  # taken
         assert c.attempt(aid).running and c.lock_attempt(aid, "share").project == "alice:vault"
@@ -98,7 +98,7 @@ def test_a_write_turn_sees_its_own_writes_and_later_reads_see_them(raw):
         assert c.reads(aid) == [(note.id, "read me", at)]
         c.end_attempt(aid, outcome="succeeded", at=at, summary_id=None)
         assert c.attempt(aid).outcome == "succeeded"
-    with raw.records() as r:
+    with raw.snapshot() as r:
         assert not r.attempt(aid).running and list(r.campaign_members("winter")) == ["alice:vault"]
         row = r.project("alice:vault")
         assert (row.private, row.owner, row.campaign, row.attempts) == (True, "alice", "winter", 1)
@@ -106,7 +106,7 @@ def test_a_write_turn_sees_its_own_writes_and_later_reads_see_them(raw):
 
 def test_a_summary_added_in_a_write_turn_is_a_note_on_the_attempt(raw):
     aid = _attempt(raw)
-    with raw.changes() as c:
+    with raw.write_turn() as c:
         sid = c.add_summary("# Summary\n\nit went well", c.lock_attempt(aid, "update"))
         c.end_attempt(aid, outcome="succeeded", at=now_iso(), summary_id=sid)
     note = _load(raw, sid)
@@ -143,7 +143,7 @@ def test_a_chosen_id_is_taken_once_and_a_used_one_refuses_its_batch(raw):
     first, second = new_note_id(), new_note_id()
     with pytest.raises(ConflictError):
         _add(raw, "one", "two", "three", chosen=[first, second, nid], batch=2)  # the second batch holds nid
-    with raw.records() as r:
+    with raw.snapshot() as r:
         assert r.live_revision(first) == 1 and r.live_revision(second) == 1  # the batch before it landed
     assert _add(raw, "free", chosen=[later])[0].id == later
 
@@ -158,7 +158,7 @@ def test_an_edit_runs_make_on_the_current_text_and_a_frozen_note_is_refused(raw)
     with pytest.raises(ConflictError):
         raw.edit(note.id, lambda _c: (_ for _ in ()).throw(ConflictError("changed meanwhile")), None)
     assert _load(raw, note.id).text == text
-    with raw.records() as r:
+    with raw.snapshot() as r:
         assert [(x.revision, x.author) for x in r.revisions(note.id, 3)] == [(1, "alice"), (2, "carol"), (3, None)]
     aid = _attempt(raw)
     frozen = _add(raw, "# on attempt\n\nx", attempt=aid)[0]
@@ -186,7 +186,7 @@ def test_a_deleted_note_is_gone_and_its_revisions_stay_readable(raw):
     with pytest.raises(NotFoundError, match="deleted"):
         _load(raw, note.id)
     assert _load(raw, note.id, 1).text == "# gone soon\n\nv1" and _load(raw, note.id, 2).text == "# gone soon\n\nv2"
-    with raw.records() as r:
+    with raw.snapshot() as r:
         assert r.live_revision(note.id) is None and r.deleted_at(note.id) is not None
         assert [x.revision for x in r.revisions(note.id, None)] == [1, 2] and r.count(Filters()) == 0
     with pytest.raises(NotFoundError):
@@ -296,5 +296,5 @@ def test_the_rest_of_a_backend_and_close(raw):
     raw.close()
     raw.close()  # a second close is harmless
     with pytest.raises(NotewellError):
-        with raw.records() as r:
+        with raw.snapshot() as r:
             r.count(Filters())

@@ -7,11 +7,11 @@ import inspect
 
 import pytest
 
-from notewell.backends.postgres.records import PgChanges, PgPooledRecords, PgRecords
-from notewell.backends.records import Changes, Records
-from notewell.backends.sqlite.records import SqliteChanges, SqliteRecords
+from notewell.backends.postgres.records import PgPooledSnapshot, PgSnapshot, PgWriteTurn
+from notewell.backends.records import Snapshot, WriteTurn
+from notewell.backends.sqlite.records import SqliteSnapshot, SqliteWriteTurn
 from notewell.search.filters import Filters
-from tests.fakes.memory_records import MemoryChanges, MemoryRecords
+from tests.fakes.memory_records import MemorySnapshot, MemoryWriteTurn
 
 
 def _members(protocol: type) -> list[str]:
@@ -29,20 +29,20 @@ def _parameters(function) -> list[tuple[str, object, object]]:
 
 
 PAIRS = [
-    (Records, SqliteRecords),
-    (Records, PgRecords),
-    (Records, PgPooledRecords),
-    (Changes, SqliteChanges),
-    (Changes, PgChanges),
-    (Records, MemoryRecords),
-    (Changes, MemoryChanges),
+    (Snapshot, SqliteSnapshot),
+    (Snapshot, PgSnapshot),
+    (Snapshot, PgPooledSnapshot),
+    (WriteTurn, SqliteWriteTurn),
+    (WriteTurn, PgWriteTurn),
+    (Snapshot, MemorySnapshot),
+    (WriteTurn, MemoryWriteTurn),
 ]
 
 
 @pytest.mark.parametrize(("protocol", "cls"), PAIRS, ids=lambda x: x.__name__)
 def test_each_backend_has_every_member_of_the_protocol(protocol, cls):
     members = _members(protocol)
-    assert len(members) >= (22 if protocol is Records else 28)
+    assert len(members) >= (22 if protocol is Snapshot else 28)
     for name in members:
         got = getattr(cls, name, None)
         assert got is not None, f"{cls.__name__} has no {name}"
@@ -51,7 +51,7 @@ def test_each_backend_has_every_member_of_the_protocol(protocol, cls):
 
 def _answers(store) -> dict[str, object]:
     """What the records say about the store :func:`_fill` made (ids and times left out)."""
-    with store.backend.records() as records:
+    with store.backend.snapshot() as records:
         attempt = records.attempts(project=None, running=None, hidden=(), limit=10)
         a_id = attempt[0].id
         notes = records.cards(limit=10, offset=0, filters=Filters())

@@ -23,7 +23,7 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from notewell.backends.backend import NoteLoader
-from notewell.backends.records import Changes, Records
+from notewell.backends.records import Snapshot, WriteTurn
 from notewell.errors import NotFoundError, StorageError
 from notewell.model.access_tokens import (
     Token,
@@ -44,7 +44,7 @@ from notewell.search.embedders import Embedder
 from notewell.search.plan import Engines
 from notewell.search.request import SearchRequest
 
-from .memory_records import MemoryChanges, MemoryRecords, MemoryState
+from .memory_records import MemorySnapshot, MemoryState, MemoryWriteTurn
 from .memory_search import MemoryEngines, Vectors
 
 __all__ = ["MemoryBackend", "MemoryTokens"]
@@ -99,16 +99,16 @@ class MemoryBackend:
         return call()
 
     @contextlib.contextmanager
-    def records(self) -> Iterator[Records]:
+    def snapshot(self) -> Iterator[Snapshot]:
         with self._turn() as state:
-            yield MemoryRecords(state)
+            yield MemorySnapshot(state)
 
     @contextlib.contextmanager
-    def changes(self) -> Iterator[Changes]:
+    def write_turn(self) -> Iterator[WriteTurn]:
         with self._turn() as state:
             before = copy.deepcopy(state)
             try:
-                yield MemoryChanges(state, self._add_summary)
+                yield MemoryWriteTurn(state, self._add_summary)
             except BaseException:
                 self.state.__dict__.update(before.__dict__)  # rolled back: the tables as they were
                 raise
@@ -199,9 +199,9 @@ class MemoryBackend:
             raise NotFoundError(f"no note at {ref}")
         return found
 
-    def reading_note(self, body: Callable[[Records, NoteLoader], T]) -> T:
+    def reading_note(self, body: Callable[[Snapshot, NoteLoader], T]) -> T:
         with self._turn() as state:
-            return body(MemoryRecords(state), self._load)
+            return body(MemorySnapshot(state), self._load)
 
     def _load(self, note_id: str, revision: int | None) -> Note:
         """The note (or one of its revisions by number), with its backlinks and its attempt."""
@@ -239,9 +239,9 @@ class MemoryBackend:
             return note
 
     @contextlib.contextmanager
-    def searching(self, request: SearchRequest) -> Iterator[tuple[Records, Engines]]:
+    def searching(self, request: SearchRequest) -> Iterator[tuple[Snapshot, Engines]]:
         with self._turn() as state:
-            yield MemoryRecords(state), MemoryEngines(state, self.vectors, self.embedders)
+            yield MemorySnapshot(state), MemoryEngines(state, self.vectors, self.embedders)
 
     # -- embedding ----------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """The memory backend's tables (:class:`MemoryState`) and the service's reads and writes over
-them (:class:`MemoryRecords`, :class:`MemoryChanges`): what the SQL of the real backends
+them (:class:`MemorySnapshot`, :class:`MemoryWriteTurn`): what the SQL of the real backends
 says, as loops over dicts."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from notewell.model.note import Card, Note, note_from_text, preview
 from notewell.search.filters import Filters, check_offset
 from notewell.search.request import check_limit
 
-__all__ = ["MemoryChanges", "MemoryRecords", "MemoryState", "Revision", "Settings"]
+__all__ = ["MemoryWriteTurn", "MemorySnapshot", "MemoryState", "Revision", "Settings"]
 
 _COMPARE = {">=": operator.ge, "<": operator.lt}
 
@@ -159,8 +159,8 @@ class MemoryState:
         )
 
 
-class MemoryRecords:
-    """Reads (:class:`~notewell.backends.records.Records`), inside the backend's lock."""
+class MemorySnapshot:
+    """Reads (:class:`~notewell.backends.records.Snapshot`), inside the backend's lock."""
 
     def __init__(self, state: MemoryState) -> None:
         self.state = state
@@ -294,8 +294,8 @@ class MemoryRecords:
         return self.state.gone[note_id][1] if note_id in self.state.gone else None
 
 
-class MemoryChanges(MemoryRecords):
-    """Writes (:class:`~notewell.backends.records.Changes`), inside the backend's write turn."""
+class MemoryWriteTurn(MemorySnapshot):
+    """Writes (:class:`~notewell.backends.records.WriteTurn`), inside the backend's write turn."""
 
     def __init__(self, state: MemoryState, add_summary: Callable[[str, Attempt], str]) -> None:
         super().__init__(state)

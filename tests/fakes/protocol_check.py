@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from notewell.backends.backend import Backend
 from notewell.backends.postgres.backend import PostgresBackend
-from notewell.backends.records import Changes, Records
+from notewell.backends.records import Snapshot, WriteTurn
 from notewell.backends.sqlite.backend import SqliteBackend
 from notewell.model.access_tokens import Tokens
 from notewell.search.plan import Engines
 
 from .memory_backend import MemoryBackend, MemoryTokens
-from .memory_records import MemoryChanges, MemoryRecords
+from .memory_records import MemorySnapshot, MemoryWriteTurn
 from .memory_search import MemoryEngines
 
 
@@ -29,6 +29,6 @@ def memory_is_a_backend(backend: MemoryBackend) -> Backend:
 
 
 def memory_parts(
-    records: MemoryRecords, changes: MemoryChanges, engines: MemoryEngines, tokens: MemoryTokens
-) -> tuple[Records, Changes, Engines, Tokens]:
+    records: MemorySnapshot, changes: MemoryWriteTurn, engines: MemoryEngines, tokens: MemoryTokens
+) -> tuple[Snapshot, WriteTurn, Engines, Tokens]:
     return records, changes, engines, tokens

@@ -19,7 +19,7 @@ from ..search.embedder_slot import EmbedderSlot
 from ..search.embedders import Embedder
 from ..search.plan import Engines
 from ..search.request import SearchRequest
-from .records import Changes, Records
+from .records import Snapshot, WriteTurn
 
 __all__ = ["Backend", "NoteLoader"]
 
@@ -44,23 +44,25 @@ class Backend(Protocol):
         """Where it lives, to show a person (never a password)."""
         ...
 
-    def records(self) -> AbstractContextManager[Records]:
+    def snapshot(self) -> AbstractContextManager[Snapshot]:
         """Reads in one snapshot."""
         ...
 
-    def changes(self) -> AbstractContextManager[Changes]:
-        """The write turn: writes, and reads that see them, in one transaction."""
+    def write_turn(self) -> AbstractContextManager[WriteTurn]:
+        """The write turn: one writer at a time, and reads that see its writes. PostgreSQL
+        makes it one transaction; SQLite commits each write as it comes (the store's lock
+        keeps other writers out), so a turn that fails half-way keeps what it wrote."""
         ...
 
     def guarded(self, call: Callable[[], T]) -> T:
         """Run one public call of the service (a backend may translate its errors or retry)."""
         ...
 
-    def searching(self, request: SearchRequest) -> AbstractContextManager[tuple[Records, Engines]]:
+    def searching(self, request: SearchRequest) -> AbstractContextManager[tuple[Snapshot, Engines]]:
         """Where a search runs: the records that scope it, and the engines."""
         ...
 
-    def reading_note(self, body: Callable[[Records, NoteLoader], T]) -> T:
+    def reading_note(self, body: Callable[[Snapshot, NoteLoader], T]) -> T:
         """Run *body* on the records and a loader of whole notes (a backend may run it again,
         caught up, when its index was behind its files)."""
         ...

@@ -3,9 +3,9 @@
 The service (:class:`~notewell.services.service.NoteService`) decides who may see what,
 which attempt may take a note, when a project exists, and how a link tree or a brief is
 built; a backend only answers these questions in its own SQL. Each read runs inside one
-snapshot of the store (:class:`Records`), each write inside the store's write turn
-(:class:`Changes`): both are given by the store, which is the only thing that knows its
-backend. `tests/services/test_backends.py` runs the service on both.
+snapshot of the store (:class:`Snapshot`), each write inside the store's write turn
+(:class:`WriteTurn`): both come from the backend (:class:`~.backend.Backend`).
+`tests/services/test_backends.py` runs the service on every backend.
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ from ..model.attempt import Attempt
 from ..model.note import Card
 from ..search.filters import Filters
 
-__all__ = ["Changes", "LinkedNote", "ProjectRow", "Records", "RevisionRow"]
+__all__ = ["WriteTurn", "LinkedNote", "ProjectRow", "Snapshot", "RevisionRow"]
 
 
 @dataclass(frozen=True, slots=True)
 class ProjectRow:
-    """A project's settings as stored (``known``: it has a settings row) and its counts."""
+    """A project's settings as stored and its counts. ``known``: it has a settings row (PostgreSQL
+    makes one when an attempt starts, SQLite only when settings are set: the service asks for
+    ``known or attempts``)."""
 
     name: str
     known: bool
@@ -57,7 +59,7 @@ class RevisionRow:
     kept: bool
 
 
-class Records(Protocol):
+class Snapshot(Protocol):
     """Reads, all inside one snapshot of the store."""
 
     def private_projects(self) -> list[tuple[str, str | None]]:
@@ -163,7 +165,7 @@ class Records(Protocol):
 Lock = Literal["share", "update"]
 
 
-class Changes(Records, Protocol):
+class WriteTurn(Snapshot, Protocol):
     """Writes, inside the store's write turn (and reads that see them)."""
 
     def lock_attempt(self, attempt_id: str, lock: Lock) -> Attempt | None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Generic, Self, TypeVar
 
 from ..backends.backend import Backend, NoteLoader
-from ..backends.records import Changes, Records
+from ..backends.records import Snapshot, WriteTurn
 from ..errors import ConflictError, InvalidArgumentError, NotewellError, NotFoundError
 from ..model.access_tokens import Tokens
 from ..model.attempt import (
@@ -236,7 +236,7 @@ class NoteService(Generic[B]):
         except NotFoundError:
             found = None
         if found is not None:
-            with self._backend.records() as records:
+            with self._backend.snapshot() as records:
                 hidden = self._hidden(records, viewer)
                 if not (hidden and records.note_project(found) in hidden):
                     return found
@@ -244,7 +244,7 @@ class NoteService(Generic[B]):
         name = ref.strip().replace("\\", "/").removeprefix("./")
         if "/" in name or not name:
             raise NotFoundError(f"no note at {ref}")
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             named = records.notes_named(name, _NAMED_MAX + 1, self._hidden(records, viewer))
         if not named:
             raise NotFoundError(f"no note at {ref}")
@@ -331,7 +331,7 @@ class NoteService(Generic[B]):
         check_revision(revision)
         reading_for = check_attempt_id(working_attempt_id) if working_attempt_id is not None else None
 
-        def visible(records: Records, load: NoteLoader) -> Note:
+        def visible(records: Snapshot, load: NoteLoader) -> Note:
             self._check_visible(records, note_id, viewer)
             note = load(note_id, revision)
             hidden = self._hidden(records, viewer)
@@ -342,7 +342,7 @@ class NoteService(Generic[B]):
 
         note = self._backend.reading_note(visible)
         if reading_for is not None:
-            with self._backend.changes() as changes:
+            with self._backend.write_turn() as changes:
                 self._record_read(changes, reading_for, note_id, viewer)
         return note
 
@@ -383,24 +383,24 @@ class NoteService(Generic[B]):
     # -- viewer scoping --------------------------------------------------------
 
     @staticmethod
-    def _hidden(records: Records, viewer: Viewer | None) -> tuple[str, ...]:
+    def _hidden(records: Snapshot, viewer: Viewer | None) -> tuple[str, ...]:
         """The private projects *viewer* may not see (none for the owner: no lookup)."""
         return viewer_hidden_projects(viewer, records.private_projects)
 
     @staticmethod
-    def _scope(records: Records, filters: Filters, viewer: Viewer | None) -> Filters:
+    def _scope(records: Snapshot, filters: Filters, viewer: Viewer | None) -> Filters:
         """*filters* scoped to what *viewer* may see (:meth:`Filters.scoped`)."""
         return filters.scoped(
             viewer, private_projects=records.private_projects, campaign_members=records.campaign_members
         )
 
-    def _check_visible(self, records: Records, note_id: str, viewer: Viewer | None) -> None:
+    def _check_visible(self, records: Snapshot, note_id: str, viewer: Viewer | None) -> None:
         """NotFoundError when the note (live or deleted) is in a project *viewer* may not see."""
         hidden = self._hidden(records, viewer)
         if hidden and records.note_project(note_id) in hidden:
             raise NotFoundError(f"no note {note_id}")
 
-    def _visible_attempt(self, records: Records, attempt_id: str, viewer: Viewer | None) -> Attempt:
+    def _visible_attempt(self, records: Snapshot, attempt_id: str, viewer: Viewer | None) -> Attempt:
         attempt = records.attempt(attempt_id)
         if attempt is None or attempt.project in self._hidden(records, viewer):
             raise NotFoundError(f"no attempt {attempt_id}")
@@ -409,7 +409,7 @@ class NoteService(Generic[B]):
     @service_call
     def hidden_projects(self, viewer: Viewer | None) -> tuple[str, ...]:
         """The private projects *viewer* may not see (their names)."""
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             return self._hidden(records, viewer)
 
     # -- attempts --------------------------------------------------------------
@@ -426,7 +426,7 @@ class NoteService(Generic[B]):
         if who is None:
             raise InvalidArgumentError("an attempt needs an author (an agent's or a person's name)")
         model = check_label(model, "model", MODEL_MAX)
-        with self._backend.changes() as changes:
+        with self._backend.write_turn() as changes:
             while True:
                 attempt_id = new_attempt_id()
                 at = now_iso()
@@ -446,7 +446,7 @@ class NoteService(Generic[B]):
         attempt_id = check_attempt_id(attempt_id)
         outcome = check_outcome(outcome)
         text = check_text(summary, max_bytes=self.max_bytes)[0] if summary is not None else None  # before any change
-        with self._backend.changes() as changes:
+        with self._backend.write_turn() as changes:
             running = require_running(changes.lock_attempt(attempt_id, "update"), attempt_id)
             summary_id = None
             if text is not None:
@@ -460,7 +460,7 @@ class NoteService(Generic[B]):
     def get_attempt(self, attempt_id: str, *, viewer: Viewer | None = None) -> Attempt:
         """An attempt: who ran it on what, when, how it ended, how many notes it wrote."""
         attempt_id = check_attempt_id(attempt_id)
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             return self._visible_attempt(records, attempt_id, viewer)
 
     @service_call
@@ -476,7 +476,7 @@ class NoteService(Generic[B]):
         the running (or only the ended) ones."""
         check_limit(limit)
         name = check_project(project) if project is not None else None
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             return records.attempts(project=name, running=running, hidden=self._hidden(records, viewer), limit=limit)
 
     @service_call
@@ -485,13 +485,13 @@ class NoteService(Generic[B]):
         first: ``note_id``, ``title`` (None once the note is deleted) and ``at``. Notes in
         projects *viewer* may not see are left out."""
         attempt_id = check_attempt_id(attempt_id)
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             self._visible_attempt(records, attempt_id, viewer)
             rows = records.reads(attempt_id)
             secret = records.notes_in(self._hidden(records, viewer), list({n for n, _t, _a in rows}))
             return [{"note_id": n, "title": t, "at": a} for n, t, a in rows if n not in secret]
 
-    def _record_read(self, changes: Changes, attempt_id: str, note_id: str, viewer: Viewer | None) -> None:
+    def _record_read(self, changes: WriteTurn, attempt_id: str, note_id: str, viewer: Viewer | None) -> None:
         """Note that *note_id* was read while working on an attempt. An attempt that has
         ended takes no more records: the read is served, not recorded."""
         attempt_id = check_attempt_id(attempt_id)
@@ -524,7 +524,7 @@ class NoteService(Generic[B]):
             settings["owner"] = check_label(owner, "owner", AUTHOR_MAX)
         if campaign is not None:
             settings["campaign"] = check_project(campaign, "campaign")
-        with self._backend.changes() as changes:
+        with self._backend.write_turn() as changes:
             row = changes.project(name)
             _check_private_home(name, settings, row.private, row.owner)
             changes.update_project(name, settings, now_iso())
@@ -534,11 +534,11 @@ class NoteService(Generic[B]):
     def get_project(self, project: str, *, viewer: Viewer | None = None) -> dict[str, Any]:
         """A project: its settings and how many attempts and notes it has."""
         name = check_project(project)
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             return self._visible_project(records, name, viewer)
 
     @staticmethod
-    def _visible_project(records: Records, name: str, viewer: Viewer | None) -> dict[str, Any]:
+    def _visible_project(records: Snapshot, name: str, viewer: Viewer | None) -> dict[str, Any]:
         row = records.project(name)
         if not (row.known or row.attempts) or not may_see(viewer, private=row.private, owner=row.owner):
             raise NotFoundError(f"no project {name}")
@@ -547,7 +547,7 @@ class NoteService(Generic[B]):
     @service_call
     def list_projects(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every project *viewer* may see (settings, counts, last activity), most recently active first."""
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             hidden = set(self._hidden(records, viewer))
             out = [
                 {**_project_dict(records, name), "last_activity": last}
@@ -564,7 +564,7 @@ class NoteService(Generic[B]):
         """What a note builds on and what builds on it, *depth* steps out (1–10). A note met
         again on a path is listed with ``"again": true`` and not followed, so loops end."""
         note_id, depth = check_link_args(note_id, depth)
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             hidden = set(self._hidden(records, viewer))
 
             def node(ref: str) -> Node | None:
@@ -611,7 +611,7 @@ class NoteService(Generic[B]):
 
         def read(ids: list[str]) -> dict[str, str]:
             # The candidates' texts in one read (a folder store checks the folder once, not per note).
-            def body(records: Records, load: NoteLoader) -> dict[str, str]:
+            def body(records: Snapshot, load: NoteLoader) -> dict[str, str]:
                 hidden = self._hidden(records, viewer)
                 texts = {}
                 for nid in ids:
@@ -636,7 +636,7 @@ class NoteService(Generic[B]):
         notes the digest does not cover yet."""
         name = check_project(project)
         whole_number("recent", recent, 1, MAX_RECENT)
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             info = self._visible_project(records, name, viewer)
             scope = self._scope(records, Filters(project=name), viewer)
             return make_brief(
@@ -652,14 +652,14 @@ class NoteService(Generic[B]):
         """Notes, most recently updated first, as cards (filters: project, campaign, attempt_id,
         kind, tags + tag_mode, author, model, builds_on, created/updated after/before)."""
         f = Filters.from_kwargs(filters)
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             return records.cards(limit=limit, offset=offset, filters=self._scope(records, f, viewer))
 
     @service_call
     def summary(self, *, recent: int = 5, viewer: Viewer | None = None) -> dict[str, Any]:
         """Counts by kind, the most recent notes, and what could not be indexed (the last
         only for the store's owner and administrators: file paths say what a private note is)."""
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             scope = Filters(hidden_projects=self._hidden(records, viewer))
             return {
                 "total_notes": records.count(scope),
@@ -672,7 +672,7 @@ class NoteService(Generic[B]):
     def note_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Each note's tags and summary (with its id and title), most recently updated first:
         the whole collection at a glance (`notewell tags --notes`)."""
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             scope = Filters(hidden_projects=self._hidden(records, viewer))
             return [
                 {"id": nid, "title": title, "tags": tags, "summary": summary}
@@ -682,7 +682,7 @@ class NoteService(Generic[B]):
     @service_call
     def list_tags(self, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every tag with the number of notes carrying it, most used first."""
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             scope = Filters(hidden_projects=self._hidden(records, viewer))
             return [{"tag": t, "count": c} for t, c in records.tag_counts(scope)]
 
@@ -690,7 +690,7 @@ class NoteService(Generic[B]):
     def history(self, note_id: str, *, viewer: Viewer | None = None) -> list[dict[str, Any]]:
         """Every revision of a note, oldest first, and whether its text was kept."""
         note_id = check_note_id(note_id)
-        with self._backend.records() as records:
+        with self._backend.snapshot() as records:
             self._check_visible(records, note_id, viewer)
             live = records.live_revision(note_id)
             rows = records.revisions(note_id, live)
@@ -760,7 +760,7 @@ def _check_private_home(name: str, settings: dict[str, object], private: bool, o
         raise InvalidArgumentError(f"project {name} is in {space}'s namespace: its owner is {space}, not {given}")
 
 
-def _project_dict(records: Records, name: str, row: Any = None) -> dict[str, Any]:
+def _project_dict(records: Snapshot, name: str, row: Any = None) -> dict[str, Any]:
     row = row or records.project(name)
     return {
         "name": name,

@@ -32,7 +32,7 @@ from ...search.embedders import Embedder
 from ...search.plan import Engines
 from ...search.request import SearchRequest
 from ..backend import NoteLoader
-from ..records import Changes, Records
+from ..records import Snapshot, WriteTurn
 from .db import PgDatabase
 from .meaning import PgMeaning
 from .notes import (
@@ -48,7 +48,7 @@ from .notes import (
     update_note,
 )
 from .rank import TermRarity
-from .records import PgChanges, PgPooledRecords, PgRecords
+from .records import PgPooledSnapshot, PgSnapshot, PgWriteTurn
 from .tokens import PgTokenBook
 from .transfer import TransferSource, check_empty, export_folder, import_folder
 
@@ -118,14 +118,14 @@ class PostgresBackend:
     # -- what the note service runs on -----------------------------------------
 
     @contextlib.contextmanager
-    def records(self) -> Iterator[Records]:
+    def snapshot(self) -> Iterator[Snapshot]:
         with self.db.transaction() as conn:
-            yield PgRecords(conn)
+            yield PgSnapshot(conn)
 
     @contextlib.contextmanager
-    def changes(self) -> Iterator[Changes]:
+    def write_turn(self) -> Iterator[WriteTurn]:
         with self.db.transaction() as conn:
-            yield PgChanges(conn, self._insert_summary)
+            yield PgWriteTurn(conn, self._insert_summary)
 
     # -- writes ---------------------------------------------------------------
 
@@ -169,7 +169,9 @@ class PostgresBackend:
         with self.db.transaction() as conn:
             who, what = author, model
             if attempt is not None:
-                running = require_running(PgChanges(conn, self._insert_summary).lock_attempt(attempt, "share"), attempt)
+                running = require_running(
+                    PgWriteTurn(conn, self._insert_summary).lock_attempt(attempt, "share"), attempt
+                )
                 who, what = running.credits(who, what)
             for nid in chosen or ():
                 if id_was_used(conn, nid):
@@ -210,7 +212,7 @@ class PostgresBackend:
     def _check_unfrozen(self, conn: Any, note_id: str, attempt_id: str | None) -> None:
         """FrozenError when the note's attempt ended (its row held so it cannot end meanwhile)."""
         if attempt_id is not None:
-            require_unfrozen(note_id, PgChanges(conn, self._insert_summary).lock_attempt(attempt_id, "share"))
+            require_unfrozen(note_id, PgWriteTurn(conn, self._insert_summary).lock_attempt(attempt_id, "share"))
 
     def delete(self, note_id: str) -> dict[str, Any]:
         """Remove a note; its texts stay readable by revision number."""
@@ -238,14 +240,14 @@ class PostgresBackend:
             raise NotFoundError(f"no note at {ref}")
         return found
 
-    def reading_note(self, body: Callable[[Records, NoteLoader], T]) -> T:
+    def reading_note(self, body: Callable[[Snapshot, NoteLoader], T]) -> T:
         with self.db.transaction() as conn:
-            return body(PgRecords(conn), lambda nid, rev: load_note(conn, nid, rev))
+            return body(PgSnapshot(conn), lambda nid, rev: load_note(conn, nid, rev))
 
     @contextlib.contextmanager
-    def searching(self, request: SearchRequest) -> Iterator[tuple[Records, Engines]]:
+    def searching(self, request: SearchRequest) -> Iterator[tuple[Snapshot, Engines]]:
         # No transaction held across the search: each engine takes a connection of its own.
-        yield PgPooledRecords(self.db), self.meaning.engines()
+        yield PgPooledSnapshot(self.db), self.meaning.engines()
 
     # -- embedding ------------------------------------------------------------
 

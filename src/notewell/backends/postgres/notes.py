@@ -9,7 +9,7 @@ from ...errors import NotFoundError, StorageError
 from ...model.header import parse_note
 from ...model.note import Note, derive_title, note_from_text
 from .db import PgDatabase
-from .records import PgRecords
+from .records import PgSnapshot
 from .vector_schema import enable_pgvector
 
 __all__ = [
@@ -99,7 +99,7 @@ def added_notes(conn: Any, ids: list[str], attempt: str | None) -> list[Note]:
         (ids,),
     ):
         backlinks.setdefault(target, []).append({"id": b, "title": t, "kind": k, "updated_at": u})
-    loaded = PgRecords(conn).attempt(attempt) if attempt is not None else None
+    loaded = PgSnapshot(conn).attempt(attempt) if attempt is not None else None
     on_attempt = loaded.to_dict() if loaded else None
     notes = []
     for nid in ids:
@@ -197,7 +197,7 @@ def load_note(conn: Any, note_id: str, revision: int | None) -> Note:
             (note_id,),
         )
     ]
-    attempt = PgRecords(conn).attempt(attempt_id) if attempt_id else None
+    attempt = PgSnapshot(conn).attempt(attempt_id) if attempt_id else None
     shown = (nid, path, text, author, created, updated, current_rev, model, attempt_id, note_kind)
     return note_of(shown, backlinks, attempt.to_dict() if attempt else None, revision)
 

@@ -20,7 +20,7 @@ from .db import PgDatabase
 from .filters_sql import pg_filter_sql
 from .keyword import pg_list_cards
 
-__all__ = ["PgChanges", "PgPooledRecords", "PgRecords"]
+__all__ = ["PgWriteTurn", "PgPooledSnapshot", "PgSnapshot"]
 
 _LOCKS = {"share": " FOR SHARE", "update": " FOR UPDATE"}
 
@@ -30,8 +30,8 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
     return (f" WHERE {where}" if where else ""), list(params)
 
 
-class PgRecords:
-    """Reads in the caller's transaction *conn* (:class:`~..records.Records`)."""
+class PgSnapshot:
+    """Reads in the caller's transaction *conn* (:class:`~..records.Snapshot`)."""
 
     def __init__(self, conn: Any) -> None:
         self._conn = conn
@@ -244,8 +244,8 @@ class PgRecords:
         return out
 
 
-class PgChanges(PgRecords):
-    """Writes in the caller's transaction (:class:`~..records.Changes`)."""
+class PgWriteTurn(PgSnapshot):
+    """Writes in the caller's transaction (:class:`~..records.WriteTurn`)."""
 
     def __init__(self, conn: Any, add_summary: Callable[[Any, str, Attempt], str]) -> None:
         super().__init__(conn)
@@ -291,7 +291,7 @@ class PgChanges(PgRecords):
         )
 
 
-class PgPooledRecords(PgRecords):
+class PgPooledSnapshot(PgSnapshot):
     """Reads that each take a pooled connection for one statement and give it back (no
     snapshot across them): for a search, which holds no connection while its engines run."""
 

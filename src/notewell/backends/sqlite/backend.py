@@ -49,7 +49,7 @@ from ...search.passages import feedback_notes
 from ...search.plan import Engines
 from ...search.request import SearchRequest
 from ..backend import NoteLoader
-from ..records import Changes, Records
+from ..records import Snapshot, WriteTurn
 from .ann import ANN_MIN
 from .embedding import embed_pending, pending_count
 from .files import NoteFolder, printable_name
@@ -80,7 +80,7 @@ from .notes import (
 from .old_revisions import embed_old_revisions, older_keyword_search, older_semantic_search
 from .quick_check import FolderLook, dir_times_json, parse_dir_times, quick_look, trusted_times
 from .rebuild import Rebuild
-from .records import SqliteChanges, SqliteRecords
+from .records import SqliteSnapshot, SqliteWriteTurn
 from .semantic import VectorMatrix, opening_vectors, semantic_search
 from .sync import Syncer, SyncReport
 from .tokens import TokenBook
@@ -261,20 +261,20 @@ class SqliteBackend:
     def guarded(self, call: Callable[[], T]) -> T:
         return run_guarded(self, call)
 
-    def _rec(self) -> SqliteRecords:
+    def _rec(self) -> SqliteSnapshot:
         """The records of the index this thread reads now (inside a read or the lock)."""
-        return SqliteRecords(self.index, self._history)
+        return SqliteSnapshot(self.index, self._history)
 
     @contextlib.contextmanager
-    def records(self) -> Iterator[Records]:
+    def snapshot(self) -> Iterator[Snapshot]:
         with self._read() as index:
-            yield SqliteRecords(index, self._history)
+            yield SqliteSnapshot(index, self._history)
 
     @contextlib.contextmanager
-    def changes(self) -> Iterator[Changes]:
+    def write_turn(self) -> Iterator[WriteTurn]:
         with self.lock:
             self.refresh()
-            yield SqliteChanges(self.index, self._history, self.syncer, self._add_summary)
+            yield SqliteWriteTurn(self.index, self._history, self.syncer, self._add_summary)
 
     def _add_summary(self, text: str, attempt: Attempt) -> str:
         checked = [check_text(text, max_bytes=self.max_bytes)]
@@ -607,7 +607,7 @@ class SqliteBackend:
         """Each file is on disk (synced) before the transaction that indexes it commits."""
         origin: dict[str, Any] = {"attempt": None, "note_kind": note_kind}
         if attempt_id is not None:
-            with self.records() as records:  # before any file is written
+            with self.snapshot() as records:  # before any file is written
                 running = require_running(records.attempt(attempt_id), attempt_id)
             origin["attempt"] = running.id
             author, model = running.credits(author, model)
@@ -727,7 +727,7 @@ class SqliteBackend:
 
     # -- reads --------------------------------------------------------------
 
-    def reading_note(self, body: Callable[[Records, NoteLoader], T]) -> T:
+    def reading_note(self, body: Callable[[Snapshot, NoteLoader], T]) -> T:
         try:
             with self._read():
                 return body(self._rec(), lambda nid, rev: self._get(nid, rev, checked=True))
@@ -762,10 +762,10 @@ class SqliteBackend:
         return load_note(self.index, self.folder, self._history, note_id, revision, self._attempt_dict, checked=checked)
 
     @contextlib.contextmanager
-    def searching(self, request: SearchRequest) -> Iterator[tuple[Records, Engines]]:
+    def searching(self, request: SearchRequest) -> Iterator[tuple[Snapshot, Engines]]:
         # A search that embeds the waiting notes first writes: it runs as a write does.
         with self.lock if request.wait else contextlib.nullcontext(), self._read() as index:
-            yield SqliteRecords(index, self._history), _Engines(self)
+            yield SqliteSnapshot(index, self._history), _Engines(self)
 
     @contextlib.contextmanager
     def embedding_turn(self) -> Iterator[None]:

@@ -22,7 +22,7 @@ from .index import Index
 from .keyword import list_cards
 from .sync import Syncer
 
-__all__ = ["SqliteChanges", "SqliteRecords"]
+__all__ = ["SqliteWriteTurn", "SqliteSnapshot"]
 
 
 def _where(filters: Filters) -> tuple[str, list[Any]]:
@@ -30,8 +30,8 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
     return (f" WHERE {where}" if where else ""), params
 
 
-class SqliteRecords:
-    """Reads on the index the store's read holds (:class:`~..records.Records`)."""
+class SqliteSnapshot:
+    """Reads on the index the store's read holds (:class:`~..records.Snapshot`)."""
 
     def __init__(self, index: Index, history: History) -> None:
         self._index = index
@@ -241,8 +241,8 @@ class SqliteRecords:
         ]
 
 
-class SqliteChanges(SqliteRecords):
-    """Writes under the store's lock (:class:`~..records.Changes`): each one journal record
+class SqliteWriteTurn(SqliteSnapshot):
+    """Writes under the store's lock (:class:`~..records.WriteTurn`): each one journal record
     committed in its own transaction, after catching up with other processes' records."""
 
     def __init__(
