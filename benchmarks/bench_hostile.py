@@ -763,6 +763,17 @@ def _backticks(n: int) -> str:
 _SYNTAX_CHAR = re.compile(r"[^\w \u00a0\u3000]")  # what render.syntax_count counts (1c25130 on)
 
 
+def _render_module():
+    """The web page's Markdown renderer, where this tree keeps it (``--src`` may name a tree from
+    before the interfaces became packages)."""
+    import importlib
+
+    try:
+        return importlib.import_module("notewell.interfaces.http.web.render")
+    except ImportError:
+        return importlib.import_module("notewell.interfaces.web.render")
+
+
 def _syntax_prefix(text: str, most: int) -> str:
     """The longest start of *text* holding at most *most* characters of Markdown syntax."""
     for k, m in enumerate(_SYNTAX_CHAR.finditer(text)):
@@ -777,7 +788,12 @@ def _render_case(shape: Callable[[int], str], mode: str = "chars") -> Callable[[
     SYNTAX_MAX); ``exact``: shape(n) as it is."""
 
     def build(n: int) -> Bench:
-        from notewell.interfaces.http.web.render import RENDER_MAX, _renderer, render_markdown
+        render_module = _render_module()
+        RENDER_MAX, _renderer, render_markdown = (  # noqa: N806 - the module's own names
+            render_module.RENDER_MAX,
+            render_module._renderer,
+            render_module.render_markdown,
+        )
 
         if mode == "syntax":
             text = _syntax_prefix(shape(RENDER_LIMIT - 1), n)
@@ -1010,7 +1026,7 @@ def _reset_caches() -> None:
             fn = getattr(mods.get(module), name, None)
             if hasattr(fn, "cache_clear"):
                 fn.cache_clear()
-    render = mods.get("notewell.interfaces.http.web.render")
+    render = mods.get("notewell.interfaces.http.web.render") or mods.get("notewell.interfaces.web.render")
     if render is not None and hasattr(render, "_cache"):  # rendered HTML kept by digest (1c25130 on)
         render._cache.clear()
         render._cached_bytes = 0

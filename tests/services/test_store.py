@@ -552,3 +552,23 @@ def test_a_new_store_is_its_owners_alone(tmp_path):
         s.add_note("# private plan\n\nonly mine")
     for folder in (root, root / ".notewell", root / ".notewell-history"):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+
+
+def test_notes_whose_files_move_one_after_another_are_each_read_caught_up(tmp_path, monkeypatch):
+    # A sweep of `mv`s: each candidate of similar_notes is behind its file once, at a different
+    # moment. Each load catches up for itself; none fails the read (add_note answers with these).
+    from notewell.backends.sqlite import backend as sqlite_backend
+
+    with notewell.open(tmp_path / "n", embedder=None, watch=False) as s:
+        ids = [s.add_note(f"# walrus {i}\nwalrus tusks ivory arctic {i}").id for i in range(3)]
+        real, moved = sqlite_backend.load_note, set()
+
+        def moving(index, folder, history, note_id, *args, **kwargs):
+            if note_id in ids and note_id not in moved:
+                moved.add(note_id)
+                raise FileNotFoundError(2, "No such file or directory", f"{note_id}.md")
+            return real(index, folder, history, note_id, *args, **kwargs)
+
+        monkeypatch.setattr(sqlite_backend, "load_note", moving)
+        found = s.similar_notes("walrus tusks ivory arctic")
+        assert moved == set(ids) and {c["id"] for c in found} == set(ids)

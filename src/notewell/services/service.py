@@ -334,6 +334,7 @@ class NoteService(Generic[B]):
         def visible(records: Snapshot, load: NoteLoader) -> Note:
             self._check_visible(records, note_id, viewer)
             note = load(note_id, revision)
+            self._check_visible(records, note_id, viewer)  # a load that caught up may have moved it
             hidden = self._hidden(records, viewer)
             if hidden and note.backlinks:
                 secret = records.notes_in(hidden, [b["id"] for b in note.backlinks])
@@ -619,6 +620,7 @@ class NoteService(Generic[B]):
                         continue
                     try:
                         note = load(nid, None)
+                        self._check_visible(records, nid, viewer)  # a load that caught up may have moved it
                     except NotFoundError:
                         continue
                     texts[nid] = f"{note.title}\n{note.body}"

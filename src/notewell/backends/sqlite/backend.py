@@ -733,20 +733,12 @@ class SqliteBackend:
                 return body(self._rec(), lambda nid, rev: self._get(nid, rev, checked=True))
         except (FileNotFoundError, StaleRow):
             # The index is behind the file: a delete, rename or edit by another thread, another
-            # process or an editor. Read it as a write does, under the lock, caught up.
+            # process or an editor. Read it as a write does, under the lock, caught up; each note
+            # the body loads catches up again if its file moved meanwhile. The records read the
+            # live index here, so the caller's checks after a load see what the catch-up applied.
             with self.lock:
                 self.refresh(wait=False)
-                try:
-                    return body(self._rec(), self._get)
-                except FileNotFoundError:
-                    # Still behind (another writer's delete or rename held back): wait for the
-                    # lock, catch up, and run the body again (it checks what the caller may see).
-                    self.refresh()
-                    try:
-                        return body(self._rec(), self._get)
-                    except FileNotFoundError as exc:
-                        name = os.path.basename(exc.filename or "")
-                        raise StorageError(f"cannot read {name}: {exc.strerror}") from exc
+                return body(self._rec(), self._get_caught_up)
 
     def _get_caught_up(self, note_id: str, revision: int | None) -> Note:
         try:
