@@ -4,6 +4,7 @@ importing again adds only what is new; a bad file is reported and contributes no
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import time
@@ -781,13 +782,20 @@ def test_a_file_of_many_sessions_and_summaries_reads_in_linear_time(store, tmp_p
             )
             lines.append({"type": "summary", "summary": f"sum {i}", "leafUuid": f"u{i}"})
         data = "".join(json.dumps(line) + "\n" for line in lines).encode()
-        began = time.perf_counter()
-        pieces = parse_claude_code(data, "one")
+        gc.disable()  # a collection's pause grows with the heap, not with the parse
+        try:
+            began = time.perf_counter()
+            pieces = parse_claude_code(data, "one")
+            took = time.perf_counter() - began
+        finally:
+            gc.enable()
         assert {p.source_id: p.title for p in pieces} == {f"s{i}": f"sum {i}" for i in range(sessions)}
-        return time.perf_counter() - began  # fmt: skip
+        return took
 
-    small, big = min(timed(4000) for _ in range(2)), min(timed(16000) for _ in range(2))
-    assert big < 10 * small  # 4x the sessions (16x before: every session looked at every summary)
+    # Sizes alternated and the best of three kept: a busy machine slows some runs, never all.
+    runs = [(timed(4000), timed(16000)) for _ in range(3)]
+    small, big = min(r[0] for r in runs), min(r[1] for r in runs)
+    assert big < 10 * small  # 4x the sessions: ~4.5x here (16x before: every session looked at every summary)
     ask = {"type": "user", "message": {"role": "user", "content": "hi"}}
     bad = [{**ask, "sessionId": "x" * 300 + str(i), "uuid": f"u{i}"} for i in range(200)]
     report = import_conversations(store, "claude-code", _jsonl(tmp_path / "odd.jsonl", bad))
