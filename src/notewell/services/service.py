@@ -332,10 +332,12 @@ class NoteService(Generic[B]):
         reading_for = check_attempt_id(working_attempt_id) if working_attempt_id is not None else None
 
         def visible(records: Snapshot, load: NoteLoader) -> Note:
-            self._check_visible(records, note_id, viewer)
-            note = load(note_id, revision)
-            self._check_visible(records, note_id, viewer)  # a load that caught up may have moved it
             hidden = self._hidden(records, viewer)
+            if hidden and records.note_project(note_id) in hidden:
+                raise NotFoundError(f"no note {note_id}")
+            note = load(note_id, revision)
+            if hidden and records.note_project(note_id) in hidden:  # a load that caught up may have moved it
+                raise NotFoundError(f"no note {note_id}")
             if hidden and note.backlinks:
                 secret = records.notes_in(hidden, [b["id"] for b in note.backlinks])
                 note.backlinks = [b for b in note.backlinks if b["id"] not in secret]
@@ -620,8 +622,9 @@ class NoteService(Generic[B]):
                         continue
                     try:
                         note = load(nid, None)
-                        self._check_visible(records, nid, viewer)  # a load that caught up may have moved it
                     except NotFoundError:
+                        continue
+                    if hidden and records.note_project(nid) in hidden:  # a load that caught up may have moved it
                         continue
                     texts[nid] = f"{note.title}\n{note.body}"
                 return texts
