@@ -40,7 +40,6 @@ __all__ = [
 OPENING = 1500  # characters of the body embedded with the title
 PASSAGE = 1000  # characters in each further passage of a long note
 OVERLAP = 200
-MAX_PASSAGES = 24
 # Pseudo-relevance feedback: the opening passages of the FEEDBACK_NOTES best keyword hits,
 # FEEDBACK_WEIGHT of their mean added to the query vector (chosen across the evaluation sets
 # and LoCoMo: README).
@@ -53,8 +52,9 @@ _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
 def passages(title: str, body: str) -> list[tuple[int, int, str]]:
     """(start, stop, text) of what to embed: the title with the body's opening, then the
     rest by paragraphs (packed up to PASSAGE characters; a longer one in overlapping
-    windows), so that a short finding after a long log is a passage of its own. start
-    and stop index the body."""
+    windows), so that a short finding after a long log is a passage of its own. Every
+    part of the body is in a passage: the note's size limit, not a count, bounds them.
+    start and stop index the body."""
     body = body.strip("\n")
     out = [(0, min(len(body), OPENING), f"{title}\n{body[:OPENING]}")]
     pieces: list[tuple[int, int]] = []
@@ -71,8 +71,6 @@ def passages(title: str, body: str) -> list[tuple[int, int, str]]:
             start = out[-1][0]
             out.pop()
         out.append((start, stop, body[start:stop]))
-        if len(out) >= MAX_PASSAGES:
-            break
     return out
 
 

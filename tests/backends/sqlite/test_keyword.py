@@ -74,7 +74,7 @@ def test_chinese_substrings(store, query, found):
     n = store.add_note("# 关于素数的笔记\n\n素数是只能被1和自身整除的数。\n")
     store.add_note("another note in English")
     # The all-words pass matches exactly the adjacent characters, whatever their number.
-    strict = [r for r, _ in _ranked(store.backend.index, compile_query(query).strict, "", [], 10, set())]
+    strict = [r for r, _ in _ranked(store.backend.index, compile_query(query).strict, "", [], 10, set())[0]]
     assert (len(strict) == 1) is found
     if found:
         (card,) = store.search_notes(query)[:1]

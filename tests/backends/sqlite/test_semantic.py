@@ -48,6 +48,47 @@ def test_a_fact_deep_in_a_long_note_is_found_with_its_passage(sstore):
     assert card.id == deep.id and "zygomorphic flux capacitor" in card.snippet and card.snippet.startswith("…")
 
 
+def test_every_passage_of_a_long_note_is_embedded_and_its_last_words_found(sstore):
+    filler = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 30 for i in range(80))
+    body = f"{filler}\n\nthe quokka migration finished at the very end"
+    parts = passages("Long", body)
+    assert len(parts) > 60 and parts[-1][1] == len(body)  # no count cuts a long note short
+    note = sstore.add_note(f"# Long\n\n{body}")
+    sstore.add_note("# Other\n\nsomething else entirely")
+    sstore.embed_pending()
+    (count,) = sstore.backend.index.conn.execute(
+        "SELECT count(*) FROM note_vectors WHERE note_id = ?", (note.id,)
+    ).fetchone()
+    assert count == len(parts)
+    card = sstore.search_notes("quokka migration finished", mode="semantic")[0]
+    assert card.id == note.id and "quokka" in card.snippet
+
+
+def test_a_note_grown_at_its_end_embeds_only_its_new_passages(store_dir):
+    class Counting(HashEmbedder):
+        texts: list[str] = []
+
+        def embed_documents(self, texts):
+            Counting.texts.extend(texts)
+            return super().embed_documents(texts)
+
+    s = notewell.open(store_dir, embedder=Counting())
+    turns = [f"Turn {i}: " + " ".join(f"talk{i}y{j}" for j in range(150)) for i in range(30)]
+    note = s.add_note("# Chat\n\n" + "\n\n".join(turns))
+    s.embed_pending()
+    first = len(Counting.texts)
+    assert first == len(passages("Chat", "\n\n".join(turns)))
+    Counting.texts.clear()
+    grown = [*turns, "Turn 30: the answer about the kestrel deployment"]
+    s.edit_note(note.id, "# Chat\n\n" + "\n\n".join(grown))
+    s.embed_pending()
+    assert 1 <= len(Counting.texts) <= 2  # the last passage (and the one it now extends), not all
+    assert s.search_notes("kestrel deployment", mode="semantic")[0].id == note.id
+    rows = s.backend.index.conn.execute("SELECT count(*) FROM note_vectors WHERE note_id = ?", (note.id,)).fetchone()
+    assert rows[0] == len(passages("Chat", "\n\n".join(grown)))
+    s.close()
+
+
 def test_passages_cover_a_long_body_with_overlap():
     body = "x" * 5000
     parts = passages("T", body)

@@ -93,7 +93,8 @@ __all__ = ["SqliteBackend"]
 
 T = TypeVar("T")
 
-_EMBED_STEP = 64  # notes the background thread embeds between looks at the queue
+_EMBED_STEP = 64  # notes the background thread embeds between looks at the queue...
+_EMBED_STEP_PASSAGES = 256  # ...or fewer, once it embedded this many passages
 _PLACE_BESIDE = 64  # a batch of at least this many notes names its files on a second thread
 _OPTIMIZE_AFTER = 5000  # a bulk add this large ends by merging the keyword index
 
@@ -238,7 +239,13 @@ class SqliteBackend:
                         index.close()
                     index = Index(self.root, busy_timeout=self._busy_timeout)
                 with translated():
-                    done = embed_pending(index, embedder, lambda nid: note_text(index, nid), limit=_EMBED_STEP)
+                    done = embed_pending(
+                        index,
+                        embedder,
+                        lambda nid: note_text(index, nid),
+                        limit=_EMBED_STEP,
+                        passages_limit=_EMBED_STEP_PASSAGES,
+                    )
                     return done + (
                         embed_old_revisions(index, embedder, _EMBED_STEP - done) if done < _EMBED_STEP else 0
                     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from ...model.header import parse_note
 from ...search.embedders import Embedder, numpy
@@ -19,7 +20,8 @@ from .old_revisions import keep_superseded_vectors
 
 __all__ = ["embed_pending", "note_passages", "passage_key", "pending_count"]
 
-_BATCH = 64
+_BATCH = 64  # notes embedded and written together...
+_BATCH_PASSAGES = 256  # ...or fewer, once their passages reach this many
 
 
 # The notes with vectors of a model other than the one given twice: two ranges of the model
@@ -57,13 +59,17 @@ def embed_pending(
     *,
     limit: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    passages_limit: int | None = None,
 ) -> int:
     """Embed queued notes (and notes embedded by another model); returns how many.
 
     Each note's vectors replace the old ones in one transaction, so a crash leaves the
-    old vectors or the new, and the note stays queued until its new ones are in.
+    old vectors or the new, and the note stays queued until its new ones are in. Notes go
+    in groups of at most _BATCH notes and about _BATCH_PASSAGES passages (a long note's
+    hundreds of passages are a group of their own); a passage whose text the note's vectors
+    already hold (a conversation that grew at its end) keeps its vector. With
+    *passages_limit*, no new group starts once that many passages were embedded.
     """
-    np = numpy()
     with index.write():
         # Vectors of another model are never mixed with this one's: their notes are queued again.
         index.conn.execute(
@@ -74,54 +80,98 @@ def embed_pending(
     todo = list(queued)
     if limit is not None:
         todo = todo[:limit]
-    done = 0
-    for at in range(0, len(todo), _BATCH):
-        group = todo[at : at + _BATCH]
-        work: list[tuple[str, str, list[tuple[int, int, str]]]] = []
-        for nid in group:
-            row = index.conn.execute("SELECT sha256, title FROM note_index WHERE id = ?", (nid,)).fetchone()
-            have = index.conn.execute(
-                "SELECT sha256, model FROM note_vectors WHERE note_id = ? AND chunk = 0", (nid,)
-            ).fetchone()
-            if row is None or (have is not None and have == (row[0], embedder.model_id)):
-                work.append((nid, "", []))  # gone, or already embedded from this very text
-                continue
-            text = read_text(nid)
-            if text is None:
-                work.append((nid, "", []))
-                continue
-            work.append((nid, row[0], note_passages(row[1], text)))
-        texts = [p[2] for _nid, _sha, parts in work for p in parts]
-        vectors = embedder.embed_documents(texts) if texts else np.zeros((0, embedder.dim), np.float32)
-        model, dim = embedder.model_id, embedder.dim  # a remote model's dim is known once it answered
-        with index.write():
-            position = 0
-            written = False
-            for nid, sha, parts in work:
-                current = index.conn.execute("SELECT sha256 FROM note_index WHERE id = ?", (nid,)).fetchone()
-                if parts and (current is None or current[0] != sha):
-                    position += len(parts)
-                    continue  # changed while embedding: it was queued again, its turn comes
-                if parts:
-                    written = True
-                    keep_superseded_vectors(index.conn, nid)  # an older revision's meaning stays searchable
-                    index.conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (nid,))
-                    index.conn.executemany(
-                        "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, start, stop, vector, key)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [
-                            (nid, k, model, dim, sha, a, b, vectors[position + k].tobytes(), passage_key(model, dim, t))
-                            for k, (a, b, t) in enumerate(parts)
-                        ],
-                    )
-                    position += len(parts)
-                # Only the queue entry that was read: an edit meanwhile queued the note again.
-                index.conn.execute(
-                    "DELETE FROM embed_queue WHERE note_id = ? AND queued_at = ?", (nid, queued.get(nid, ""))
-                )
-            if written:
-                index.log_vectors([nid for nid, _sha, parts in work if parts])
+    done = spent = 0
+    group: list[_Work] = []
+    size = 0
+    for at, nid in enumerate(todo):
+        work = _read_work(index, embedder, nid, read_text)
+        group.append(work)
+        size += len(work.parts)
+        if len(group) < _BATCH and size < _BATCH_PASSAGES and at + 1 < len(todo):
+            continue
+        spent += _embed_group(index, embedder, group, queued)
         done += len(group)
+        group, size = [], 0
         if progress is not None:
             progress(done, len(todo))
+        if passages_limit is not None and spent >= passages_limit:
+            break
     return done
+
+
+@dataclass(slots=True)
+class _Work:
+    """One queued note: its text's hash and passages (none: gone, or embedded from this text)."""
+
+    nid: str
+    sha: str = ""
+    parts: list[tuple[int, int, str]] = field(default_factory=list)
+
+
+def _read_work(index: Index, embedder: Embedder, nid: str, read_text: Callable[[str], str | None]) -> _Work:
+    row = index.conn.execute("SELECT sha256, title FROM note_index WHERE id = ?", (nid,)).fetchone()
+    have = index.conn.execute(
+        "SELECT sha256, model FROM note_vectors WHERE note_id = ? AND chunk = 0", (nid,)
+    ).fetchone()
+    if row is None or (have is not None and have == (row[0], embedder.model_id)):
+        return _Work(nid)  # gone, or already embedded from this very text
+    text = read_text(nid)
+    return _Work(nid) if text is None else _Work(nid, row[0], note_passages(row[1], text))
+
+
+def _held_vectors(index: Index, embedder: Embedder, group: list[_Work]) -> dict[bytes, bytes]:
+    """The vectors the group's notes hold now, by passage key (this model's only)."""
+    held: dict[bytes, bytes] = {}
+    for work in group:
+        if work.parts:
+            for key, vector in index.conn.execute(
+                "SELECT key, vector FROM note_vectors WHERE note_id = ? AND model = ? AND key IS NOT NULL",
+                (work.nid, embedder.model_id),
+            ):
+                held[bytes(key)] = vector
+    return held
+
+
+def _embed_group(index: Index, embedder: Embedder, group: list[_Work], queued: dict[str, str]) -> int:
+    """Embed and write one group; returns how many passages the model embedded."""
+    np = numpy()
+    held = _held_vectors(index, embedder, group)
+    asked = embedder.dim
+    keys = [[passage_key(embedder.model_id, asked, t) for _a, _b, t in w.parts] for w in group]
+    pairs = [(t, k) for w, ks in zip(group, keys, strict=True) for (_a, _b, t), k in zip(w.parts, ks, strict=True)]
+    fresh = [t for t, k in pairs if k not in held]
+    vectors = embedder.embed_documents(fresh) if fresh else np.zeros((0, embedder.dim), np.float32)
+    model, dim = embedder.model_id, embedder.dim  # a remote model's dim is known once it answered
+    if dim != asked:  # held vectors were looked up under a dimension the model has not got
+        keys = [[passage_key(model, dim, t) for _a, _b, t in w.parts] for w in group]
+    position = 0
+    with index.write():
+        written = []
+        for work, ks in zip(group, keys, strict=True):
+            rows = []
+            for k, ((a, b, _t), key) in enumerate(zip(work.parts, ks, strict=True)):
+                if key in held:
+                    blob = held[key]
+                else:
+                    blob = vectors[position].tobytes()
+                    position += 1
+                rows.append((work.nid, k, model, dim, work.sha, a, b, blob, key))
+            current = index.conn.execute("SELECT sha256 FROM note_index WHERE id = ?", (work.nid,)).fetchone()
+            if work.parts and (current is None or current[0] != work.sha):
+                continue  # changed while embedding: it was queued again, its turn comes
+            if work.parts:
+                written.append(work.nid)
+                keep_superseded_vectors(index.conn, work.nid)  # an older revision's meaning stays searchable
+                index.conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (work.nid,))
+                index.conn.executemany(
+                    "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, start, stop, vector, key)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+            # Only the queue entry that was read: an edit meanwhile queued the note again.
+            index.conn.execute(
+                "DELETE FROM embed_queue WHERE note_id = ? AND queued_at = ?", (work.nid, queued.get(work.nid, ""))
+            )
+        if written:
+            index.log_vectors(written)
+    return len(fresh)

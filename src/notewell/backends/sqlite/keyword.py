@@ -13,10 +13,11 @@ from ...errors import InvalidQueryError
 from ...model.note import PREVIEW_CHARS, Card, preview
 from ...search.filters import Filters, check_offset
 from ...search.fusion import coverage
+from ...search.passage_rank import PASSAGE_POOL, SCAN_CHARS, Candidate, idf, rerank
 from ...search.query import CompiledQuery, compile_query, title_expression
 from ...search.request import RANK_WINDOW, TITLE_WINDOW, check_limit
 from ...search.snippets import make_snippet, phrases_of, snippet_maker
-from .bm25 import bm25_ranks, document_frequency, weigh
+from .bm25 import Weights, bm25_ranks, document_frequency, weigh
 from .filters_sql import filter_sql, fts_suffix, hidden_match
 from .index import Index
 
@@ -90,8 +91,9 @@ def _ranked(
     suffix: str = "",
     title_filter: Where = ("", []),
     hidden: str | None = None,
-) -> list[tuple[int, float]]:
-    """Rowids and BM25 ranks of the best matches, the newest first among equals.
+) -> tuple[list[tuple[int, float]], Weights]:
+    """Rowids and BM25 ranks of the matches, best first (the newest first among equals;
+    :func:`_by_passages` then reads the head's passages), and the expression's weights.
 
     A query matching many notes ranks the RANK_WINDOW most recently written matches that
     pass the filters (rowids grow with every write), together with the newest TITLE_WINDOW
@@ -129,7 +131,27 @@ def _ranked(
         ranks = bm25_ranks(index, weights, candidates)
     # rank, then rowid: exact ties go to the most recently written note.
     order = sorted(candidates, key=lambda r: (ranks.get(r, 0.0), -r))
-    return [(r, ranks.get(r, 0.0)) for r in order if r not in exclude][:limit]
+    return [(r, ranks.get(r, 0.0)) for r in order if r not in exclude], weights
+
+
+def _by_passages(index: Index, ranked: list[tuple[int, float]], weights: Weights) -> list[tuple[int, float]]:
+    """*ranked* (rowid, rank; best first) with its head ranked by each note's best passage
+    as well (:mod:`notewell.search.passage_rank`), ranks keeping FTS5's sign (lower is better)."""
+    head = [r for r, _rank in ranked[:PASSAGE_POOL]]
+    if not head or not weights.phrases:
+        return ranked
+    marks = ",".join("?" * len(head))
+    texts = {
+        r: (title or "", body or "")
+        for r, title, body in index.conn.execute(
+            f"SELECT n.rowid, n.title, substr(t.text, t.body_at + 1, {SCAN_CHARS}) FROM note_index n"
+            f" JOIN note_text t ON t.rowid = n.rowid WHERE n.rowid IN ({marks})",
+            head,
+        )
+    }
+    candidates = [Candidate(r, -rank, *texts.get(r, ("", ""))) for r, rank in ranked]
+    weighed = [idf(weights.rows, c) * n for c, n in zip(weights.counts, weights.repeats, strict=True)]
+    return [(int(c.key), -c.score) for c in rerank(candidates, weights.phrases, weighed)]
 
 
 def _fts5_ranks(
@@ -184,20 +206,20 @@ def _run(
     hits: list[tuple[int, float, str]] = []
     expr = cq.strict
     try:
-        got = _ranked(index, expr, where, params, limit, set(), suffix, title_filter, hidden)
+        got, weights = _ranked(index, expr, where, params, limit, set(), suffix, title_filter, hidden)
     except sqlite3.OperationalError as exc:
         if cq.fallback is None:
             raise InvalidQueryError(f"query cannot be searched: {exc}") from None
         expr = cq.fallback
         try:
-            got = _ranked(index, expr, where, params, limit, set(), suffix, title_filter, hidden)
+            got, weights = _ranked(index, expr, where, params, limit, set(), suffix, title_filter, hidden)
         except sqlite3.OperationalError as exc2:
             raise InvalidQueryError(f"query cannot be searched: {exc2}") from None
-    hits.extend((r, s, expr) for r, s in got)
+    hits.extend((r, s, expr) for r, s in _by_passages(index, got, weights)[:limit])
     if len(hits) < limit and cq.loose:
         for loose in _loose_passes(index, cq, hidden):
             try:
-                more = _ranked(
+                more, weights = _ranked(
                     index,
                     loose,
                     where,
@@ -209,8 +231,8 @@ def _run(
                     hidden,
                 )
             except sqlite3.OperationalError:
-                more = []
-            hits.extend((r, s, loose) for r, s in more)
+                continue
+            hits.extend((r, s, loose) for r, s in _by_passages(index, more, weights)[: limit - len(hits)])
             if len(hits) >= limit:
                 break
     return hits
