@@ -12,7 +12,7 @@ two turns past the end of their session) are dropped and counted. A question lef
 evidence is not scored: 4 open-domain ones. The errors.json beside the data lists 99 questions
 with wrong gold *answers*; their evidence is mostly sound, so every question is kept.
 
-Each conversation goes into a fresh store of its own, at one of three granularities:
+Each conversation goes into a fresh store of its own, at one of four granularities:
 
 - ``session``: a note per session, titled ``Session N, <date and time>``, the turns as lines
   ``Speaker: text`` (a shared image adds `` [shares a photo: <caption>]``); evidence ``D3:5`` is
@@ -24,6 +24,12 @@ Each conversation goes into a fresh store of its own, at one of three granularit
   window ends with the session, none crosses a session's end): the published protocol's chunks
   (below). Titled and written as ``session`` (``Session N, <date and time>``, lines
   ``Speaker: text``); evidence ``D3:6`` is every window holding that turn.
+- ``part``: the way a long imported conversation becomes long notes: consecutive whole sessions
+  packed into notes of at most PART_CHARS (20,000) characters of body, each session under a
+  heading ``## Session N, <date and time>``, titled ``Sessions N-M, <first date> to <last
+  date>``; evidence ``D3:5`` is the note holding session 3. This measures ranking on long notes:
+  a conversation makes only 3-6 of them, so R@5 is near 1 by construction and MRR@10 (is the
+  note holding the evidence first?) is the figure that says something.
 
 Systems: notewell's ``keyword``, ``semantic`` and ``hybrid`` (``store.search_notes``, limit 10),
 ``grep`` (the NoteTool chapter's substring search, widened to the question's words: notes ranked by
@@ -36,13 +42,13 @@ Two ways of scoring (``--protocol``):
 
 - ``notes`` (the default): categories 1-4 (1,536 questions; adversarial ones left out), each
   searched once per system. Recall@5 is the share of a question's evidence that the top 5 holds,
-  evidence turns held by the same notes counting once: at ``session`` granularity
+  evidence turns held by the same notes counting once: at ``session`` and ``part`` granularity
   the share of its distinct evidence notes, at ``turn`` the share of its evidence turns, at
   ``window`` the share of its evidence turns some window in the top 5 holds (a turn two windows
   share is found in either; turns the same windows hold count once). MRR@10 is 1/rank of the
   first note in the top 10 holding any evidence. Averages are over questions.
-- ``engram``: the published window protocol below, at any granularity: every question with
-  evidence (1,982),
+- ``engram``: the published window protocol below, at ``session``, ``turn`` or ``window``
+  granularity (a ``part`` note holds several sessions): every question with evidence (1,982),
   adversarial included; hit@5, hit@10, nDCG@5 and nDCG@10 over the distinct sessions of the top 10
   notes.
 
@@ -92,7 +98,7 @@ Usage:
     python benchmarks/locomo.py --conversations 1 --embedder hash   # a quick smoke run
     python benchmarks/locomo.py --granularity session --systems keyword,fts5_or --json out.json
     python benchmarks/locomo.py --granularity window --protocol engram   # the published protocol
-    python benchmarks/locomo.py --granularity window --protocol both
+    python benchmarks/locomo.py --granularity window,part --protocol both
 
 For tuning, import it, build once and score again after changing notewell's module constants::
 
@@ -125,7 +131,7 @@ import notewell
 from notewell.model.header import compose_note
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/data/locomo/locomo10.json"
-GRANULARITIES = ("session", "turn", "window")
+GRANULARITIES = ("session", "turn", "window", "part")
 NOTEWELL_SYSTEMS = ("keyword", "semantic", "hybrid")
 SYSTEMS = (*NOTEWELL_SYSTEMS, "grep", "fts5_or")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -135,8 +141,10 @@ TUNING_CONVERSATIONS = 5  # the first five chose notewell's constants; the rest 
 
 WINDOW_TURNS = 6  # the published protocol's chunks: 6 consecutive turns of one session,
 WINDOW_OVERLAP = 1  # each sharing one turn with the one before
+PART_CHARS = 20_000  # a part note's body holds whole sessions up to this many characters
 
-# What each protocol scores: its metrics (names as in the JSON report, labels as printed).
+# What each protocol scores: its metrics (names as in the JSON report, labels as printed) and the
+# granularities it is defined at (the published one scores sessions: a part note holds several).
 PROTOCOLS = ("notes", "engram")
 METRICS = {"notes": ("recall5", "mrr10"), "engram": ("hit5", "hit10", "ndcg5", "ndcg10")}
 LABELS = {
@@ -147,6 +155,7 @@ LABELS = {
     "ndcg5": "nDCG@5",
     "ndcg10": "nDCG@10",
 }
+PROTOCOL_GRANULARITIES = {"notes": GRANULARITIES, "engram": ("session", "turn", "window")}
 # Engram v0.1.3's figures (snap-research/locomo#38), printed beside the engram protocol's tables.
 PUBLISHED = {"hit5": 0.939, "hit10": 0.950, "ndcg5": 0.894, "ndcg10": 0.896}
 
@@ -292,7 +301,7 @@ def load(path: str | Path = DEFAULT_DATA) -> list[Conversation]:
 class Unit:
     """One note a conversation makes: its key, title, body, and the turns and sessions it holds."""
 
-    key: str  # "S3" (a session), "D3:5" (a turn), "S3:6-11" (a window)
+    key: str  # "S3" (a session), "D3:5" (a turn), "S3:6-11" (a window), "S1-S4" (a part)
     title: str
     body: str
     turns: tuple[str, ...]  # dia ids
@@ -309,6 +318,38 @@ def windows(turns: tuple[Turn, ...], size: int = WINDOW_TURNS, overlap: int = WI
         start = out[-1].stop - overlap
         out.append(range(start, min(start + size, len(turns))))
     return out
+
+
+def parts(sessions: list[Session], limit: int | None = None) -> list[list[Session]]:
+    """Consecutive whole sessions packed into groups whose bodies (as :func:`part_body` writes
+    them) stay within *limit* (PART_CHARS) characters; a longer session is a group of its own."""
+    limit = PART_CHARS if limit is None else limit
+    out: list[list[Session]] = []
+    size = 0
+    for s in sessions:
+        cost = len(_part_block(s)) + 2  # the blank line before the next block
+        if out and size + cost <= limit + 2:
+            out[-1].append(s)
+            size += cost
+        else:
+            out.append([s])
+            size = cost
+    return out
+
+
+def _part_block(session: Session) -> str:
+    return f"## {session.heading()}\n{session.body()}"
+
+
+def part_body(group: list[Session]) -> str:
+    return "\n\n".join(_part_block(s) for s in group)
+
+
+def part_title(group: list[Session]) -> str:
+    first, last = group[0], group[-1]
+    if first is last:
+        return first.heading()
+    return f"Sessions {first.number}-{last.number}, {first.date_time} to {last.date_time}"
 
 
 def cut(conversation: Conversation, granularity: str) -> list[Unit]:
@@ -335,6 +376,17 @@ def cut(conversation: Conversation, granularity: str) -> list[Unit]:
             )
             for s in sessions
             for w in windows(s.turns)
+        ]
+    if granularity == "part":
+        return [
+            Unit(
+                f"S{g[0].number}-S{g[-1].number}",
+                part_title(g),
+                part_body(g),
+                tuple(t.dia_id for s in g for t in s.turns),
+                tuple(s.number for s in g),
+            )
+            for g in parts(sessions)
         ]
     raise ValueError(f"granularity must be one of {', '.join(GRANULARITIES)}, got {granularity!r}")
 
@@ -555,6 +607,8 @@ def judge(built: Built, question: Question, ranked: list[str], protocol: str) ->
     """The question's scores under *protocol*, given the unit keys a system ranked first."""
     if protocol == "notes":
         return metrics(ranked, built.evidence(question))
+    if built.granularity not in PROTOCOL_GRANULARITIES["engram"]:
+        raise ValueError(f"the engram protocol scores sessions: a {built.granularity} note holds several")
     sessions = distinct(built.session_of(key) for key in ranked[:10])
     return session_metrics(sessions, built.evidence_sessions(question))
 
@@ -683,7 +737,7 @@ def main(argv: list[str] | None = None) -> int:
         default="notes",
         help="notes: R@5/MRR@10 of the evidence notes, categories 1-4 (the default); engram: the published"
         " window protocol's hit@5/hit@10/nDCG@5/nDCG@10 of evidence sessions, every question with evidence"
-        "; both",
+        " (session, turn and window granularity); both",
     )
     ap.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, of {','.join(SYSTEMS)}")
     ap.add_argument("--conversations", type=int, metavar="N", help="only the first N conversations")
@@ -698,6 +752,13 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--conversations must be at least 1")
     granularities: list[str] = args.granularity
     protocols = list(PROTOCOLS) if args.protocol == "both" else [args.protocol]
+    plan = {g: [p for p in protocols if g in PROTOCOL_GRANULARITIES[p]] for g in granularities}
+    if not all(plan.values()):
+        ap.error(
+            "the engram protocol scores sessions, and a part note holds several: "
+            + ", ".join(g for g, ps in plan.items() if not ps)
+            + " granularity needs --protocol notes or both"
+        )
     if not args.data.is_file():
         print(f"locomo: no data at {args.data} (give --data)", file=sys.stderr)
         return 2
@@ -727,7 +788,7 @@ def main(argv: list[str] | None = None) -> int:
         "granularities": {},
     }
     for granularity in granularities:
-        protocols_here = protocols
+        protocols_here = plan[granularity]
         # results[protocol][system]; by_split[split][protocol][system]: conversations 1-5 chose
         # notewell's constants (benchmarks/tune_search.py), 6-10 never did.
         results: dict[str, dict[str, list[Result]]] = {p: {s: [] for s in systems} for p in protocols_here}
@@ -761,6 +822,11 @@ def main(argv: list[str] | None = None) -> int:
             f"== {granularity} granularity: {notes} notes; build {build_s:.1f} s"
             + (f", embedding {embed_s:.1f} s" if semantic else "")
         )
+        if granularity == "part":
+            print(
+                f"   ({notes / len(conversations):.1f} notes a conversation: R@5 is near 1 by construction;"
+                " MRR@10 says how often the note holding the evidence comes first)"
+            )
         entry: dict[str, Any] = {"notes": notes, "build_s": round(build_s, 3), "embed_s": round(embed_s, 3)}
         for p in protocols_here:
             print()

@@ -181,6 +181,21 @@ def test_window_notes_and_their_evidence(tmp_path):
         built.close()
 
 
+def test_part_notes_pack_whole_sessions(monkeypatch):
+    m = _script()
+    conv = m.conversation_from(_long_conversation([3, 3, 3, 12]))
+    block = len(m.part_body(conv.sessions[:1]))
+    monkeypatch.setattr(m, "PART_CHARS", 2 * block + 2)  # two short sessions fit, not three
+    units = m.cut(conv, "part")
+    assert [u.key for u in units] == ["S1-S2", "S3-S3", "S4-S4"]  # a longer session is a part of its own
+    assert [u.sessions for u in units] == [(1, 2), (3,), (4,)]
+    assert units[0].title == "Sessions 1-2, 10:00 am on 1 June, 2023 to 10:00 am on 2 June, 2023"
+    assert units[1].title == "Session 3, 10:00 am on 3 June, 2023"
+    assert units[0].body.startswith("## Session 1, 10:00 am on 1 June, 2023\nAna: line 1 of session 1")
+    assert "\n\n## Session 2, 10:00 am on 2 June, 2023\nAna: line 1" in units[0].body
+    assert len(units[0].body) <= m.PART_CHARS and "D2:3" in units[0].turns
+
+
 def test_session_metrics_the_published_way():
     m = _script()
     assert m.distinct([3, 3, 2, 3, 5]) == [3, 2, 5]
@@ -208,19 +223,29 @@ def test_engram_protocol_scores_every_question_with_evidence(data, tmp_path):
             assert len(m.evaluate(built, "grep", protocol="engram")) == 6
         finally:
             m.close(built)
+    built = m.build(conversations, "part", None, tmp_path / "part")
+    try:
+        assert m.score(built, "grep")[4] == (1.0, 1.0)
+        with pytest.raises(ValueError, match="part"):
+            m.score(built, "grep", protocol="engram")
+    finally:
+        m.close(built)
 
 
-def test_main_window_under_both_protocols(data, tmp_path, capsys):
+def test_main_window_and_part_under_both_protocols(data, tmp_path, capsys):
     m = _script()
     out_json = tmp_path / "out.json"
-    argv = ["--data", str(data), "--embedder", "hash", "--granularity", "window", "--protocol", "both"]
+    argv = ["--data", str(data), "--embedder", "hash", "--granularity", "window,part", "--protocol", "both"]
     assert m.main([*argv, "--json", str(out_json)]) == 0
     out = capsys.readouterr().out
-    assert "== window granularity: 2 notes" in out
+    assert "== window granularity: 2 notes" in out and "== part granularity: 1 notes" in out
     assert "hit@5 / hit@10" in out and "nDCG@5 / nDCG@10" in out and "5 adversarial" in out
     report = json.loads(out_json.read_text(encoding="utf-8"))["granularities"]
     assert report["window"]["engram"]["systems"]["hybrid"]["categories"]["all"]["n"] == 6
     assert set(report["window"]["engram"]["systems"]["grep"]["categories"]["5"]) == {
         "name", "n", "hit5", "hit10", "ndcg5", "ndcg10"
     }  # fmt: skip
-    assert report["window"]["systems"]["keyword"]["categories"]["all"]["n"] == 5
+    assert report["part"]["systems"]["keyword"]["categories"]["all"]["n"] == 5 and "engram" not in report["part"]
+    with pytest.raises(SystemExit):
+        m.main(["--data", str(data), "--granularity", "part", "--protocol", "engram"])
+    assert "a part note holds several" in capsys.readouterr().err
