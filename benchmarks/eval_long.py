@@ -23,6 +23,9 @@ fresh store (``notewell.open(path, watch=False)``), embedded before it is search
   line, then each turn: who and when, the text, the tools line).
 - ``exchange``: a note per exchange (a request and its answer), laid out the same way.
 
+A turn over 4,000 characters is cut there at every granularity, as the importer cuts it (the
+set's first line counts them), so that the granularities hold the same words.
+
 At every granularity the set's notes go in as ordinary notes (title, kind and tags in the
 header). A query's relevant notes are the distinct notes holding its relevant turns and notes.
 
@@ -714,13 +717,16 @@ def run_set(folder: Path, args: argparse.Namespace, systems: list[str], embedder
     evalset = load(folder, args.split)
     splits = list(SPLITS) if args.split == "both" else [args.split]
     counts = {s: sum(1 for q in evalset.queries if q.split == s) for s in splits}
-    turns = sum(len(c.turns) for c in evalset.conversations)
+    turns = [t for c in evalset.conversations for t in c.turns]
+    cut = sum(1 for t in turns if len(clean(t.text).strip()) > TEXT_CHARS)
     print(
-        f"\n# set {evalset.name} ({folder}): {len(evalset.conversations)} conversations ({turns} turns),"
-        f" {len(evalset.notes)} notes, queries " + ", ".join(f"{s} {n}" for s, n in counts.items())
+        f"\n# set {evalset.name} ({folder}): {len(evalset.conversations)} conversations ({len(turns)} turns,"
+        f" {cut} over {TEXT_CHARS:,} characters: cut there, as the importer cuts them), {len(evalset.notes)} notes,"
+        " queries " + ", ".join(f"{s} {n}" for s, n in counts.items())
     )
-    report: dict[str, Any] = {"folder": str(folder), "conversations": len(evalset.conversations), "turns": turns}
-    report |= {"notes": len(evalset.notes), "queries": counts, "granularities": {}}
+    report: dict[str, Any] = {"folder": str(folder), "conversations": len(evalset.conversations)}
+    report |= {"turns": len(turns), "turns_cut": cut, "notes": len(evalset.notes), "queries": counts}
+    report["granularities"] = {}
     for granularity in args.granularities:
         built = build(evalset, granularity, embedder, root)
         try:
