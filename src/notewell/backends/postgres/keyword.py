@@ -48,6 +48,7 @@ from typing import Any
 from ...model.cjk import CJK_RE
 from ...model.note import Card, preview
 from ...search.filters import Filters, check_offset
+from ...search.passage_rank import PASSAGE_POOL, Candidate, rerank
 from ...search.query import SEARCH_COLUMNS, Near, Node, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
 from ...search.request import RANK_WINDOW, TITLE_WINDOW, check_limit
 from ...search.snippets import make_snippet, phrases_of, snippet_maker
@@ -385,13 +386,15 @@ def pg_keyword_search(
         tree = _resolve(tree, norm)
         if tree == _FALSE:
             return  # a phrase with no words, or in no column: no note to find
-        sql, args = _match_sql(tree, extra, params, want, ranked_anyway=fill, rarity=counts, conn=conn)
+        pool = max(want, PASSAGE_POOL)  # the head is ranked by its notes' best passages too
+        sql, args = _match_sql(tree, extra, params, pool, ranked_anyway=fill, rarity=counts, conn=conn)
         # Never a prepared statement: after five runs psycopg would prepare it and the server
         # could settle on one generic plan for every word, when how many notes hold the word
         # decides between reading the newest notes and looking the word up (measured: a CJK
         # word went from 15 to 200 ms on 10,000 notes).
-        for row in conn.execute(sql, args, prepare=False):
-            if row[0] not in seen and len(hits) < limit:
+        rows = [row for row in conn.execute(sql, args, prepare=False) if row[0] not in seen]
+        for row in _by_passages(conn, rows, expr, counts):
+            if len(hits) < limit:
                 seen.add(row[0])
                 hits.append((row[:15], float(row[15]), row[16], expr))
 
@@ -410,6 +413,26 @@ def pg_keyword_search(
             snippets[row[0]] = snippet_maker(body, phrases_of(expr), preview(body))
         cards.append(card_from_pg(row, snippet, float(f"{score:.6g}")))
     return cards
+
+
+def _by_passages(conn: Any, rows: list[tuple], expr: str, counts: TermRarity | ScopedRarity) -> list[tuple]:
+    """*rows* (card columns, score, body; best first) with the head ranked by each note's best
+    passage as well (:mod:`notewell.search.passage_rank`), each phrase weighed by its idf among
+    the notes the viewer may see (a CJK or stop-word phrase, with no lexeme, as the scan weighs it)."""
+    phrases = phrases_of(expr)
+    if not rows or not phrases:
+        return rows
+    texts = [" ".join(p.words) for p in phrases]
+    queries = dict(
+        conn.execute(
+            f"SELECT s, phraseto_tsquery('{_CONFIG}', s)::text FROM unnest(%s::text[]) AS t(s)", [texts], prepare=False
+        )
+    )
+    fallback = scan_idf(counts.rows(conn))
+    weights = [counts.weights(conn, [queries[t]])[0] if queries.get(t) else fallback for t in texts]
+    by_id = {row[0]: row for row in rows}
+    candidates = [Candidate(row[0], float(row[15]), row[1] or "", row[16] or "") for row in rows]
+    return [(*by_id[c.key][:15], c.score, *by_id[c.key][16:]) for c in rerank(candidates, phrases, weights)]
 
 
 def pg_older_keyword_search(
