@@ -190,7 +190,19 @@ def _set_constant(name: str, value: float) -> None:
     setattr(target, attr, type(old)(value) if isinstance(old, bool | int) else value)
 
 
+def pooled(sets: dict[str, list[Query]]) -> dict[str, list[Query]]:
+    """The sets as the rule reads them: each long-note granularity pooled over the eval3 sets
+    (a set holds 3-4 queries of a kind: one query would swing a kind by a quarter)."""
+    out: dict[str, list[Query]] = {}
+    for name, queries in sets.items():
+        granularity = name.rpartition("-")[2]
+        key = f"eval3-{granularity}" if granularity in eval_long.GRANULARITIES else name
+        out.setdefault(key, []).extend(queries)
+    return out
+
+
 def report(sets: dict[str, list[Query]], setting: str, detail: bool) -> None:
+    sets = pooled(sets)
     kw = {n: by_kind(qs, lambda q: q.judge(q.keys(q.keyword[:LIMIT]))) for n, qs in sets.items()}
     sem = {n: by_kind(qs, lambda q: q.judge(q.keys(q.semantic[:LIMIT]))) for n, qs in sets.items()}
     words = {n: by_kind(qs, lambda q: q.words) for n, qs in sets.items()}

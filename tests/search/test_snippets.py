@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notewell.search.snippets import Phrase, densest, make_snippet, phrases_of
+from notewell.search.snippets import Phrase, densest, fold, make_snippet, phrases_of
 
 
 def test_phrases_of_leaves_out_operators_columns_and_numbers():
@@ -162,3 +162,18 @@ def test_raw_and_segmented_text_give_the_same_hits(text, query):
     raw = [n for _s, _e, n in scan(fold(text), phrases, finder)]
     segmented = [n for _s, _e, n in scan(fold(segment(text)), phrases, finder)]
     assert sorted(raw) == sorted(segmented)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=60))
+def test_folding_keeps_every_offset_and_folds_each_character_alike(text):
+    folded = fold(text)
+    assert len(folded) == len(text)
+    assert all(folded[i] == fold(text[i]) for i in range(len(text)))
+
+
+def test_folding_a_long_note_reads_its_plain_runs_whole():
+    text = ("Straße café ÉTÉ naïve Ünïcödé " + "素数的笔记 " + "x" * 40) * 200
+    folded = fold(text)
+    assert len(folded) == len(text) and "strasse" not in folded
+    assert folded.startswith("straße cafe ete naive unicode 素数的笔记 ")
