@@ -407,3 +407,13 @@ def test_any_query_on_postgresql_is_cards_or_invalid_query(pair, query):
         assert exc.code == "invalid_query" and "\n" not in exc.message
         return
     assert isinstance(cards, list)
+
+
+def test_a_cjk_phrase_in_half_the_notes_does_not_outweigh_a_rare_word(pg):
+    for i in range(200):
+        pg.add_note(f"# note {i}\n\nordinary text number {i} 数据库很慢")
+    pad = "filler words here " * 30
+    a = pg.add_note(f"# A\n\n{pad} kestrel kestrel kestrel 数据库 {pad}")
+    b = pg.add_note(f"# B\n\n{pad} kestrel 数据库 数据库 数据库 数据库 数据库 {pad}")
+    # As SQLite ranks them: a CJK phrase has no lexeme to count, so it weighs as the scan weighs it.
+    assert [c.id for c in pg.search_notes("数据库 kestrel", mode="keyword", limit=2)] == [a.id, b.id]

@@ -177,3 +177,20 @@ def test_folding_a_long_note_reads_its_plain_runs_whole():
     folded = fold(text)
     assert len(folded) == len(text) and "strasse" not in folded
     assert folded.startswith("straße cafe ete naive unicode 素数的笔记 ")
+
+
+def _one_fold(ch: str) -> str:
+    """A character folded on its own: case folded, accents dropped; itself when that is not one character."""
+    import unicodedata
+
+    folded = ch.casefold()
+    if not folded.isascii():
+        folded = "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
+    return folded if len(folded) == 1 else ch
+
+
+def test_folding_matches_each_characters_own_fold_everywhere():
+    chars = [chr(cp) for cp in range(0x80, 0x30000) if not 0xD800 <= cp <= 0xDFFF]
+    assert [c for c in chars if fold(c) != _one_fold(c)] == []
+    text = "".join(chars[::7])
+    assert fold(text) == "".join(_one_fold(c) for c in text)

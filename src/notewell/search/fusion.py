@@ -46,6 +46,16 @@ def coverage(cq: CompiledQuery, title: str, body: str) -> float:
     return len(found) / len(phrases)
 
 
+def _scaled(lists: dict[str, list[Card]]) -> tuple[list[float], list[float]]:
+    """Each list's scores in 0..1: BM25 over the list's best, cosine from its worst to its best."""
+    keyword, semantic = lists.get("keyword", []), lists.get("semantic", [])
+    kw = [abs(c.score or 0.0) for c in keyword]
+    sem = [c.score or 0.0 for c in semantic]
+    top = max(kw, default=0.0) or 1.0
+    high, low = (sem[0], sem[-1]) if sem else (0.0, 0.0)
+    return [v / top for v in kw], [(v - low) / (high - low) if high > low else 1.0 for v in sem]
+
+
 def fuse_hybrid(lists: dict[str, list[Card]], partial: Mapping[str, float], limit: int) -> list[Card]:
     """One fused ranking of the keyword and semantic cards (best first): a keyword card counts
     (1 - HYBRID_SEMANTIC) x its BM25 over the list's best (a loose hit in *partial*, mapped to
@@ -54,18 +64,13 @@ def fuse_hybrid(lists: dict[str, list[Card]], partial: Mapping[str, float], limi
     card (with its highlights); its score is the fused value."""
     fused: dict[str, float] = {}
     first: dict[str, Card] = {}
-    keyword = lists.get("keyword", [])
-    top = max((abs(c.score or 0.0) for c in keyword), default=0.0) or 1.0
-    for card in keyword:
+    kw, sem = _scaled(lists)
+    for card, scaled in zip(lists.get("keyword", []), kw, strict=True):
         weight = partial[card.id] ** HYBRID_COVERAGE_POWER if card.id in partial else 1.0
-        fused[card.id] = fused.get(card.id, 0.0) + (1 - HYBRID_SEMANTIC) * weight * abs(card.score or 0.0) / top
+        fused[card.id] = fused.get(card.id, 0.0) + (1 - HYBRID_SEMANTIC) * weight * scaled
         first.setdefault(card.id, card)
-    semantic = lists.get("semantic", [])
-    if semantic:
-        high, low = semantic[0].score or 0.0, semantic[-1].score or 0.0
-        for card in semantic:
-            scaled = ((card.score or 0.0) - low) / (high - low) if high > low else 1.0
-            fused[card.id] = fused.get(card.id, 0.0) + HYBRID_SEMANTIC * scaled
-            first.setdefault(card.id, card)
+    for card, scaled in zip(lists.get("semantic", []), sem, strict=True):
+        fused[card.id] = fused.get(card.id, 0.0) + HYBRID_SEMANTIC * scaled
+        first.setdefault(card.id, card)
     best = sorted(fused, key=lambda nid: -fused[nid])[:limit]
     return [replace(first[nid], mode="hybrid", score=round(fused[nid], 6)) for nid in best]

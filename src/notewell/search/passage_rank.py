@@ -23,15 +23,21 @@ __all__ = [
     "PASSAGE_POOL",
     "PASSAGE_SHARE",
     "Candidate",
+    "head_size",
     "best_window",
     "idf",
     "rerank",
+    "within_budget",
 ]
 
 PASSAGE_CHARS = 1000  # the window a note's best passage is scored in (as long as a semantic passage)
-PASSAGE_SHARE = 0.5  # of a note's keyword score that comes from its best passage
-PASSAGE_POOL = 100  # candidates (best by whole-note BM25) read for their passages...
-PASSAGE_BUDGET = 4_000_000  # ...while their texts stay within this many characters in all
+# Of a note's keyword score that comes from its best passage: chosen across every tuning set at once
+# (benchmarks/tune_long.py; README): 0.25 beat 0 and 0.5 on the mean R@5 of hybrid and of keyword.
+PASSAGE_SHARE = 0.25
+PASSAGE_POOL = 100  # candidates (best by whole-note BM25) read for their passages, at most...
+# ...and no more than a few times the notes asked for, while their texts times the phrases looked
+# for stay within this many characters (a 64-word question reads 1/64 of a one-word one's text).
+PASSAGE_BUDGET = 16_000_000
 SCAN_CHARS = 256 * 1024  # a huge note is read for passages in its first 256 KiB
 K1 = 1.2
 TITLE_WEIGHT = 3.0
@@ -97,18 +103,29 @@ def _window_scores(candidates: Sequence[Candidate], phrases: Sequence[Phrase], w
     return out
 
 
+def head_size(wanted: int) -> int:
+    """How many of the best candidates are read for passages when *wanted* notes are asked for."""
+    return min(PASSAGE_POOL, max(3 * wanted, 30))
+
+
+def within_budget(lengths: Sequence[int], phrases: int) -> int:
+    """How many of the candidates, best first, whose texts are *lengths* long, are read for
+    *phrases* phrases (at least one)."""
+    spent = 0
+    for n, length in enumerate(lengths):
+        spent += min(length, SCAN_CHARS) * max(1, phrases)
+        if n and spent > PASSAGE_BUDGET:
+            return n
+    return len(lengths)
+
+
 def rerank(candidates: Sequence[Candidate], phrases: Sequence[Phrase], weights: Sequence[float]) -> list[Candidate]:
     """*candidates* (best first by whole-note score) with the head read for passages and ranked
     by the mix of its two scores, each over its best among the head (the rest follow as they
     were, their scores as if no passage held a word); each returned candidate's score is the
     mix, in the whole-note score's units."""
-    head: list[Candidate] = []
-    spent = 0
-    for c in candidates[:PASSAGE_POOL]:
-        spent += min(len(c.body), SCAN_CHARS)
-        if head and spent > PASSAGE_BUDGET:
-            break
-        head.append(c)
+    pool = candidates[:PASSAGE_POOL]
+    head = list(pool[: within_budget([len(c.body) for c in pool], len(phrases))])
     if not head or not phrases or PASSAGE_SHARE <= 0:
         return list(candidates)
     windows = _window_scores(head, phrases, weights)

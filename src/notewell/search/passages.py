@@ -23,13 +23,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
-    "FEEDBACK_NEAREST",
     "FEEDBACK_NOTES",
     "FEEDBACK_WEIGHT",
     "above_floor",
     "feedback_limit",
     "feedback_notes",
-    "nearest_passages",
     "passage_snippet",
     "passages",
     "query_vector",
@@ -47,8 +45,6 @@ OVERLAP = 200
 # and LoCoMo: README).
 FEEDBACK_NOTES = 3
 FEEDBACK_WEIGHT = 0.5
-# Which passage of each such hit moves it: its opening (False), or the one nearest the query (True).
-FEEDBACK_NEAREST = False
 _SNIPPET = 240
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
 
@@ -107,19 +103,6 @@ def with_feedback(wanted: np.ndarray, openings: np.ndarray) -> np.ndarray:
     moved = wanted + FEEDBACK_WEIGHT * np.asarray(openings, dtype=np.float32).mean(axis=0)
     norm = float(np.linalg.norm(moved))
     return (moved / norm).astype(np.float32) if norm else wanted
-
-
-def nearest_passages(raw: np.ndarray, vectors: list[tuple[str, int, int, bytes]]) -> np.ndarray:
-    """Per note of *vectors* ((note, start, stop, vector bytes)), its passage nearest *raw*: the
-    feedback a long note gives, whose opening may be about something else."""
-    np = numpy()
-    best: dict[str, tuple[float, np.ndarray]] = {}
-    for nid, _start, _stop, blob in vectors:
-        vector = np.frombuffer(blob, dtype=np.float32)
-        score = float(vector @ raw)
-        if nid not in best or score > best[nid][0]:
-            best[nid] = (score, vector)
-    return np.array([v for _s, v in best.values()], dtype=np.float32).reshape(-1, len(raw))
 
 
 def feedback_limit() -> int:

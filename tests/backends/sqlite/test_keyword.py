@@ -381,3 +381,21 @@ def test_a_question_about_someone_finds_the_note_through_the_all_words_pass(stor
     partial: dict[str, float] = {}
     cards = keyword_search(store.backend.index, "what did she say about the parser", partial=partial)
     assert cards[0].id == note.id and note.id not in partial  # found by every word, not the loose pass
+
+
+def _kestrel_store(s):
+    for i in range(30):
+        s.add_note(f"# filler {i}\n\nnothing to see {i}")
+    b = s.add_note("# kestrel report\n\nbody " + "kestrel sighting " * 30)
+    a = s.add_note("# kestrel report\n\nbody " + "sparrow sighting " * 30)  # newer, same lengths
+    c = s.add_note("# harborage notes\n\nkestrel seen near the harborage")
+    return a, b, c
+
+
+def test_a_query_in_fts5_syntax_ranks_as_written_not_by_passages(store):
+    a, b, c = _kestrel_store(store)
+    # Tied in the title: the newest first (a body's words do not count for a title: query).
+    assert [x.id for x in store.search_notes("title: kestrel")] == [a.id, b.id]
+    # A word excluded with NOT is no evidence for a note, however loosely the text matches it.
+    found = [x.id for x in store.search_notes("kestrel NOT harbor")]
+    assert found.index(b.id) < found.index(c.id)

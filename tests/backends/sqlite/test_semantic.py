@@ -387,3 +387,99 @@ def test_the_background_thread_follows_a_reindex(sstore):
         time.sleep(0.05)
     assert sstore.pending_embeddings() == 0
     sstore.stop_embedding()
+
+
+class _Remote(HashEmbedder):
+    """Like OpenAICompatibleEmbedder: a fixed model id, and dim 0 until the first answer."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.model_id = "openai-compatible:fake@host"
+        self.dim = 0
+
+    def embed_documents(self, texts):
+        self.dim = 64
+        return super().embed_documents(texts)
+
+    def embed_query(self, text):
+        self.dim = 64
+        return super().embed_query(text)
+
+
+def _vectors(store, note_id):
+    import numpy as np
+
+    rows = store.backend.index.conn.execute(
+        "SELECT chunk, vector FROM note_vectors WHERE note_id = ? ORDER BY chunk", (note_id,)
+    )
+    return {chunk: np.frombuffer(blob, dtype=np.float32) for chunk, blob in rows}
+
+
+def test_a_remote_embedder_whose_dim_is_unknown_writes_each_passage_its_own_vector(tmp_path):
+    import numpy as np
+
+    turns = [f"Turn {i}: " + " ".join(f"topic{i}word{j}" for j in range(150)) for i in range(12)]
+    s = notewell.open(tmp_path / "a", embedder=_Remote())
+    note = s.add_note("# Chat\n\n" + "\n\n".join(turns))
+    s.embed_pending()
+    s.close()
+    grown = [*turns, "Turn 12: the kestrel deployment finished"]
+    s = notewell.open(tmp_path / "a", embedder=_Remote())  # a new process: the dim is unknown again
+    s.edit_note(note.id, "# Chat\n\n" + "\n\n".join(grown))
+    s.embed_pending()
+    fresh = notewell.open(tmp_path / "b", embedder=_Remote())
+    same = fresh.add_note("# Chat\n\n" + "\n\n".join(grown))
+    fresh.embed_pending()
+    got, want = _vectors(s, note.id), _vectors(fresh, same.id)
+    s.close()
+    fresh.close()
+    assert got.keys() == want.keys()
+    assert [chunk for chunk in want if not np.allclose(got[chunk], want[chunk])] == []
+
+
+def test_a_long_note_embedded_under_the_old_cap_of_24_passages_gets_the_rest(tmp_path):
+    s = notewell.open(tmp_path / "s", embedder=HashEmbedder())
+    filler = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 30 for i in range(80))
+    note = s.add_note(f"# Long\n\n{filler}\n\nthe quokka migration finished at the very end")
+    short = s.add_note("# Short\n\nsomething else")
+    s.embed_pending()
+    # An index embedded by a version that stopped at 24 passages: those vectors and no mark.
+    with s.backend.index.write():
+        s.backend.index.conn.execute("DELETE FROM note_vectors WHERE note_id = ? AND chunk >= 24", (note.id,))
+        s.backend.index.conn.execute("DELETE FROM state WHERE key = 'passages_uncapped'")
+    s.close()
+    s = notewell.open(tmp_path / "s", embedder=HashEmbedder())
+    assert s.embed_pending()["embedded"] == 1  # the capped note, once; not the short one
+    assert len(_vectors(s, note.id)) > 24 and len(_vectors(s, short.id)) == 1
+    assert s.embed_pending()["embedded"] == 0
+    s.close()
+
+
+def test_a_long_embedding_steps_aside_between_calls_of_the_model_and_leaves_the_note_queued(store_dir, monkeypatch):
+    from notewell.backends.sqlite import embedding
+
+    monkeypatch.setattr(embedding, "_BATCH_PASSAGES", 4)
+
+    class Counting(HashEmbedder):
+        calls = 0
+
+        def embed_documents(self, texts):
+            Counting.calls += 1
+            return super().embed_documents(texts)
+
+    s = notewell.open(store_dir, embedder=Counting())
+    filler = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 30 for i in range(20))
+    note = s.add_note(f"# Long\n\n{filler}")
+    index = s.backend.index
+    asked = []
+
+    def stop_after_one_call() -> bool:
+        asked.append(Counting.calls)
+        return Counting.calls >= 1
+
+    done = embedding.embed_pending(index, s.backend.embedders.get(), lambda nid: s.get_note(nid).text,
+                                   should_stop=stop_after_one_call)  # fmt: skip
+    assert done == 0 and Counting.calls == 1  # one call of the model, then it stepped aside
+    assert _vectors(s, note.id) == {} and s.pending_embeddings() == 1  # nothing half-written; still queued
+    assert s.embed_pending()["embedded"] == 1 and len(_vectors(s, note.id)) == len(passages("Long", filler))
+    s.close()

@@ -48,7 +48,7 @@ from typing import Any
 from ...model.cjk import CJK_RE
 from ...model.note import Card, preview
 from ...search.filters import Filters, check_offset
-from ...search.passage_rank import PASSAGE_POOL, Candidate, rerank
+from ...search.passage_rank import SCAN_CHARS, Candidate, head_size, rerank
 from ...search.query import SEARCH_COLUMNS, Near, Node, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
 from ...search.request import RANK_WINDOW, TITLE_WINDOW, check_limit
 from ...search.snippets import make_snippet, phrases_of, snippet_maker
@@ -382,23 +382,24 @@ def pg_keyword_search(
     hits: list[tuple[tuple, float, str, str]] = []  # (card row, score, body, FTS5-style expression)
     seen: set[str] = set()
 
-    def run(tree: _Tree, expr: str, want: int, *, fill: bool) -> None:
+    def run(tree: _Tree, expr: str, want: int, *, fill: bool, passages: bool = True) -> None:
         tree = _resolve(tree, norm)
         if tree == _FALSE:
             return  # a phrase with no words, or in no column: no note to find
-        pool = max(want, PASSAGE_POOL)  # the head is ranked by its notes' best passages too
+        # The head is ranked by its notes' best passages too (not a query in FTS5 syntax: as written).
+        pool = max(want, head_size(want)) if passages else want
         sql, args = _match_sql(tree, extra, params, pool, ranked_anyway=fill, rarity=counts, conn=conn)
         # Never a prepared statement: after five runs psycopg would prepare it and the server
         # could settle on one generic plan for every word, when how many notes hold the word
         # decides between reading the newest notes and looking the word up (measured: a CJK
         # word went from 15 to 200 ms on 10,000 notes).
         rows = [row for row in conn.execute(sql, args, prepare=False) if row[0] not in seen]
-        for row in _by_passages(conn, rows, expr, counts):
+        for row in _by_passages(conn, rows, expr, counts) if passages else rows:
             if len(hits) < limit:
                 seen.add(row[0])
                 hits.append((row[:15], float(row[15]), row[16], expr))
 
-    run(strict, cq.strict if as_written else (cq.fallback or cq.strict), limit, fill=False)
+    run(strict, cq.strict if as_written else (cq.fallback or cq.strict), limit, fill=False, passages=not as_written)
     if len(hits) < limit and loose is not None:
         before = len(hits)
         run(loose, cq.loose or "", limit + len(hits), fill=True)
@@ -428,8 +429,12 @@ def _by_passages(conn: Any, rows: list[tuple], expr: str, counts: TermRarity | S
             f"SELECT s, phraseto_tsquery('{_CONFIG}', s)::text FROM unnest(%s::text[]) AS t(s)", [texts], prepare=False
         )
     )
+    # A CJK phrase or a prefix has no lexeme the index holds: weighed as the scan weighs it.
     fallback = scan_idf(counts.rows(conn))
-    weights = [counts.weights(conn, [queries[t]])[0] if queries.get(t) else fallback for t in texts]
+    weights = [
+        fallback if p.prefix or _CJK_RUN.search(t) or not queries.get(t) else counts.weights(conn, [queries[t]])[0]
+        for p, t in zip(phrases, texts, strict=True)
+    ]
     by_id = {row[0]: row for row in rows}
     candidates = [Candidate(row[0], float(row[15]), row[1] or "", row[16] or "") for row in rows]
     return [(*by_id[c.key][:15], c.score, *by_id[c.key][16:]) for c in rerank(candidates, phrases, weights)]
@@ -511,7 +516,7 @@ def _match_sql(
         # Only text to read for (CJK, stop words), nothing to rank by: the newest matches
         # straight from the updated_at index, stopping at the *want*-th, not reading them all.
         return (
-            f"SELECT {CARD_SQL}, 1.0, n.body FROM {_CARD_FROM} WHERE {cond}{extra}"
+            f"SELECT {CARD_SQL}, 1.0, left(n.body, {SCAN_CHARS}) FROM {_CARD_FROM} WHERE {cond}{extra}"
             " ORDER BY n.updated_at DESC, n.seq DESC LIMIT %s",
             [*cond_params, *extra_params, want],
         )
@@ -539,7 +544,8 @@ def _match_sql(
     else:
         sql += ", picked AS (SELECT seq FROM recent)"
     sql += (
-        f" SELECT {CARD_SQL}, {score} AS score, n.body FROM picked JOIN notes n ON n.seq = picked.seq"
+        f" SELECT {CARD_SQL}, {score} AS score, left(n.body, {SCAN_CHARS})"
+        " FROM picked JOIN notes n ON n.seq = picked.seq"
         " LEFT JOIN attempts a ON a.id = n.attempt_id LEFT JOIN projects p ON p.name = a.project"
         " ORDER BY score DESC, n.updated_at DESC, n.seq DESC LIMIT %s"
     )

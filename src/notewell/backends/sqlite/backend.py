@@ -245,6 +245,7 @@ class SqliteBackend:
                         lambda nid: note_text(index, nid),
                         limit=_EMBED_STEP,
                         passages_limit=_EMBED_STEP_PASSAGES,
+                        should_stop=self.gate.swap_waiting,  # a reindex waits for one call of the model
                     )
                     return done + (
                         embed_old_revisions(index, embedder, _EMBED_STEP - done) if done < _EMBED_STEP else 0

@@ -22,6 +22,10 @@ __all__ = ["embed_pending", "note_passages", "passage_key", "pending_count"]
 
 _BATCH = 64  # notes embedded and written together...
 _BATCH_PASSAGES = 256  # ...or fewer, once their passages reach this many
+# Until issue 39 a note's passages stopped at 24: a note with exactly that many vectors may
+# have more passages to embed (the index state _UNCAPPED says its notes were queued once).
+OLD_CAP = 24
+_UNCAPPED = "passages_uncapped"
 
 
 # The notes with vectors of a model other than the one given twice: two ranges of the model
@@ -60,6 +64,7 @@ def embed_pending(
     limit: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     passages_limit: int | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> int:
     """Embed queued notes (and notes embedded by another model); returns how many.
 
@@ -68,8 +73,12 @@ def embed_pending(
     in groups of at most _BATCH notes and about _BATCH_PASSAGES passages (a long note's
     hundreds of passages are a group of their own); a passage whose text the note's vectors
     already hold (a conversation that grew at its end) keeps its vector. With
-    *passages_limit*, no new group starts once that many passages were embedded.
+    *passages_limit*, no new group starts once that many passages were embedded; *should_stop*
+    is asked between the model's calls (of _BATCH_PASSAGES each) and before each group, and a
+    True leaves the group in hand unwritten, queued still (a note of a thousand passages need
+    not hold a reindex for minutes).
     """
+    _requeue_capped(index)
     with index.write():
         # Vectors of another model are never mixed with this one's: their notes are queued again.
         index.conn.execute(
@@ -84,12 +93,17 @@ def embed_pending(
     group: list[_Work] = []
     size = 0
     for at, nid in enumerate(todo):
+        if not group and should_stop is not None and should_stop():
+            break
         work = _read_work(index, embedder, nid, read_text)
         group.append(work)
         size += len(work.parts)
         if len(group) < _BATCH and size < _BATCH_PASSAGES and at + 1 < len(todo):
             continue
-        spent += _embed_group(index, embedder, group, queued)
+        embedded = _embed_group(index, embedder, group, queued, should_stop)
+        if embedded is None:
+            break
+        spent += embedded
         done += len(group)
         group, size = [], 0
         if progress is not None:
@@ -113,10 +127,35 @@ def _read_work(index: Index, embedder: Embedder, nid: str, read_text: Callable[[
     have = index.conn.execute(
         "SELECT sha256, model FROM note_vectors WHERE note_id = ? AND chunk = 0", (nid,)
     ).fetchone()
-    if row is None or (have is not None and have == (row[0], embedder.model_id)):
-        return _Work(nid)  # gone, or already embedded from this very text
+    if row is None:
+        return _Work(nid)  # gone
+    embedded = have is not None and have == (row[0], embedder.model_id)
+    if embedded and _vector_count(index, nid) != OLD_CAP:
+        return _Work(nid)  # already embedded from this very text
     text = read_text(nid)
-    return _Work(nid) if text is None else _Work(nid, row[0], note_passages(row[1], text))
+    parts = [] if text is None else note_passages(row[1], text)
+    if embedded and len(parts) == OLD_CAP:
+        return _Work(nid)  # as many passages as the cap held: all of them
+    return _Work(nid, row[0], parts) if parts else _Work(nid)
+
+
+def _vector_count(index: Index, nid: str) -> int:
+    (count,) = index.conn.execute("SELECT count(*) FROM note_vectors WHERE note_id = ?", (nid,)).fetchone()
+    return int(count)
+
+
+def _requeue_capped(index: Index) -> None:
+    """Once per index: queue the notes embedded while a note's passages stopped at OLD_CAP, so
+    that the rest of them is embedded (their first OLD_CAP keep their vectors)."""
+    if index.get_state(_UNCAPPED) == "1":
+        return
+    with index.write():
+        index.conn.execute(
+            "INSERT OR IGNORE INTO embed_queue(note_id, queued_at)"
+            " SELECT note_id, '' FROM note_vectors GROUP BY note_id HAVING count(*) = ?",
+            (OLD_CAP,),
+        )
+        index.set_state(_UNCAPPED, "1")
 
 
 def _held_vectors(index: Index, embedder: Embedder, group: list[_Work]) -> dict[bytes, bytes]:
@@ -132,27 +171,41 @@ def _held_vectors(index: Index, embedder: Embedder, group: list[_Work]) -> dict[
     return held
 
 
-def _embed_group(index: Index, embedder: Embedder, group: list[_Work], queued: dict[str, str]) -> int:
-    """Embed and write one group; returns how many passages the model embedded."""
+def _embed_group(
+    index: Index,
+    embedder: Embedder,
+    group: list[_Work],
+    queued: dict[str, str],
+    should_stop: Callable[[], bool] | None = None,
+) -> int | None:
+    """Embed and write one group; returns how many passages the model embedded, or None when
+    *should_stop* said so between two calls of the model (nothing written: the notes stay queued)."""
     np = numpy()
     held = _held_vectors(index, embedder, group)
     asked = embedder.dim
-    keys = [[passage_key(embedder.model_id, asked, t) for _a, _b, t in w.parts] for w in group]
-    pairs = [(t, k) for w, ks in zip(group, keys, strict=True) for (_a, _b, t), k in zip(w.parts, ks, strict=True)]
-    fresh = [t for t, k in pairs if k not in held]
-    vectors = embedder.embed_documents(fresh) if fresh else np.zeros((0, embedder.dim), np.float32)
+    # Which passages the note holds already is decided once, under the dimension asked with.
+    reuse = [[held.get(passage_key(embedder.model_id, asked, t)) for _a, _b, t in w.parts] for w in group]
+    fresh = [
+        t
+        for w, kept in zip(group, reuse, strict=True)
+        for (_a, _b, t), v in zip(w.parts, kept, strict=True)
+        if v is None
+    ]
+    chunks = []
+    for at in range(0, len(fresh), _BATCH_PASSAGES):
+        if at and should_stop is not None and should_stop():
+            return None
+        chunks.append(embedder.embed_documents(fresh[at : at + _BATCH_PASSAGES]))
+    vectors = np.concatenate(chunks) if chunks else np.zeros((0, embedder.dim), np.float32)
     model, dim = embedder.model_id, embedder.dim  # a remote model's dim is known once it answered
-    if dim != asked:  # held vectors were looked up under a dimension the model has not got
-        keys = [[passage_key(model, dim, t) for _a, _b, t in w.parts] for w in group]
+    keys = [[passage_key(model, dim, t) for _a, _b, t in w.parts] for w in group]
     position = 0
     with index.write():
         written = []
-        for work, ks in zip(group, keys, strict=True):
+        for work, ks, kept in zip(group, keys, reuse, strict=True):
             rows = []
-            for k, ((a, b, _t), key) in enumerate(zip(work.parts, ks, strict=True)):
-                if key in held:
-                    blob = held[key]
-                else:
+            for k, ((a, b, _t), key, blob) in enumerate(zip(work.parts, ks, kept, strict=True)):
+                if blob is None:
                     blob = vectors[position].tobytes()
                     position += 1
                 rows.append((work.nid, k, model, dim, work.sha, a, b, blob, key))

@@ -70,6 +70,11 @@ class ReadGate:
                 self._inside -= 1
                 self._cond.notify_all()
 
+    def swap_waiting(self) -> bool:
+        """Whether another thread waits to shut the gate (a long read may step aside for it)."""
+        with self._cond:
+            return self._swapper not in (None, threading.get_ident())
+
     @contextmanager
     def stepped_out(self) -> Iterator[None]:
         """Not counted inside while waiting for something a swap may hold (the store lock)."""

@@ -13,7 +13,7 @@ from ...errors import InvalidQueryError
 from ...model.note import PREVIEW_CHARS, Card, preview
 from ...search.filters import Filters, check_offset
 from ...search.fusion import coverage
-from ...search.passage_rank import PASSAGE_POOL, SCAN_CHARS, Candidate, idf, rerank
+from ...search.passage_rank import SCAN_CHARS, Candidate, head_size, idf, rerank, within_budget
 from ...search.query import CompiledQuery, compile_query, title_expression
 from ...search.request import RANK_WINDOW, TITLE_WINDOW, check_limit
 from ...search.snippets import make_snippet, phrases_of, snippet_maker
@@ -134,12 +134,20 @@ def _ranked(
     return [(r, ranks.get(r, 0.0)) for r in order if r not in exclude], weights
 
 
-def _by_passages(index: Index, ranked: list[tuple[int, float]], weights: Weights) -> list[tuple[int, float]]:
+def _by_passages(
+    index: Index, ranked: list[tuple[int, float]], weights: Weights, wanted: int
+) -> list[tuple[int, float]]:
     """*ranked* (rowid, rank; best first) with its head ranked by each note's best passage
-    as well (:mod:`notewell.search.passage_rank`), ranks keeping FTS5's sign (lower is better)."""
-    head = [r for r, _rank in ranked[:PASSAGE_POOL]]
+    as well (:mod:`notewell.search.passage_rank`), ranks keeping FTS5's sign (lower is better).
+    The head's lengths are read first, so that no text past the budget is read."""
+    head = [r for r, _rank in ranked[: head_size(wanted)]]
     if not head or not weights.phrases:
         return ranked
+    marks = ",".join("?" * len(head))
+    lengths = dict(
+        index.conn.execute(f"SELECT rowid, length(text) - body_at FROM note_text WHERE rowid IN ({marks})", head)
+    )
+    head = head[: within_budget([lengths.get(r, 0) for r in head], len(weights.phrases))]
     marks = ",".join("?" * len(head))
     texts = {
         r: (title or "", body or "")
@@ -215,7 +223,8 @@ def _run(
             got, weights = _ranked(index, expr, where, params, limit, set(), suffix, title_filter, hidden)
         except sqlite3.OperationalError as exc2:
             raise InvalidQueryError(f"query cannot be searched: {exc2}") from None
-    hits.extend((r, s, expr) for r, s in _by_passages(index, got, weights)[:limit])
+    # A query in FTS5 syntax (a column, NOT, a phrase) ranks as written: passages are read loosely.
+    hits.extend((r, s, expr) for r, s in (got if cq.raw else _by_passages(index, got, weights, limit))[:limit])
     if len(hits) < limit and cq.loose:
         for loose in _loose_passes(index, cq, hidden):
             try:
@@ -232,7 +241,8 @@ def _run(
                 )
             except sqlite3.OperationalError:
                 continue
-            hits.extend((r, s, loose) for r, s in _by_passages(index, more, weights)[: limit - len(hits)])
+            more = _by_passages(index, more, weights, limit - len(hits))
+            hits.extend((r, s, loose) for r, s in more[: limit - len(hits)])
             if len(hits) >= limit:
                 break
     return hits

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...model.note import Card
-from ...search import passages
 from ...search.embedders import Embedder, numpy
 from ...search.filters import Filters
 from ...search.passage_matrix import COMPACT_MIN, RELOAD_MIN, Passage, PassageMatrix
@@ -30,7 +29,6 @@ from ...search.passages import (
     above_floor,
     feedback_limit,
     feedback_notes,
-    nearest_passages,
     passage_snippet,
     query_vector,
     respan,
@@ -369,14 +367,6 @@ def opening_vectors(index: Index, embedder: Embedder, ids: list[str]) -> np.ndar
     return stacked([b for (b,) in rows], embedder.dim)
 
 
-def feedback_vectors(index: Index, embedder: Embedder, ids: list[str], raw: np.ndarray) -> np.ndarray:
-    """The vectors of notes *ids* that move the query vector *raw*: each one's opening, or
-    (FEEDBACK_NEAREST) its passage nearest the query."""
-    if not passages.FEEDBACK_NEAREST or not ids:
-        return opening_vectors(index, embedder, ids)
-    return nearest_passages(raw, _passage_vectors(index, embedder, ids))
-
-
 def _passage_vectors(index: Index, embedder: Embedder, ids: list[str]) -> list[tuple[str, int, int, bytes]]:
     marks = ",".join("?" * len(ids))
     return index.conn.execute(
@@ -404,7 +394,7 @@ def semantic_search(
     if feedback is None:
         wanted_hits = feedback_limit()
         feedback = keyword_ids(index, query, limit=wanted_hits, filters=filters) if wanted_hits else []
-    wanted = with_feedback(raw, feedback_vectors(index, embedder, feedback_notes(feedback), raw))
+    wanted = with_feedback(raw, opening_vectors(index, embedder, feedback_notes(feedback)))
     best = vectors.nearest(index, embedder, wanted, limit, allowed_notes(index, filters))
     best = above_floor(best, embedder)
     if not best:
