@@ -39,6 +39,7 @@ Usage:
     python benchmarks/bench_embed_long.py                          # 1,000 conversations, the default model
     python benchmarks/bench_embed_long.py --quick                  # smoke run: 30 conversations, hash embedder
     python benchmarks/bench_embed_long.py --conversations 300 --sample 60 --old-src /tmp/old-src
+    python benchmarks/bench_embed_long.py --old-src /tmp/old-src --compare-only --rounds 4   # step 2's old/new only
 
 --old-src is a tree of the code before (git archive 8619f08 | tar -x -C DIR): its src/ is put
 on PYTHONPATH for the old runs; without it the comparison of step 2 is skipped.
@@ -333,6 +334,7 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=0, help="embed only N random notes and extrapolate (0: all)")
     ap.add_argument("--compare-sample", type=int, default=40, help="notes embedded by old and new code alike")
     ap.add_argument("--rounds", type=int, default=2, help="old/new alternations, and idle/embedding ones")
+    ap.add_argument("--compare-only", action="store_true", help="stop after the old/new comparison of step 2")
     ap.add_argument("--budget", type=float, default=25.0, help="minutes the whole embedding may take")
     ap.add_argument("--old-src", type=Path, default=None, help="a tree of the code before (git archive 8619f08)")
     ap.add_argument("--probe-ops", type=int, default=10, help="rounds of the 4 operations per phase and process")
@@ -473,10 +475,19 @@ def run(args: argparse.Namespace, work: Path) -> None:
             f" x{new_s / old_s:.2f} (x{sample_passages / sample_old:.2f} the passages)"
         )
     estimate = total / rate["new"]
+    at_old = ""
+    if "old" in rate:
+        at_old = f"; the old rule's {old_total:,} at {rate['old']:.1f}/s: ~{old_total / rate['old'] / 60:.0f} min"
+    say(
+        f"  the whole store at the new code's {rate['new']:.1f} passages/s: {total:,} passages in"
+        f" ~{estimate / 60:.0f} min{at_old}"
+    )
+    if args.compare_only:
+        return
     sample = args.sample
     if not sample and estimate > args.budget * 60:
         sample = max(args.compare_sample, round(len(counts) * args.budget * 60 / 2 / estimate))
-        say(f"  the whole store would take ~{estimate / 60:.0f} min here: embedding a sample of {sample} notes instead")
+        say(f"  over --budget {args.budget:.0f} min: embedding a sample of {sample} notes instead")
     store = open_store(pristine, args.embedder)
     seen = counted(store)
     model_id, dim = store.backend.embedders.get().model_id, store.backend.embedders.get().dim
