@@ -75,3 +75,31 @@ def test_semantic_search_answers_nothing_below_the_floor(store_dir):
     both = s.search_notes("Luby", mode="both")  # the keyword list stays whatever the floor says
     assert [c.mode for c in both][:1] == ["keyword"]
     s.close()
+
+
+@pytest.mark.slow
+def test_a_query_waits_for_one_batch_of_a_long_embedding_not_for_all_of_it():
+    import threading
+    import time
+
+    from notewell.search.embedders import default_embedder
+
+    model = default_embedder()
+    model.embed_query("warm up")
+    texts = [f"passage {i} about the retry storm and the pool timeout, " * 12 for i in range(400)]
+    started = threading.Event()
+    finished: list[float] = []
+
+    def long_embedding() -> None:
+        started.set()
+        model.embed_documents(texts)
+        finished.append(time.perf_counter())
+
+    worker = threading.Thread(target=long_embedding)
+    worker.start()
+    started.wait()
+    time.sleep(0.2)
+    model.embed_query("when did the flaky test first fail")
+    answered = time.perf_counter()
+    worker.join()
+    assert answered < finished[0]  # the query did not wait for the 400 passages
