@@ -261,8 +261,9 @@ class MemoryBackend:
             return len(self.vectors.pending(state, model_id))
 
     @contextlib.contextmanager
-    def embedding_steps(self, embedder: Embedder) -> Iterator[Callable[[], int]]:
-        def step() -> int:
+    def embedding_steps(self, embedder: Embedder) -> Iterator[Callable[[Callable[[], bool]], int]]:
+        def step(should_stop: Callable[[], bool]) -> int:
+            del should_stop  # one batch in memory is quick
             done = self.embed_some(embedder, _EMBED_STEP, None)
             return done + (self.embed_older(embedder, _EMBED_STEP - done) if done < _EMBED_STEP else 0)
 

@@ -21,11 +21,13 @@ from ..search.plan import Engines
 from ..search.request import SearchRequest
 from .records import Snapshot, WriteTurn
 
-__all__ = ["Backend", "NoteLoader"]
+__all__ = ["Backend", "EmbeddingStep", "NoteLoader"]
 
 T = TypeVar("T")
 # How a backend loads a whole note: (note id, revision or None) -> the note.
 NoteLoader = Callable[[str, "int | None"], Note]
+# One step of the background embedding: given what says "stop now", embeds a batch, says how many.
+EmbeddingStep = Callable[[Callable[[], bool]], int]
 
 
 class Backend(Protocol):
@@ -112,8 +114,10 @@ class Backend(Protocol):
         """How many notes wait for embedding by *model_id*."""
         ...
 
-    def embedding_steps(self, embedder: Embedder) -> AbstractContextManager[Callable[[], int]]:
-        """Entered on the background thread: a step that embeds a batch and says how many."""
+    def embedding_steps(self, embedder: Embedder) -> AbstractContextManager[EmbeddingStep]:
+        """Entered on the background thread: a step that embeds a batch and says how many,
+        asking its argument between calls of the model whether to stop (the batch in hand then
+        stays queued)."""
         ...
 
     def token_book(self) -> Tokens:

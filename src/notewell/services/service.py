@@ -161,7 +161,7 @@ class NoteService(Generic[B]):
             with self._backend.embedding_steps(embedder) as step:
                 while not stop.is_set():
                     try:
-                        done = step()
+                        done = step(stop.is_set)
                     except NotewellError:
                         done = 0  # busy, unreachable, or the index being rebuilt: try again after a pause
                     if not done:

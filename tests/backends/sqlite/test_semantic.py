@@ -483,3 +483,31 @@ def test_a_long_embedding_steps_aside_between_calls_of_the_model_and_leaves_the_
     assert _vectors(s, note.id) == {} and s.pending_embeddings() == 1  # nothing half-written; still queued
     assert s.embed_pending()["embedded"] == 1 and len(_vectors(s, note.id)) == len(passages("Long", filler))
     s.close()
+
+
+def test_stopping_the_background_embedding_waits_for_one_call_of_the_model_not_a_long_note(store_dir, monkeypatch):
+    import threading
+    import time
+
+    from notewell.backends.sqlite import embedding
+
+    monkeypatch.setattr(embedding, "_BATCH_PASSAGES", 4)
+    started = threading.Event()
+
+    class Slow(HashEmbedder):
+        def embed_documents(self, texts):
+            if len(texts) > 1:
+                started.set()
+                time.sleep(0.1)  # 60 calls of the model for the note below: 6 s in all
+            return super().embed_documents(texts)
+
+    s = notewell.open(store_dir, embedder=Slow())
+    filler = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 30 for i in range(240))
+    note = s.add_note(f"# Long\n\n{filler}")
+    assert s.start_embedding(idle=0.05)
+    assert started.wait(10)
+    began = time.perf_counter()
+    s.stop_embedding()
+    assert time.perf_counter() - began < 2  # one call of the model, not the note's 60
+    assert s.pending_embeddings() == 1 and _vectors(s, note.id) == {}  # still queued, nothing half-written
+    s.close()

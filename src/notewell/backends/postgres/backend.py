@@ -31,7 +31,7 @@ from ...search.embedder_slot import EmbedderSpec
 from ...search.embedders import Embedder
 from ...search.plan import Engines
 from ...search.request import SearchRequest
-from ..backend import NoteLoader
+from ..backend import EmbeddingStep, NoteLoader
 from ..records import Snapshot, WriteTurn
 from .db import PgDatabase
 from .meaning import PgMeaning
@@ -263,7 +263,7 @@ class PostgresBackend:
     def pending_count(self, model_id: str) -> int:
         return self.meaning.pending_count(model_id)
 
-    def embedding_steps(self, embedder: Embedder) -> AbstractContextManager[Callable[[], int]]:
+    def embedding_steps(self, embedder: Embedder) -> AbstractContextManager[EmbeddingStep]:
         return self.meaning.embedding_steps(embedder)
 
     def guarded(self, call: Callable[[], T]) -> T:

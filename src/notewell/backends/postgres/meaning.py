@@ -30,6 +30,7 @@ from ...search.filters import Filters
 from ...search.fusion import coverage
 from ...search.old_passages import OldPassages
 from ...search.query import compile_query
+from ..backend import EmbeddingStep
 from .db import PgDatabase
 from .embedding import pg_embed_old_revisions, pg_embed_pending, pg_pending_count
 from .keyword import pg_keyword_search, pg_older_keyword_search
@@ -75,8 +76,9 @@ class PgMeaning:
             return pg_pending_count(conn, model_id)
 
     @contextlib.contextmanager
-    def embedding_steps(self, embedder: Embedder) -> Iterator[Callable[[], int]]:
-        def step() -> int:
+    def embedding_steps(self, embedder: Embedder) -> Iterator[EmbeddingStep]:
+        def step(should_stop: Callable[[], bool]) -> int:
+            del should_stop  # a claim of _BATCH notes is the unit here: its lease covers a stop
             done = pg_embed_pending(self._db, embedder, worker=self._worker, limit=_EMBED_STEP)
             return done + (pg_embed_old_revisions(self._db, embedder, _EMBED_STEP - done) if done < _EMBED_STEP else 0)
 

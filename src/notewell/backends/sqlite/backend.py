@@ -48,7 +48,7 @@ from ...search.old_passages import OldPassages
 from ...search.passages import feedback_notes
 from ...search.plan import Engines
 from ...search.request import SearchRequest
-from ..backend import NoteLoader
+from ..backend import EmbeddingStep, NoteLoader
 from ..records import Snapshot, WriteTurn
 from .ann import ANN_MIN
 from .embedding import embed_pending, pending_count
@@ -222,12 +222,12 @@ class SqliteBackend:
             self.index.close()
 
     @contextlib.contextmanager
-    def embedding_steps(self, embedder: Embedder) -> Iterator[Callable[[], int]]:
+    def embedding_steps(self, embedder: Embedder) -> Iterator[EmbeddingStep]:
         # On the embedding thread: a connection of its own, so that reads and writes never
         # wait for the model.
         index: Index | None = None
 
-        def step() -> int:
+        def step(should_stop: Callable[[], bool]) -> int:
             nonlocal index
             # Inside the gate, as a read is: a rebuild waits for the batch in hand, and the
             # batch never works on a database being moved aside. The connection is opened
@@ -245,11 +245,12 @@ class SqliteBackend:
                         lambda nid: note_text(index, nid),
                         limit=_EMBED_STEP,
                         passages_limit=_EMBED_STEP_PASSAGES,
-                        should_stop=self.gate.swap_waiting,  # a reindex waits for one call of the model
+                        # A reindex, or the store closing, waits for one call of the model.
+                        should_stop=lambda: should_stop() or self.gate.swap_waiting(),
                     )
-                    return done + (
-                        embed_old_revisions(index, embedder, _EMBED_STEP - done) if done < _EMBED_STEP else 0
-                    )
+                    if done >= _EMBED_STEP or should_stop():
+                        return done
+                    return done + embed_old_revisions(index, embedder, _EMBED_STEP - done)
 
         try:
             yield step
