@@ -62,7 +62,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sqlite3
 import sys
 import tempfile
 import time
@@ -71,6 +70,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from baselines import STOP_WORDS, TextBaselines
 
 import notewell
 from notewell.model.conversations.conversation import TEXT_CHARS, TOOL_CHARS, clean, first_line
@@ -88,16 +89,6 @@ KINDS = ("decision", "first", "who", "fact", "deep", "digest", "paraphrase")  # 
 WINDOW_EXCHANGES = 5
 LIMIT = 10
 TRANSCRIPT_MODEL = "claude-sonnet-4-5-20250929"  # the model the transcripts' answers name
-FTS5_TOKENIZER = "porter unicode61 remove_diacritics 2"
-
-# English stop words the baselines drop from a query (with the pieces \w+ makes of "I'm", "don't").
-STOP_WORDS = frozenset(
-    """a an the is are was were be been being am of to in on at for and or nor but with without how what
-    why when where which who whom whose do does did doing done i me my mine we us our you your it its this
-    that these those there here can could should would will shall may might must any some about from by as
-    not no into onto than then so if has have had having just also very more most such only own same too
-    s t d ll m re ve he him his she her hers they them their theirs up out over again all each both other""".split()
-)
 
 _WORD = re.compile(r"\w+")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -435,29 +426,16 @@ class Built:
     holder: dict[str, str] = field(default_factory=dict)  # turn id / note id -> key of the note holding it
     build_s: float = 0.0
     embed_s: float = 0.0
-    _fts: sqlite3.Connection | None = None
-    _lowered: list[str] | None = None
+    _baselines: TextBaselines | None = None
 
     def relevant(self, query: Query) -> set[str]:
         """The query's distinct relevant notes, as unit keys."""
         return {self.holder[r] for r in query.relevant}
 
-    def lowered(self) -> list[str]:
-        """Each note's title and body, lowercased (what ``words`` searches)."""
-        if self._lowered is None:
-            self._lowered = [f"{u.title}\n{u.body}".lower() for u in self.units]
-        return self._lowered
-
-    def fts(self) -> sqlite3.Connection:
-        if self._fts is None:
-            db = sqlite3.connect(":memory:")
-            db.execute(f"CREATE VIRTUAL TABLE t USING fts5(title, body, tokenize='{FTS5_TOKENIZER}')")
-            db.executemany(
-                "INSERT INTO t (rowid, title, body) VALUES (?, ?, ?)",
-                [(i, u.title, u.body) for i, u in enumerate(self.units)],
-            )
-            self._fts = db
-        return self._fts
+    def baselines(self) -> TextBaselines:
+        if self._baselines is None:
+            self._baselines = TextBaselines([u.title for u in self.units], [u.body for u in self.units])
+        return self._baselines
 
     def sizes(self) -> dict[str, int]:
         """Notes, their characters (title and body) in all, mean and longest."""
@@ -470,9 +448,9 @@ class Built:
         if self.store is not None:
             self.store.close()
             self.store = None
-        if self._fts is not None:
-            self._fts.close()
-            self._fts = None
+        if self._baselines is not None:
+            self._baselines.close()
+            self._baselines = None
 
 
 def resolve_embedder(embedder: Any) -> Any:
@@ -544,20 +522,11 @@ def query_terms(query: str) -> list[str]:
 
 
 def words_search(built: Built, query: str, limit: int = LIMIT) -> list[str]:
-    terms = query_terms(query)
-    hits = [(-sum(t in text for t in terms), i) for i, text in enumerate(built.lowered())]
-    return [built.units[i].key for neg, i in sorted(hits) if neg < 0][:limit]
+    return [built.units[i].key for i in built.baselines().words(query_terms(query), limit)]
 
 
 def fts5_or_search(built: Built, query: str, limit: int = LIMIT) -> list[str]:
-    terms = query_terms(query)
-    if not terms:
-        return []
-    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-    rows = built.fts().execute(
-        "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t, 3.0, 1.0), rowid LIMIT ?", (match, limit)
-    )
-    return [built.units[r].key for (r,) in rows]
+    return [built.units[i].key for i in built.baselines().fts5_or(query_terms(query), limit)]
 
 
 def search(built: Built, system: str, query: str, limit: int = LIMIT) -> list[str]:

@@ -118,7 +118,6 @@ import json
 import math
 import re
 import shutil
-import sqlite3
 import sys
 import tempfile
 import time
@@ -126,6 +125,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from baselines import STOP_WORDS, TextBaselines
 
 import notewell
 from notewell.model.header import compose_note
@@ -159,16 +160,6 @@ PROTOCOL_GRANULARITIES = {"notes": GRANULARITIES, "engram": ("session", "turn", 
 # Engram v0.1.3's figures (snap-research/locomo#38), printed beside the engram protocol's tables.
 PUBLISHED = {"hit5": 0.939, "hit10": 0.950, "ndcg5": 0.894, "ndcg10": 0.896}
 
-# English stop words the baselines drop from a question (with the pieces \w+ makes of "I'm", "don't").
-STOP_WORDS = frozenset(
-    """a an the is are was were be been being am of to in on at for and or nor but with without how what
-    why when where which who whom whose do does did doing done i me my mine we us our you your it its this
-    that these those there here can could should would will shall may might must any some about from by as
-    not no into onto than then so if has have had having just also very more most such only own same too
-    s t d ll m re ve he him his she her hers they them their theirs up out over again all each both other""".split()
-)
-
-FTS5_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
 _EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
@@ -415,8 +406,7 @@ class Built:
     sessions: dict[str, tuple[int, ...]] = field(default_factory=dict)  # unit key -> sessions it holds
     build_s: float = 0.0
     embed_s: float = 0.0
-    _fts: sqlite3.Connection | None = None
-    _lowered: list[str] | None = None
+    _baselines: TextBaselines | None = None
 
     @property
     def questions(self) -> list[Question]:
@@ -440,30 +430,18 @@ class Built:
         (number,) = self.sessions[key]
         return number
 
-    def lowered(self) -> list[str]:
-        """Each note's title and body, lowercased (what grep searches)."""
-        if self._lowered is None:
-            self._lowered = [f"{t}\n{b}".lower() for t, b in zip(self.titles, self.bodies, strict=True)]
-        return self._lowered
-
-    def fts(self) -> sqlite3.Connection:
-        if self._fts is None:
-            db = sqlite3.connect(":memory:")
-            db.execute(f"CREATE VIRTUAL TABLE t USING fts5(title, body, tokenize='{FTS5_TOKENIZER}')")
-            db.executemany(
-                "INSERT INTO t (rowid, title, body) VALUES (?, ?, ?)",
-                [(i, t, b) for i, (t, b) in enumerate(zip(self.titles, self.bodies, strict=True))],
-            )
-            self._fts = db
-        return self._fts
+    def baselines(self) -> TextBaselines:
+        if self._baselines is None:
+            self._baselines = TextBaselines(self.titles, self.bodies)
+        return self._baselines
 
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
             self.store = None
-        if self._fts is not None:
-            self._fts.close()
-            self._fts = None
+        if self._baselines is not None:
+            self._baselines.close()
+            self._baselines = None
 
 
 def resolve_embedder(embedder: Any) -> Any:
@@ -530,20 +508,11 @@ def question_words(question: str) -> list[str]:
 
 
 def grep_search(built: Built, question: str, limit: int = 10) -> list[str]:
-    words = question_words(question)
-    hits = [(-sum(w in text for w in words), i) for i, text in enumerate(built.lowered())]
-    return [built.units[i] for neg, i in sorted(hits) if neg < 0][:limit]
+    return [built.units[i] for i in built.baselines().words(question_words(question), limit)]
 
 
 def fts5_or_search(built: Built, question: str, limit: int = 10) -> list[str]:
-    words = question_words(question)
-    if not words:
-        return []
-    match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-    rows = built.fts().execute(
-        "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t, 3.0, 1.0), rowid LIMIT ?", (match, limit)
-    )
-    return [built.units[r] for (r,) in rows]
+    return [built.units[i] for i in built.baselines().fts5_or(question_words(question), limit)]
 
 
 def search(built: Built, system: str, question: str, limit: int = 10) -> list[str]:

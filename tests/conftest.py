@@ -377,6 +377,8 @@ def load_script(name: str, path: pathlib.Path):
 
     if name in sys.modules:
         return sys.modules[name]
+    if str(path.parent) not in sys.path:
+        sys.path.append(str(path.parent))  # it imports its sibling modules, as when it runs
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
