@@ -77,7 +77,7 @@ def test_a_long_note_whose_one_passage_answers_climbs_above_a_note_that_names_a_
     phrases = phrases_of('"pool" OR "timeout" OR "tomasz"')
     # Whole-note BM25 puts the long note last: its length dilutes the one place that answers.
     before = [_candidate("short", 1.2, "a pool of notes"), _candidate("long", 1.0, long_body)]
-    after = rerank(before, phrases, [1.0, 1.0, 1.0])
+    after = rerank(before, phrases, [1.0, 1.0, 1.0], read=2)
     assert [c.key for c in after] == ["long", "short"]
     assert after[0].score > after[1].score
 
@@ -85,22 +85,25 @@ def test_a_long_note_whose_one_passage_answers_climbs_above_a_note_that_names_a_
 def test_the_order_holds_where_passages_say_nothing_new_and_ties_keep_it():
     phrases = phrases_of('"plum"')
     before = [_candidate("newer", 1.0, "plum"), _candidate("older", 1.0, "plum!")]
-    assert [c.key for c in rerank(before, phrases, [1.0])] == ["newer", "older"]
+    assert [c.key for c in rerank(before, phrases, [1.0], read=2)] == ["newer", "older"]
 
 
-def test_notes_past_the_pool_follow_the_head_and_never_outscore_it(monkeypatch):
-    monkeypatch.setattr(passage_rank, "PASSAGE_POOL", 2)
+def test_notes_not_read_follow_the_head_and_never_outscore_it():
     phrases = phrases_of('"fig"')
-    before = [_candidate(k, s, "fig") for k, s in (("a", 3.0), ("b", 2.9), ("c", 2.8), ("d", 1.0))]
-    after = rerank(before, phrases, [1.0])
+    texts = (("a", 3.0, "fig"), ("b", 2.9, "fig"), ("c", 2.8, "fig " * 50), ("d", 2.7, "fig " * 50))
+    before = [_candidate(k, s, body) for k, s, body in texts]
+    after = rerank(before, phrases, [1.0], read=2)
+    # c and d hold the word most densely, but were not read: they cannot climb past a and b.
     assert [c.key for c in after] == ["a", "b", "c", "d"]
     scores = [c.score for c in after]
     assert scores == sorted(scores, reverse=True)
+    assert [c.key for c in rerank(before, phrases, [1.0], read=4)][:2] == ["c", "d"]
 
 
-def test_the_budget_bounds_what_is_read(monkeypatch):
-    monkeypatch.setattr(passage_rank, "PASSAGE_BUDGET", 10)
-    phrases = phrases_of('"fig"')
-    before = [_candidate("a", 2.0, "x" * 50), _candidate("b", 1.0, "fig " * 20)]
-    # Only the first note fits the budget: the second is not read, so it cannot climb.
-    assert [c.key for c in rerank(before, phrases, [1.0])] == ["a", "b"]
+def test_the_head_is_a_few_times_the_notes_asked_for_within_the_budget(monkeypatch):
+    assert passage_rank.head_size(3) == 30 and passage_rank.head_size(20) == 60 and passage_rank.head_size(500) == 100
+    monkeypatch.setattr(passage_rank, "PASSAGE_BUDGET", 1000)
+    assert passage_rank.within_budget([400, 400, 400], 1) == 2  # the third would pass 1,000
+    assert passage_rank.within_budget([400, 400, 400], 2) == 1  # twice the phrases, half the text
+    assert passage_rank.within_budget([5000, 10], 1) == 1  # the best one is always read
+    assert passage_rank.within_budget([10**7], 1) == 1

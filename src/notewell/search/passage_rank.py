@@ -119,13 +119,14 @@ def within_budget(lengths: Sequence[int], phrases: int) -> int:
     return len(lengths)
 
 
-def rerank(candidates: Sequence[Candidate], phrases: Sequence[Phrase], weights: Sequence[float]) -> list[Candidate]:
-    """*candidates* (best first by whole-note score) with the head read for passages and ranked
-    by the mix of its two scores, each over its best among the head (the rest follow as they
-    were, their scores as if no passage held a word); each returned candidate's score is the
-    mix, in the whole-note score's units."""
-    pool = candidates[:PASSAGE_POOL]
-    head = list(pool[: within_budget([len(c.body) for c in pool], len(phrases))])
+def rerank(
+    candidates: Sequence[Candidate], phrases: Sequence[Phrase], weights: Sequence[float], read: int
+) -> list[Candidate]:
+    """*candidates* (best first by whole-note score) with the first *read* (their text given:
+    :func:`head_size`, :func:`within_budget`) ranked by the mix of their two scores, each over
+    its best among them; the rest follow as they were, scored as if no passage held a word.
+    Each returned candidate's score is the mix, in the whole-note score's units."""
+    head = list(candidates[:read])
     if not head or not phrases or PASSAGE_SHARE <= 0:
         return list(candidates)
     windows = _window_scores(head, phrases, weights)
@@ -138,5 +139,5 @@ def rerank(candidates: Sequence[Candidate], phrases: Sequence[Phrase], weights: 
     order = sorted(range(len(head)), key=lambda i: -mixed[i])  # stable: ties keep the note order
     ranked = [Candidate(head[i].key, mixed[i] * top_note, head[i].title, head[i].body) for i in order]
     # The rest as if no passage of theirs held a word: never above a note of the head.
-    rest = [Candidate(c.key, (1 - PASSAGE_SHARE) * c.score, c.title, c.body) for c in candidates[len(head) :]]
+    rest = [Candidate(c.key, (1 - PASSAGE_SHARE) * c.score, c.title, c.body) for c in candidates[read:]]
     return ranked + rest

@@ -48,7 +48,7 @@ from typing import Any
 from ...model.cjk import CJK_RE
 from ...model.note import Card, preview
 from ...search.filters import Filters, check_offset
-from ...search.passage_rank import SCAN_CHARS, Candidate, head_size, rerank
+from ...search.passage_rank import SCAN_CHARS, Candidate, head_size, rerank, within_budget
 from ...search.query import SEARCH_COLUMNS, Near, Node, Phrase, QuerySyntaxError, compile_query, parse_fts5, plain_terms
 from ...search.request import RANK_WINDOW, TITLE_WINDOW, check_limit
 from ...search.snippets import make_snippet, phrases_of, snippet_maker
@@ -394,7 +394,7 @@ def pg_keyword_search(
         # decides between reading the newest notes and looking the word up (measured: a CJK
         # word went from 15 to 200 ms on 10,000 notes).
         rows = [row for row in conn.execute(sql, args, prepare=False) if row[0] not in seen]
-        for row in _by_passages(conn, rows, expr, counts) if passages else rows:
+        for row in _by_passages(conn, rows, expr, counts, want) if passages else rows:
             if len(hits) < limit:
                 seen.add(row[0])
                 hits.append((row[:15], float(row[15]), row[16], expr))
@@ -416,7 +416,9 @@ def pg_keyword_search(
     return cards
 
 
-def _by_passages(conn: Any, rows: list[tuple], expr: str, counts: TermRarity | ScopedRarity) -> list[tuple]:
+def _by_passages(
+    conn: Any, rows: list[tuple], expr: str, counts: TermRarity | ScopedRarity, wanted: int
+) -> list[tuple]:
     """*rows* (card columns, score, body; best first) with the head ranked by each note's best
     passage as well (:mod:`notewell.search.passage_rank`), each phrase weighed by its idf among
     the notes the viewer may see (a CJK or stop-word phrase, with no lexeme, as the scan weighs it)."""
@@ -437,7 +439,8 @@ def _by_passages(conn: Any, rows: list[tuple], expr: str, counts: TermRarity | S
     ]
     by_id = {row[0]: row for row in rows}
     candidates = [Candidate(row[0], float(row[15]), row[1] or "", row[16] or "") for row in rows]
-    return [(*by_id[c.key][:15], c.score, *by_id[c.key][16:]) for c in rerank(candidates, phrases, weights)]
+    read = within_budget([len(row[16] or "") for row in rows[: head_size(wanted)]], len(phrases))
+    return [(*by_id[c.key][:15], c.score, *by_id[c.key][16:]) for c in rerank(candidates, phrases, weights, read)]
 
 
 def pg_older_keyword_search(

@@ -159,7 +159,8 @@ def _by_passages(
     }
     candidates = [Candidate(r, -rank, *texts.get(r, ("", ""))) for r, rank in ranked]
     weighed = [idf(weights.rows, c) * n for c, n in zip(weights.counts, weights.repeats, strict=True)]
-    return [(int(c.key), -c.score) for c in rerank(candidates, weights.phrases, weighed)]
+    ranked_again = rerank(candidates, weights.phrases, weighed, len(head))  # the head's texts are read
+    return [(int(c.key), -c.score) for c in ranked_again]
 
 
 def _fts5_ranks(
