@@ -1,5 +1,5 @@
 """The one list of MCP tools: what the server serves, what each call takes, and what the
-reference and the README document are that list, so a tool defined in one place is in all."""
+reference and the agents page document are that list, so a tool defined in one place is in all."""
 
 from __future__ import annotations
 
@@ -59,10 +59,10 @@ def test_the_server_serves_the_table_and_nothing_else(tmp_path, local):
 
 def test_every_tool_is_documented():
     reference = reference_markdown()
-    readme = (ROOT / "README.md").read_text()
+    agents = (ROOT / "docs" / "agents.md").read_text()
     for tool in TOOLS:
         assert f"### `{tool.name}`" in reference, tool.name
-        assert f"`{tool.name}`" in readme, tool.name
+        assert f"`{tool.name}`" in agents, tool.name
         for arg in tool.args:
             assert f"| `{arg.name}` |" in reference, (tool.name, arg.name)
 

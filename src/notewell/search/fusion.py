@@ -17,7 +17,7 @@ __all__ = ["HYBRID_COVERAGE_POWER", "HYBRID_SEMANTIC", "coverage", "fuse_hybrid"
 # Score fusion: each engine's scores scaled to 0..1 within its list (BM25 by the list's best,
 # cosine from the list's worst to its best) and mixed, HYBRID_SEMANTIC of the semantic one.
 # Chosen across benchmarks/eval, the tuning split of benchmarks/eval2 and LoCoMo conversations
-# 1-5 (benchmarks/tune_search.py; README): the best mean R@5 among the settings that left hybrid
+# 1-5 (benchmarks/tune_search.py; docs/quality.md): the best mean R@5 among the settings that left hybrid
 # at or above keyword on every query kind of every set. Reciprocal-rank fusion, the earlier
 # rule, gave up more where one engine is much surer than the other (LoCoMo turns 0.550 vs 0.586).
 HYBRID_SEMANTIC = 0.25

@@ -32,7 +32,7 @@ __all__ = [
 
 PASSAGE_CHARS = 1000  # the window a note's best passage is scored in (as long as a semantic passage)
 # Of a note's keyword score that comes from its best passage: chosen across every tuning set at once
-# (benchmarks/tune_long.py; README): 0.25 beat 0 and 0.5 on the mean R@5 of hybrid and of keyword.
+# (benchmarks/tune_long.py; docs/quality.md): 0.25 beat 0 and 0.5 on the mean R@5 of hybrid and of keyword.
 PASSAGE_SHARE = 0.25
 PASSAGE_POOL = 100  # candidates (best by whole-note BM25) read for their passages, at most...
 # ...and no more than a few times the notes asked for, while their texts times the phrases looked

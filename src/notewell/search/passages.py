@@ -42,7 +42,7 @@ PASSAGE = 1000  # characters in each further passage of a long note
 OVERLAP = 200
 # Pseudo-relevance feedback: the opening passages of the FEEDBACK_NOTES best keyword hits,
 # FEEDBACK_WEIGHT of their mean added to the query vector (chosen across the evaluation sets
-# and LoCoMo: README).
+# and LoCoMo: docs/quality.md).
 FEEDBACK_NOTES = 3
 FEEDBACK_WEIGHT = 0.5
 _SNIPPET = 240

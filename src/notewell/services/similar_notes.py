@@ -6,7 +6,7 @@ when the store's model is loaded already, a search by meaning); each keyword can
 when its words overlap the new note's by at least WORDS_THRESHOLD (the cosine of their content
 word sets, see search/similarity.py), a meaning candidate when its cosine is at least
 MEANING_THRESHOLD. Both thresholds were chosen by ``benchmarks/eval_duplicates.py`` on two
-evaluation sets and checked on a third never tuned on (see the README). The store passes a search
+evaluation sets and checked on a third never tuned on (docs/notes.md). The store passes a search
 and a reader that see only the notes the viewer may see, so the answer says nothing about others.
 """
 

@@ -135,7 +135,7 @@ class SqliteBackend:
             if not create:
                 raise NotFoundError(f"no store at {root} (run `notewell init` first)")
             try:
-                root.mkdir(mode=0o700, parents=True)  # a new store is its owner's alone (README: The folder)
+                root.mkdir(mode=0o700, parents=True)  # a new store is its owner's alone (docs/folder.md)
             except OSError as exc:
                 raise StorageError(f"cannot create the store folder {root}: {exc.strerror}") from exc
         self.root = root.resolve()

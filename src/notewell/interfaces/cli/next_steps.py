@@ -30,5 +30,5 @@ def next_steps(store: str, *, serving: str | None = None) -> list[str]:
     else:
         lines = [f"search by meaning: notewell embed{store}, then: notewell search --mode hybrid 'a question'{store}"]
     lines.append(f"the web page: notewell serve{store}, then open http://127.0.0.1:8765/")
-    lines.append(f"your agent: notewell mcp{store} (an MCP server over stdio; the README's Servers section)")
+    lines.append(f"your agent: notewell mcp{store} (an MCP server over stdio; docs/agents.md)")
     return lines

@@ -54,7 +54,7 @@ def _sources() -> list[str]:
     lines = [
         "## Import sources",
         "",
-        "`notewell import SOURCE [PATH]` brings in the conversations of another tool (the README says how).",
+        "`notewell import SOURCE [PATH]` brings in the conversations of another tool ([importing](import.md)).",
         "",
         "| source | give it | read as |",
         "|---|---|---|",

@@ -31,10 +31,12 @@ def _page(ctx: Context, name: str) -> Response:
 
 
 async def index(ctx: Context, request: Request) -> Response:
+    """The web page, for people (every view of it: the page reads the API)."""
     return _page(ctx, "index.html")
 
 
 async def asset(ctx: Context, request: Request) -> Response:
+    """The page's own scripts and style sheet."""
     name = request.path_params["name"]
     if name not in ctx.assets or name == "index.html":
         return error_response("not_found", f"no asset {name[:80]!r}", 404)
@@ -46,6 +48,7 @@ async def healthz(ctx: Context, request: Request) -> Response:
 
 
 async def openapi(ctx: Context, request: Request) -> Response:
+    """The OpenAPI 3.1 document this reference is written from."""
     return JSONResponse(ctx.document)
 
 

@@ -8,7 +8,7 @@ markdown-it is linear, but its cost is in the syntax, not the length: 4-24 µs f
 character that is not a letter, digit or blank, against 0.02 µs for plain prose, so a body of
 nothing but ``![`` took 4 s at 200,000 characters. A body over :data:`SYNTAX_MAX` such
 characters (or :data:`RENDER_MAX` characters in all) is shown as plain text instead, which
-bounds a render to about half a second here; this README, 93 KB, holds 6,200 of them. A
+bounds a render to about half a second here; the README of the time, 93 KB, held 6,200 of them. A
 rendered body is kept (by its text's digest, so an edit is never shown stale) up to
 :data:`CACHE_BYTES` of HTML, and one body renders at a time, in a worker process for a server,
 so renders queue behind each other and never hold the interpreter from the searches.
