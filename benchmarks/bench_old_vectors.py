@@ -37,6 +37,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -72,7 +73,16 @@ def long_seeds(count: int, turns: int) -> list[int]:
 
 
 def worker(args: argparse.Namespace) -> dict[str, Any]:
-    """Build one store under the notewell on sys.path and measure it (see the module's docstring)."""
+    """Build one store under the notewell on sys.path in a temporary folder, measure it (see
+    the module's docstring), and remove the folder."""
+    work = Path(tempfile.mkdtemp(prefix="nw-oldvec-"))
+    try:
+        return measure(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     from bench_embed_long import write_conversation
 
     import notewell
@@ -83,7 +93,6 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
     from notewell.search.request import SearchRequest
     from notewell.services.conversation_import import import_conversations
 
-    work = Path(tempfile.mkdtemp(prefix="nw-oldvec-"))
     transcripts = work / "transcripts"
     root = work / "notes"
     seeds = long_seeds(args.conversations, args.revisions)
