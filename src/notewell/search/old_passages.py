@@ -3,9 +3,12 @@ the current text (both stores).
 
 When a note is edited, the vectors of the text it had are kept, tagged with that revision,
 and a revision never embedded (edited twice before the embedder came round, or brought in
-by a rebuild or an import) is embedded later from its kept text. A search by meaning asks
-them only to fill the places the current texts left: a note found this way comes after
-every note found by its current text, and its card names the revision that matched.
+by a rebuild or an import) is embedded later from its kept text. Each store keeps a note's
+distinct passage once, tagged with the newest older revision holding it, and none its current
+text holds (``backends.sqlite.old_vectors`` says why): a note re-imported as it grows does
+not store revisions x passages. A search by meaning asks them only to fill the places the
+current texts left: a note found this way comes after every note found by its current text,
+and its card names the revision that matched.
 
 The vectors of one model sit in one float32 matrix per store, loaded again whenever the
 store's version of them (a counter the store keeps as it changes them) moves: superseded

@@ -9,6 +9,7 @@ and the snippet is then chosen by the query's own vector.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -28,6 +29,7 @@ __all__ = [
     "above_floor",
     "feedback_limit",
     "feedback_notes",
+    "passage_key",
     "passage_snippet",
     "passages",
     "query_vector",
@@ -47,6 +49,13 @@ FEEDBACK_NOTES = 3
 FEEDBACK_WEIGHT = 0.5
 _SNIPPET = 240
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
+
+
+def passage_key(model_id: str, dim: int, text: str) -> bytes:
+    """What a vector was made from: sha256 of the model, its dimension and the passage text
+    (stored with every vector, so that one is reused, by a rebuild or an older revision,
+    only for the very text it was made from)."""
+    return hashlib.sha256(f"{model_id}\0{dim}\0{text}".encode("utf-8", "surrogatepass")).digest()
 
 
 def passages(title: str, body: str) -> list[tuple[int, int, str]]:
@@ -117,8 +126,9 @@ def feedback_notes(ids: Sequence[str]) -> list[str]:
 
 def stacked(blobs: list[bytes], dim: int) -> np.ndarray:
     """float32 vectors stored as bytes, one row each."""
-    np = numpy()
-    return np.array([np.frombuffer(b, dtype=np.float32) for b in blobs], dtype=np.float32).reshape(-1, dim)
+    lib = numpy()
+    matrix: np.ndarray = lib.array([lib.frombuffer(b, dtype=lib.float32) for b in blobs], dtype=lib.float32)
+    return matrix.reshape(-1, dim)
 
 
 def similarity_floor(embedder: Embedder) -> float | None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...errors import BusyError, ConflictError, InvalidArgumentError, StorageError, UnavailableError
 from ...model.note import superseded_texts
+from .old_vectors import key_vectors
 
 __all__ = ["MIGRATIONS", "PgDatabase", "is_database_url"]
 
@@ -350,6 +351,21 @@ MIGRATIONS: list[tuple[str, str]] = [
           FOR EACH ROW EXECUTE FUNCTION notewell_keep_old_vectors();
         """,
     ),
+    (
+        "older revisions' vectors: each distinct passage of a note once",
+        """
+        -- Each vector's key: sha256 of the model, the dimension and the passage text
+        -- (search.passages.passage_key), written by the embedder and, for the vectors already
+        -- there, by this upgrade (old_vectors.key_vectors, which then keeps one row per note and
+        -- key in old_vectors and makes (note_id, key) its primary key).
+        ALTER TABLE note_vectors ADD COLUMN key bytea;
+        ALTER TABLE old_vectors ADD COLUMN key bytea;
+        -- The embedder keeps a superseded text's vectors itself (old_vectors.keep_superseded),
+        -- less the passages of the text replacing it, which a trigger cannot know.
+        DROP TRIGGER note_vectors_keep_old ON note_vectors;
+        DROP FUNCTION notewell_keep_old_vectors();
+        """,
+    ),
 ]
 
 
@@ -377,7 +393,7 @@ def _fill_old_revisions(conn: Any) -> None:
 
 
 # What a migration needs done in Python after its SQL, in the same transaction (by version).
-MIGRATION_FILLS: dict[int, Callable[[Any], None]] = {5: _fill_old_revisions}
+MIGRATION_FILLS: dict[int, Callable[[Any], None]] = {5: _fill_old_revisions, 6: key_vectors}
 
 _URL_SCHEMES = ("postgresql://", "postgres://")
 

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import NotewellError
 from ...search.embedders import Embedder, numpy
-from ...search.passages import passages
+from ...search.passages import passage_key, passages
 from .db import PgDatabase
+from .old_vectors import UPSERT, current_keys, held_vectors, keep_superseded, upsert_rows
 from .pgvector import vector_param, write_cursor
 from .vector_schema import vector_ready
 
@@ -39,12 +40,12 @@ __all__ = ["LEASE", "pg_embed_old_revisions", "pg_embed_pending", "pg_pending_co
 LEASE = 300  # seconds a claim holds before another server may take the note
 _BATCH = 64  # notes claimed, embedded and written together
 _INSERT = (
-    "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, revision, start, stop, vector)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, revision, start, stop, key, vector)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
 _INSERT_PGVECTOR = (
-    "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, revision, start, stop, vector, embedding)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector)"
+    "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, revision, start, stop, key, vector, embedding)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector)"
 )
 _RELEASE = "UPDATE embed_queue SET claimed_by = NULL, claimed_until = NULL WHERE note_id = ANY(%s) AND claimed_by = %s"
 
@@ -119,18 +120,18 @@ def pg_embed_pending(
 
 
 def pg_embed_old_revisions(db: PgDatabase, embedder: Embedder, limit: int | None) -> int:
-    """Embed up to *limit* older revisions waiting for vectors (newest first), from their title
-    and body in old_revisions; returns how many. Each is leased while the model runs, so servers
-    embedding together share the queue. One whose text the note's current vectors were made
-    from takes a copy of them (no model). Vectors of another model are dropped and their
-    revisions wait again. With nothing waiting this is two index lookups."""
-    np = numpy()
-    model, dim = embedder.model_id, embedder.dim
+    """Give up to *limit* older revisions waiting for vectors (newest first) theirs, from their
+    title and body in old_revisions; returns how many needed the model. Each is leased while the
+    model runs, so servers embedding together share the queue. A passage the note holds a vector
+    of already (current or older) keeps it (:mod:`.old_vectors`). Vectors of another model are
+    dropped and their notes' revisions wait again. With nothing waiting this is two index lookups."""
+    model = embedder.model_id
     with db.transaction() as conn:
         if conn.execute("SELECT 1 FROM old_vectors WHERE model < %s OR model > %s LIMIT 1", (model, model)).fetchone():
+            # Every revision of those notes: a revision's passages may be stored under a newer one's number.
             conn.execute(
-                "INSERT INTO old_embed_queue(note_id, revision) SELECT DISTINCT note_id, revision FROM old_vectors"
-                " WHERE model < %s OR model > %s ON CONFLICT DO NOTHING",
+                "INSERT INTO old_embed_queue(note_id, revision) SELECT id, revision FROM old_revisions WHERE id IN"
+                " (SELECT note_id FROM old_vectors WHERE model < %s OR model > %s) ON CONFLICT DO NOTHING",
                 (model, model),
             )
             conn.execute("DELETE FROM old_vectors WHERE model < %s OR model > %s", (model, model))
@@ -151,45 +152,51 @@ def pg_embed_old_revisions(db: PgDatabase, embedder: Embedder, limit: int | None
             if not claimed:
                 return done
             texts = conn.execute(
-                "SELECT o.id, o.revision, o.title, o.body, o.text_sha,"
-                " EXISTS (SELECT 1 FROM note_vectors v WHERE v.note_id = o.id AND v.chunk = 0 AND v.model = %s"
-                " AND v.sha256 = o.text_sha) FROM old_revisions o"
-                " WHERE (o.id, o.revision) IN (SELECT * FROM unnest(%s::text[], %s::int[]))",
-                (model, [c[0] for c in claimed], [c[1] for c in claimed]),
+                "SELECT id, revision, title, body FROM old_revisions"
+                " WHERE (id, revision) IN (SELECT * FROM unnest(%s::text[], %s::int[]))",
+                ([c[0] for c in claimed], [c[1] for c in claimed]),
             ).fetchall()
-        copies = [(nid, rev, sha) for nid, rev, _t, _b, sha, same in texts if same]
-        group = [(nid, rev, passages(title, body)) for nid, rev, title, body, _sha, same in texts if not same]
-        flat = [text for _n, _r, parts in group for _a, _b, text in parts]
-        vectors = embedder.embed_documents(flat) if flat else np.zeros((0, dim), np.float32)
-        rows = []
-        position = 0
-        for nid, rev, parts in group:
-            for k, (a, b, _text) in enumerate(parts):
-                vector = np.asarray(vectors[position + k], dtype="<f4").tobytes()
-                rows.append((nid, rev, k, model, dim, a, b, vector, nid, rev))
-            position += len(parts)
-        with db.transaction() as conn, conn.cursor() as cur:
-            for nid, rev, sha in copies:
-                cur.execute(
-                    "INSERT INTO old_vectors(note_id, revision, chunk, model, dim, start, stop, vector)"
-                    " SELECT v.note_id, %s, v.chunk, v.model, v.dim, v.start, v.stop, v.vector FROM note_vectors v"
-                    " WHERE v.note_id = %s AND v.model = %s AND v.sha256 = %s"
-                    " AND EXISTS (SELECT 1 FROM old_revisions WHERE id = %s AND revision = %s) ON CONFLICT DO NOTHING",
-                    (rev, nid, model, sha, nid, rev),
-                )
-            # Only revisions still there (a note deleted meanwhile took its revisions with it).
-            cur.executemany(
-                "INSERT INTO old_vectors(note_id, revision, chunk, model, dim, start, stop, vector)"
-                " SELECT %s, %s, %s, %s, %s, %s, %s, %s WHERE EXISTS"
-                " (SELECT 1 FROM old_revisions WHERE id = %s AND revision = %s) ON CONFLICT DO NOTHING",
-                rows,
-            )
-            cur.executemany(
-                "DELETE FROM old_embed_queue WHERE note_id = %s AND revision = %s", [(c[0], c[1]) for c in claimed]
-            )
-            cur.execute("SELECT nextval('old_vectors_version')")
-        done += len(group)
+            notes = sorted({t[0] for t in texts})
+            skip = current_keys(conn, notes, model)
+            held = held_vectors(conn, notes, model)
+        done += _embed_old_batch(db, embedder, claimed, texts, skip, held)
     return done
+
+
+def _embed_old_batch(
+    db: PgDatabase,
+    embedder: Embedder,
+    claimed: list[tuple[str, int]],
+    texts: list[tuple[str, int, str, str]],
+    skip: dict[str, set[bytes]],
+    held: dict[str, dict[bytes, bytes]],
+) -> int:
+    """Embed the passages of the claimed revisions no vector of their note has yet, and write
+    every revision's; returns how many revisions needed the model."""
+    np = numpy()
+    model, asked = embedder.model_id, embedder.dim
+    cut = {(nid, rev): passages(title, body) for nid, rev, title, body in texts}
+    fresh: dict[str, None] = {}  # each passage the batch's notes hold no vector of, once
+    needed = 0
+    for (nid, _rev), parts in cut.items():
+        known = skip[nid] | held[nid].keys()
+        missing = [text for _a, _b, text in parts if passage_key(model, asked, text) not in known]
+        fresh.update(dict.fromkeys(missing))
+        needed += bool(missing)
+    made = embedder.embed_documents(list(fresh)) if fresh else np.zeros((0, asked), np.float32)
+    dim = embedder.dim  # a remote model's is known once it answered
+    by_key = {passage_key(model, dim, text): np.asarray(made[k], dtype="<f4").tobytes() for k, text in enumerate(fresh)}
+    rows = []
+    for (nid, rev), parts in cut.items():
+        keys = [passage_key(model, dim, text) for _a, _b, text in parts]
+        rows += upsert_rows(nid, rev, parts, keys, {**held[nid], **by_key}, skip[nid], model, dim)
+    with db.transaction() as conn, conn.cursor() as cur:
+        cur.executemany(UPSERT, rows)
+        cur.executemany(
+            "DELETE FROM old_embed_queue WHERE note_id = %s AND revision = %s", [(c[0], c[1]) for c in claimed]
+        )
+        cur.execute("SELECT nextval('old_vectors_version')")
+    return needed
 
 
 def _claim(db: PgDatabase, worker: str, count: int) -> list[_Claimed]:
@@ -233,11 +240,10 @@ def _read(db: PgDatabase, embedder: Embedder, claimed: list[_Claimed]) -> None:
 
 
 def _embed(embedder: Embedder, claimed: list[_Claimed]) -> np.ndarray:
-    np = numpy()
+    lib = numpy()
     texts = [text for c in claimed for _a, _b, text in c.parts]
-    if not texts:
-        return np.zeros((0, embedder.dim), np.float32)
-    return embedder.embed_documents(texts)
+    made: np.ndarray = embedder.embed_documents(texts) if texts else lib.zeros((0, embedder.dim), lib.float32)
+    return made
 
 
 def _write(db: PgDatabase, embedder: Embedder, worker: str, claimed: list[_Claimed], vectors: np.ndarray) -> None:
@@ -256,14 +262,17 @@ def _write(db: PgDatabase, embedder: Embedder, worker: str, claimed: list[_Claim
         ready = vector_ready(conn)
         rows: list[tuple[Any, ...]] = []
         position = 0
+        kept = False
         for c in claimed:
             start, position = position, position + len(c.parts)
             if not c.parts or current.get(c.note_id) != c.revision:
                 continue  # nothing to write, or gone or changed while embedding (queued again)
+            keys = [passage_key(embedder.model_id, embedder.dim, text) for _a, _b, text in c.parts]
+            kept |= keep_superseded(conn, c.note_id, set(keys))  # an older revision's meaning stays searchable
             conn.execute("DELETE FROM note_vectors WHERE note_id = %s", (c.note_id,))
-            for k, (a, b, _text) in enumerate(c.parts):
+            for k, ((a, b, _text), key) in enumerate(zip(c.parts, keys, strict=True)):
                 vector = np.asarray(vectors[start + k], dtype="<f4")
-                row = (c.note_id, k, embedder.model_id, embedder.dim, c.sha, c.revision, a, b, vector.tobytes())
+                row = (c.note_id, k, embedder.model_id, embedder.dim, c.sha, c.revision, a, b, key, vector.tobytes())
                 rows.append(row + (vector_param(vector),) if ready else row)
             written.append(c.note_id)
         with write_cursor(conn) if ready else conn.cursor() as cur:
@@ -273,6 +282,8 @@ def _write(db: PgDatabase, embedder: Embedder, worker: str, claimed: list[_Claim
                 "DELETE FROM embed_queue WHERE note_id = %s AND ticket = %s", [(c.note_id, c.ticket) for c in claimed]
             )
         conn.execute(_RELEASE, (ids, worker))
+        if kept:
+            conn.execute("SELECT nextval('old_vectors_version')")
         if written:
             conn.execute("SELECT notewell_log_vectors(%s)", (written,))  # last: it serialises log writers
 

@@ -77,7 +77,8 @@ from .notes import (
     note_text,
     queued_count,
 )
-from .old_revisions import embed_old_revisions, older_keyword_search, older_semantic_search
+from .old_revisions import older_keyword_search, older_semantic_search
+from .old_vectors import embed_old_revisions
 from .quick_check import FolderLook, dir_times_json, parse_dir_times, quick_look, trusted_times
 from .rebuild import Rebuild
 from .records import SqliteSnapshot, SqliteWriteTurn

@@ -8,15 +8,14 @@ what made it (:func:`passage_key`), so that a rebuilt index can take it over.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...model.header import parse_note
 from ...search.embedders import Embedder, numpy
-from ...search.passages import passages
+from ...search.passages import passage_key, passages
 from .index import Index
-from .old_revisions import keep_superseded_vectors
+from .old_vectors import keep_superseded_vectors
 
 __all__ = ["embed_pending", "note_passages", "passage_key", "pending_count"]
 
@@ -36,11 +35,6 @@ _OTHER_MODELS = (
 _OTHER_MODELS_COUNT = f"SELECT count(*) FROM ({_OTHER_MODELS}) WHERE note_id NOT IN (SELECT note_id FROM embed_queue)"
 
 
-def passage_key(model_id: str, dim: int, text: str) -> bytes:
-    """What a vector was made from: sha256 of the model, its dimension and the passage text."""
-    return hashlib.sha256(f"{model_id}\0{dim}\0{text}".encode("utf-8", "surrogatepass")).digest()
-
-
 def note_passages(title: str, text: str) -> list[tuple[int, int, str]]:
     """The passages embedded for a note with this indexed title and text."""
     return passages(title, parse_note(text).body)
@@ -53,7 +47,7 @@ def pending_count(index: Index, model_id: str) -> int:
         _OTHER_MODELS_COUNT,
         (model_id, model_id),
     ).fetchone()
-    return queued + other
+    return int(queued + other)
 
 
 def embed_pending(
@@ -214,7 +208,7 @@ def _embed_group(
                 continue  # changed while embedding: it was queued again, its turn comes
             if work.parts:
                 written.append(work.nid)
-                keep_superseded_vectors(index.conn, work.nid)  # an older revision's meaning stays searchable
+                keep_superseded_vectors(index.conn, work.nid, set(ks))  # an older revision's meaning stays searchable
                 index.conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (work.nid,))
                 index.conn.executemany(
                     "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, start, stop, vector, key)"

@@ -17,7 +17,7 @@ __all__ = [
     "create_schema",
 ]
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 TITLE_WEIGHT = 3.0
 FTS_HASH_BYTES = 64 * 1024 * 1024
 
@@ -146,31 +146,37 @@ CREATE TABLE vector_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, note_id TEXT NOT 
 
 -- Superseded revisions of live notes (kept in .notewell-history/revisions/), so that a word
 -- or a meaning only an older text has still finds its note, after the current texts. The
--- revision's title and body, CJK segmented as in notes_fts; its passage vectors once embedded
--- (moved over from note_vectors when the note is embedded anew, or made from this text).
+-- revision's title and body, CJK segmented as in notes_fts; its passages' vectors once embedded
+-- (old_vectors).
 -- searchable 0: a revision looked at and left out (only its header changed, or its file was
 -- never kept), so that a later look reads only what is new.
 CREATE TABLE old_revisions(rowid INTEGER PRIMARY KEY, note_id TEXT NOT NULL, revision INTEGER NOT NULL,
   searchable INTEGER NOT NULL DEFAULT 1, UNIQUE(note_id, revision));
--- The searchable older revisions with no vectors of the store's model yet.
+-- The searchable older revisions whose passages are not all in old_vectors (or the current
+-- vectors) for the store's model yet.
 CREATE TABLE old_embed_queue(note_id TEXT NOT NULL, revision INTEGER NOT NULL, PRIMARY KEY(note_id, revision))
   WITHOUT ROWID;
 CREATE VIRTUAL TABLE old_revisions_fts USING fts5(
   title, body, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT INTO old_revisions_fts(old_revisions_fts, rank) VALUES('rank', 'bm25({TITLE_WEIGHT}, 1.0)');
+-- Each distinct passage of a note's older revisions once, by its key (as note_vectors.key),
+-- with the newest older revision holding it and its place in that revision's body; none for a
+-- passage the note's current vectors hold (backends.sqlite.old_vectors says why). Until
+-- version 13 a row per revision and passage: a conversation re-imported as it grew stored
+-- revisions x passages.
 -- seq never goes back (AUTOINCREMENT): with the row count it tells a reader's matrix it is stale.
 CREATE TABLE old_vectors(
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   note_id TEXT NOT NULL,
+  key BLOB NOT NULL,
   revision INTEGER NOT NULL,
-  chunk INTEGER NOT NULL,
   model TEXT NOT NULL,
   dim INTEGER NOT NULL,
   start INTEGER NOT NULL,
   stop INTEGER NOT NULL,
   vector BLOB NOT NULL,
-  UNIQUE(note_id, revision, model, chunk)
+  UNIQUE(note_id, key)
 );
 CREATE INDEX old_vectors_model ON old_vectors(model, dim);
 

@@ -23,10 +23,13 @@ from collections import Counter
 from pathlib import Path
 
 from ...errors import UnavailableError
+from ...model.cjk import unsegment
 from ...search.embedders import numpy
-from .embedding import note_passages, passage_key
+from ...search.passages import passage_key, passages
+from .embedding import note_passages
 from .index import Index
 from .old_revision_rows import old_vectors_changed
+from .old_vectors import current_keys, held_vectors, old_text, store_revision
 
 __all__ = ["carry_old_vectors", "carry_vectors"]
 
@@ -82,7 +85,7 @@ def _old_rows(source: sqlite3.Connection, ids: list[str], *, keyed: bool) -> dic
         f" FROM note_vectors WHERE note_id IN ({marks}) ORDER BY note_id, chunk",
         ids,
     ):
-        rows.setdefault(nid, []).append(tuple(row))  # type: ignore[arg-type]
+        rows.setdefault(nid, []).append(tuple(row))
     return rows
 
 
@@ -97,7 +100,7 @@ def _take_over(index: Index, notes: list[tuple[str, str, str, str]], old: dict[s
     embedded = {
         n for (n,) in conn.execute(f"SELECT DISTINCT note_id FROM note_vectors WHERE note_id IN ({marks})", ids)
     }
-    rows: list[tuple] = []
+    rows: list[tuple[object, ...]] = []
     done: dict[str, str] = {}
     for nid, title, sha, text in notes:
         if nid not in old or nid in embedded:  # nothing to take, or embedded by another process meanwhile
@@ -162,8 +165,10 @@ def _sound(vectors: list[bytes], dim: int) -> bool:
 
 def carry_old_vectors(index: Index, old: Path | None) -> int:
     """Give the older revisions waiting for vectors in *index* those the *old* index file holds
-    for the same note and revision (a revision's text never changes, so its vectors stay
-    sound); returns how many revisions got theirs."""
+    for their passages, by key (:mod:`.old_vectors`; a revision's text never changes, so the
+    vectors stay sound); returns how many revisions got all theirs. An index from before
+    version 13 keeps a row per revision and passage, without keys: a row's key is made from
+    the passage of its revision's text at that place, when it is cut at the same place now."""
     if old is None or not old.exists():
         return 0
     try:
@@ -173,39 +178,91 @@ def carry_old_vectors(index: Index, old: Path | None) -> int:
     carried = 0
     try:
         try:
-            if source.execute("SELECT 1 FROM sqlite_master WHERE name = 'old_vectors'").fetchone() is None:
-                return 0
+            columns = {name for (name,) in source.execute("SELECT name FROM pragma_table_info('old_vectors')")}
         except sqlite3.DatabaseError:
             return 0
-        waiting = index.conn.execute(
-            "SELECT note_id, revision FROM old_embed_queue ORDER BY note_id, revision"
-        ).fetchall()
-        for at in range(0, len(waiting), _BATCH):
-            batch = waiting[at : at + _BATCH]
-            found: dict[tuple[str, int], list[tuple]] = {}
+        if not columns:
+            return 0
+        waiting: dict[str, list[tuple[int, str, str]]] = {}
+        for nid, revision, title, body in index.conn.execute(
+            "SELECT q.note_id, q.revision, f.title, f.body FROM old_embed_queue q"
+            " JOIN old_revisions o ON o.note_id = q.note_id AND o.revision = q.revision"
+            " JOIN old_revisions_fts f ON f.rowid = o.rowid ORDER BY q.note_id, q.revision"
+        ):
+            waiting.setdefault(nid, []).append((revision, title, body))
+        notes = list(waiting)
+        for at in range(0, len(notes), _BATCH):
+            found: dict[str, tuple[str, int, dict[bytes, bytes]]] = {}
             try:
-                for nid, revision in batch:
-                    rows = source.execute(
-                        "SELECT chunk, model, dim, start, stop, vector FROM old_vectors"
-                        " WHERE note_id = ? AND revision = ? ORDER BY model, chunk",
-                        (nid, revision),
-                    ).fetchall()
-                    if rows and len({(r[1], r[2]) for r in rows}) == 1 and _sound([r[5] for r in rows], rows[0][2]):
-                        found[(nid, revision)] = rows
+                for nid in notes[at : at + _BATCH]:
+                    vectors = _old_note_vectors(index, source, nid, keyed="key" in columns)
+                    if vectors is not None:
+                        found[nid] = vectors
             except sqlite3.DatabaseError:
                 break  # damaged: what was carried so far stands
-            if not found:
-                continue
-            with index.write():
-                for (nid, revision), rows in found.items():
-                    index.conn.executemany(
-                        "INSERT OR IGNORE INTO old_vectors(note_id, revision, chunk, model, dim, start, stop, vector)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        [(nid, revision, *row) for row in rows],
-                    )
-                index.conn.executemany("DELETE FROM old_embed_queue WHERE note_id = ? AND revision = ?", list(found))
-                old_vectors_changed(index.conn)
-            carried += len(found)
+            if found:
+                carried += _take_over_old(index, found, waiting)
     finally:
         source.close()
     return carried
+
+
+def _old_note_vectors(
+    index: Index, source: sqlite3.Connection, nid: str, *, keyed: bool
+) -> tuple[str, int, dict[bytes, bytes]] | None:
+    """The model, dimension and vectors by key that *source* holds for a note (its older
+    revisions' and its current ones), or None when they are not all sound vectors of one model."""
+    rows: list[tuple[str, int, bytes | None, bytes]] = []
+    if keyed:
+        rows += source.execute("SELECT model, dim, key, vector FROM old_vectors WHERE note_id = ?", (nid,)).fetchall()
+    else:
+        unkeyed = source.execute(
+            "SELECT revision, chunk, start, stop, model, dim, vector FROM old_vectors WHERE note_id = ?", (nid,)
+        ).fetchall()
+        texts = _revision_texts(index, nid, {row[0] for row in unkeyed})
+        for revision, chunk, start, stop, model, dim, vector in unkeyed:
+            parts = texts.get(revision, [])
+            if chunk < len(parts) and parts[chunk][:2] == (start, stop):  # the passage it was made from
+                rows.append((model, dim, passage_key(model, dim, parts[chunk][2]), vector))
+    rows += source.execute(
+        "SELECT model, dim, key, vector FROM note_vectors WHERE note_id = ? AND key IS NOT NULL", (nid,)
+    ).fetchall()
+    if not rows:
+        return None
+    model, dim = Counter((row[0], row[1]) for row in rows).most_common(1)[0][0]
+    vectors = {bytes(key): vector for m, d, key, vector in rows if (m, d) == (model, dim) and key is not None}
+    if not isinstance(model, str) or not isinstance(dim, int) or dim < 1 or not _sound(list(vectors.values()), dim):
+        return None
+    return model, dim, vectors
+
+
+def _revision_texts(index: Index, nid: str, revisions: set[int]) -> dict[int, list[tuple[int, int, str]]]:
+    """The passages of a note's older revisions, from their text in *index*."""
+    texts = {}
+    for revision, title, body in index.conn.execute(
+        "SELECT o.revision, f.title, f.body FROM old_revisions o JOIN old_revisions_fts f ON f.rowid = o.rowid"
+        " WHERE o.note_id = ? AND o.searchable = 1",
+        (nid,),
+    ):
+        if revision in revisions:
+            texts[revision] = passages(unsegment(title), unsegment(body))
+    return texts
+
+
+def _take_over_old(
+    index: Index, found: dict[str, tuple[str, int, dict[bytes, bytes]]], waiting: dict[str, list[tuple[int, str, str]]]
+) -> int:
+    """Write the waiting revisions' vectors that *found* (or the index itself) holds; those
+    that got every one leave the queue. Returns how many did."""
+    conn = index.conn
+    whole = []
+    with index.write():
+        for nid, (model, dim, vectors) in found.items():
+            have = {**vectors, **held_vectors(conn, nid, model)}
+            skip = current_keys(conn, nid, model)
+            for revision, title, body in waiting[nid]:
+                if store_revision(conn, old_text(nid, revision, title, body, model, dim), have, skip, model, dim):
+                    whole.append((nid, revision))
+        conn.executemany("DELETE FROM old_embed_queue WHERE note_id = ? AND revision = ?", whole)
+        old_vectors_changed(conn)
+    return len(whole)
