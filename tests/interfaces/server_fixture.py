@@ -32,7 +32,9 @@ class Answer:
 class Server:
     """A running server over a store of its own; ``tokens`` maps a name to its secret."""
 
-    def __init__(self, root, *, private: bool = False, write_rate: float = 200.0, **config: Any) -> None:
+    def __init__(
+        self, root, *, private: bool = False, write_rate: float = 200.0, tools: str | None = None, **config: Any
+    ) -> None:
         import uvicorn
 
         from notewell.interfaces.cli.server import build_server
@@ -48,7 +50,7 @@ class Server:
         }
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        app = build_server(self.store, private=private, write_rate=write_rate)
+        app = build_server(self.store, private=private, write_rate=write_rate, tools=tools)
         self.server = uvicorn.Server(server_config(app, "127.0.0.1", self.port, **config))  # as `notewell serve` runs
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()

@@ -63,24 +63,26 @@ def test_full_cycle(tmp_path, place):
     n2 = js(run(["get", nid2, "--json"], store))
     assert n2["title"] == "Typed # title" and n2["kind"] == "decision" and n2["tags"] == ["a", "b-c"]
     nid3 = run(["add", "-"], store, input=b"from stdin about otters").stdout.decode().strip()
-    cards = js(run(["search", "otters", "--json"], store))
+    cards = js(run(["search", "otters", "--json"], store))["cards"]
     assert [c["id"] for c in cards] == [nid3]
     assert set(cards[0]) == CARD_KEYS
     human = run(["search", "otters"], store).stdout.decode()
     assert nid3 in human and "**otters**" in human
-    assert [c["id"] for c in js(run(["list", "--json", "--kind", "decision"], store))] == [nid2]
-    assert js(run(["search", "chose", "--tag", "a", "--json"], store))[0]["id"] == nid2
+    assert [c["id"] for c in js(run(["list", "--json", "--kind", "decision"], store))["cards"]] == [nid2]
+    assert js(run(["search", "chose", "--tag", "a", "--json"], store))["cards"][0]["id"] == nid2
     assert js(run(["summary", "--json"], store))["total_notes"] == 3
-    assert {t["tag"] for t in js(run(["tags", "--json"], store))} == {"cli", "a", "b-c"}
+    assert {t["tag"] for t in js(run(["tags", "--json"], store))["tags"]} == {"cli", "a", "b-c"}
     run(["edit", nid3, "--text", "edited about badgers"], store)
     edit_file = tmp_path / "e.md"
     edit_file.write_text("edited again about badgers")
     run(["edit", nid3, str(edit_file)], store)
-    hist = js(run(["history", nid3, "--json"], store))
+    hist = js(run(["history", nid3, "--json"], store))["revisions"]
     assert [h["revision"] for h in hist] == [1, 2, 3]
     assert js(run(["get", nid3, "--revision", "1", "--json"], store))["text"] == "from stdin about otters"
     # Words only revision 1 had still find the note, saying so.
-    assert [(c["id"], c["matched_revision"]) for c in js(run(["search", "otters", "--json"], store))] == [(nid3, 1)]
+    assert [(c["id"], c["matched_revision"]) for c in js(run(["search", "otters", "--json"], store))["cards"]] == [
+        (nid3, 1)
+    ]
     assert "matched in revision 1" in run(["search", "otters"], store).stdout.decode()
     assert "r3" in run(["history", nid3], store).stdout.decode()
     if folder:
@@ -89,7 +91,7 @@ def test_full_cycle(tmp_path, place):
         refused = run(["reindex"], store, check=False)
         assert refused.returncode == 2 and "works on a notes folder" in refused.stderr.decode()
     assert js(run(["rm", nid3, "--json"], store))["deleted"] is True
-    assert js(run(["list", "--json"], store)).__len__() == 2
+    assert len(js(run(["list", "--json"], store))["cards"]) == 2
 
 
 def test_editor(tmp_path, place):
@@ -192,7 +194,7 @@ def test_attempt_commands(place):
     env = {"NOTEWELL_ATTEMPT": att}
     added = run(["add", "--text", "kiwi found on the run", "--title", "Kiwi"], store, env_extra=env)
     nid = added.stdout.decode().strip()
-    card = js(run(["search", "kiwi", "--project", "sat-solver", "--json"], store))[0]
+    card = js(run(["search", "kiwi", "--project", "sat-solver", "--json"], store))["cards"][0]
     assert set(card) == CARD_KEYS and card["id"] == nid and card["attempt_id"] == att and card["campaign"] == "hard"
     assert "sat-solver/" + att in run(["search", "kiwi"], store).stdout.decode()
     shown = js(run(["attempt", "show", att, "--json"], store))
@@ -201,7 +203,7 @@ def test_attempt_commands(place):
     assert ended["outcome"] == "succeeded" and ended["summary_note_id"]
     out = run(["attempt", "show", att], store).stdout.decode()
     assert "succeeded" in out and "[summary]" in out and nid in out
-    listed = js(run(["attempt", "list", "--state", "ended", "--json"], store))
+    listed = js(run(["attempt", "list", "--state", "ended", "--json"], store))["attempts"]
     assert [a["id"] for a in listed] == [att]
     frozen = run(["edit", nid, "--text", "no"], store, check=False)
     assert frozen.returncode == 8 and frozen.stderr.decode().startswith("notewell: frozen:")
@@ -347,7 +349,9 @@ def test_a_semantic_search_on_a_database_is_answered_in_process(tmp_path, pg_url
     env = {"NOTEWELL_EMBEDDER": "hash", "NOTEWELL_AUTOWATCH": "on"}
     nid = run(["add", "--text", "# Otters\n\notters hold hands while they sleep"], pg_url, env_extra=env).stdout
     nid = nid.decode().strip()
-    found = js(run(["search", "--mode", "semantic", "--wait", "--json", "sleeping otters"], pg_url, env_extra=env))
+    found = js(run(["search", "--mode", "semantic", "--wait", "--json", "sleeping otters"], pg_url, env_extra=env))[
+        "cards"
+    ]
     assert [c["id"] for c in found] == [nid] and found[0]["mode"] == "semantic"
     with notewell.open(pg_url, embedder=HashEmbedder()) as s:
         assert [c.to_dict() for c in s.search_notes("sleeping otters", mode="semantic")] == found

@@ -41,7 +41,7 @@ def test_an_edit_that_changes_nothing_says_so_and_makes_no_revision(tmp_path):
     nid = _note(store)
     out = run(["edit", nid, "--text", "first body\n"], store).stdout.decode()
     assert "unchanged" in out and "still revision 1" in out
-    assert [h["revision"] for h in js(run(["history", nid, "--json"], store))] == [1]
+    assert [h["revision"] for h in js(run(["history", nid, "--json"], store))["revisions"]] == [1]
 
 
 def test_edit_refuses_an_empty_argument_and_two_texts(tmp_path):
@@ -84,7 +84,7 @@ def test_history_of_a_deleted_note_shows_the_deletion(tmp_path):
     store = tmp_path / "s"
     nid = _note(store)
     run(["rm", nid], store)
-    hist = js(run(["history", nid, "--json"], store))
+    hist = js(run(["history", nid, "--json"], store))["revisions"]
     assert [(h["revision"], h["op"]) for h in hist] == [(1, "add"), (1, "delete")] and hist[1]["at"]
     text = run(["history", nid], store).stdout.decode()
     assert "deleted" in text and "--revision 1" in text
@@ -143,7 +143,7 @@ def test_search_without_words_lists_a_projects_recent_notes(tmp_path):
     with notewell.open(store, watch=False, embedder=None) as s:
         run_ = s.start_attempt("demo", author="a")
         nid = s.add_note("# In demo\n\nbody", attempt=run_.id).id
-    assert [c["id"] for c in js(run(["search", "--project", "demo", "--json"], store))] == [nid]
+    assert [c["id"] for c in js(run(["search", "--project", "demo", "--json"], store))["cards"]] == [nid]
     empty = run(["search"], store, check=False)
     assert empty.returncode == 5 and b"invalid_query" in empty.stderr
 

@@ -61,7 +61,7 @@ def test_the_cli_embeds_with_a_fastembed_directory(tmp_path):
     )
     run(["add", "--text", "# Rollout\n\nkubernetes pod deploy"], store, env_extra=env)
     assert js(run(["embed", "--json"], store, env_extra=env)) == {"embedded": 2, "pending": 0, "revisions": 0}
-    cards = js(run(["search", "memory", "--mode", "semantic", "--json"], store, env_extra=env))
+    cards = js(run(["search", "memory", "--mode", "semantic", "--json"], store, env_extra=env))["cards"]
     assert cards[0]["id"] == nid and cards[0]["mode"] == "semantic"
     bad = run(["search", "x", "--mode", "semantic"], store, env_extra={"NOTEWELL_EMBEDDER": "nope"}, check=False)
     assert bad.returncode != 0 and bad.stderr.decode().count("\n") == 1 and "not one of" in bad.stderr.decode()

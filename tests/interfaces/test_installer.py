@@ -419,6 +419,48 @@ def test_the_installed_mcp_server_answers_a_real_client(place):
     assert Path(server["args"][-1].removeprefix("--store=")) == project.parent / "notes"
 
 
+@pytest.mark.slow
+def test_install_writes_the_tool_set_chosen_into_the_runtimes_mcp_server(place):
+    project, home = place
+    done = notewell_cli(project, home, "install", "claude-code", "--tools", "default,attempts")
+    assert done.returncode == 0, done.stderr
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["notewell"]
+    assert server["args"][2:] == ["mcp", f"--store={project.parent / 'notes'}", "--tools=default,attempts"]
+    assert notewell_cli(project, home, "install", "codex", "--tools", "all").returncode == 0
+    codex = tomllib.loads((project / ".codex" / "config.toml").read_text())["mcp_servers"]["notewell"]
+    assert codex["args"][-1] == "--tools=all"
+    assert notewell_cli(project, home, "install", "cursor").returncode == 0  # no choice: the server's default
+    assert not any(a.startswith("--tools") for a in json.loads((project / ".cursor" / "mcp.json").read_text())[
+        "mcpServers"]["notewell"]["args"])  # fmt: skip
+    for argv, said in (
+        (["gemini", "--tools", "notebok"], "--tools: no group 'notebok': did you mean notebook?"),
+        (["gemini", "--tools", "all", "--no-mcp"], "with --no-mcp there is none to install"),
+    ):
+        refused = notewell_cli(project, home, "install", *argv)
+        assert refused.returncode == 2 and said in refused.stderr and len(refused.stderr.splitlines()) == 1
+    assert not (project / ".gemini").exists()
+
+
+@pytest.mark.slow
+def test_the_installed_tool_set_is_what_a_real_client_is_offered(place):
+    pytest.importorskip("mcp")
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    project, home = place
+    assert notewell_cli(project, home, "install", "claude-code", "--tools", "default,attempts").returncode == 0
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["notewell"]
+    params = StdioServerParameters(command=server["command"], args=server["args"], env=_env(project))
+
+    async def scenario():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                return [tool.name for tool in (await s.list_tools()).tools]
+
+    names = asyncio.run(scenario())
+    assert "search_notes" in names and names[-2:] == ["start_attempt", "end_attempt"] and "add_tag" not in names
+
+
 def test_notewells_codex_block_is_taken_out_only_when_it_is_whole_and_notewells(place):
     project, home = place
     _installed(project, home, "codex")

@@ -35,14 +35,15 @@ def test_every_tool_has_one_name_and_its_call_takes_its_arguments():
 
 
 @pytest.mark.parametrize("local", [True, False])
-def test_the_server_serves_the_table_and_nothing_else(tmp_path, local):
+@pytest.mark.parametrize("choice", [None, "all"])
+def test_the_server_serves_the_table_and_nothing_else(tmp_path, local, choice):
     pytest.importorskip("mcp")
     from notewell.interfaces.mcp.server import make_mcp
     from notewell.services.server_api import ServerAPI
 
     with notewell.open(tmp_path / "notes", embedder=None) as store:
-        declared = asyncio.run(make_mcp(ServerAPI(store), None, local=local).list_tools())
-    table = served(local)
+        declared = asyncio.run(make_mcp(ServerAPI(store), None, local=local, tools=choice).list_tools())
+    table = served(local, choice)
     assert [t.name for t in declared] == [t.name for t in table]
     assert local or not any(t.stdio_only for t in table)
     for tool, spec in zip(declared, table, strict=True):
@@ -55,6 +56,7 @@ def test_the_server_serves_the_table_and_nothing_else(tmp_path, local):
         hints = tool.annotations
         assert hints.read_only_hint == (spec.access == "read"), spec.name
         assert hints.destructive_hint == (spec.access == "change"), spec.name
+        assert tool.output_schema is None  # every answer is an object: a schema saying so tells nothing
 
 
 def test_every_tool_is_documented():

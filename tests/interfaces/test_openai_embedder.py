@@ -108,7 +108,7 @@ def test_the_cli_uses_the_server_from_the_environment(server, tmp_path):
     waiting = run(["search", "fig", "--mode", "semantic"], store, env_extra=env)
     assert b"1 note(s) not embedded yet" in waiting.stderr
     assert js(run(["embed", "--json"], store, env_extra=env)) == {"embedded": 1, "pending": 0, "revisions": 0}
-    cards = js(run(["search", "fig pruning", "--mode", "both", "--json"], store, env_extra=env))
+    cards = js(run(["search", "fig pruning", "--mode", "both", "--json"], store, env_extra=env))["cards"]
     assert [(c["id"], c["mode"]) for c in cards] == [(nid, "keyword"), (nid, "semantic")]
     out = run(["search", "fig pruning", "--mode", "both"], store, env_extra=env).stdout.decode()
     assert out.index("== keyword") < out.index("== semantic")

@@ -33,7 +33,9 @@ def test_cards_and_notes_say_their_age(backend):
 def test_the_cli_takes_relative_dates_and_a_zone(tmp_path):
     store = tmp_path / "s"
     nid = run(["add", "--title", "T", "--text", "relative"], store).stdout.decode().strip()
-    listed = json.loads(run(["list", "--updated-after", "7d", "--tz", "Asia/Shanghai", "--json"], store).stdout)
+    listed = json.loads(run(["list", "--updated-after", "7d", "--tz", "Asia/Shanghai", "--json"], store).stdout)[
+        "cards"
+    ]
     assert [c["id"] for c in listed] == [nid] and listed[0]["age"].endswith("just now")
     bad = run(["list", "--updated-after", "last week"], store, check=False)
     assert bad.returncode == 2 and b"is not a date (use 2026-11-29" in bad.stderr

@@ -18,6 +18,7 @@ from ..model.timestamps import parse_when, time_zone
 from ..model.visibility import Viewer, hidden_projects
 
 __all__ = [
+    "DATE_FORMS",
     "FILTERS",
     "Criteria",
     "FILTER_NAMES",
@@ -35,7 +36,9 @@ __all__ = [
 class FilterSpec:
     """One filter, as every interface offers it: its name, what it takes, what it does.
     *shape*: ``text`` (one string), ``texts`` (one or more strings), ``when`` (an ISO date or
-    time), ``choice`` (one of *choices*). *option*: the command line's name for it."""
+    time), ``choice`` (one of *choices*). *option*: the command line's name for it. *short*:
+    what an agent's tool schema says of it, where its name and type do not (every agent session
+    pays for the schema, so the forms of a date are said once, in the tool's description)."""
 
     name: str
     shape: str
@@ -43,31 +46,35 @@ class FilterSpec:
     option: str = ""
     choices: tuple[str, ...] = ()
     metavar: str | None = None
+    short: str | None = None
 
     @property
     def cli_option(self) -> str:
         return self.option or "--" + self.name.replace("_", "-")
 
 
-_ISO = " (2026-11-30, 2026-11-30T14:05Z, or 7d, 2w, 3m, 1y, 12h, yesterday, today)"
+# The forms a date filter takes, as every interface says them.
+DATE_FORMS = "2026-11-30, 2026-11-30T14:05Z, or 7d, 2w, 3m, 1y, 12h, yesterday, today"
+_ISO = f" ({DATE_FORMS})"
 # The one list of filters: Filters takes these fields, and the CLI's options, the OpenAPI
 # parameters and the MCP tool's arguments are made from (or checked against) it.
 FILTERS: tuple[FilterSpec, ...] = (
-    FilterSpec("project", "text", "only notes written on this project's attempts"),
-    FilterSpec("campaign", "text", "only notes of projects in this campaign"),
+    FilterSpec("project", "text", "only notes written on this project's attempts", short="only notes on its attempts"),
+    FilterSpec("campaign", "text", "only notes of projects in this campaign", short="only its projects' notes"),
     FilterSpec("attempt_id", "text", "only notes written on this attempt", option="--attempt", metavar="ID"),
-    FilterSpec("kind", "texts", "only notes of this header kind", metavar="KIND"),
+    FilterSpec("kind", "texts", "only notes of this header kind", metavar="KIND", short="header kind(s)"),
     FilterSpec(
         "tags",
         "texts",
         "only notes with this header tag (any of them, unless all are asked for)",
         "--tag",
         metavar="TAG",
+        short="header tag(s): any of them, or all with tag_mode",
     ),
     FilterSpec("tag_mode", "choice", "any (default) or all of the tags", "--all-tags", ("any", "all")),
     FilterSpec("author", "text", "only notes by this author"),
     FilterSpec("model", "text", "only notes written by this model"),
-    FilterSpec("builds_on", "text", "only notes that build on this note id", metavar="ID"),
+    FilterSpec("builds_on", "text", "only notes that build on this note id", metavar="ID", short="a note id"),
     FilterSpec("created_after", "when", "created after this date or time" + _ISO, metavar="DATE"),
     FilterSpec("created_before", "when", "created before this date or time" + _ISO, metavar="DATE"),
     FilterSpec("updated_after", "when", "updated after this date or time" + _ISO, metavar="DATE"),
@@ -77,6 +84,7 @@ FILTERS: tuple[FilterSpec, ...] = (
         "text",
         "the time zone dates are read in (Europe/Berlin, +02:00, UTC; default: the machine's)",
         metavar="ZONE",
+        short="time zone of the dates (Europe/Berlin, +02:00)",
     ),
 )
 FILTER_NAMES = tuple(spec.name for spec in FILTERS)

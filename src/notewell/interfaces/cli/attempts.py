@@ -95,9 +95,10 @@ def _show(api: ServerAPI, args: argparse.Namespace) -> None:
 
 def _list(api: ServerAPI, args: argparse.Namespace) -> None:
     running = {"running": True, "ended": False}.get(args.state) if args.state else None
-    attempts = api.list_attempts(owner(), args.project, running=running, limit=args.limit)["attempts"]
+    answer = api.list_attempts(owner(), args.project, running=running, limit=args.limit)
+    attempts = answer["attempts"]
     if args.json:
-        emit_json(attempts)
+        emit_json(answer)  # {"attempts": [...]}, as HTTP answers
     elif not attempts:
         print("no attempts")
     else:

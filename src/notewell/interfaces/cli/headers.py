@@ -57,7 +57,7 @@ def cmd_tags(args: argparse.Namespace) -> None:
         answer = api.list_tags(owner(), notes=args.notes)
     tags, notes = answer["tags"], answer.get("notes")
     if args.json:
-        emit_json({"tags": tags, "notes": notes} if notes is not None else tags)
+        emit_json(answer)  # {"tags": [...]} (and "notes"), as HTTP and MCP answer
         return
     if not tags:
         print("no tags")

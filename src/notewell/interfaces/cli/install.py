@@ -9,12 +9,14 @@ from pathlib import Path
 
 from ...errors import InvalidArgumentError
 from ...settings import setting
+from ..mcp.groups import group_names
 from ..runtimes.config_files import FileChange
 from ..runtimes.hooks import add_hook_arguments, cmd_hook
 from ..runtimes.install_record import NO_RECORD, forget, remember, restoring
 from ..runtimes.installer import INSTALLABLE, install_plan, next_steps_after_install
 from .command import Command
 from .db import chosen_database
+from .server import add_tools_argument
 from .store_options import DEFAULT_STORE
 
 __all__ = ["COMMANDS"]
@@ -39,6 +41,7 @@ def _install_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--project", help="the project the hooks brief on and count notes of (default: all)")
     p.add_argument("--budget", type=int, help="tokens for the session-start briefing (default 1500)")
     p.add_argument("--after", type=float, metavar="MINUTES", help="minutes before the stop reminder (default 20)")
+    add_tools_argument(p, "the MCP tools the runtime's server offers")
 
 
 def _holds_a_secret(url: str) -> bool:
@@ -69,8 +72,21 @@ def _store_args(args: argparse.Namespace) -> list[str]:
     return [f"--store={Path(folder).resolve()}"]
 
 
+def _server_args(args: argparse.Namespace) -> list[str]:
+    """What the runtime's `notewell mcp` is given besides the store: the tool set chosen, as
+    given (checked first, so that a runtime is never set up with a server that will not start)."""
+    tools = getattr(args, "tools", None)
+    if tools is None:
+        return []
+    if args.no_mcp:
+        raise InvalidArgumentError("--tools chooses the MCP server's tools: with --no-mcp there is none to install")
+    group_names(tools, local=True)
+    return [f"--tools={tools}"]
+
+
 def _run(args: argparse.Namespace, *, remove: bool) -> None:
     hook_args: list[str] = []
+    server_args = [] if remove else _server_args(args)
     if not remove:
         for option, value in (("--project", args.project), ("--budget", args.budget), ("--after", args.after)):
             if value is not None:
@@ -83,6 +99,7 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
         folder=args.dir,
         store_args=store_args,
         hook_args=hook_args,
+        server_args=server_args,
         mcp=not args.no_mcp,
         hooks=not args.no_hooks,
         remove=remove,

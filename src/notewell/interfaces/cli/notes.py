@@ -200,10 +200,11 @@ def _history_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_history(args: argparse.Namespace) -> None:
     with open_api(args) as api:
-        revisions = api.history(owner(), api.resolve(owner(), args.id))["revisions"]
+        answer = api.history(owner(), api.resolve(owner(), args.id))
     if args.json:
-        emit_json(revisions)
+        emit_json(answer)  # {"revisions": [...]}, the Python API's shape
         return
+    revisions = answer["revisions"]
     for r in revisions:
         at = (r["at"] or "")[:19].replace("T", " ")
         if r["op"] == "delete":

@@ -38,8 +38,10 @@ def _card_lines(card: dict[str, Any]) -> list[str]:
 
 
 def print_cards(cards: list[dict[str, Any]], as_json: bool, empty: str) -> None:
+    """*cards* as text, or as JSON in the API's shape: ``{"cards": [...]}``, as HTTP and MCP
+    answer (an object, so that an answer can carry more than its cards)."""
     if as_json:
-        emit_json(cards)
+        emit_json({"cards": cards})
         return
     if not cards:
         print(empty)

@@ -7,8 +7,10 @@ import argparse
 import json
 
 from ...errors import ERROR_KINDS
+from ...search.filters import FILTERS
 from ...services.conversation_sources import SOURCE_TABLE
 from ...settings import SETTINGS
+from ..mcp.groups import GROUPS
 from ..mcp.tool import FILTER_ARGS, REQUIRED, Arg, ToolSpec
 from ..mcp.tools import TOOLS
 
@@ -141,7 +143,7 @@ def _arg_row(arg: Arg) -> str:
 
 def _tool(tool: ToolSpec) -> list[str]:
     where = ", stdio only" if tool.stdio_only else ""
-    lines = [f"### `{tool.name}`", "", f"*{_ACCESS[tool.access]}{where}*", ""]
+    lines = [f"### `{tool.name}`", "", f"*{_ACCESS[tool.access]}{where}; group `{tool.group}`*", ""]
     lines += [" ".join(paragraph.split()) + "\n" for paragraph in tool.description.split("\n\n")]
     own = [arg for arg in tool.args if not arg.filter]
     rows = [_arg_row(arg) for arg in own]
@@ -149,6 +151,8 @@ def _tool(tool: ToolSpec) -> list[str]:
         rows.append("| the [filters](#filters) | | `null` | where to look and which notes to keep |")
     if rows:
         lines += ["| argument | takes | default | what it is |", "|---|---|---|---|", *rows, ""]
+    for old, new in tool.renamed:
+        lines += [f"`{old}`: the old name of `{new}`, still taken (deprecated: give `{new}`).", ""]
     return lines
 
 
@@ -156,16 +160,28 @@ def _mcp_tools() -> list[str]:
     lines = [
         "## MCP tools",
         "",
-        "`notewell mcp` serves every tool over stdio, to the store's owner; `notewell serve` serves the",
+        "`notewell mcp` serves the tools over stdio, to the store's owner; `notewell serve` serves the",
         "tools that are not stdio only at `/mcp`, to the caller its request's token names (no token: public",
         "reads only). Each answers one line of JSON, with the same as structured content; a failure is a",
         "tool error whose text starts with its [code](#errors).",
         "",
+        "Every agent session is sent the definitions of the tools it is offered, so a server offers the",
+        "`core` group unless `--tools` names more: `default` (the core group), `all`, or groups with commas",
+        "(`notewell mcp --tools default,attempts`; `notewell install RUNTIME --tools ...` writes the choice",
+        "into the runtime's MCP server).",
+        "",
+        "| group | tools | what for |",
+        "|---|---|---|",
     ]
+    for group in GROUPS:
+        names = ", ".join(f"`{tool.name}`" for tool in TOOLS if tool.group == group.name)
+        lines.append(f"| `{group.name}` | {names} | {_cell(group.help)} |")
+    lines.append("")
     for tool in TOOLS:
         lines += _tool(tool)
+    help_of = {spec.name: spec.help for spec in FILTERS}
     lines += ["### Filters", "", "| filter | takes | what it keeps |", "|---|---|---|"]
-    lines += [f"| `{arg.name}` | {_cell(arg.takes)} | {_cell(arg.help or '')} |" for arg in FILTER_ARGS]
+    lines += [f"| `{arg.name}` | {_cell(arg.takes)} | {_cell(help_of[arg.name])} |" for arg in FILTER_ARGS]
     return lines
 
 

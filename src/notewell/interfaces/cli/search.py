@@ -64,24 +64,28 @@ def cmd_search(args: argparse.Namespace) -> None:
     query = " ".join(args.query)
     found = _search_by_helper(args, query) if args.mode in _MODEL_MODES else None
     if found is not None:
-        cards, pending = [c.to_dict() for c in found[0]], found[1]
+        # The API's answer, as the owner gets it (who sees every project: the backlog is counted).
+        answer = {"query": query, "mode": args.mode, "cards": [c.to_dict() for c in found[0]], "not_embedded": found[1]}
     else:
         with open_api(args) as api:
             answer = api.search_notes(
                 owner(), query, limit=args.limit, mode=args.mode, wait=args.wait, **filters_from_args(args)
             )
-            cards, pending = answer["cards"], answer.get("not_embedded") or 0
             if args.mode in _MODEL_MODES and getattr(args, "autowatch", None) is not None:
                 # No helper answered: start one for the next searches (this one is answered here).
                 args.spawned = getattr(args, "folder", None) is not None and start_helper(args.folder)
+    cards, pending = answer["cards"], answer.get("not_embedded") or 0
     if pending:
         print(f"notewell: {pending} note(s) not embedded yet: run `notewell embed` (or --wait)", file=sys.stderr)
-    if args.mode == "both" and not args.json:
+    if args.json:
+        emit_json(answer)  # as HTTP and MCP answer: query, mode, cards (and not_embedded)
+        return
+    if args.mode == "both":
         for mode in ("keyword", "semantic"):
             print(f"== {mode}")
             print_cards([c for c in cards if c["mode"] == mode], False, "no notes match")
         return
-    print_cards(cards, args.json, "no notes match")
+    print_cards(cards, False, "no notes match")
 
 
 def _summary_arguments(p: argparse.ArgumentParser) -> None:

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidArgumentError, UnavailableError
 from ...services.embedder_loading import EmbedderLoader
+from ..mcp.groups import DEFAULT_TOOLS, GROUPS, group_names
 from .command import Command
 from .next_steps import next_steps
 
 if TYPE_CHECKING:
     from ...services.contract import NoteStore
 
-__all__ = ["COMMANDS", "build_server", "serve_http", "serve_stdio"]
+__all__ = ["COMMANDS", "add_tools_argument", "build_server", "serve_http", "serve_stdio"]
 
 _SERVER_EXTRA = "the server needs the 'server' extra: pip install 'notewell[server]'"
 
@@ -89,10 +90,12 @@ def build_server(
     write_rate: float = 20.0,
     host: str = "127.0.0.1",
     ready: Callable[[], None] | None = None,
+    tools: str | None = None,
 ) -> Any:
     """The ASGI application: the HTTP API, and the MCP server at /mcp when its extra is installed
-    (set up in the background: the SDK is slow to import). *ready* waits for a model loading
-    in the background before a search that needs it."""
+    (set up in the background: the SDK is slow to import), offering the tools *tools* names
+    (default: the core group). *ready* waits for a model loading in the background before a
+    search that needs it."""
     try:
         from ..http.app import make_app
         from ..mcp.deferred import deferred_mcp_routes
@@ -104,12 +107,17 @@ def build_server(
     tokens = store.token_book()  # a folder's file, or the database's table shared by its servers
     routes: list[Any] = []
     lifespan = None
-    if mcp and (deferred := deferred_mcp_routes(api, tokens, host=host, private=private, ready=ready)) is not None:
-        routes, lifespan = deferred
+    if mcp:
+        group_names(tools, local=False)  # a mistyped group is said now, not when /mcp is first asked
+        deferred = deferred_mcp_routes(api, tokens, host=host, private=private, ready=ready, tools=tools)
+        if deferred is not None:
+            routes, lifespan = deferred
     return make_app(api, tokens, extra_routes=routes, lifespan=lifespan, host=host, ready=ready)
 
 
 def cmd_serve(args: argparse.Namespace) -> None:
+    if not args.no_mcp:
+        group_names(args.tools, local=False)  # a mistyped group: one line, before anything starts
     try:
         import uvicorn  # noqa: F401 - the extra's presence, checked before the store opens
     except ImportError:
@@ -125,6 +133,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
             mcp=not args.no_mcp,
             write_rate=args.write_rate,
             embed=not args.no_embed,
+            tools=args.tools,
         )
 
 
@@ -138,16 +147,20 @@ def serve_http(
     mcp: bool = True,
     write_rate: float = 20.0,
     embed: bool = True,
+    tools: str | None = None,
 ) -> None:
     """Serve *store* (opened with ``embedder=loader.store_embedder``) over HTTP until stopped.
-    The model loads once the server listens, and new notes are embedded from then on (*embed*)."""
+    The model loads once the server listens, and new notes are embedded from then on (*embed*);
+    /mcp offers the tools *tools* names."""
     import uvicorn
 
     # Bound here, before anything is said: a port in use or out of range is one line, and the
     # "serving" line is only ever printed for a socket that listens.
     sock = listening_socket(host, port)
     port = sock.getsockname()[1]
-    app = build_server(store, private=private, mcp=mcp, write_rate=write_rate, host=host, ready=loader.wait)
+    app = build_server(
+        store, private=private, mcp=mcp, write_rate=write_rate, host=host, ready=loader.wait, tools=tools
+    )
     from ..http.slow_clients import server_config  # the server extra's: only this command needs it
 
     server = uvicorn.Server(server_config(app, host, port))
@@ -190,14 +203,15 @@ def listening_socket(host: str, port: object) -> socket.socket:
 
 
 def cmd_mcp(args: argparse.Namespace) -> None:
+    group_names(args.tools, local=True)  # a mistyped group: one line, before anything starts
     if importlib.util.find_spec("mcp") is None:
         raise UnavailableError("the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]'")
     loader = _loader()
     with _open(args, watch=True, pool_size=2, loader=loader) as store:
-        serve_stdio(store, loader)
+        serve_stdio(store, loader, tools=args.tools)
 
 
-def serve_stdio(store: NoteStore, loader: EmbedderLoader) -> None:
+def serve_stdio(store: NoteStore, loader: EmbedderLoader, *, tools: str | None = None) -> None:
     """Serve *store* (opened with ``embedder=loader.store_embedder``) to one MCP client over
     stdio. Nothing slow comes before the client's ``initialize`` is answered: that happens
     before the MCP SDK is imported; the model loads once the server reads its input, and a
@@ -211,7 +225,7 @@ def serve_stdio(store: NoteStore, loader: EmbedderLoader) -> None:
     except ImportError:
         raise UnavailableError("the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]'") from None
     embed = lambda: _start_embedding(store, quiet=True)  # noqa: E731 - keyword search works without a model
-    run_stdio(store, ready=loader.wait, on_start=lambda: loader.start(then=embed), wire=wire)
+    run_stdio(store, ready=loader.wait, on_start=lambda: loader.start(then=embed), wire=wire, tools=tools)
 
 
 def _serve_arguments(p: argparse.ArgumentParser) -> None:
@@ -225,6 +239,18 @@ def _serve_arguments(p: argparse.ArgumentParser) -> None:
         "--no-embed", action="store_true", help="do not embed new notes in the background (notewell embed does it)"
     )
     p.add_argument("--write-rate", type=float, default=20.0, help="writes per second per token (bursts of 3x)")
+    add_tools_argument(p, "the MCP tools at /mcp")
+
+
+def add_tools_argument(p: argparse.ArgumentParser, what: str) -> None:
+    """``--tools``: which MCP tools a server offers (``notewell mcp``, ``serve``, and what
+    ``install`` writes into a runtime's MCP server)."""
+    p.add_argument(
+        "--tools",
+        metavar="GROUPS",
+        help=f"{what}: {DEFAULT_TOOLS} (the core group), all, or groups with commas"
+        f" ({', '.join(g.name for g in GROUPS)}); the reference lists each group's tools",
+    )
 
 
 def _token_arguments(p: argparse.ArgumentParser) -> None:
@@ -237,6 +263,12 @@ def _token_arguments(p: argparse.ArgumentParser) -> None:
 
 COMMANDS = (
     Command("serve", "servers", "serve the HTTP API (and MCP at /mcp) on 127.0.0.1:8765", cmd_serve, _serve_arguments),
-    Command("mcp", "servers", "serve the store to an MCP client over stdio", cmd_mcp),
+    Command(
+        "mcp",
+        "servers",
+        "serve the store to an MCP client over stdio",
+        cmd_mcp,
+        lambda p: add_tools_argument(p, "the tools"),
+    ),
     Command("token", "servers", "create, list or revoke the servers' bearer tokens", cmd_token, _token_arguments),
 )

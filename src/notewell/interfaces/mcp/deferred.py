@@ -50,9 +50,10 @@ def deferred_mcp_routes(
     host: str = "127.0.0.1",
     private: bool = False,
     ready: Callable[[], None] | None = None,
+    tools: str | None = None,
 ) -> tuple[list[BaseRoute], Any] | None:
-    """The /mcp route and the lifespan that builds its endpoint in the background; None
-    without the 'mcp' extra."""
+    """The /mcp route and the lifespan that builds its endpoint in the background, serving the
+    tools *tools* names (see :func:`~.groups.group_names`); None without the 'mcp' extra."""
     if importlib.util.find_spec("mcp") is None:
         return None
     endpoint = _Deferred()
@@ -60,7 +61,7 @@ def deferred_mcp_routes(
     def build() -> tuple[Any, Any]:
         from .server import http_endpoint
 
-        return http_endpoint(api, tokens, host=host, private=private, ready=ready)
+        return http_endpoint(api, tokens, host=host, private=private, ready=ready, tools=tools)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:

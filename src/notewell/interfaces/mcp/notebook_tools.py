@@ -47,11 +47,12 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "notebook_init",
         "write",
-        """Open a working notebook for a long task: facts with sources, a tracker, notes, ruled-out
-        attempts, the next step. Edit its notebook.md, then notebook_accept.""",
+        "Open a working notebook for a long task: facts with sources, a tracker, notes, ruled-out "
+        "attempts, the next step. Edit its notebook.md, then notebook_accept.",
         (Arg("task", str, "a short task name"), Arg("goal", str), Arg("budget", int, default=2000)),
         _init,
         stdio_only=True,
+        group="notebook",
     ),
     ToolSpec(
         "notebook_show",
@@ -60,6 +61,7 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
         (_TASK,),
         lambda api, c, task: {"text": _book(task).show()},
         stdio_only=True,
+        group="notebook",
     ),
     ToolSpec(
         "notebook_status",
@@ -68,6 +70,7 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
         (_TASK,),
         lambda api, c, task: _book(task).status(),
         stdio_only=True,
+        group="notebook",
     ),
     ToolSpec(
         "notebook_log",
@@ -76,6 +79,7 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
         (Arg("label", str), Arg("text", str), _TASK),
         _log,
         stdio_only=True,
+        group="notebook",
     ),
     ToolSpec(
         "notebook_recall",
@@ -92,6 +96,7 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
             "text": _book(task).recall(event, grep=grep, offset=offset, limit=limit)
         },
         stdio_only=True,
+        group="notebook",
     ),
     ToolSpec(
         "notebook_accept",
@@ -100,6 +105,7 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
         (_TASK,),
         _accept,
         stdio_only=True,
+        group="notebook",
     ),
     ToolSpec(
         "notebook_promote",
@@ -108,5 +114,6 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
         (Arg("ids", list[str]), _TASK),
         lambda api, c, ids, task: api.promote_notebook(c, _book(task), ids),
         stdio_only=True,
+        group="notebook",
     ),
 )

@@ -18,15 +18,16 @@ from typing import Annotated, Any
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import Tool, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from ...errors import NotewellError, UnauthorizedError
+from ...errors import InvalidArgumentError, NotewellError, UnauthorizedError
 from ...model.access_tokens import Tokens
 from ...services.contract import NoteStore
 from ...services.server_api import Caller, ServerAPI, caller_from_header
 from ...version import __version__
 from .results import answer, failure, invalid_arguments
+from .schema import lean_schema
 from .stdio import INSTRUCTIONS, StdioWire
 from .tool import Arg, ToolSpec
 from .tools import served
@@ -44,15 +45,38 @@ _ANNOTATIONS = {"read": _READ, "write": _WRITE, "change": _CHANGE}
 
 class _Server(MCPServer):
     """The SDK's server, with argument errors in the project's form (``invalid_argument: ...``
-    and structured ``{"error": ...}``) instead of pydantic's report."""
+    and structured ``{"error": ...}``) instead of pydantic's report, tools listed with lean
+    schemas (:mod:`.schema`), and renamed arguments taken by their old names too."""
+
+    def __init__(self, *args: Any, renamed: dict[str, tuple[tuple[str, str], ...]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.renamed = renamed
+
+    async def list_tools(self) -> list[Tool]:
+        tools = await super().list_tools()
+        return [tool.model_copy(update={"input_schema": lean_schema(tool.input_schema)}) for tool in tools]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
+            arguments = _new_names(name, arguments, self.renamed.get(name, ()))
             return await super().call_tool(name, arguments, context)
+        except NotewellError as exc:
+            return failure(exc)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 return failure(invalid_arguments(name, exc.__cause__))
             raise
+
+
+def _new_names(tool: str, arguments: dict[str, Any], renamed: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """*arguments* with each old name of *renamed* given its new one (a client set up before
+    the rename still works); both names at once is refused."""
+    for old, new in renamed:
+        if old in arguments:
+            if new in arguments:
+                raise InvalidArgumentError(f"{tool}: give {new} ({old} is its old name), not both")
+            arguments = {(new if key == old else key): value for key, value in arguments.items()}
+    return arguments
 
 
 def _annotation(arg: Arg) -> Any:
@@ -88,11 +112,14 @@ def make_mcp(
     local: bool,
     ready: Callable[[], None] | None = None,
     on_start: Callable[[], None] | None = None,
+    tools: str | None = None,
 ) -> MCPServer:
-    """The MCP server over *api*, serving :data:`~.tools.TOOLS`. *local*: every caller is the
+    """The MCP server over *api*, serving the tools *tools* names (see
+    :func:`~.groups.group_names`; default: the core group). *local*: every caller is the
     store's owner (stdio). *ready* waits for a model still loading, before a search that needs
     it (outside the store's lock). *on_start* is called when a session starts, its input
     already being read."""
+    offered = served(local, tools)
 
     @contextlib.asynccontextmanager
     async def started(_server: Any) -> AsyncIterator[dict[str, Any]]:
@@ -106,6 +133,7 @@ def make_mcp(
         instructions=INSTRUCTIONS,
         log_level="WARNING",
         lifespan=started if on_start is not None else None,
+        renamed={tool.name: tool.renamed for tool in offered if tool.renamed},
     )
 
     def caller(ctx: Context) -> Caller:
@@ -121,12 +149,14 @@ def make_mcp(
         except NotewellError as exc:
             return failure(exc)
 
-    for tool in served(local):
+    for tool in offered:
         mcp.add_tool(
             _as_function(tool, serve),
             name=tool.name,
             description=tool.description,
             annotations=_ANNOTATIONS[tool.access],
+            # Every answer is an object (and structured content): a schema saying so tells nothing.
+            structured_output=False,
         )
     return mcp
 
@@ -137,11 +167,13 @@ def run_stdio(
     ready: Callable[[], None] | None = None,
     on_start: Callable[[], None] | None = None,
     wire: StdioWire | None = None,
+    tools: str | None = None,
 ) -> None:
     """Serve *store* over stdio to one MCP client (the local owner). *on_start* is called once
-    the server reads its input (where the model starts loading); *ready* as for :func:`make_mcp`.
-    *wire*: the client's stdio, already greeted (see :mod:`.stdio`); else the SDK's own."""
-    mcp = make_mcp(ServerAPI(store), None, local=True, ready=ready, on_start=on_start)
+    the server reads its input (where the model starts loading); *ready* and *tools* as for
+    :func:`make_mcp`. *wire*: the client's stdio, already greeted (see :mod:`.stdio`); else the
+    SDK's own."""
+    mcp = make_mcp(ServerAPI(store), None, local=True, ready=ready, on_start=on_start, tools=tools)
     if wire is None or wire.reader is None or wire.writer is None:
         mcp.run()
         return
@@ -193,12 +225,14 @@ def http_endpoint(
     host: str = "127.0.0.1",
     private: bool = False,
     ready: Callable[[], None] | None = None,
+    tools: str | None = None,
 ) -> tuple[Any, Any]:
     """The ASGI endpoint serving MCP over streamable HTTP (behind the token gate), and the
-    lifespan it needs. Stateless: every request stands alone (the caller comes from its own
-    token, and no tool keeps anything between calls), so there are no sessions for an anonymous
-    client to open by the thousand and fill the server with, and none a token holder must wait for."""
-    mcp = make_mcp(api, tokens, local=False, ready=ready)
+    lifespan it needs; *tools* as for :func:`make_mcp`. Stateless: every request stands alone
+    (the caller comes from its own token, and no tool keeps anything between calls), so there
+    are no sessions for an anonymous client to open by the thousand and fill the server with,
+    and none a token holder must wait for."""
+    mcp = make_mcp(api, tokens, local=False, ready=ready, tools=tools)
     app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host, stateless_http=True)
 
     @contextlib.asynccontextmanager

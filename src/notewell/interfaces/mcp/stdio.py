@@ -28,14 +28,14 @@ notewell is your external memory: notes the next agent (or you, after your conte
 
 Search before you start: search_notes (keyword for exact words, identifiers and error messages;
 semantic for meaning; both to get the two lists side by side) returns short cards; read the few that
-matter with get_note, passing working_attempt_id so the read is recorded on your attempt. On a
-project, brief is the one thing to read first.
+matter with get_note. On a project, brief is the one thing to read first.
 
 Write one finding per note, at the moments that matter: an approach chosen (and why), a blocker, a
 surprise, a change of plan, the end of a phase. Open it with a small header (title, kind such as
 finding / decision / blocker / plan / digest, tags, builds_on with the ids it builds on). Record what
 was done elsewhere so it can be found again: the sources read, the scripts run and where their
-output is. Start an attempt for a run of work and end it with an outcome and a summary.
+output is. On an attempt (a run of work that ends with an outcome and a summary), write your notes
+on it (attempt_id) and record your reads on it (get_note's working_attempt_id).
 """
 
 # What the server built by mcp_server.make_mcp declares; a test holds the two equal.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Union, get_args, get_origin
 
 from ...search.filters import FILTERS, FilterSpec
@@ -59,7 +59,9 @@ class ToolSpec:
     """One tool. *call* is given the :class:`~notewell.services.server_api.ServerAPI`, the
     caller and every argument by name, and answers the result to send (shaped, not yet
     compacted). *needs_model*: whether a call with these arguments waits for the embedding
-    model. *stdio_only*: served to the local owner only."""
+    model. *stdio_only*: served to the local owner only. *group*: the set it is offered in
+    (see :data:`~.groups.GROUPS`). *renamed*: ``(old, new)`` argument names, the old one still
+    taken from clients set up before the rename (deprecated; the schema shows the new one)."""
 
     name: str
     access: Access
@@ -68,6 +70,8 @@ class ToolSpec:
     call: Callable[..., Any]
     needs_model: Callable[[dict[str, Any]], bool] | None = None
     stdio_only: bool = False
+    group: str = field(kw_only=True)
+    renamed: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
 
 
 def _words(kind: Any) -> str:
@@ -90,14 +94,15 @@ def _filter_arg(spec: FilterSpec) -> Arg:
         kind = str | list[str] | None
     elif spec.shape == "choice":
         kind = Literal[spec.choices] | None  # type: ignore[valid-type]
-    return Arg(spec.name, kind, spec.help, None, filter=True)
+    return Arg(spec.name, kind, spec.short, None, filter=True)
 
 
-# The filters of the one table, as arguments of the search and list tools.
+# The filters of the one table, as arguments of the search and list tools (described in the
+# words an agent needs: the table's own help is the reference's).
 FILTER_ARGS = tuple(_filter_arg(spec) for spec in FILTERS)
-NOTE_ID = Arg("id", str, "a note id, like nte_0h3k9x2c7m, or its file name or path, like go-tips.md")
-FULL = Arg("full", bool, "answer with the whole note (its text included)", False)
-_LIMIT = Arg("limit", int, f"how many cards, 1-{MAX_LIMIT}", ge=1, le=MAX_LIMIT)
+NOTE_ID = Arg("id", str, "nte_… id, or the note's file name or path (go-tips.md)")
+FULL = Arg("full", bool, "answer with the whole note", False)
+_LIMIT = Arg("limit", int, None, ge=1, le=MAX_LIMIT)  # the schema's bounds say it
 
 
 def limit(default: int) -> Arg:

@@ -247,6 +247,7 @@ def install_plan(
     home: str | os.PathLike[str] | None = None,
     store_args: list[str],
     hook_args: list[str] = (),  # type: ignore[assignment]
+    server_args: list[str] = (),  # type: ignore[assignment]
     mcp: bool = True,
     hooks: bool = True,
     remove: bool = False,
@@ -254,7 +255,8 @@ def install_plan(
 ) -> list[FileChange]:
     """The file changes that install (or, with *remove*, uninstall) notewell in *runtime*.
     *store_args*: how the commands name the store (``--store /abs/notes``); *hook_args*: more
-    options for every hook command (``--project``, ``--budget``). With *by_hand* (a dry run), a
+    options for every hook command (``--project``, ``--budget``); *server_args*: more for the MCP
+    server's (``--tools=default,attempts``). With *by_hand* (a dry run), a
     JSON file with comments gives the entries to add by hand instead of a refusal. Nothing is
     written here."""
     if runtime not in INSTALLABLE:
@@ -265,7 +267,7 @@ def install_plan(
     home_dir = Path(home) if home is not None else Path.home()
     mcp_file, hooks_file = _files(runtime, scope, root, home_dir)
     argv = _notewell_argv()
-    server = None if remove else [argv[0], *argv[1:], "mcp", *store_args]
+    server = None if remove else [argv[0], *argv[1:], "mcp", *store_args, *server_args]
     reg_commands = None
     if not remove:
         reg_commands = {
