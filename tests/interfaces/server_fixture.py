@@ -30,14 +30,24 @@ class Answer:
 
 
 class Server:
-    """A running server over a store of its own; ``tokens`` maps a name to its secret."""
+    """A running server over a store of its own; ``tokens`` maps a name to its secret. With
+    *sign_in* (Sessions' settings, ``{}`` for the defaults) it makes sign-in links as ``notewell
+    serve`` on loopback does; each one it prints is appended to ``printed``."""
 
     def __init__(
-        self, root, *, private: bool = False, write_rate: float = 200.0, tools: str | None = None, **config: Any
+        self,
+        root,
+        *,
+        private: bool = False,
+        write_rate: float = 200.0,
+        tools: str | None = None,
+        sign_in: dict[str, Any] | None = None,
+        **config: Any,
     ) -> None:
         import uvicorn
 
         from notewell.interfaces.cli.server import build_server
+        from notewell.interfaces.http.sessions import Sessions
         from notewell.interfaces.http.slow_clients import server_config
 
         self.store = notewell.open(root, embedder=HashEmbedder())
@@ -50,7 +60,10 @@ class Server:
         }
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        app = build_server(self.store, private=private, write_rate=write_rate, tools=tools)
+        self.printed: list[str] = []
+        announce = self.printed.append if sign_in is not None else None
+        self.sessions = Sessions(base=self.url, announce=announce, owner="keyboard", **(sign_in or {}))
+        app = build_server(self.store, private=private, write_rate=write_rate, tools=tools, sessions=self.sessions)
         self.server = uvicorn.Server(server_config(app, "127.0.0.1", self.port, **config))  # as `notewell serve` runs
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()

@@ -54,6 +54,9 @@ def srv(tmp_path, monkeypatch):
     monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp_path / "hypothesis"))
     server = Server(tmp_path / "notes", write_rate=1000.0)
     server.store.add_note("---\ntitle: seed\nkind: finding\ntags: [cache]\n---\ncache stampede", author="boss")
+    # The MCP endpoint is built on a server thread that imports rich, which draws from `random`:
+    # a request to /mcp waits for it, so that it never draws while Hypothesis checks its own.
+    server.call("GET", "/mcp")
     yield server
     try:
         assert server.call("GET", "/healthz").status == 200  # and the server is still up

@@ -24,8 +24,15 @@ from notewell.interfaces.http.schemas import OBJECT  # noqa: E402
 from notewell.search.embedders import HashEmbedder  # noqa: E402
 from notewell.services.server_api import ServerAPI  # noqa: E402
 
-# Served, and not API operations: the web page, its assets, and the document itself.
-UNDOCUMENTED = {("GET", "/"), ("GET", "/static/{name}"), ("GET", "/openapi.json")}
+# Served, and not API operations: the web page, its assets and icon, the link that signs it in
+# (opened from the terminal), and the document itself.
+UNDOCUMENTED = {
+    ("GET", "/"),
+    ("GET", "/static/{name}"),
+    ("GET", "/favicon.ico"),
+    ("GET", "/signin"),
+    ("GET", "/openapi.json"),
+}
 
 
 @pytest.fixture

@@ -94,7 +94,7 @@ def test_projects_project_tab_and_search_scopes(site):
     expect(page.locator("[data-mode=semantic] .card").first).to_be_visible()
     expect(page.locator("[data-mode=semantic] mark")).to_have_count(0)  # no highlights claimed for meaning
     assert "mode=both" in page.url
-    if os.environ.get("NOTEWELL_SCREENSHOT"):  # the README's picture: NOTEWELL_SCREENSHOT=docs/search.png
+    if os.environ.get("NOTEWELL_SCREENSHOT"):  # a picture of this search: NOTEWELL_SCREENSHOT=PATH.png
         page.screenshot(path=os.environ["NOTEWELL_SCREENSHOT"], full_page=True)
     # Back walks the URL states.
     page.go_back()
@@ -149,10 +149,12 @@ def test_a_private_note_shows_only_with_the_right_token(site):
     page.goto(server.url + "/?q=zebra&scope=all&mode=keyword")
     expect(page.get_by_text("No notes found.")).to_be_visible()
     page.get_by_label("token").fill(server.tokens["alice"])
-    page.get_by_role("button", name="Use").click()
+    page.get_by_role("button", name="Use token").click()
     expect(page.get_by_role("link", name="Launch codes")).to_be_visible()
+    page.get_by_role("button", name="Sign out").click()
     page.get_by_label("token").fill(server.tokens["bob"])
-    page.get_by_role("button", name="Use").click()
+    page.get_by_role("button", name="Use token").click()
+    expect(page.locator("#who")).to_have_text("bob")
     expect(page.get_by_text("No notes found.")).to_be_visible()
     page.context.close()
 
@@ -194,7 +196,7 @@ def test_semantic_mode_and_a_project_without_search_words(site):
     page = _page(browser)
     page.goto(server.url + "/?q=warming+caches+before+requests&scope=all&mode=semantic")
     expect(page.locator(".card").first).to_be_visible()
-    expect(page.locator(".card .muted", has_text="semantic").first).to_be_visible()
+    expect(page.locator(".card .meta", has_text="semantic").first).to_be_visible()
     # This project with no words: its recent notes; a broader scope asks for words.
     page.goto(server.url + "/?q=&scope=project&project=demo&mode=keyword")
     expect(page.get_by_role("link", name="Cache plan")).to_be_visible()

@@ -60,14 +60,14 @@ def site(tmp_path_factory):
     server.close()
 
 
-def _page(browser, token=None):
+def _page(browser, token=None, base=""):
     context = browser.new_context(viewport={"width": 1000, "height": 900})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.errors = errors  # type: ignore[attr-defined]
-    if token:
-        page.add_init_script(f"localStorage.setItem('notewell-token', {token!r})")
+    if token:  # signed in as the page does it: the token swapped for a session cookie
+        page.request.post(f"{base}/api/session", data={"token": token}, headers={"Origin": base})
     return page
 
 
@@ -173,11 +173,12 @@ def test_pictures_of_a_project_an_attempt_and_a_note(site):
 
 def test_writing_a_note_from_the_page_and_by_dropping_files(site):
     server, _notes, _runs, browser = site
-    page = _page(browser, token=server.tokens["alice"])
+    page = _page(browser, token=server.tokens["alice"], base=server.url)
     page.goto(server.url + "/")
     page.get_by_label("new note").fill("---\ntitle: Written on the page\nkind: finding\n---\nfrom the form\n")
     page.get_by_role("button", name="Add note").click()
-    expect(page.get_by_role("link", name="Written on the page")).to_be_visible()
+    recent = page.get_by_role("region", name="recent notes")
+    expect(recent.get_by_role("link", name="Written on the page")).to_be_visible()  # the list, drawn again
     assert [c.title for c in server.store.search_notes("from the form")] == ["Written on the page"]
     # Two files dropped on the form: each saved and indexed, a non-Markdown one refused by name.
     page.evaluate(
@@ -190,7 +191,7 @@ def test_writing_a_note_from_the_page_and_by_dropping_files(site):
           document.querySelector("form.write").dispatchEvent(drop);
         }"""
     )
-    expect(page.get_by_role("link", name="Dropped two")).to_be_visible()
+    expect(recent.get_by_role("link", name="Dropped two")).to_be_visible()
     expect(page.get_by_text("photo.png: not a Markdown file (.md)")).to_be_visible()
     assert {c.title for c in server.store.search_notes("dropped file")} == {"Dropped one", "Dropped two"}
     page.context.close()
@@ -199,7 +200,7 @@ def test_writing_a_note_from_the_page_and_by_dropping_files(site):
 def test_an_edit_never_overwrites_an_agents_edit_unseen(site):
     server, _notes, _runs, browser = site
     note = server.store.add_note("# Shared plan\n\nfirst text\n", author="alice")
-    page = _page(browser, token=server.tokens["alice"])
+    page = _page(browser, token=server.tokens["alice"], base=server.url)
     page.goto(f"{server.url}/?note={note.id}")
     page.get_by_role("button", name="Edit").click()
     page.get_by_label("note text").fill("# Shared plan\n\nmy edit\n")
@@ -218,7 +219,7 @@ def test_an_edit_never_overwrites_an_agents_edit_unseen(site):
 
 def test_a_frozen_note_says_why_it_cannot_be_edited(site):
     server, notes, runs, browser = site
-    page = _page(browser, token=server.tokens["alice"])
+    page = _page(browser, token=server.tokens["alice"], base=server.url)
     page.goto(f"{server.url}/?note={notes['frozen'].id}")
     expect(page.get_by_text(f"Frozen: its attempt {runs['ended'].id} ended (failed)")).to_be_visible()
     expect(page.get_by_role("button", name="Edit")).to_have_count(0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import xml.etree.ElementTree as ET
 
@@ -15,6 +16,7 @@ from notewell.interfaces.http.web.pictures import (
     clip_text,
     graph_svg,
     timeline_svg,
+    wrap_text,
 )
 
 ALLOWED = {"svg", "g", "rect", "line", "text", "title", "a", "path", "circle", "polygon", "tspan", "defs", "marker"}
@@ -98,7 +100,7 @@ def test_timeline_running_attempt_draws_to_now() -> None:
     assert [rect.get("fill") for rect in rects] == ["#1565c0", "#1565c0"]
     assert float(rects[0].get("x")) + float(rects[0].get("width")) == pytest.approx(628.0)
     assert all("running" in text for text in texts(svg)[:2])
-    assert "12-01 12:00" in texts(svg)  # the last tick is now
+    assert "12:00" in texts(svg) and "2026-12-01 UTC" in texts(svg)  # the last tick is now; the date once
 
 
 def test_timeline_one_attempt_at_one_instant_gets_a_visible_bar() -> None:
@@ -183,16 +185,27 @@ def test_graph_hostile_text() -> None:
     assert '" onload="x' in texts(svg) and "]]>" in texts(svg) and "&amp;" in texts(svg)
 
 
-def test_graph_chinese_titles_fit_and_keep_their_text() -> None:
+def test_graph_titles_wrap_instead_of_being_cut() -> None:
     long = "检索增强生成的笔记关于向量数据库和全文搜索的比较"
-    svg = graph_svg(note("mid", "短标题"), [note("l", long)], [note("r", "English " * 10)])
+    english = "Checkout hangs when the inventory lock is held past the request timeout"
+    svg = graph_svg(note("mid", "短标题"), [note("l", long)], [note("r", english), note("x", "English " * 20)])
     shown = texts(svg)
     assert "短标题" in shown
-    cut = next(text for text in shown if text.startswith("检索"))
-    assert cut.endswith("…") and long.startswith(cut[:-1]) and len(cut) <= 15  # 28 columns, two a character
-    assert next(text for text in shown if text.startswith("English")).endswith("…")
+    start = shown.index("检索增强生成的笔记关于向量数")  # 28 columns a line, two a character
+    assert "".join(shown[start : start + 2]) == long
+    start = shown.index("Checkout hangs when the")
+    assert " ".join(shown[start : start + 3]) == english  # at word breaks, on three lines
+    longest = [text for text in shown if text.startswith("English")]
+    assert len(longest) == 3 and longest[-1].endswith("…")  # past three lines: cut, said so
     tips = ["".join(element.itertext()) for element in tree(svg).iter() if local(element.tag) == "title"]
     assert any(tip.startswith(long) for tip in tips)
+
+
+def test_wrap_text_breaks_at_spaces_and_counts_cjk_double() -> None:
+    assert wrap_text("short", 10, 2) == ["short"] and wrap_text(None, 10, 2) == []
+    assert wrap_text("one two three four", 9, 2) == ["one two", "three fo…"]
+    assert wrap_text("中文中文中文", 8, 2) == ["中文中文", "中文"]
+    assert wrap_text("x" * 10_000, 10, 2) == ["x" * 10, "x" * 9 + "…"]
 
 
 def test_clip_text_counts_cjk_double() -> None:
@@ -307,3 +320,30 @@ def test_big_inputs_render_fast_and_stay_small() -> None:
     assert len(attempt_svg(outcome, notes[:100], reads[:100])) == pytest.approx(
         len(attempt_svg(outcome, notes, reads)), rel=0.1
     )
+
+
+def _ticks(svg: str) -> list[str]:
+    """The time axis's tick labels: the texts anchored under the bars' column."""
+    return [
+        "".join(element.itertext())
+        for element in tree(svg).iter()
+        if local(element.tag) == "text" and element.get("text-anchor") and float(element.get("x")) >= 230
+    ]
+
+
+@pytest.mark.parametrize(
+    ("end", "form", "dates"),
+    [
+        ("2026-12-06T01:10:40Z", r"\d\d:\d\d:\d\d", "2026-12-06 UTC"),  # the issue's axis: a minute and a half
+        ("2026-12-06T05:30:00Z", r"\d\d:\d\d", "2026-12-06 UTC"),
+        ("2026-12-07T00:30:00Z", r"\d\d:\d\d", "2026-12-06 – 12-07 UTC"),  # past midnight: both dates said
+        ("2026-12-08T20:00:00Z", r"\d\d-\d\d \d\d:\d\d", "2026-12-06 – 12-08 UTC"),
+        ("2027-02-01T00:00:00Z", r"\d{4}-\d\d-\d\d", "UTC"),
+    ],
+)
+def test_every_tick_of_the_time_axis_is_written_alike(end: str, form: str, dates: str) -> None:
+    attempts = [attempt("a", "2026-12-06T01:09:10Z", "2026-12-06T01:09:40Z"), attempt("b", "2026-12-06T01:09:50Z", end)]
+    svg = timeline_svg(attempts)
+    ticks = _ticks(svg)
+    assert len(ticks) == 4 and all(re.fullmatch(form, tick) for tick in ticks), ticks
+    assert texts(svg).count(dates) == 1  # the dates the ticks leave out, said once

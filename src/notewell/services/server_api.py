@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from ..errors import (
     ForbiddenError,
+    FrozenError,
     InvalidArgumentError,
     InvalidQueryError,
     NotFoundError,
@@ -31,7 +32,7 @@ from ..errors import (
     UnauthorizedError,
 )
 from ..model.access_tokens import Token, Tokens
-from ..model.attempt import check_project, project_namespace
+from ..model.attempt import check_project, project_namespace, require_unfrozen
 from ..model.ids import is_note_id
 from ..model.note import Note
 from ..model.numbers import whole_number
@@ -358,6 +359,20 @@ class ServerAPI:
         self._spend(caller)
         note = self.store.edit_note(note_id, text, author=author, keep_header=keep_header, base_revision=base_revision)
         return note.to_dict()
+
+    def edit_refusal(self, caller: Caller, note_id: str) -> str | None:
+        """Why *caller* may not edit the note (None: they may), by the checks :meth:`edit_note`
+        makes, so that a page offers Edit only where saving will work."""
+        note_id = self._ref(caller, note_id)
+        note = self.store.get_note(note_id, viewer=self._reader(caller))
+        try:
+            self._writer(caller)
+            self._may_change(caller, note)
+            if note.attempt_id:
+                require_unfrozen(note.id, self.store.get_attempt(note.attempt_id, viewer=caller.viewer))
+        except (UnauthorizedError, ForbiddenError, FrozenError) as exc:
+            return exc.message
+        return None
 
     def delete_note(self, caller: Caller, note_id: str) -> dict[str, Any]:
         note_id = self._ref(caller, note_id)

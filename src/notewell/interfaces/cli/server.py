@@ -23,6 +23,7 @@ from .next_steps import next_steps
 
 if TYPE_CHECKING:
     from ...services.contract import NoteStore
+    from ..http.sessions import Sessions
 
 __all__ = ["COMMANDS", "add_tools_argument", "build_server", "serve_http", "serve_stdio"]
 
@@ -91,11 +92,12 @@ def build_server(
     host: str = "127.0.0.1",
     ready: Callable[[], None] | None = None,
     tools: str | None = None,
+    sessions: Sessions | None = None,
 ) -> Any:
     """The ASGI application: the HTTP API, and the MCP server at /mcp when its extra is installed
     (set up in the background: the SDK is slow to import), offering the tools *tools* names
     (default: the core group). *ready* waits for a model loading in the background before a
-    search that needs it."""
+    search that needs it; *sessions*, the page's sign-in."""
     try:
         from ..http.app import make_app
         from ..mcp.deferred import deferred_mcp_routes
@@ -112,7 +114,7 @@ def build_server(
         deferred = deferred_mcp_routes(api, tokens, host=host, private=private, ready=ready, tools=tools)
         if deferred is not None:
             routes, lifespan = deferred
-    return make_app(api, tokens, extra_routes=routes, lifespan=lifespan, host=host, ready=ready)
+    return make_app(api, tokens, extra_routes=routes, lifespan=lifespan, host=host, ready=ready, sessions=sessions)
 
 
 def cmd_serve(args: argparse.Namespace) -> None:
@@ -134,6 +136,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
             write_rate=args.write_rate,
             embed=not args.no_embed,
             tools=args.tools,
+            sign_in_link=args.sign_in_link,
         )
 
 
@@ -148,27 +151,39 @@ def serve_http(
     write_rate: float = 20.0,
     embed: bool = True,
     tools: str | None = None,
+    sign_in_link: bool | None = None,
 ) -> None:
     """Serve *store* (opened with ``embedder=loader.store_embedder``) over HTTP until stopped.
     The model loads once the server listens, and new notes are embedded from then on (*embed*);
-    /mcp offers the tools *tools* names."""
+    /mcp offers the tools *tools* names. *sign_in_link*: print a one-time link that signs the
+    page in as the owner (None: on a loopback address only)."""
     import uvicorn
 
     # Bound here, before anything is said: a port in use or out of range is one line, and the
     # "serving" line is only ever printed for a socket that listens.
     sock = listening_socket(host, port)
     port = sock.getsockname()[1]
+    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+    sessions = _sessions(url, host, sign_in_link)
     app = build_server(
-        store, private=private, mcp=mcp, write_rate=write_rate, host=host, ready=loader.wait, tools=tools
+        store,
+        private=private,
+        mcp=mcp,
+        write_rate=write_rate,
+        host=host,
+        ready=loader.wait,
+        tools=tools,
+        sessions=sessions,
     )
     from ..http.slow_clients import server_config  # the server extra's: only this command needs it
 
     server = uvicorn.Server(server_config(app, host, port))
     loader.start(then=(lambda: _start_embedding(store, quiet=False)) if embed else None, when=lambda: server.started)
-    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     print(f"notewell serving {store.location} at {url} (API /api, MCP /mcp, OpenAPI /openapi.json)", flush=True)
     for line in next_steps("", serving=url):
         print("  " + line, flush=True)
+    if sessions.links:
+        sessions.new_link(asked=False)
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:  # Ctrl-C: uvicorn shut down gracefully and raised it again
@@ -177,6 +192,22 @@ def serve_http(
         sock.close()
     if not server.started:
         raise UnavailableError(f"could not serve at {url} (see the message above)")
+
+
+def _sessions(url: str, host: str, wanted: bool | None) -> Sessions:
+    """The page's sign-in: with one-time links printed here on loopback (or when *wanted*)."""
+    from ..http.app import LOOPBACK
+    from ..http.sessions import CODE_SECONDS, Sessions, keyboard_owner
+
+    if not (host in LOOPBACK if wanted is None else wanted):
+        return Sessions(base=url)
+    owner = keyboard_owner()
+    said = f"(works once, within {round(CODE_SECONDS / 60)} minutes; the page asks for a new one)"
+
+    def announce(link: str) -> None:
+        print(f"  sign in to the page as {owner} (owner): {link}  {said}", flush=True)
+
+    return Sessions(base=url, announce=announce, owner=owner)
 
 
 def listening_socket(host: str, port: object) -> socket.socket:
@@ -239,6 +270,12 @@ def _serve_arguments(p: argparse.ArgumentParser) -> None:
         "--no-embed", action="store_true", help="do not embed new notes in the background (notewell embed does it)"
     )
     p.add_argument("--write-rate", type=float, default=20.0, help="writes per second per token (bursts of 3x)")
+    p.add_argument(
+        "--sign-in-link",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="print a one-time link that signs the web page in as the owner (default: on a loopback --host only)",
+    )
     add_tools_argument(p, "the MCP tools at /mcp")
 
 

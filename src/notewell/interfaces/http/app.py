@@ -23,6 +23,7 @@ from .context import Context, body_limit
 from .openapi import openapi_document
 from .operations import starlette_routes
 from .routes import ROUTES
+from .sessions import Sessions
 from .site import load_assets
 
 __all__ = ["LOOPBACK", "STATUS", "body_limit", "make_app"]
@@ -55,12 +56,21 @@ def make_app(
     lifespan: Any = None,
     host: str = "127.0.0.1",
     ready: Callable[[], None] | None = None,
+    sessions: Sessions | None = None,
 ) -> Starlette:
     """The Starlette application serving *api* (``extra_routes``, e.g. the MCP endpoint, come last).
     Bound to loopback, it answers only requests addressed to loopback (a web page that rebinds
     its own name to 127.0.0.1 cannot read the notes). *ready* waits for a model still loading
-    in the background, before a search that needs it (off the event loop, outside the store's lock)."""
-    ctx = Context(api, tokens, ready=ready, document=openapi_document(ROUTES), assets=load_assets())
+    in the background, before a search that needs it (off the event loop, outside the store's lock).
+    *sessions*: the page's sign-in (by default, typed tokens only: no sign-in links)."""
+    ctx = Context(
+        api,
+        tokens,
+        ready=ready,
+        document=openapi_document(ROUTES),
+        assets=load_assets(),
+        sessions=sessions or Sessions(),
+    )
     routes: list[BaseRoute] = [*starlette_routes(ROUTES, ctx), *(extra_routes or [])]
     middleware = [Middleware(_LoopbackOnly)] if host in LOOPBACK else []
     return Starlette(

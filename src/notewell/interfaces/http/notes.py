@@ -65,6 +65,9 @@ async def get_note(ctx: Context, request: Request, caller: Caller) -> Any:
         # Off the event loop, and cached per note revision.
         at = f"{note['id']}@{note['revision']}"
         note["body_html"] = await run_in_threadpool(render_markdown, note["body"], isolated=True, note=at)
+        # The page offers Edit only where saving will work, by the service's own checks.
+        note["edit_refusal"] = await run_in_threadpool(ctx.api.edit_refusal, caller, note["id"])
+        note["may_edit"] = note["edit_refusal"] is None
     return note
 
 
@@ -192,7 +195,12 @@ ROUTES = (
             NOTE_ID,
             param("working_attempt_id", "query", id_schema(ATTEMPT_ID_RE), "record the read on it"),
             param("revision", "query", REVISION, "an earlier text"),
-            param("render", "query", {"type": "string", "enum": ["html"]}, "add body_html (safe HTML)"),
+            param(
+                "render",
+                "query",
+                {"type": "string", "enum": ["html"]},
+                "for the page: add body_html (safe HTML), may_edit and edit_refusal (why not)",
+            ),
         ),
         # working_attempt_id records the read: a write, on a running attempt.
         errors=(400, 401, 403, 404, 409, 429),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import attempts, notes, overview, projects, search, site
+from . import attempts, notes, overview, projects, revisions, search, sign_in, site
 from .operations import Operation
 
 __all__ = ["ROUTES"]
@@ -10,7 +10,9 @@ __all__ = ["ROUTES"]
 # Search before notes: /api/notes/search is not a note id.
 ROUTES: tuple[Operation, ...] = (
     *site.ROUTES,
+    *sign_in.ROUTES,
     *search.ROUTES,
+    *revisions.ROUTES,
     *notes.ROUTES,
     *attempts.ROUTES,
     *projects.ROUTES,

@@ -87,6 +87,9 @@ _NOTE = {
         "attempt_id": _NULLABLE_STR,
         "attempt": {"type": ["object", "null"]},
         "backlinks": {"type": "array", "items": {"type": "object"}},
+        "body_html": {"type": "string", "description": "render=html only: the body as safe HTML"},
+        "may_edit": {"type": "boolean", "description": "render=html only: whether the caller's edit would be taken"},
+        "edit_refusal": {"type": ["string", "null"], "description": "render=html only: why not (null: it would)"},
         "similar": {
             "type": "array",
             "description": "add_note only: existing notes that say much the same (update one instead of writing"

@@ -1,4 +1,4 @@
-"""The web page and its static assets, the health check, and the OpenAPI document served."""
+"""The web page and its static assets (its favicon too), the health check, and the OpenAPI document served."""
 
 from __future__ import annotations
 
@@ -15,7 +15,13 @@ from .schemas import OBJECT
 __all__ = ["ROUTES", "load_assets"]
 
 _STATIC = Path(__file__).resolve().parent / "web" / "static"
-_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css"}
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css",
+    ".svg": "image/svg+xml",
+    ".ico": "image/x-icon",
+}
 # The page's own assets only: no inline script, nothing from elsewhere.
 _POLICY = "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 
@@ -36,11 +42,16 @@ async def index(ctx: Context, request: Request) -> Response:
 
 
 async def asset(ctx: Context, request: Request) -> Response:
-    """The page's own scripts and style sheet."""
+    """The page's own scripts, style sheet and icon."""
     name = request.path_params["name"]
     if name not in ctx.assets or name == "index.html":
         return error_response("not_found", f"no asset {name[:80]!r}", 404)
     return _page(ctx, name)
+
+
+async def favicon(ctx: Context, request: Request) -> Response:
+    """Where a browser looks for an icon when a page names none (an API answer opened in a tab)."""
+    return _page(ctx, "favicon.ico")
 
 
 async def healthz(ctx: Context, request: Request) -> Response:
@@ -52,10 +63,11 @@ async def openapi(ctx: Context, request: Request) -> Response:
     return JSONResponse(ctx.document)
 
 
-# The page, its assets and the document itself are not API operations: left out of the document.
+# The page, its assets and icon, and the document itself are not API operations: left out of the document.
 ROUTES = (
     Operation("GET", "/", index, Plain()),
     Operation("GET", "/static/{name}", asset, Plain()),
+    Operation("GET", "/favicon.ico", favicon, Plain()),
     Operation("GET", "/healthz", healthz, Plain(OBJECT, "up"), operation_id="healthz", summary="liveness"),
     Operation("GET", "/openapi.json", openapi, Plain()),
 )

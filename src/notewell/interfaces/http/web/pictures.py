@@ -40,6 +40,7 @@ __all__ = [
     "clip_text",
     "graph_svg",
     "timeline_svg",
+    "wrap_text",
 ]
 
 WIDTH = 640
@@ -107,13 +108,27 @@ def _when(value: object) -> float | None:
 _LATEST = datetime(9000, 1, 1, tzinfo=UTC).timestamp()
 
 
-def _stamp(seconds: float, span: float = 0.0) -> str:
-    moment = datetime.fromtimestamp(seconds, UTC)
-    if not span:
-        return moment.strftime("%Y-%m-%d %H:%M UTC")  # a tooltip: the whole time
-    # An axis label as fine as the span needs: minutes apart need seconds, days apart only the date.
-    fine = "%H:%M:%S" if span < 600 else "%H:%M" if span < 86400 else "%m-%d %H:%M"
-    return moment.strftime("%Y-%m-%d" if span > 2 * 86400 else fine)
+def _stamp(seconds: float) -> str:
+    """A moment in full, as the page writes times (a tooltip, an end of a line): UTC."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _axis_format(span: float) -> str:
+    """One format for every tick of an axis *span* seconds long, as fine as the span needs:
+    seconds for minutes, minutes for hours, the day with the time for days, the date beyond."""
+    if span <= 600:
+        return "%H:%M:%S"
+    if span <= 86400:
+        return "%H:%M"
+    return "%m-%d %H:%M" if span <= 4 * 86400 else "%Y-%m-%d"
+
+
+def _axis_dates(t0: float, t1: float, form: str) -> str:
+    """The dates an axis whose ticks leave them out runs over, said once beside it (and UTC)."""
+    if "%Y" in form:
+        return "UTC"
+    first, last = (datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d") for t in (t0, t1))
+    return f"{first} UTC" if first == last else f"{first} – {last[5:] if first[:4] == last[:4] else last} UTC"
 
 
 def _colour(status: str) -> str:
@@ -170,14 +185,15 @@ def timeline_svg(attempts: list[dict[str, Any]], *, now: str | None = None, tota
         )
     axis = 6 + len(shown) * row_h + 4
     body.append(f'<line x1="{x0}" y1="{axis}" x2="{x1}" y2="{axis}" stroke="{FAINT}"/>')
-    # Four ticks: labels of up to "12-01 23:33" stay apart on the axis.
+    # Four ticks in one format; the date they leave out is said once, under the row labels.
+    form = _axis_format(span)
     for tick in range(4):
         at = x0 + (x1 - x0) * tick / 3
         anchor = "start" if tick == 0 else "end" if tick == 3 else "middle"
+        label = datetime.fromtimestamp(t0 + span * tick / 3, UTC).strftime(form)
         body.append(f'<line x1="{at:.1f}" y1="{axis}" x2="{at:.1f}" y2="{axis + 4}" stroke="{FAINT}"/>')
-        # The ends carry the date; the ticks between, the time as fine as the span needs.
-        label = _stamp(t0 + span * tick / 3, span if tick in (1, 2) else max(span, 86400))
         body.append(f'<text x="{at:.1f}" y="{axis + 16}" text-anchor="{anchor}" fill="{FAINT}">{label}</text>')
+    body.append(f'<text x="4" y="{axis + 16}" fill="{FAINT}">{_esc(_axis_dates(t0, t0 + span, form))}</text>')
     # *total*: how many the project has, when the caller passed only the newest of them.
     count = max(len(rows), total or 0)
     notes = [f"+{count - len(shown)} more"] if count > len(shown) else []
@@ -198,14 +214,49 @@ def _arrow(x1: float, y1: float, x2: float, y2: float) -> str:
     )
 
 
+def _width(ch: str) -> int:
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def wrap_text(text: object, columns: int, lines: int) -> list[str]:
+    """*text* on at most *lines* lines of *columns* display columns each (CJK counts two),
+    broken at a space where one is near, the last line ending in "…" if the text goes on."""
+    rest = " ".join(str(text or "")[: columns * lines * 4].split())
+    out: list[str] = []
+    while rest and len(out) < lines - 1:
+        used, cut = 0, len(rest)
+        for index, ch in enumerate(rest):
+            if used + _width(ch) > columns:
+                cut = index
+                break
+            used += _width(ch)
+        if cut == len(rest):
+            break
+        space = rest.rfind(" ", 0, cut + 1)
+        cut = space if space > columns // 2 else cut  # a long word is broken where the line ends
+        out.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest:
+        out.append(clip_text(rest if len(str(text or "")) <= columns * lines * 4 else rest + "…", columns))
+    return out
+
+
+_NODE_LINES = 3  # of a title, in a node of the graph
+_NODE_H = 8 + 14 * _NODE_LINES
+
+
 def _node(x: float, y: float, note: dict[str, Any], *, link: bool) -> str:
     title = str(note.get("title") or note.get("id") or "")
     tip = "\n".join(str(part) for part in (title, note.get("kind"), note.get("id")) if part)
+    lines = wrap_text(title, 26 if not link else 28, _NODE_LINES)
+    top = (_NODE_H - 14 * (len(lines) - 1)) / 2 + 4  # the lines in the middle of the box
+    texts = "".join(f'<text y="{top + 14 * n:.0f}">{_esc(line)}</text>' for n, line in enumerate(lines))
+    stroke = INK if not link else FAINT
     box = (
         f"<title>{_tip(tip)}</title>"
-        f'<rect x="{x}" y="{y}" width="190" height="24" rx="4" fill="{BOX}" stroke="{INK if not link else FAINT}"/>'
+        f'<rect x="{x}" y="{y}" width="190" height="{_NODE_H}" rx="4" fill="{BOX}" stroke="{stroke}"/>'
         # a nested <svg> clips without an id: a run of wide Latin letters still cannot leave the box
-        f'<svg x="{x + 8}" y="{y}" width="174" height="24"><text y="16">{_esc(clip_text(title, 28))}</text></svg>'
+        f'<svg x="{x + 8}" y="{y}" width="174" height="{_NODE_H}">{texts}</svg>'
     )
     return f'<a href="{_href("note", note.get("id") or "")}">{box}</a>' if link else f'<g font-weight="bold">{box}</g>'
 
@@ -215,7 +266,7 @@ def graph_svg(note: dict[str, Any], builds_on: list[dict[str, Any]], built_by: l
     if not builds_on and not built_by:
         return ""
     left, right = builds_on[:NODES_MAX], built_by[:NODES_MAX]
-    step, top = 32, 24
+    step, top, half = _NODE_H + 8, 24, _NODE_H / 2
     rows = max(len(left), len(right))
     mid_y = top + (rows - 1) * step / 2
     body = [
@@ -224,10 +275,10 @@ def graph_svg(note: dict[str, Any], builds_on: list[dict[str, Any]], built_by: l
     ]
     for index, item in enumerate(left):
         y = top + index * step
-        body.append(_arrow(225, mid_y + 12, 198, y + 12) + _node(8, y, item, link=True))
+        body.append(_arrow(225, mid_y + half, 198, y + half) + _node(8, y, item, link=True))
     for index, item in enumerate(right):
         y = top + index * step
-        body.append(_arrow(442, y + 12, 415, mid_y + 12) + _node(442, y, item, link=True))
+        body.append(_arrow(442, y + half, 415, mid_y + half) + _node(442, y, item, link=True))
     body.append(_node(225, mid_y, note, link=False))
     more = False
     for x, items, shown in ((8, builds_on, left), (442, built_by, right)):
