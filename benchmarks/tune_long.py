@@ -204,13 +204,19 @@ def pooled(sets: dict[str, list[Query]]) -> dict[str, list[Query]]:
     return out
 
 
-def report(sets: dict[str, list[Query]], setting: str, detail: bool) -> None:
+def report(
+    sets: dict[str, list[Query]], setting: str, detail: bool, rank: Callable[[Query], list[str]] | None = None
+) -> None:
+    """One line for *setting*: hybrid as the store fuses it, or as *rank* orders each query's
+    note ids (benchmarks/fusion_study.py)."""
     sets = pooled(sets)
     kw = {n: by_kind(qs, lambda q: q.judge(q.keys(q.keyword[:LIMIT]))) for n, qs in sets.items()}
     sem = {n: by_kind(qs, lambda q: q.judge(q.keys(q.semantic[:LIMIT]))) for n, qs in sets.items()}
     words = {n: by_kind(qs, lambda q: q.words) for n, qs in sets.items()}
 
     def fused(q: Query) -> list[str]:
+        if rank is not None:
+            return [q.key_of[i] for i in rank(q)]
         return q.keys(fuse_hybrid({"keyword": q.keyword, "semantic": q.semantic}, q.partial, LIMIT))
 
     hyb = {n: by_kind(qs, lambda q: q.judge(fused(q))) for n, qs in sets.items()}
