@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FEEDBACK_NOTES",
     "FEEDBACK_WEIGHT",
+    "OLD_CAP",
     "above_floor",
     "feedback_limit",
     "feedback_notes",
@@ -42,6 +43,9 @@ __all__ = [
 OPENING = 1500  # characters of the body embedded with the title
 PASSAGE = 1000  # characters in each further passage of a long note
 OVERLAP = 200
+# Until issue 39 a note's passages stopped at 24: a store embedded then holds notes with exactly
+# that many vectors, which may have more passages to embed (each backend queues them once).
+OLD_CAP = 24
 # Pseudo-relevance feedback: the opening passages of the FEEDBACK_NOTES best keyword hits,
 # FEEDBACK_WEIGHT of their mean added to the query vector (chosen across the evaluation sets
 # and LoCoMo: docs/quality.md).

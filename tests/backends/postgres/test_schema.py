@@ -61,7 +61,7 @@ def test_a_version_3_database_gains_the_grams_of_its_notes_by_upgrade(pg_url, mo
         notewell.open(pg_url)
     db = PgDatabase(pg_url)
     try:
-        assert db.upgrade() == [4, 5, 6]
+        assert db.upgrade() == list(range(4, len(MIGRATIONS) + 1))  # 4 and any later
         with db.transaction() as conn:
             assert conn.execute("SELECT to_regclass('notes_body_trgm')").fetchone()[0] is None
             assert conn.execute("SELECT count(*) FROM notes WHERE cjk_grams @> '{素数}'").fetchone()[0] == 2
@@ -85,7 +85,7 @@ def test_a_version_4_database_gains_its_older_revisions_by_upgrade(pg_url, monke
     monkeypatch.undo()
     db = PgDatabase(pg_url)
     try:
-        assert db.upgrade() == [5, 6]
+        assert db.upgrade() == list(range(5, len(MIGRATIONS) + 1))  # 5 and any later
         with db.transaction() as conn:
             rows = conn.execute("SELECT revision, title, body FROM old_revisions ORDER BY revision").fetchall()
         assert rows == [(1, "plan", "the numbat survey\n"), (2, "plan", "the survey\n")]  # the header left out

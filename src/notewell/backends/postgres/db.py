@@ -366,6 +366,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         DROP FUNCTION notewell_keep_old_vectors();
         """,
     ),
+    (
+        "the notes embedded while a note's passages stopped at 24 queued again",
+        """
+        -- Until issue 39 a note's passages stopped at 24 (search.passages.OLD_CAP): the rest of a
+        -- longer note was never embedded. Once, here: the notes of exactly 24 vectors wait again;
+        -- their first 24 keep their vectors by key (version 6 keyed them), and a note of exactly
+        -- 24 passages is found complete without the model (embedding._read).
+        INSERT INTO embed_queue(note_id)
+          SELECT note_id FROM note_vectors GROUP BY note_id HAVING count(*) = 24 ON CONFLICT DO NOTHING;
+        """,
+    ),
 ]
 
 

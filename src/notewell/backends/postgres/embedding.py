@@ -1,15 +1,28 @@
 """Embedding a PostgreSQL store's queue, safely with several servers embedding one database.
 
 The passages are :func:`notewell.search.passages.passages` of each note's title and body, as on the
-embedded store. A server claims a batch of queued notes in a short transaction (``FOR
-UPDATE SKIP LOCKED``, then a lease in ``claimed_by`` / ``claimed_until``), so two servers
-never embed one note at once and no transaction stays open while the model runs (writers
-never wait for it). Each batch's vectors are written in one transaction that holds the
-notes' rows (``FOR SHARE``, so an edit waits for that write, not for the model) and writes
-a note's vectors only if its revision is still the one embedded: a vector made from an
-older text never replaces a newer one. An edit meanwhile queued the note again (a new
-ticket); its entry stays and its lease is released, so it is embedded anew. A server
-that dies leaves its lease to run out (LEASE seconds); then another takes the notes.
+embedded store. A server claims queued notes in a short transaction (``FOR UPDATE SKIP
+LOCKED``, then a lease in ``claimed_by`` / ``claimed_until``), so two servers never embed one
+note at once and no transaction stays open while the model runs (writers never wait for it).
+
+Every passage of a note is embedded, so a claim is bounded by passages, not only by notes: it
+holds at most _BATCH notes and _BATCH_PASSAGES passages (fewer notes when they are long; one
+longer note is a claim of its own). The model is called _BATCH_PASSAGES passages at a time;
+between two calls the claim's lease is renewed and the caller asked whether to stop (the
+claim is then released, its notes still queued). So a lease need outlast one call of the
+model, never the whole of a long note, and a stop waits for one call.
+
+Each vector is stored with its key (:func:`~notewell.search.passages.passage_key`: the model,
+its dimension and the passage text): a passage whose key the note holds a vector of already
+(its current vectors, or an older revision's: :mod:`.old_vectors`) keeps that vector, so a
+conversation that grew at its end embeds only its new passages.
+
+Each claim's vectors are written in one transaction that holds the notes' rows (``FOR
+SHARE``, so an edit waits for that write, not for the model) and writes a note's vectors
+only if its revision is still the one embedded: a vector made from an older text never
+replaces a newer one. An edit meanwhile queued the note again (a new ticket); its entry
+stays and its lease is released, so it is embedded anew. A server that dies leaves its
+lease to run out (LEASE seconds); then another takes the notes.
 
 The vectors are float32 bytea rows; when the database has pgvector (:mod:`notewell.backends.postgres.pgvector`)
 each is also written to the ``embedding`` column in pgvector's binary form (a trigger
@@ -26,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import NotewellError
 from ...search.embedders import Embedder, numpy
-from ...search.passages import passage_key, passages
+from ...search.passages import OPENING, OVERLAP, PASSAGE, passage_key, passages
 from .db import PgDatabase
 from .old_vectors import UPSERT, current_keys, held_vectors, keep_superseded, upsert_rows
 from .pgvector import vector_param, write_cursor
@@ -37,8 +50,9 @@ if TYPE_CHECKING:
 
 __all__ = ["LEASE", "pg_embed_old_revisions", "pg_embed_pending", "pg_pending_count", "text_sha"]
 
-LEASE = 300  # seconds a claim holds before another server may take the note
-_BATCH = 64  # notes claimed, embedded and written together
+LEASE = 300  # seconds a claim holds before another server may take the note (renewed between model calls)
+_BATCH = 64  # notes claimed, embedded and written together, at most...
+_BATCH_PASSAGES = 256  # ...and passages: a claim stops short of more (the model is called this many at a time)
 _INSERT = (
     "INSERT INTO note_vectors(note_id, chunk, model, dim, sha256, revision, start, stop, key, vector)"
     " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
@@ -48,11 +62,33 @@ _INSERT_PGVECTOR = (
     " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector)"
 )
 _RELEASE = "UPDATE embed_queue SET claimed_by = NULL, claimed_until = NULL WHERE note_id = ANY(%s) AND claimed_by = %s"
+_RENEW = (
+    "UPDATE embed_queue SET claimed_until = now() + make_interval(secs => %s)"
+    " WHERE note_id = ANY(%s) AND claimed_by = %s"
+)
 
 
 def text_sha(title: str, body: str) -> str:
     """The sha256 of what a note's passages are made from (its title and body, not its header)."""
     return hashlib.sha256(f"{title}\n{body}".encode()).hexdigest()
+
+
+def _guess_passages(size: int) -> int:
+    """About how many passages a title and body of *size* bytes make, before they are read:
+    one per PASSAGE - OVERLAP characters after the opening (a long paragraph's windows; packed
+    short ones make fewer). Bytes, which are at least the characters, so rarely too few."""
+    return 1 + max(0, size - OPENING + PASSAGE - OVERLAP - 1) // (PASSAGE - OVERLAP)
+
+
+def _fitting(sizes: list[int]) -> int:
+    """How many of the entries of these sizes (in bytes, in the order claimed) one claim takes:
+    as many as stay within _BATCH_PASSAGES guessed passages, and the first whatever its size."""
+    guessed = 0
+    for at, size in enumerate(sizes):
+        guessed += _guess_passages(size)
+        if at and guessed > _BATCH_PASSAGES:
+            return at
+    return len(sizes)
 
 
 @dataclass(slots=True)
@@ -62,6 +98,11 @@ class _Claimed:
     revision: int | None = None  # None: the note is gone
     sha: str = ""
     parts: list[tuple[int, int, str]] = field(default_factory=list)  # empty: nothing to embed
+    held: list[bytes | None] = field(default_factory=list)  # each part's vector kept, or None: the model's
+
+    def fresh(self) -> list[str]:
+        """The texts of the passages the model must embed (those without a vector kept)."""
+        return [text for (_a, _b, text), kept in zip(self.parts, self.held, strict=True) if kept is None]
 
 
 def pg_pending_count(conn: Any, model_id: str) -> int:
@@ -83,10 +124,13 @@ def pg_embed_pending(
     worker: str,
     limit: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> int:
     """Embed the queued notes no other server holds (and notes embedded by another model),
     at most *limit*; returns how many queue entries were dealt with. *worker* names this
-    embedder in its claims (unique per store object)."""
+    embedder in its claims (unique per store object). *should_stop* is asked before each
+    claim and between two calls of the model; a True releases the claim in hand unwritten,
+    its notes queued still."""
     numpy()  # without the extra: 'unavailable', naming it, before any claim
     with db.transaction() as conn:
         # Vectors of another model are never mixed with this one's: their notes are queued again.
@@ -101,12 +145,18 @@ def pg_embed_pending(
     total = waiting if limit is None else min(waiting, limit)
     done = 0
     while done < total:  # what waited when the call began: writers adding more do not keep it going
+        if should_stop is not None and should_stop():
+            break
         claimed = _claim(db, worker, min(_BATCH, total - done))
         if not claimed:
             break  # taken by other servers meanwhile
         try:
             _read(db, embedder, claimed)
-            vectors = _embed(embedder, claimed)
+            claimed = _within_budget(db, worker, claimed)
+            vectors = _embed(db, embedder, worker, claimed, should_stop)
+            if vectors is None:
+                _release(db, worker, [c.note_id for c in claimed])  # stopped: queued still, for anyone
+                break
             _write(db, embedder, worker, claimed, vectors)
         except BaseException:
             # Others may try at once; if even this fails, the lease runs out.
@@ -124,7 +174,9 @@ def pg_embed_old_revisions(db: PgDatabase, embedder: Embedder, limit: int | None
     title and body in old_revisions; returns how many needed the model. Each is leased while the
     model runs, so servers embedding together share the queue. A passage the note holds a vector
     of already (current or older) keeps it (:mod:`.old_vectors`). Vectors of another model are
-    dropped and their notes' revisions wait again. With nothing waiting this is two index lookups."""
+    dropped and their notes' revisions wait again. A claim holds no more than about
+    _BATCH_PASSAGES passages, as the queue's claims do. With nothing waiting this is two index
+    lookups."""
     model = embedder.model_id
     with db.transaction() as conn:
         if conn.execute("SELECT 1 FROM old_vectors WHERE model < %s OR model > %s LIMIT 1", (model, model)).fetchone():
@@ -140,15 +192,7 @@ def pg_embed_old_revisions(db: PgDatabase, embedder: Embedder, limit: int | None
     while limit is None or done < limit:
         want = _BATCH if limit is None else min(_BATCH, limit - done)
         with db.transaction() as conn:
-            claimed = conn.execute(
-                "UPDATE old_embed_queue q SET claimed_until = now() + make_interval(secs => %s)"
-                " FROM (SELECT q2.note_id, q2.revision FROM old_embed_queue q2 JOIN old_revisions o"
-                " ON o.id = q2.note_id AND o.revision = q2.revision"
-                " WHERE q2.claimed_until IS NULL OR q2.claimed_until < now()"
-                " ORDER BY o.seq DESC LIMIT %s FOR UPDATE OF q2 SKIP LOCKED) pick"
-                " WHERE q.note_id = pick.note_id AND q.revision = pick.revision RETURNING q.note_id, q.revision",
-                (LEASE, want),
-            ).fetchall()
+            claimed = _claim_old(conn, want)
             if not claimed:
                 return done
             texts = conn.execute(
@@ -199,23 +243,57 @@ def _embed_old_batch(
     return needed
 
 
+def _claim_old(conn: Any, want: int) -> list[tuple[str, int]]:
+    """Lease up to *want* older revisions waiting for vectors (newest first) in *conn*'s
+    transaction, fewer when they are long (their passages guessed from their size, as
+    :func:`_claim` does); returns (note id, revision) of each."""
+    rows = conn.execute(
+        "SELECT q.note_id, q.revision, octet_length(o.title) + octet_length(o.body) FROM old_embed_queue q"
+        " JOIN old_revisions o ON o.id = q.note_id AND o.revision = q.revision"
+        " WHERE q.claimed_until IS NULL OR q.claimed_until < now()"
+        " ORDER BY o.seq DESC LIMIT %s FOR UPDATE OF q SKIP LOCKED",
+        (want,),
+    ).fetchall()
+    taken = [(nid, revision) for nid, revision, _size in rows[: _fitting([r[2] for r in rows])]]
+    if taken:
+        conn.execute(
+            "UPDATE old_embed_queue SET claimed_until = now() + make_interval(secs => %s)"
+            " WHERE (note_id, revision) IN (SELECT * FROM unnest(%s::text[], %s::int[]))",
+            (LEASE, [t[0] for t in taken], [t[1] for t in taken]),
+        )
+    return taken
+
+
 def _claim(db: PgDatabase, worker: str, count: int) -> list[_Claimed]:
-    """Lease up to *count* unclaimed (or abandoned) queue entries, oldest first."""
+    """Lease up to *count* unclaimed (or abandoned) queue entries, oldest first, and fewer when
+    their notes are long: no more than _BATCH_PASSAGES passages as guessed from their size
+    (the first entry always). Entries looked at and not taken stay as they were, for the
+    next claim of this server or another."""
     with db.transaction() as conn:
+        # octet_length reads a stored text's size from its header, without reading the text.
         rows = conn.execute(
-            "UPDATE embed_queue q SET claimed_by = %s, claimed_until = now() + make_interval(secs => %s)"
-            " FROM (SELECT note_id FROM embed_queue WHERE claimed_until IS NULL OR claimed_until < now()"
-            " ORDER BY ticket LIMIT %s FOR UPDATE SKIP LOCKED) pick"
-            " WHERE q.note_id = pick.note_id RETURNING q.note_id, q.ticket",
-            (worker, LEASE, count),
+            "SELECT q.note_id, q.ticket, coalesce(octet_length(n.title) + octet_length(n.body), 0)"
+            " FROM embed_queue q LEFT JOIN notes n ON n.id = q.note_id"
+            " WHERE q.claimed_until IS NULL OR q.claimed_until < now()"
+            " ORDER BY q.ticket LIMIT %s FOR UPDATE OF q SKIP LOCKED",
+            (count,),
         ).fetchall()
-    return [_Claimed(nid, ticket) for nid, ticket in sorted(rows, key=lambda r: r[1])]
+        taken = [_Claimed(nid, ticket) for nid, ticket, _size in rows[: _fitting([r[2] for r in rows])]]
+        if taken:
+            conn.execute(
+                "UPDATE embed_queue SET claimed_by = %s, claimed_until = now() + make_interval(secs => %s)"
+                " WHERE note_id = ANY(%s)",
+                (worker, LEASE, [c.note_id for c in taken]),
+            )
+    return taken
 
 
 def _read(db: PgDatabase, embedder: Embedder, claimed: list[_Claimed]) -> None:
-    """Fill in each claimed note's revision and passages (none when it is gone, or already
-    embedded by this model from this very title and body)."""
+    """Fill in each claimed note's revision, passages (none when it is gone, or already
+    embedded by this model from this very title and body, every passage of it) and the
+    vector each passage keeps: one the note holds for its very text (current or older)."""
     ids = [c.note_id for c in claimed]
+    model, asked = embedder.model_id, embedder.dim
     with db.transaction() as conn:
         notes = {
             nid: (revision, title, body)
@@ -224,32 +302,71 @@ def _read(db: PgDatabase, embedder: Embedder, claimed: list[_Claimed]) -> None:
             )
         }
         have = {
-            nid: (sha, model)
-            for nid, sha, model in conn.execute(
-                "SELECT note_id, sha256, model FROM note_vectors WHERE note_id = ANY(%s) AND chunk = 0", (ids,)
+            nid: (sha, vmodel, count)
+            for nid, sha, vmodel, count in conn.execute(
+                "SELECT v.note_id, v.sha256, v.model, (SELECT count(*) FROM note_vectors c WHERE c.note_id = v.note_id)"
+                " FROM note_vectors v WHERE v.note_id = ANY(%s) AND v.chunk = 0",
+                (ids,),
             )
         }
+        for c in claimed:
+            found = notes.get(c.note_id)
+            if found is None:
+                continue
+            c.revision, title, body = found
+            c.sha = text_sha(title, body)
+            parts = passages(title, body)
+            # A note embedded while passages stopped at 24 (OLD_CAP) has this text's sha and
+            # fewer vectors than passages: it is embedded again, keeping the vectors it has.
+            if have.get(c.note_id) != (c.sha, model, len(parts)):
+                c.parts = parts
+        held = held_vectors(conn, [c.note_id for c in claimed if c.parts], model)
     for c in claimed:
-        found = notes.get(c.note_id)
-        if found is None:
-            continue
-        c.revision, title, body = found
-        c.sha = text_sha(title, body)
-        if have.get(c.note_id) != (c.sha, embedder.model_id):
-            c.parts = passages(title, body)
+        # Under the dimension asked with: a remote model's is 0 until it answers (none kept then).
+        kept = held.get(c.note_id, {})
+        c.held = [kept.get(passage_key(model, asked, text)) for _a, _b, text in c.parts]
 
 
-def _embed(embedder: Embedder, claimed: list[_Claimed]) -> np.ndarray:
-    lib = numpy()
-    texts = [text for c in claimed for _a, _b, text in c.parts]
-    made: np.ndarray = embedder.embed_documents(texts) if texts else lib.zeros((0, embedder.dim), lib.float32)
+def _within_budget(db: PgDatabase, worker: str, claimed: list[_Claimed]) -> list[_Claimed]:
+    """The claimed notes (oldest first) whose passages, counted now, come to no more than
+    _BATCH_PASSAGES (the first always); the rest are released at once, queued still: their
+    sizes guessed fewer passages than their texts make."""
+    count = 0
+    for at, c in enumerate(claimed):
+        count += len(c.parts)
+        if at and count > _BATCH_PASSAGES:
+            _release(db, worker, [r.note_id for r in claimed[at:]])
+            return claimed[:at]
+    return claimed
+
+
+def _embed(
+    db: PgDatabase,
+    embedder: Embedder,
+    worker: str,
+    claimed: list[_Claimed],
+    should_stop: Callable[[], bool] | None,
+) -> list[np.ndarray] | None:
+    """The vectors of the passages the claimed notes keep none for, in order, one array per
+    call of the model (_BATCH_PASSAGES passages each). Between two calls the claim's lease is
+    renewed, and None is returned if *should_stop* says so."""
+    texts = [text for c in claimed for text in c.fresh()]
+    made = []
+    for at in range(0, len(texts), _BATCH_PASSAGES):
+        if at:
+            if should_stop is not None and should_stop():
+                return None
+            with db.transaction() as conn:
+                conn.execute(_RENEW, (LEASE, [c.note_id for c in claimed], worker))
+        made.append(embedder.embed_documents(texts[at : at + _BATCH_PASSAGES]))
     return made
 
 
-def _write(db: PgDatabase, embedder: Embedder, worker: str, claimed: list[_Claimed], vectors: np.ndarray) -> None:
+def _write(db: PgDatabase, embedder: Embedder, worker: str, claimed: list[_Claimed], vectors: list[np.ndarray]) -> None:
     """Each note's vectors in place of its old ones, if its revision is still the one
     embedded; then the queue entries that were read are removed, the rest released."""
     np = numpy()
+    model, dim = embedder.model_id, embedder.dim  # a remote model's dim is known once it answered
     ids = [c.note_id for c in claimed]
     written: list[str] = []
     with db.transaction() as conn:
@@ -261,18 +378,18 @@ def _write(db: PgDatabase, embedder: Embedder, worker: str, claimed: list[_Claim
         # the trigger enable_pgvector makes with the column) if this says no.
         ready = vector_ready(conn)
         rows: list[tuple[Any, ...]] = []
-        position = 0
-        kept = False
+        made = (vector for part in vectors for vector in part)  # in the claimed notes' order
+        superseded = False
         for c in claimed:
-            start, position = position, position + len(c.parts)
+            fresh = iter([next(made) for _text in c.fresh()])  # taken even when not written: the next note's follow
             if not c.parts or current.get(c.note_id) != c.revision:
                 continue  # nothing to write, or gone or changed while embedding (queued again)
-            keys = [passage_key(embedder.model_id, embedder.dim, text) for _a, _b, text in c.parts]
-            kept |= keep_superseded(conn, c.note_id, set(keys))  # an older revision's meaning stays searchable
+            keys = [passage_key(model, dim, text) for _a, _b, text in c.parts]
+            superseded |= keep_superseded(conn, c.note_id, set(keys))  # an older revision's meaning stays searchable
             conn.execute("DELETE FROM note_vectors WHERE note_id = %s", (c.note_id,))
-            for k, ((a, b, _text), key) in enumerate(zip(c.parts, keys, strict=True)):
-                vector = np.asarray(vectors[start + k], dtype="<f4")
-                row = (c.note_id, k, embedder.model_id, embedder.dim, c.sha, c.revision, a, b, key, vector.tobytes())
+            for k, ((a, b, _text), key, kept) in enumerate(zip(c.parts, keys, c.held, strict=True)):
+                vector = np.asarray(next(fresh), dtype="<f4") if kept is None else np.frombuffer(kept, dtype="<f4")
+                row = (c.note_id, k, model, dim, c.sha, c.revision, a, b, key, vector.tobytes())
                 rows.append(row + (vector_param(vector),) if ready else row)
             written.append(c.note_id)
         with write_cursor(conn) if ready else conn.cursor() as cur:
@@ -282,7 +399,7 @@ def _write(db: PgDatabase, embedder: Embedder, worker: str, claimed: list[_Claim
                 "DELETE FROM embed_queue WHERE note_id = %s AND ticket = %s", [(c.note_id, c.ticket) for c in claimed]
             )
         conn.execute(_RELEASE, (ids, worker))
-        if kept:
+        if superseded:
             conn.execute("SELECT nextval('old_vectors_version')")
         if written:
             conn.execute("SELECT notewell_log_vectors(%s)", (written,))  # last: it serialises log writers

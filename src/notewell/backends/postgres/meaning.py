@@ -78,9 +78,12 @@ class PgMeaning:
     @contextlib.contextmanager
     def embedding_steps(self, embedder: Embedder) -> Iterator[EmbeddingStep]:
         def step(should_stop: Callable[[], bool]) -> int:
-            del should_stop  # a claim of _BATCH notes is the unit here: its lease covers a stop
-            done = pg_embed_pending(self._db, embedder, worker=self._worker, limit=_EMBED_STEP)
-            return done + (pg_embed_old_revisions(self._db, embedder, _EMBED_STEP - done) if done < _EMBED_STEP else 0)
+            # Asked between calls of the model: a stop waits for one call, and the claim in hand
+            # is released (its notes stay queued, for this server or another).
+            done = pg_embed_pending(self._db, embedder, worker=self._worker, limit=_EMBED_STEP, should_stop=should_stop)
+            if done >= _EMBED_STEP or should_stop():
+                return done
+            return done + pg_embed_old_revisions(self._db, embedder, _EMBED_STEP - done)
 
         yield step
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ...model.header import parse_note
 from ...search.embedders import Embedder, numpy
-from ...search.passages import passage_key, passages
+from ...search.passages import OLD_CAP, passage_key, passages
 from .index import Index
 from .old_vectors import keep_superseded_vectors
 
@@ -21,9 +21,7 @@ __all__ = ["embed_pending", "note_passages", "passage_key", "pending_count"]
 
 _BATCH = 64  # notes embedded and written together...
 _BATCH_PASSAGES = 256  # ...or fewer, once their passages reach this many
-# Until issue 39 a note's passages stopped at 24: a note with exactly that many vectors may
-# have more passages to embed (the index state _UNCAPPED says its notes were queued once).
-OLD_CAP = 24
+# The index state that says its notes of exactly OLD_CAP vectors were queued once.
 _UNCAPPED = "passages_uncapped"
 
 
