@@ -124,3 +124,23 @@ def test_line_separators_in_a_title_or_summary_start_no_line_of_their_own(store,
         for line in text.splitlines():
             assert not line.startswith(("[Instructions]", "[conclusion nte_zzz]", "do it", "now")), line
         assert evil.id in text
+
+
+def test_a_blocker_whose_attempt_succeeded_or_a_later_note_answers_is_not_briefed_as_open(store, note):
+    won = store.start_attempt("shop", author="tester")
+    fixed = store.add_note("---\ntitle: Checkout hangs\nkind: blocker\n---\n\nBehind the proxy.\n", attempt=won.id).id
+    store.end_attempt(won.id, outcome="succeeded", summary="A 5 s timeout fixed the checkout hangs.")
+    lost = store.start_attempt("shop", author="tester")
+    failing = store.add_note("---\ntitle: Disk fills up\nkind: blocker\n---\n\nEvery week.\n", attempt=lost.id).id
+    store.end_attempt(lost.id, outcome="failed")
+    answered = note("Flaky login test", "blocker", "Fails one run in ten.")
+    note("Login test fixed", "conclusion", "Seeded the clock: no more flakes.", builds_on=[answered])
+    step = note("Rotate the keys", "action", "Before Friday.")
+    note("Key rotation done", "action", "Rotated; next in 90 days.", builds_on=[step])
+    cited = note("Slow search", "blocker", "p95 is 2 s.")
+    note("Where the shop stands", "digest", "Search is slow; the rest is done.", builds_on=[cited])
+    out = briefing(store, project="shop").build("Read this first.")
+    opened = out.text[out.text.index("[Open blockers and actions]") : out.text.index("[Recent notes]")]
+    assert failing in opened and cited in opened  # a failed attempt, a digest's citation: still open
+    assert fixed not in opened and answered not in opened and step not in opened
+    assert fixed in out.text[out.text.index("[Recent notes]") :]  # still briefed: as a recent note

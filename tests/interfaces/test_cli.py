@@ -368,3 +368,21 @@ def test_commands_take_a_notes_file_name(tmp_path):
     (store / "other" / "go-tips.md").write_text("# More Go tips\n")
     two = run(["get", "go-tips.md"], store, check=False)
     assert two.returncode == 2 and b"give its path (other/go-tips.md, research/go-tips.md)" in two.stderr
+
+
+@pytest.mark.slow
+def test_scores_read_as_two_decimals_and_json_keeps_them_whole(tmp_path):
+    store = tmp_path / "s"
+    env = {"NOTEWELL_EMBEDDER": "hash"}
+    with notewell.open(store, embedder=HashEmbedder()) as s:
+        # A word in every note: BM25 gives each about 1e-06 (printed "1.12e-06" before issue 40).
+        s.add_notes(["# slow fixtures\n\none", "# fixtures\n\ntwo", "# three\n\nfixtures and more fixtures"])
+        s.embed_pending()
+    text = run(["search", "fixtures"], store, env_extra=env).stdout.decode()
+    shown = [line.rsplit("score ", 1)[1] for line in text.splitlines() if " score " in line]
+    assert shown == ["<0.01"] * 3
+    cards = js(run(["search", "fixtures", "--json"], store, env_extra=env))
+    assert all(0 < c["score"] < 0.005 for c in cards)  # the number itself, unrounded
+    both = run(["search", "--mode", "both", "slow fixtures"], store, env_extra=env).stdout.decode()
+    scores = [line.rsplit("score ", 1)[1] for line in both.splitlines() if " score " in line]
+    assert scores and all(s == "<0.01" or (len(s.split(".")[1]) == 2 and float(s) >= 0.005) for s in scores)

@@ -98,6 +98,27 @@ def test_demo_ends_with_what_to_try_next(tmp_path):
 
 
 @pytest.mark.slow
+def test_demo_never_fills_the_store_the_environment_names(tmp_path):
+    from tests.interfaces.cli_harness import call
+
+    mine = tmp_path / "my-notes"  # the store a person's agents use, new and empty
+    notewell.open(mine, watch=False, embedder=None).close()
+    here = tmp_path / "here"
+    here.mkdir()
+    for env in ({"NOTEWELL_STORE": str(mine)}, {"NOTEWELL_DATABASE": "postgresql://nobody@127.0.0.1:1/none"}):
+        done = call(["demo"], env=env, unset=("NOTEWELL_STORE", "NOTEWELL_DATABASE"), cwd=here)
+        assert done.returncode == 0, done.stderr
+        assert f"store: {here / 'notewell-demo'}" in done.stdout.decode()
+        assert "--store notewell-demo" in done.stdout.decode()  # the next steps name it too
+    with notewell.open(mine, watch=False, embedder=None) as s:
+        assert s.list_notes() == []  # before issue 40: the four sample notes and a digest
+    with notewell.open(here / "notewell-demo", watch=False, embedder=None) as s:
+        assert len(s.list_notes()) == 5
+    other = tmp_path / "elsewhere"
+    assert run(["demo"], other).returncode == 0 and (other / ".notewell").is_dir()  # --store: there
+
+
+@pytest.mark.slow
 def test_an_editor_edit_that_meets_a_conflict_keeps_the_text_typed(tmp_path):
     store = tmp_path / "s"
     nid = _note(store)

@@ -8,6 +8,8 @@ import importlib
 import pathlib
 import pkgutil
 
+import pytest
+
 import notewell.interfaces.cli as cli_package
 from notewell.interfaces.cli.command import Command
 from notewell.interfaces.cli.parser import build_parser
@@ -85,3 +87,26 @@ def test_every_command_is_in_the_reference_under_its_group():
         assert f"**{group}**: " + ", ".join(names) + "\n" in text
     for command in COMMANDS:
         assert f"### `notewell {command.name}`\n\n{command.help}\n" in text
+
+
+@pytest.mark.slow
+def test_a_mistyped_command_choice_or_option_gets_the_likely_one_in_one_line(tmp_path):
+    from tests.interfaces.cli_harness import run
+
+    cases = [
+        (["serach", "cache"], 2, "no command 'serach'; did you mean 'search'? (see notewell --help)"),
+        (["search", "--kinds", "blocker", "x"], 2, "did you mean --kind? (see notewell search --help)"),
+        (["list", "--limt", "3", "--ofset=2"], 2, "did you mean --limit for --limt, --offset for --ofset?"),
+        (["attempt", "strat", "shop"], 2, "invalid choice: 'strat'; did you mean 'start'?"),
+        (["attempt", "start", "shop", "--autor", "me"], 2, "did you mean --author? (see notewell attempt start"),
+        (["search", "--mode", "hybird", "x"], 2, "invalid choice: 'hybird'; did you mean 'hybrid'?"),
+        (["hook", "sesion-start"], 1, "did you mean 'session-start'?"),  # a hook's mistakes exit 1, never 2
+    ]
+    for argv, code, said in cases:
+        done = run(argv, tmp_path / "s", check=False)
+        err = done.stderr.decode()
+        assert done.returncode == code and said in err and len(err.strip().splitlines()) == 1, (argv, err)
+        assert err.startswith("notewell: invalid_argument: ") and not (tmp_path / "s").exists()
+    # Nothing close: the choices are listed, as before.
+    err = run(["xyzzy"], tmp_path / "s", check=False).stderr.decode()
+    assert "did you mean" not in err and "(choose from " in err and "'search'" in err

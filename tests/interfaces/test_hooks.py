@@ -358,3 +358,34 @@ def test_a_transcript_that_is_a_fifo_holds_no_hook_up(store, state, tmp_path):
         with open(fifo, "wb"):
             pass
     assert answered and "note" in answered[0]  # no transcript to read: the reminder as without one
+
+
+@pytest.mark.slow
+def test_the_briefings_last_line_and_the_attempt_hint_stay_apart_where_a_tool_joins_them(store):
+    # `notewell hook session-start; export NOTEWELL_ATTEMPT=$(notewell attempt start shop)` in an agent's
+    # shell tool, which shows stdout with its last line break taken off, then stderr (issue 40:
+    # "…write it with add_note.(export NOTEWELL_ATTEMPT=…)").
+    import pty
+    import subprocess
+    import sys
+
+    import notewell
+
+    root, _ids = store
+    briefed = hook(root, "session-start", None, "--project", "shop", runtime="plain")
+    started = call(["--store", str(root), "attempt", "start", "shop"], unset=("NOTEWELL_STORE",))
+    assert briefed.returncode == 0 and started.returncode == 0
+    shown = briefed.stdout.decode().removesuffix("\n") + started.stderr.decode()
+    assert "write it with add_note.\n" in shown
+    attempt = started.stdout.decode().strip()
+    assert shown.endswith(f"\n(export NOTEWELL_ATTEMPT={attempt} so that `notewell add` writes on it)\n")
+    # On a terminal, where nothing joins them, the hint comes with no blank line before it.
+    main, child = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(notewell.__file__))}
+    env.pop("NOTEWELL_STORE", None)
+    argv = [sys.executable, "-m", "notewell", "--store", str(root), "attempt", "start", "shop"]
+    with os.fdopen(main, "rb", buffering=0) as terminal:
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=child, env=env, timeout=60)
+        os.close(child)
+        said = terminal.read(4096).decode()
+    assert done.returncode == 0 and said.startswith("(export NOTEWELL_ATTEMPT=att_")

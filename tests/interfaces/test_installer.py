@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import notewell
-from notewell.interfaces.runtimes.installer import is_notewell_hook
+from notewell.interfaces.runtimes.installer import INSTALLABLE, is_notewell_hook
 from tests.interfaces.cli_harness import call
 
 CLAUDE_SETTINGS = {
@@ -240,8 +240,9 @@ def test_install_keeps_everything_of_theirs_and_uninstall_gives_it_back(place, r
     assert "next:" in done.stdout
     for rel, content in samples.items():
         path = where(project, home, rel)
-        backups = list(path.parent.glob(path.name + ".notewell-backup-*"))
-        assert len(backups) == 1 and backups[0].read_bytes() == before[rel]  # the old bytes, kept beside
+        backups = list(path.parent.glob(path.name + ".notewell-backup*"))
+        assert backups == [path.with_name(path.name + ".notewell-backup")]  # one, beside it
+        assert backups[0].read_bytes() == before[rel]  # the old bytes
         if isinstance(content, str):  # TOML: every line of theirs, byte for byte, then notewell's block
             text = path.read_text()
             assert text.startswith(content.rstrip("\n"))
@@ -251,15 +252,15 @@ def test_install_keeps_everything_of_theirs_and_uninstall_gives_it_back(place, r
 
     again = notewell_cli(project, home, "install", runtime, *scope_args, "--project", "shop")
     assert again.returncode == 0 and again.stdout.count("unchanged") >= len(samples)  # idempotent
+    moved = notewell_cli(project, home, "install", runtime, *scope_args, "--project", "other")
+    assert moved.returncode == 0 and "the old file is" not in moved.stdout  # notewell's own entries: no backup
 
     gone = notewell_cli(project, home, "uninstall", runtime, *scope_args)
     assert gone.returncode == 0, gone.stderr
-    for rel, content in samples.items():
+    for rel in samples:
         path = where(project, home, rel)
-        if isinstance(content, str):
-            assert path.read_text() == content
-        else:
-            assert json.loads(path.read_text()) == content
+        assert path.read_bytes() == before[rel]  # the very bytes, from the backup, which then goes (issue 40)
+        assert not list(path.parent.glob("*notewell-backup*"))
 
 
 def _installed(project, home, runtime):
@@ -667,7 +668,7 @@ def test_a_private_file_is_never_copied_where_others_can_read_it_and_stale_copie
         os.replace = real_replace
     assert done.returncode == 0, done.stderr
     assert seen == [0o600] and stat.S_IMODE(private.stat().st_mode) == 0o600
-    backups = list(home.glob(".claude.json.notewell-backup-*"))
+    backups = list(home.glob(".claude.json.notewell-backup*"))
     assert backups and all(stat.S_IMODE(b.stat().st_mode) == 0o600 for b in backups)
     assert not stale.exists()
 
@@ -746,3 +747,46 @@ def test_a_full_disk_leaves_the_file_and_no_empty_backup_and_says_so_in_one_line
     assert len(done.stderr.strip().splitlines()) == 1 and "cannot write" in done.stderr
     assert mcp.read_text() == original
     assert not list(project.rglob("*notewell-backup*")) and not list(project.rglob("*.tmp"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_uninstall_leaves_no_folder_it_made_and_at_most_one_backup(place, scope):
+    project, home = place
+    base = project if scope == "project" else home
+    (base / ".gemini").mkdir()  # the person's own folder and file: they stay
+    (base / ".gemini" / "settings.json").write_text('{"theme": "dark"}\n')
+    (base / ".claude").mkdir()  # theirs too, empty: it stays, as install found it
+    for _ in range(2):  # installed twice over, as people do (a new --project)
+        for runtime in INSTALLABLE:
+            done = notewell_cli(project, home, "install", runtime, "--scope", scope)
+            assert done.returncode == 0, done.stderr
+    backups = sorted(p.name for p in base.rglob("*notewell-backup*"))
+    assert backups == ["settings.json.notewell-backup"]  # one: of the file as the person had it
+    for runtime in INSTALLABLE:
+        done = notewell_cli(project, home, "uninstall", runtime, "--scope", scope)
+        assert done.returncode == 0, done.stderr
+    # Before issue 40: empty .cursor/ and .codex/ (and .claude/ install made), and three backups.
+    assert sorted(p.name for p in base.iterdir() if p.name.startswith(".")) == [".claude", ".gemini"]
+    assert [p.name for p in (base / ".gemini").iterdir()] == ["settings.json"]
+    assert (base / ".gemini" / "settings.json").read_text() == '{"theme": "dark"}\n'
+    assert not list((base / ".claude").iterdir())
+
+
+@pytest.mark.slow
+def test_a_file_changed_since_install_keeps_its_one_backup_and_uninstall_says_where(place):
+    project, home = place
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"theme": "dark"}\n')
+    assert notewell_cli(project, home, "install", "gemini").returncode == 0
+    settings.write_text(settings.read_text().replace('"dark"', '"light"'))  # their own edit since
+    done = notewell_cli(project, home, "uninstall", "gemini")
+    backup = settings.with_name("settings.json.notewell-backup")
+    assert f"the file as it was before install is kept in {backup}" in done.stdout
+    assert json.loads(settings.read_text()) == {"theme": "light"} and backup.read_text() == '{"theme": "dark"}\n'
+    # Installed again: the backup is of the file as it is now; put back, it goes.
+    assert notewell_cli(project, home, "install", "gemini").returncode == 0
+    assert json.loads(backup.read_text()) == {"theme": "light"}
+    assert notewell_cli(project, home, "uninstall", "gemini").returncode == 0
+    assert [p.name for p in settings.parent.iterdir()] == ["settings.json"]

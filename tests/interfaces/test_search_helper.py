@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -259,8 +260,9 @@ def test_with_no_helper_the_command_answers_itself_and_starts_one(store):
     assert (helper_dir(store) / "search.sock").exists() and helper_status(store) is None
     reference = cli_here(store, SEARCHES[0])  # NOTEWELL_AUTOWATCH=off: answered here, nothing started
     assert reference[0] == 0 and b"Cache stampede" in reference[1]
-    # With auto-watching on, the command answers the same itself and starts a helper.
-    assert cli(store, SEARCHES[0], NOTEWELL_AUTOWATCH="on") == reference
+    # With auto-watching on, the command answers the same itself and starts a helper (and says so).
+    code, out, err = cli(store, SEARCHES[0], NOTEWELL_AUTOWATCH="on")
+    assert (code, out) == reference[:2] and err.endswith(reference[2]) and b"started a background watcher" in err
     status = wait_for(lambda: helper_status(store))
     assert status, "no helper started"
     try:
@@ -274,6 +276,53 @@ def test_with_no_helper_the_command_answers_itself_and_starts_one(store):
         os.kill(status["pid"], signal.SIGTERM)
     assert wait_for(lambda: helper_status(store) is None)
     assert wait_for(lambda: not (helper_dir(store) / "search.sock").exists())
+
+
+def _gone(pid: int) -> bool:
+    """Whether process *pid* has exited (a zombie nobody reaped yet counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.slow
+def test_a_watcher_a_search_leaves_behind_says_so_and_watch_status_and_stop_control_it(store):
+    code, out, err = cli(store, SEARCHES[0], NOTEWELL_AUTOWATCH="on")
+    assert code == 0 and b"Cache stampede" in out
+    said = [line for line in err.decode().splitlines() if "background watcher" in line]
+    assert len(said) == 1, err  # one line: what it is, how long it lives, how to stop it (issue 40)
+    pid = int(re.search(r"\(pid (\d+)\)", said[0])[1])
+    try:
+        assert "exits after 30 minutes without one" in said[0] and "NOTEWELL_AUTOWATCH=off" in said[0]
+        assert f"`notewell watch --stop --store {store}`" in said[0]
+        assert wait_for(lambda: helper_status(store))
+        status = json.loads(cli(store, ["watch", "--status", "--json"])[1])
+        assert status["running"] and status["pid"] == pid and status["idle_exit"] == 1800
+        assert status["stops_at"] > status["started_at"] and status["model"] in ("waiting", "loading", "ready")
+        text = cli(store, ["watch", "--status"])[1].decode()
+        assert f"watcher on {store}: pid {pid}" in text and "exits after 30 minutes without a question" in text
+        code, out, err = cli(store, ["watch", "--stop"])
+        assert (code, out.decode()) == (0, f"stopped the watcher of {store} (pid {pid})\n"), err
+        assert wait_for(lambda: _gone(pid))
+    finally:
+        if not _gone(pid):
+            os.kill(pid, signal.SIGTERM)
+    assert cli(store, ["watch", "--status"])[1].decode() == f"no watcher on {store}\n"
+    assert json.loads(cli(store, ["watch", "--status", "--json"])[1]) == {"store": str(store), "running": False}
+    assert cli(store, ["watch", "--stop"])[:2] == (0, f"no watcher on {store}: nothing to stop\n".encode())
+    refused = cli(store, ["watch", "--stop", "--embed"])
+    assert refused[0] == 2 and b"--status and --stop take no --embed" in refused[2]
+
+
+@pytest.mark.slow
+def test_a_watcher_started_by_hand_runs_until_stopped(helper, store):
+    text = cli_here(store, ["watch", "--status"])[1].decode()
+    assert f"pid {helper.proc.pid}" in text and "runs until stopped" in text
+    code, out, _ = cli_here(store, ["watch", "--stop"])
+    assert code == 0 and b"stopped the watcher" in out
+    assert helper.proc.wait(timeout=30) == 0
 
 
 @pytest.mark.slow

@@ -87,8 +87,12 @@ def test_check_text_rules():
 def test_title_precedence():
     assert derive_title(parse_note("---\ntitle: H\n---\n# Heading\n"), "f.md") == "H"
     assert derive_title(parse_note("intro\n\n# Heading #\n"), "f.md") == "Heading"
-    assert derive_title(parse_note("```\n# not a heading\n```\nno heading\n"), "dir/f.md") == "f"
-    assert derive_title(parse_note("## second level only\n"), "x.md") == "x"
+    # No title and no heading: the first line of words outside code, without its marks (issue 40)
+    assert derive_title(parse_note("```\n# not a heading\n```\nno heading\n"), "dir/f.md") == "no heading"
+    assert derive_title(parse_note("## second level only\n"), "x.md") == "second level only"
+    assert derive_title(parse_note("```sh\nmake test\n```\n"), "x.md") == "make test"  # code alone: its line
+    assert derive_title(parse_note("---\n\n- [ ] ship it ##\n"), "x.md") == "ship it ##"
+    assert derive_title(parse_note("> ***\n\n%%%\n"), "dir/x.md") == "x"  # no words: the file name
 
 
 @given(st.text(alphabet=st.characters(max_codepoint=127)))
@@ -188,3 +192,30 @@ def test_slug_within_is_the_slug_when_it_fits(raw, most):
         assert got == (slug if len(slug) <= most else None)
     else:
         assert got is None
+
+
+def test_a_first_line_title_is_cut_at_a_sentence_or_a_word():
+    from notewell.model.note import LINE_TITLE_CHARS, line_title
+
+    assert line_title("\n\n  plain words  here \nmore") == "plain words here"
+    long = "Why does the checkout hang when the proxy is slow? We tried a longer timeout and it only moved the hang."
+    assert line_title(long) == "Why does the checkout hang when the proxy is slow?"  # a question keeps its mark
+    stated = "The checkout hangs when the proxy is slow. We tried a longer timeout and it only moved the hang away."
+    assert line_title(stated) == "The checkout hangs when the proxy is slow"
+    words = "word " * 40
+    cut = line_title(words)
+    assert cut.endswith("word…") and len(cut) <= LINE_TITLE_CHARS
+    assert line_title("热点键过期时所有请求同时回源。" * 8) == "热点键过期时所有请求同时回源"
+    assert line_title("x" * 300) == "x" * (LINE_TITLE_CHARS - 1) + "…"  # no word to end at
+    assert line_title("   \n***\n") == ""
+
+
+def test_a_preview_leaves_out_an_opening_heading_only():
+    from notewell.model.note import preview
+
+    assert preview("# My Heading\n\nBody text here.") == "Body text here."
+    assert preview("\n\n  # Indented heading\r\nbody") == "body"
+    assert preview("no heading\n# later") == "no heading # later"
+    assert preview("    # indented code, not a heading\nx") == "# indented code, not a heading x"
+    assert preview("## a lesser heading\nbody") == "## a lesser heading body"
+    assert preview("# only a heading") == ""

@@ -116,7 +116,7 @@ def test_writer_killed_mid_write_leaves_old_or_new(store_dir):
 @pytest.mark.slow
 def test_watch_daemon_lets_one_shot_readers_skip_the_scan(store_dir):
     notewell.open(store_dir).close()
-    (store_dir / "before.md").write_text("written before the watcher started: aardvark")
+    (store_dir / "before.md").write_text("# before\n\nwritten before the watcher started: aardvark")
     daemon = subprocess.Popen(
         [sys.executable, "-m", "notewell", "--store", str(store_dir), "watch"],
         env=_env(),
@@ -138,7 +138,7 @@ def test_watch_daemon_lets_one_shot_readers_skip_the_scan(store_dir):
         # An outside edit made just before a read is seen: the cookie waits for the watcher.
         with open(store_dir / "before.md", "a") as fh:
             fh.write(" and a bumblebee")
-        (store_dir / "new.md").write_text("fresh capybara")
+        (store_dir / "new.md").write_text("# new\n\nfresh capybara")
         assert [c.title for c in s.search_notes("bumblebee")] == ["before"]
         assert [c.title for c in s.search_notes("capybara")] == ["new"]
         assert s.last_check == "watcher"
@@ -149,7 +149,7 @@ def test_watch_daemon_lets_one_shot_readers_skip_the_scan(store_dir):
         daemon.stdout.close()
     # With the watcher gone, readers scan again.
     s = notewell.open(store_dir, watch=False)
-    (store_dir / "late.md").write_text("late dormouse")
+    (store_dir / "late.md").write_text("# late\n\nlate dormouse")
     assert [c.title for c in s.search_notes("dormouse")] == ["late"]
     assert s.last_check == "scan"
     s.close()
@@ -250,9 +250,12 @@ def test_a_large_folder_starts_a_watcher_on_demand_that_stops_when_idle(store_di
     assert done.returncode == 0 and "otters" in done.stdout
     pid = wait_for(lambda: watcher_pid(store_dir))
     assert pid
+    # And says so, in one line: what it is, how long it lives, how to stop it (issue 40).
+    assert f"started a background watcher (pid {pid})" in done.stderr and "watch --stop" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
     try:
         s = notewell.open(store_dir, watch=False)
-        (store_dir / "new.md").write_text("a fresh beaver")
+        (store_dir / "new.md").write_text("# new\n\na fresh beaver")
         assert [c.title for c in s.search_notes("beaver")] == ["new"]
         assert s.last_check == "watcher"
         s.close()

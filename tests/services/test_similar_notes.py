@@ -97,3 +97,23 @@ def test_the_measure_stays_linear_on_a_huge_note():
     words = content_words(huge)
     probe_query("t", huge)
     assert time.perf_counter() - began < 2 and len(words) < 400_000  # only the opening is read
+
+
+def test_a_digest_or_a_follow_up_is_not_reported_as_repeating_the_notes_it_builds_on(backend):
+    api = ServerAPI(backend)
+    pool = api.add_note(OWNER, POOL)["id"]
+    again = api.add_note(OWNER, POOL_AGAIN)["id"]
+    digest = (
+        "---\ntitle: Digest: checkout pool size\nkind: digest\n"
+        f"builds_on: [{pool}, {again}]\n---\n"
+        "PgBouncer transaction mode with a pool of 32 per pod gave the best checkout p95 (180 ms);"
+        " a pool of 128 was worse because of lock contention on the orders table.\n"
+    )
+    first = api.add_note(OWNER, digest)
+    assert first["similar"] == []  # before issue 40: both notes it pulls together
+    # A second digest of the same notes repeats the first: the one to update.
+    second = api.add_note(OWNER, digest.replace("Digest: checkout", "Digest again: checkout"))
+    assert [s["id"] for s in second["similar"]] == [first["id"]]
+    follow_up = POOL_AGAIN.replace("kind: finding\n", f"kind: finding\nbuilds_on: [{pool}]\n")
+    flagged = [s["id"] for s in api.add_note(OWNER, follow_up)["similar"]]
+    assert again in flagged and pool not in flagged  # what it cites is not what it repeats

@@ -69,13 +69,51 @@ def test_get_note_shape(backend):
         assert key in d
 
 
-def test_title_falls_back_to_heading_then_file_name(store, store_dir):
+def test_title_falls_back_to_heading_then_first_line_then_file_name(store, store_dir):
     assert store.add_note("# Heading title\n\nbody").title == "Heading title"
-    n = store.add_note("plain body")
-    assert n.title == n.id
+    # No title and no heading: the first line, shortened at a word (issue 40: it was the id).
+    n = store.add_note("plain body\n\nmore of it")
+    assert n.title == "plain body" and store.list_notes(limit=1)[0].title == "plain body"
+    long = store.add_note("the checkout hangs when the proxy answers slowly and every retry waits for the full timeout")
+    assert long.title == "the checkout hangs when the proxy answers slowly and every retry waits for the…"
+    nothing = store.add_note("***\n")  # no words on any line: the file name
+    assert nothing.title == nothing.id
     (store_dir / "sub").mkdir()
     (store_dir / "sub" / "hand note.md").write_text("just text")
-    assert [c.title for c in store.search_notes("just text")] == ["hand note"]
+    assert [c.title for c in store.search_notes("just text")] == ["just text"]
+
+
+def test_a_preview_leaves_out_the_heading_the_body_opens_with(backend):
+    # The card shows that heading as its title already (issue 40: the preview repeated it).
+    plain = backend.add_note("# Cache plan\n\nJitter the expiry times.\n")
+    under = backend.add_note("---\ntitle: Cache plan\n---\n\n# Cache plan\n\nThe same heading, under a header.\n")
+    later = backend.add_note("An opening line.\n\n# A later heading\n\nthe rest\n")
+    only = backend.add_note("# Nothing but a heading\n")
+    listed = {c.id: c.snippet for c in backend.list_notes()}
+    assert listed[plain.id] == "Jitter the expiry times."
+    assert listed[under.id] == "The same heading, under a header."
+    assert listed[later.id] == "An opening line. # A later heading the rest"  # not an opening one: kept
+    assert listed[only.id] == ""
+    # A search card whose query shows nowhere in the body: its preview, without the opening heading.
+    titled = backend.add_note("---\ntitle: Redis eviction\n---\n# Memory limits\n\nLRU keys go first.\n")
+    assert [(c.id, c.snippet) for c in backend.search_notes("title:redis")] == [(titled.id, "LRU keys go first.")]
+
+
+def test_an_index_from_before_first_line_titles_is_rebuilt_with_them(store_dir):
+    import sqlite3
+
+    with notewell.open(store_dir, embedder=None) as s:
+        plain = s.add_note("echo piped into add, no header\n").id
+    # The index as version 13 left it: the note titled by its id.
+    conn = sqlite3.connect(store_dir / ".notewell" / "index.db")
+    conn.execute("UPDATE note_index SET title = id")
+    conn.execute("PRAGMA user_version = 13")
+    conn.commit()
+    conn.close()
+    with notewell.open(store_dir, embedder=None) as s:
+        assert s.built_on_open
+        assert [c.title for c in s.list_notes()] == ["echo piped into add, no header"]
+        assert [c.id for c in s.search_notes("title:piped")] == [plain]
 
 
 def test_edit_keeps_previous_revisions(backend):
@@ -284,7 +322,7 @@ def test_hidden_folders_and_other_files_are_not_notes(store_dir):
     (store_dir / "readme.txt").write_text("not a note")
     (store_dir / "real.md").write_text("a real note")
     s = notewell.open(store_dir)
-    assert [c.title for c in s.list_notes()] == ["real"]
+    assert [c.title for c in s.list_notes()] == ["a real note"]
     s.close()
 
 
@@ -312,7 +350,7 @@ def test_unreadable_files_are_reported_and_the_rest_served(store_dir):
     os.symlink(store_dir / "missing-target.md", store_dir / "dangling.md")
     s = notewell.open(store_dir, max_bytes=1000)
     (store_dir / "huge.md").write_text("y" * 2000)
-    assert [c.title for c in s.search_notes("otters")] == ["good"]
+    assert [c.title for c in s.search_notes("otters")] == ["good note about otters"]
     problems = {p["path"]: p["error"] for p in s.summary()["problems"]}
     assert set(problems) == {"bad.md", "nul.md", "dangling.md", "huge.md"}
     assert "UTF-8" in problems["bad.md"] and "NUL" in problems["nul.md"] and "limit" in problems["huge.md"]
@@ -426,7 +464,7 @@ def test_file_name_not_utf8_is_reported(store_dir):
     with open(os.path.join(os.fsencode(store_dir), b"caf\xe9.md"), "wb") as fh:
         fh.write(b"bad name")
     s = notewell.open(store_dir)
-    assert [c.title for c in s.search_notes("otter")] == ["good"]
+    assert [c.title for c in s.search_notes("otter")] == ["good otter"]
     assert any("UTF-8" in p["error"] for p in s.summary()["problems"])
     s.close()
 

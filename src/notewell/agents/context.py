@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import InvalidArgumentError, InvalidQueryError
+from ..model.note import Card
 from ..model.notebook_rules import instruction_like
 from ..model.shown import shown
 from ..model.timestamps import age_words, parse_when
@@ -260,10 +261,11 @@ class ContextBuilder:
         cfg, warnings = self.config, []
         found: dict[str, tuple[Any, float | None, str]] = {}  # id -> (card, relevance, section)
         for kind, limit in (("blocker", cfg.open_blockers), ("action", cfg.open_actions)):
-            open_cards, offset = [], 0
+            open_cards: list[Card] = []
+            offset = 0
             while limit > 0 and len(open_cards) < limit and offset < 5000:  # closed ones are skipped, not counted
                 cards = self.store.list_notes(limit=50, offset=offset, **{**cfg.filters, "kind": kind})
-                open_cards += [c for c in cards if not set(c.tags) & set(cfg.closed_tags)]
+                open_cards += [c for c in cards if self.still_open(c)]
                 if len(cards) < 50:
                     break
                 offset += 50
@@ -282,10 +284,21 @@ class ContextBuilder:
                 section = found[card.id][2] if card.id in found else "notes"
                 found[card.id] = (card, round(rel, 4), section)
         packets = []
-        for nid, (_card, rel, section) in found.items():
+        for nid, (_card, relevance, section) in found.items():
             note = self.store.get_note(nid)
-            packets.append(note_packet(note, relevance=rel, section=section, closed_tags=cfg.closed_tags))
+            packets.append(note_packet(note, relevance=relevance, section=section, closed_tags=cfg.closed_tags))
         return packets, warnings
+
+    def still_open(self, card: Card) -> bool:
+        """Whether a blocker or action is still open: not tagged closed (done, resolved, ...),
+        not written on an attempt that succeeded, and not superseded: no later note builds on
+        it (a digest only cites what it pulls together)."""
+        if set(card.tags) & set(self.config.closed_tags) or card.attempt_outcome == "succeeded":
+            return False
+        if self.store is None:
+            return True
+        later = self.store.list_notes(limit=50, builds_on=card.id)
+        return not any(c.kind != "digest" and c.id != card.id for c in later)
 
     # -- scoring -----------------------------------------------------------------
 

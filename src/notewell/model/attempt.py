@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import FrozenError, InvalidArgumentError, InvalidIdError, NotFoundError
 from .header import compose_note, parse_note
 from .ids import ATTEMPT_ID_RE
-from .note import derive_title
+from .note import written_title
 from .slug import slugify
 
 __all__ = [
@@ -148,6 +148,6 @@ def require_unfrozen(note_id: str, attempt: Attempt | None) -> None:
 def titled_summary(text: str, project: str, outcome: str) -> str:
     """An attempt's summary note as it is stored: untitled prose gets the title
     ``Summary: <project>, <outcome>``, so that it says what it is on every card."""
-    if derive_title(parse_note(text), "") == "":
+    if not written_title(parse_note(text)):
         return compose_note(text, title=f"Summary: {project}, {outcome}")
     return text

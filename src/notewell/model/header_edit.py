@@ -11,7 +11,7 @@ import re
 
 from ..errors import InvalidArgumentError
 from .header import LIMITS, HeaderLayout, header_layout, parse_note, quote_value
-from .note import derive_title, heading_text
+from .note import heading_text, written_title
 from .slug import slug_within
 
 __all__ = ["with_body", "with_line", "with_summary", "with_tags"]
@@ -139,7 +139,7 @@ def with_summary(text: str, summary: str) -> str:
     line = "summary: " + quote_value(one_line)
     layout = header_layout(text)
     if layout is None:
-        title = derive_title(parse_note(text), "")
+        title = written_title(parse_note(text))
         head = [f"title: {quote_value(title)}"] if title else []
         if not head:
             raise InvalidArgumentError("a note with no title or heading needs one before it can take a summary")

@@ -23,14 +23,17 @@ __all__ = [
     "check_revision",
     "check_text",
     "check_unicode",
+    "LINE_TITLE_CHARS",
     "derive_title",
     "heading_text",
+    "line_title",
     "note_age",
     "note_from_text",
     "PREVIEW_CHARS",
     "preview",
     "superseded_texts",
     "title_and_body",
+    "written_title",
 ]
 
 DEFAULT_MAX_BYTES = 1024 * 1024
@@ -120,8 +123,9 @@ def heading_text(line: str) -> str | None:
     return rest.strip() or None  # a heading of blanks names nothing
 
 
-def derive_title(parsed: ParsedNote, filename: str) -> str:
-    """The header's title, else the first ``# `` heading of the body, else the file name."""
+def written_title(parsed: ParsedNote) -> str:
+    """The title the note gives itself: the header's, else the first ``# `` heading of the
+    body, else "" (a note of plain text)."""
     if parsed.header and parsed.header.get("title"):
         return str(parsed.header["title"])
     fence: str | None = None
@@ -136,8 +140,69 @@ def derive_title(parsed: ParsedNote, filename: str) -> str:
             continue
         if fence is None and (title := heading_text(line)) is not None:
             return title.strip()[: LIMITS["title"]]
+    return ""
+
+
+def derive_title(parsed: ParsedNote, filename: str) -> str:
+    """The note's own title (:func:`written_title`), else its first line of words shortened
+    (:func:`line_title`), else the file name."""
+    title = written_title(parsed) or line_title(parsed.body)
+    if title:
+        return title
     stem = filename.rsplit("/", 1)[-1]
     return stem[:-3] if stem.endswith(".md") else stem
+
+
+LINE_TITLE_CHARS = 80
+# What opens a line without being its words: list, task and quote marks, lesser headings' hashes.
+_LINE_MARKUP = re.compile(r"[ \t]*(?:(?:[-*+]|\d{1,9}[.)]|>|#{1,6}|\[[ xX]\])(?=[ \t]|$)[ \t]*)*")
+_SENTENCE_END = re.compile(r"[。！？]|[.!?](?=\s)")
+
+
+def line_title(body: str) -> str:
+    """A title for a note that has none: its first line of words outside a code fence (else the
+    first inside one), without the list, task, quote or heading marks it opens with; past
+    LINE_TITLE_CHARS characters it ends at its first sentence's end, else at the last word that
+    fits, with an ellipsis. "" when no line holds a letter or a digit."""
+    fence: str | None = None
+    in_code = ""
+    for raw in body.splitlines():
+        m = _FENCE.match(raw)
+        if m:  # a fence line names a language, not the note
+            marker = m.group(1)
+            if fence is None:
+                fence = marker[0] * 3
+            elif marker.startswith(fence):
+                fence = None
+            continue
+        if fence is not None:
+            in_code = in_code or _words_of(raw)
+            continue
+        if words := _words_of(raw):
+            return _shortened(words)
+    return _shortened(in_code) if in_code else ""
+
+
+def _words_of(raw: str) -> str:
+    """A line's words without the marks it opens with (and a heading's closing hashes), on one
+    line; "" when it holds no letter or digit."""
+    line = " ".join(raw[_LINE_MARKUP.match(raw).end() :].split())  # type: ignore[union-attr]  # it matches ""
+    if raw.lstrip().startswith("#"):
+        line = re.sub(r"(?:^| )#+$", "", line)
+    return line if any(ch.isalnum() for ch in line) else ""
+
+
+def _shortened(line: str) -> str:
+    if len(line) <= LINE_TITLE_CHARS:
+        return line
+    end = _SENTENCE_END.search(line, 12, LINE_TITLE_CHARS)
+    if end is not None:  # a question keeps its mark; a statement's full stop goes
+        return line[: end.end()] if end.group() in "?!？！" else line[: end.start()]
+    cut = line[: LINE_TITLE_CHARS - 1]
+    space = cut.rfind(" ")
+    if space >= LINE_TITLE_CHARS // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + "…"
 
 
 def note_age(created_at: str, updated_at: str) -> str | None:
@@ -153,7 +218,14 @@ PREVIEW_CHARS = 240
 
 
 def preview(body: str) -> str:
-    """The opening of a body on one line: a card's snippet when no word of the query shows."""
+    """The opening of a body on one line: a card's snippet when no word of the query shows.
+    A ``# heading`` the body opens with is left out: the card shows it as its title already."""
+    start = len(body) - len(body.lstrip("\r\n\t "))
+    start = body.rfind("\n", 0, start) + 1  # the first line with words, from its own start
+    end = body.find("\n", start)
+    first = body[start:] if end < 0 else body[start:end]
+    if heading_text(first) is not None:
+        body = "" if end < 0 else body[end + 1 :]
     return " ".join(body.split())[:PREVIEW_CHARS]
 
 

@@ -130,6 +130,11 @@ class Store(NoteService[SqliteBackend]):
         """The pid of another process watching this store, if one is alive and beating."""
         return self.backend.watching.watcher_pid()
 
+    def watcher(self) -> dict[str, Any] | None:
+        """The process watching this store, if one is alive and beating: ``pid``, ``started``,
+        ``beat``, and for one started on demand ``idle_exit`` and ``asked`` (epoch seconds)."""
+        return self.backend.watching.watcher()
+
     def note_question(self) -> None:
         """Count a question asked other than by cookie, for an on-demand watcher's idle timer."""
         self.backend.watching.note_question()

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import InvalidQueryError, UnavailableError
-from ..model.note import title_and_body
+from ..model.header import parse_note
+from ..model.note import derive_title
 from ..model.timestamps import age_words
 from ..search.similarity import content_words, probe_query, word_overlap
 
@@ -46,8 +47,13 @@ def similar_notes(
     """Up to *limit* notes that say much what *text* says, most alike first: ``{"id", "title",
     "kind", "updated_at", "age", "similarity", "by"}`` (``by``: words or meaning). *search* and
     *read* see only what the caller may see."""
-    skip = set(exclude)
-    title, body = title_and_body(text, "")  # as the index keeps them: a `# heading` is a title too
+    parsed = parse_note(text)
+    header = parsed.header or {}
+    # A note that builds on another follows it up (a digest pulls its notes together): it does
+    # not repeat what it cites. And a digest is one only of an older digest, the one to update.
+    skip = set(exclude) | set(header.get("builds_on", ()))
+    digest = header.get("kind") == "digest"
+    title, body = derive_title(parsed, ""), parsed.body  # as the index keeps them: a `# heading` is a title too
     query = probe_query(title, body)
     found: dict[str, dict[str, Any]] = {}
     if query:
@@ -56,7 +62,7 @@ def similar_notes(
         except InvalidQueryError:
             cards = []
         # an older text's match is not what the note says now
-        cards = [c for c in cards if c.id not in skip and c.matched_revision is None]
+        cards = [c for c in cards if c.id not in skip and c.matched_revision is None and _alike(c, digest)]
         texts = read([c.id for c in cards]) if cards else {}
         mine = content_words(f"{title}\n{body}")
         for card in cards:
@@ -71,12 +77,17 @@ def similar_notes(
         except (InvalidQueryError, UnavailableError):
             cards = []
         for card in cards:
-            if card.id in skip or card.matched_revision is not None or card.score is None:
+            if card.id in skip or card.matched_revision is not None or card.score is None or not _alike(card, digest):
                 continue
             if card.score >= meaning_threshold and card.score > found.get(card.id, {}).get("similarity", -1.0):
                 found[card.id] = _entry(card, card.score, "meaning")
     ranked = sorted(found.values(), key=lambda e: -e["similarity"])
     return ranked[:limit]
+
+
+def _alike(card: Any, digest: bool) -> bool:
+    """Whether *card* is of the sort a note can repeat: a digest only another digest."""
+    return not digest or card.kind == "digest"
 
 
 def _entry(card: Any, score: float, by: str) -> dict[str, Any]:

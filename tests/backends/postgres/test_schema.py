@@ -94,3 +94,30 @@ def test_a_version_4_database_gains_its_older_revisions_by_upgrade(pg_url, monke
     with notewell.open(pg_url) as store:
         assert [(c.id, c.matched_revision) for c in store.search_notes("numbat")] == [(note.id, 1)]
         assert store.search_notes("title") == []  # header words are not body text
+
+
+def test_a_version_5_database_titles_its_untitled_notes_by_their_first_line_by_upgrade(pg_url, monkeypatch):
+    from notewell.backends.postgres import db as pg
+
+    monkeypatch.setattr(pg, "MIGRATIONS", MIGRATIONS[:5])  # the schema before titles from the first line
+    with notewell.open(pg_url) as store:
+        plain = store.add_note("the checkout hangs behind the proxy\n\nfor ten seconds\n")
+        titled = store.add_note("# Kept\n\nbody words\n")
+        with store.backend.db.transaction() as conn:  # as version 5 wrote it: titled by its file name
+            conn.execute("UPDATE notes SET title = id WHERE id = %s", (plain.id,))
+            conn.execute("DELETE FROM embed_queue")
+    monkeypatch.undo()
+    with pytest.raises(notewell.StorageError, match="notewell db upgrade"):
+        notewell.open(pg_url)
+    db = PgDatabase(pg_url)
+    try:
+        assert db.upgrade() == list(range(6, len(MIGRATIONS) + 1))  # 6 and any later
+        with db.transaction() as conn:
+            queued = [r[0] for r in conn.execute("SELECT note_id FROM embed_queue")]
+    finally:
+        db.close()
+    assert queued == [plain.id]  # its passages open with the title: embedded again
+    with notewell.open(pg_url) as store:
+        titles = {c.id: c.title for c in store.list_notes()}
+        assert titles == {plain.id: "the checkout hangs behind the proxy", titled.id: "Kept"}
+        assert [c.id for c in store.search_notes("title:checkout")] == [plain.id]

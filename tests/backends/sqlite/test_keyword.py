@@ -212,18 +212,19 @@ def test_rank_window_ranks_the_newest_matches_and_keeps_title_hits(store, monkey
     from notewell.backends.sqlite import keyword
 
     monkeypatch.setattr(keyword, "RANK_WINDOW", 3)
+    # Headings elsewhere: a note's first line is its title when it has none (issue 40).
     titled = store.add_note("# kiwi\n\nabout the fruit")  # the best match, written first
-    old_body = store.add_note("kiwi kiwi kiwi kiwi in an old body")  # a strong body match, also old
-    others = [store.add_note(f"filler {i} kiwi and more words here") for i in range(5)]
+    old_body = store.add_note("# old\n\nkiwi kiwi kiwi kiwi in an old body")  # a strong body match, also old
+    others = [store.add_note(f"# filler {i}\n\nkiwi and more words here") for i in range(5)]
     got = [c.id for c in store.search_notes("kiwi", limit=2)]
     assert got[0] == titled.id  # a title hit is never cut off by the window
     assert old_body.id not in got and got[1] in {n.id for n in others[-3:]}
     # Asking for more results than the window holds widens it.
     assert old_body.id in [c.id for c in store.search_notes("kiwi", limit=10)]
     # A filter is applied before the window: the window holds the newest *matching* notes.
-    tagged = store.add_note("---\ntags: [fruit]\n---\nkiwi")
+    tagged = store.add_note("---\ntitle: tagged\ntags: [fruit]\n---\nkiwi")
     for i in range(4):
-        store.add_note(f"late kiwi {i}")
+        store.add_note(f"# late {i}\n\nkiwi")
     assert [c.id for c in store.search_notes("kiwi", tags=["fruit"])] == [tagged.id]
     monkeypatch.setattr(keyword, "RANK_WINDOW", 4000)
     assert store.search_notes("kiwi")[0].id == titled.id

@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from ...errors import BusyError, ConflictError, InvalidArgumentError, StorageError, UnavailableError
-from ...model.note import superseded_texts
+from ...model.header import parse_note
+from ...model.note import derive_title, superseded_texts
 from .old_vectors import key_vectors
 
 __all__ = ["MIGRATIONS", "PgDatabase", "is_database_url"]
@@ -377,6 +378,11 @@ MIGRATIONS: list[tuple[str, str]] = [
           SELECT note_id FROM note_vectors GROUP BY note_id HAVING count(*) = 24 ON CONFLICT DO NOTHING;
         """,
     ),
+    (
+        "notes without a title or heading titled by their first line, not their file name",
+        # All in Python (notewell.model.note.line_title): see _fill_line_titles.
+        "SELECT 1",
+    ),
 ]
 
 
@@ -403,8 +409,31 @@ def _fill_old_revisions(conn: Any) -> None:
             )
 
 
+def _fill_line_titles(conn: Any) -> None:
+    """Version 8: the notes titled by their file name (no title, no heading) take the title
+    their first line makes, and wait to be embedded again (their passages open with the title)."""
+    named = [nid for nid, path, title in conn.execute("SELECT id, path, title FROM notes") if title == _stem(path)]
+    for at in range(0, len(named), 500):
+        rows = conn.execute("SELECT id, path, text FROM notes WHERE id = ANY(%s)", (named[at : at + 500],)).fetchall()
+        titled = [(t, nid) for nid, path, text in rows if (t := derive_title(parse_note(text), path)) != _stem(path)]
+        if not titled:
+            continue
+        with conn.cursor() as cur:
+            cur.executemany("UPDATE notes SET title = %s WHERE id = %s", titled)
+        conn.execute(
+            "INSERT INTO embed_queue(note_id) SELECT unnest(%s::text[]) ON CONFLICT DO NOTHING",
+            ([nid for _, nid in titled],),
+        )
+
+
+def _stem(path: str) -> str:
+    """The title a note without one had before version 8: its file name without ``.md``."""
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.endswith(".md") else name
+
+
 # What a migration needs done in Python after its SQL, in the same transaction (by version).
-MIGRATION_FILLS: dict[int, Callable[[Any], None]] = {5: _fill_old_revisions, 6: key_vectors}
+MIGRATION_FILLS: dict[int, Callable[[Any], None]] = {5: _fill_old_revisions, 6: key_vectors, 8: _fill_line_titles}
 
 _URL_SCHEMES = ("postgresql://", "postgres://")
 

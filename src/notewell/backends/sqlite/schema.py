@@ -17,7 +17,9 @@ __all__ = [
     "create_schema",
 ]
 
-SCHEMA_VERSION = 13
+# 14: a note without a title or heading is titled by its first line (model.note.line_title),
+# not its file name: an index of 13 is rebuilt for it.
+SCHEMA_VERSION = 14
 TITLE_WEIGHT = 3.0
 FTS_HASH_BYTES = 64 * 1024 * 1024
 

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ...errors import NotewellError, StorageError
 from .guard import StoreLock
@@ -119,6 +119,14 @@ class FolderWatching:
     def watcher_pid(self) -> int | None:
         """The pid of another process watching this store (``notewell watch``), if one
         is alive and beating."""
+        info = self.watcher()
+        return None if info is None else int(info["pid"])
+
+    def watcher(self) -> dict[str, Any] | None:
+        """Another process watching this store, if one is alive and beating: its ``pid``, when it
+        ``started`` and last beat (``beat``), and for one started on demand ``idle_exit`` (the
+        seconds without a question it stops after) and ``asked`` (when it was last asked); times
+        in seconds since the epoch."""
         raw = self._index.get_state("watcher")
         if not raw:
             return None
@@ -127,7 +135,7 @@ class FolderWatching:
             pid, beat = int(info["pid"]), float(info["beat"])
         except (ValueError, KeyError, TypeError):
             return None
-        if pid == os.getpid() or time.time() - beat > 5 * _BEAT:
+        if not isinstance(info, dict) or pid == os.getpid() or time.time() - beat > 5 * _BEAT:
             return None
         try:
             os.kill(pid, 0)
@@ -135,7 +143,7 @@ class FolderWatching:
             return None
         except PermissionError:
             pass
-        return pid
+        return info
 
     def watch_forever(
         self,
@@ -173,7 +181,7 @@ class FolderWatching:
                 if now - last_beat >= _BEAT:
                     if idle_exit is not None and self.watcher_pid() is not None:
                         break  # two started on demand at once: the one on record stays
-                    self._beat(me, started, now)
+                    self._beat(me, started, now, idle_exit, max(last_question, self._asked_at))
                     last_beat = now
                     if on_beat is not None and not home.gone():  # (it may serve a socket in the folder)
                         on_beat()
@@ -189,7 +197,7 @@ class FolderWatching:
                 for _ in range(8 if ready else 0):
                     if not self._store.inotify.settle(longest=0.25):
                         break
-                    self._beat(me, started, time.time())
+                    self._beat(me, started, time.time(), idle_exit, max(last_question, self._asked_at))
                     last_beat = time.time()
                 with self._store.lock:
                     if home.gone():  # removed or replaced while events came: write nothing there
@@ -216,9 +224,10 @@ class FolderWatching:
                         self._index.conn.execute("DELETE FROM state WHERE key = 'watcher'")
         return True
 
-    def _beat(self, pid: int, started: float, now: float) -> None:
+    def _beat(self, pid: int, started: float, now: float, idle_exit: float | None, asked: float) -> None:
+        record = {"pid": pid, "started": started, "beat": now, "idle_exit": idle_exit, "asked": asked}
         with self._store.lock, translated(), self._index.write():
-            self._index.set_state("watcher", json.dumps({"pid": pid, "started": started, "beat": now}))
+            self._index.set_state("watcher", json.dumps(record))
             self._index.conn.execute(
                 "DELETE FROM state WHERE key LIKE 'cookie:%' AND CAST(value AS REAL) < ?", (now - 60,)
             )

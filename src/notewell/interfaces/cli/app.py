@@ -27,7 +27,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for special in COMMANDS:
         if special.error_exit is not None and special.name in given:
             parser.error_code = special.error_exit  # a hook's mistakes never read as "block"
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        parser.reject_unknown(args, extras)
     if not getattr(args, "command", None):
         parser.print_help()
         return 2

@@ -4,14 +4,13 @@ show) and ``brief`` (what to read first on a project)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidArgumentError
 from ...settings import setting
 from .command import Command, common_options
 from .note_input import MODEL_HELP, decode, read_input
-from .output import emit_json
+from .output import emit_json, notice
 from .store_options import open_api, owner
 
 if TYPE_CHECKING:
@@ -65,7 +64,7 @@ def _start(api: ServerAPI, args: argparse.Namespace) -> None:
         emit_json(attempt)
     else:
         print(attempt["id"])
-        print(f"(export NOTEWELL_ATTEMPT={attempt['id']} so that `notewell add` writes on it)", file=sys.stderr)
+        notice(f"(export NOTEWELL_ATTEMPT={attempt['id']} so that `notewell add` writes on it)")
 
 
 def _end(api: ServerAPI, args: argparse.Namespace) -> None:

@@ -4,7 +4,9 @@ runtime's files) and ``hook`` (what those hooks print)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
+from collections.abc import Iterable
 from pathlib import Path
 
 from ...errors import InvalidArgumentError
@@ -12,7 +14,7 @@ from ...settings import setting
 from ..mcp.groups import group_names
 from ..runtimes.config_files import FileChange
 from ..runtimes.hooks import add_hook_arguments, cmd_hook
-from ..runtimes.install_record import NO_RECORD, forget, remember, restoring
+from ..runtimes.install_record import NO_RECORD, forget, leftovers, remember, restoring
 from ..runtimes.installer import INSTALLABLE, install_plan, next_steps_after_install
 from .command import Command
 from .db import chosen_database
@@ -104,7 +106,9 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
         hooks=not args.no_hooks,
         remove=remove,
     )
+    kept: dict[Path, tuple[Path | None, list[Path]]] = {}
     if remove:
+        kept = {c.path: leftovers(c.path) for c in changes if c.changes}
         _put_back_as_it_was(changes)
     verb = "uninstall" if remove else "install"
     store = store_args[0].removeprefix("--store=") if store_args[0].startswith("--store=") else None
@@ -138,17 +142,41 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
             print(f"{change.path}: unchanged")
             continue
         before = change.path.read_bytes() if change.old is not None else None
-        backup = change.apply()
+        # The one backup is of the file as the person had it: none of a file holding notewell's
+        # entries already (installed again), none of what uninstall takes out.
+        backup = change.apply(keep=not remove and not change.had_ours)
+        done = "removed" if change.new is None else "wrote"
+        said = f"{done} {change.path} ({change.what})" + (f"; the old file is {backup}" if backup else "")
         if remove:
+            said += _tidied(change, kept.get(change.path, (None, []))[0])
             forget(change.path)
         elif change.new is not None:
-            remember(change.path, before, backup, change.path.read_bytes())
-        done = "removed" if change.new is None else "wrote"
-        print(f"{done} {change.path} ({change.what})" + (f"; the old file is {backup}" if backup else ""))
-    if not remove:
+            remember(change.path, before, backup, change.path.read_bytes(), change.made)
+        print(said)
+    if remove:
+        _remove_empty_folders(folder for _backup, made in kept.values() for folder in made)
+    else:
         print(next_steps_after_install(args.runtime, args.scope, mcp=not args.no_mcp))
         if not args.no_mcp and importlib.util.find_spec("mcp") is None:
             print("note: the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]' (the hooks work without it)")
+
+
+def _tidied(change: FileChange, backup: Path | None) -> str:
+    """Uninstall, after *change* is written: the backup install kept goes once the file holds
+    its bytes again; else (changed since install) it stays, and the report says where."""
+    if backup is None or not backup.exists():
+        return ""
+    if change.exact is not None:
+        backup.unlink(missing_ok=True)  # the file was put back from it: nothing left to keep
+        return ""
+    return f"; the file as it was before install is kept in {backup}"
+
+
+def _remove_empty_folders(folders: Iterable[Path]) -> None:
+    """The folders install made (.cursor/, .gemini/...), deepest first, where nothing is left in them."""
+    for folder in sorted(set(folders), key=lambda f: len(f.parts), reverse=True):
+        with contextlib.suppress(OSError):  # not empty (or gone): it stays as it is
+            folder.rmdir()
 
 
 def _put_back_as_it_was(changes: list[FileChange]) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 from ...errors import ConflictError, InvalidArgumentError, InvalidNoteError
 from ...model.header import compose_note, parse_note
@@ -12,7 +11,7 @@ from ...settings import setting
 from .command import Command
 from .filter_options import add_filter_arguments, filters_from_args
 from .note_input import AUTHOR_HELP, MODEL_HELP, decode, line_ended, read_input
-from .output import emit_json, print_cards, print_note
+from .output import emit_json, notice, print_cards, print_note, score_text
 from .store_options import open_api, owner
 
 __all__ = ["COMMANDS"]
@@ -63,12 +62,13 @@ def cmd_add(args: argparse.Namespace) -> None:
         emit_json(note)
     else:
         print(note["id"])
-        for other in note.get("similar", []):  # on stderr: stdout stays the id alone, for scripts
-            print(
-                f"similar: {other['id']}  {other['title']}  ({other['by']} {other['similarity']:.2f}, {other['age']})"
-                f" - update it with `notewell edit {other['id']}` if this repeats it",
-                file=sys.stderr,
-            )
+        similar = [  # on stderr: stdout stays the id alone, for scripts
+            f"similar: {other['id']}  {other['title']}  ({other['by']} {score_text(other['similarity'])},"
+            f" {other['age']}) - update it with `notewell edit {other['id']}` if this repeats it"
+            for other in note.get("similar", [])
+        ]
+        if similar:
+            notice("\n".join(similar))
 
 
 def _get_arguments(p: argparse.ArgumentParser) -> None:

@@ -6,11 +6,28 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["emit_json", "print_cards", "print_note"]
+__all__ = ["emit_json", "notice", "print_cards", "print_note", "score_text"]
 
 
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def notice(line: str) -> None:
+    """Say *line* to the person on stderr (stdout stays the answer alone, for scripts). It starts
+    a line of its own even where a tool shows stderr straight after stdout with the last line
+    break taken off, as agents' shell tools do (``…with add_note.(export NOTEWELL_ATTEMPT=…)``):
+    where stderr is not a terminal, a line break comes first."""
+    stream = sys.stderr
+    lead = "" if stream.isatty() else "\n"
+    print(lead + line, file=stream, flush=True)
+
+
+def score_text(score: float) -> str:
+    """A score as the text output shows it: two decimals, and ``<0.01`` for one that would
+    read as 0 (a word every note holds scores 1e-06 in BM25: still a match). JSON keeps the
+    number whole."""
+    return "<0.01" if abs(score) < 0.005 else f"{score:.2f}"
 
 
 def _card_lines(card: dict[str, Any]) -> list[str]:
@@ -25,7 +42,7 @@ def _card_lines(card: dict[str, Any]) -> list[str]:
         meta.append(f"{card['project']}/{card['attempt_id']}{ended}{kind}")
     meta.append(f"updated {card['updated_at'][:16].replace('T', ' ')}")
     if card["score"] is not None:
-        meta.append(f"score {card['score']:.3g}")
+        meta.append(f"score {score_text(card['score'])}")
     if card.get("matched_revision") is not None:
         meta.append(f"matched in revision {card['matched_revision']}")
     if card["builds_on"]:

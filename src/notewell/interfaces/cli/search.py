@@ -13,7 +13,7 @@ from ...settings import setting
 from .command import Command
 from .db import chosen_database
 from .filter_options import add_filter_arguments, filters_from_args
-from .output import emit_json, print_cards
+from .output import emit_json, notice, print_cards
 from .progress import ProgressBar
 from .store_options import DEFAULT_STORE, open_api, open_folder_from_args, owner
 from .watcher import helper_config, start_helper
@@ -76,7 +76,7 @@ def cmd_search(args: argparse.Namespace) -> None:
                 args.spawned = getattr(args, "folder", None) is not None and start_helper(args.folder)
     cards, pending = answer["cards"], answer.get("not_embedded") or 0
     if pending:
-        print(f"notewell: {pending} note(s) not embedded yet: run `notewell embed` (or --wait)", file=sys.stderr)
+        notice(f"notewell: {pending} note(s) not embedded yet: run `notewell embed` (or --wait)")
     if args.json:
         emit_json(answer)  # as HTTP and MCP answer: query, mode, cards (and not_embedded)
         return

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from ...settings import setting
 from .command import Command
-from .db import chosen_database
 from .next_steps import next_steps
 from .output import emit_json, print_cards
 from .store_options import open_from_args, owner
 
-__all__ = ["COMMANDS"]
+__all__ = ["COMMANDS", "DEMO_STORE"]
+
+DEMO_STORE = "notewell-demo"
 
 
 _DEMO_NOTES = [
@@ -37,8 +37,10 @@ _DEMO_NOTES = [
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
-    if not args.store and not setting("NOTEWELL_STORE") and not chosen_database(args):
-        args.store = "notewell-demo"
+    # Sample notes go where the command line says, else into a folder of their own: never into
+    # the store NOTEWELL_STORE or NOTEWELL_DATABASE names (the one a person's agents use).
+    if not args.store and not args.database:
+        args.store = DEMO_STORE
     from ...services.server_api import ServerAPI
 
     with open_from_args(args) as store:
@@ -82,6 +84,11 @@ def cmd_init(args: argparse.Namespace) -> None:
 
 
 COMMANDS = (
-    Command("demo", "start", "make a demo store, add sample notes, search them", cmd_demo),
+    Command(
+        "demo",
+        "start",
+        f"make a demo store (./{DEMO_STORE}, or --store), add sample notes, search them",
+        cmd_demo,
+    ),
     Command("init", "start", "create a store (or check an existing one)", cmd_init, _init_arguments),
 )

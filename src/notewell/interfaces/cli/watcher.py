@@ -9,6 +9,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 from ...errors import InvalidArgumentError, NotewellError
 from ...settings import setting
 from .command import Command
+from .output import notice
 from .store_options import open_folder_from_args
 
 if TYPE_CHECKING:
@@ -71,9 +73,27 @@ def _watch_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="stop after this long without a question from another command (and do not start if a watcher runs)",
     )
+    instead = p.add_mutually_exclusive_group()
+    instead.add_argument(
+        "--status",
+        action="store_true",
+        help="say whether a watcher runs on the store (its pid, since when, until when)",
+    )
+    instead.add_argument("--stop", action="store_true", help="stop the watcher running on the store, and wait for it")
 
 
 def cmd_watch(args: argparse.Namespace) -> None:
+    if args.status or args.stop:
+        if args.embed or args.idle_exit is not None:
+            raise InvalidArgumentError("--status and --stop take no --embed or --idle-exit")
+        from .watcher_control import stop_watcher, watcher_status
+
+        (stop_watcher if args.stop else watcher_status)(args)
+        return
+    _watch(args)
+
+
+def _watch(args: argparse.Namespace) -> None:
     import signal
     import threading
 
@@ -141,7 +161,7 @@ def autowatch_threshold() -> int | None:
 def start_helper(store: Store) -> bool:
     """After a search that needs the model found no helper: start a watcher (which is one)
     unless one runs already, for the searches after this one."""
-    return store.watcher_pid() is None and _spawn_watcher(store.root)
+    return store.watcher_pid() is None and _spawn_watcher(store.root, serves="semantic searches")
 
 
 def maybe_start_watcher(store: Store, threshold: int = AUTOWATCH_MIN_FILES) -> bool:
@@ -167,15 +187,16 @@ def maybe_start_watcher(store: Store, threshold: int = AUTOWATCH_MIN_FILES) -> b
     return _spawn_watcher(store.root)
 
 
-def _spawn_watcher(root: Path) -> bool:
+def _spawn_watcher(root: Path, *, serves: str = "commands") -> bool:
     """Start ``notewell watch --idle-exit AUTOWATCH_IDLE`` on *root* in the background (it
-    exits at once when another watcher runs); False where it cannot run."""
+    exits at once when another watcher runs), and say so in one line: what it is for (the
+    next *serves*), how long it lives and how to stop it. False where it cannot run."""
     if not sys.platform.startswith("linux"):
         return False  # the watcher needs inotify
     import subprocess
 
     try:
-        subprocess.Popen(
+        child = subprocess.Popen(
             [sys.executable, "-m", "notewell", "watch", "--store", str(root), "--idle-exit", str(AUTOWATCH_IDLE)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -185,6 +206,13 @@ def _spawn_watcher(root: Path) -> bool:
         )
     except OSError:
         return False  # a convenience: the command itself has already succeeded
+    minutes = round(AUTOWATCH_IDLE / 60)
+    notice(
+        f"notewell: started a background watcher (pid {child.pid}) on {root}: it keeps the index current and"
+        f" the model loaded for the next {serves}, and exits after {minutes} minutes without one;"
+        f" stop it now with `notewell watch --stop --store {shlex.quote(str(root))}`"
+        " (NOTEWELL_AUTOWATCH=off: never start one)"
+    )
     return True
 
 

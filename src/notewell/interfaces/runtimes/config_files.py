@@ -3,8 +3,9 @@
 A file is read whole; a JSON file that does not parse is refused (with comments it is JSONC,
 which is refused too: rewriting it would drop them), never treated as empty. A change is
 written atomically (a reader sees the old file or the new one, never half of either) with the
-file's mode kept, after a copy of the old bytes beside it. TOML is changed only inside a block
-marked as notewell's, and the whole result must parse before it is written.
+file's mode kept, after a copy of the old bytes beside it when asked (one backup a file). TOML is
+changed only inside a block marked as notewell's, and the whole result must parse before it is
+written.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ import os
 import re
 import stat
 import tomllib
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,9 @@ __all__ = [
     "BLOCK_START",
     "CommentedFile",
     "FileChange",
+    "backup_path",
     "dump_json",
+    "is_backup_of",
     "load_json",
     "load_toml",
     "toml_without_block",
@@ -229,6 +231,8 @@ class FileChange:
     what: str  # what the change is, for the report
     by_hand: str | None = None  # a file notewell may not rewrite: the entries to add to it by hand
     exact: bytes | None = None  # the bytes to write instead of *new* (uninstall putting a file back as it was)
+    had_ours: bool = False  # the file held notewell's entries already: not the person's original
+    made: list[Path] = field(default_factory=list)  # the folders apply() made for it, deepest first
 
     @property
     def changes(self) -> bool:
@@ -259,28 +263,34 @@ class FileChange:
         if not os.access(folder, os.W_OK):
             raise InvalidArgumentError(f"cannot write in {folder}: nothing changed")
 
-    def apply(self) -> Path | None:
-        """Write the change; returns the backup of the old bytes (None when there was no file)."""
+    def apply(self, *, keep: bool = True) -> Path | None:
+        """Write the change; with *keep*, the old bytes are kept first in :func:`backup_path`,
+        which is returned (None: no file was there, or none kept)."""
         if not self.changes:
             return None
         link = self.path
         self.path = Path(os.path.realpath(self.path))  # a symlinked file (dotfiles) is changed where it lives
         try:
-            return self._write()
+            return self._write(keep)
         finally:
             self.path = link
 
-    def _write(self) -> Path | None:
+    def _write(self, keep: bool) -> Path | None:
         folder, name = self.path.parent, self.path.name
         _sweep_temps(folder, name)
         backup = None
         mode = stat.S_IMODE(os.stat(self.path).st_mode) if self.old is not None else None
-        if self.old is not None and self.new is not None:  # a file removed held only notewell's entries
-            backup = _free_backup_name(self.path)
+        if keep and self.old is not None and self.new is not None:  # a file removed held only notewell's entries
+            backup = backup_path(self.path)
+            backup.unlink(missing_ok=True)  # one backup a file: an older one held what is there now, or less
             _write_new(backup, self.path.read_bytes(), mode, f"the backup of {self.path}")
         if self.new is None:
             self.path.unlink()
             return backup
+        missing = folder
+        while not missing.exists():
+            self.made.append(missing)
+            missing = missing.parent
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{name}.notewell-{os.getpid()}.tmp"
         tmp.unlink(missing_ok=True)  # this process's own, from a write that failed before
@@ -295,14 +305,17 @@ class FileChange:
         return backup
 
 
-def _free_backup_name(path: Path) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    backup = path.with_name(f"{path.name}.notewell-backup-{stamp}")
-    n = 1
-    while backup.exists():
-        n += 1
-        backup = path.with_name(f"{path.name}.notewell-backup-{stamp}-{n}")
-    return backup
+def backup_path(path: Path) -> Path:
+    """Where the one backup of *path* goes: beside it, ``settings.json.notewell-backup``."""
+    return path.with_name(f"{path.name}.notewell-backup")
+
+
+def is_backup_of(backup: Path, path: Path) -> bool:
+    """Whether *backup* is a backup install makes of *path* (its real location): beside it, and
+    named by :func:`backup_path` or, before there was one backup a file, with a timestamp."""
+    return backup.parent == path.parent and (
+        backup.name == f"{path.name}.notewell-backup" or backup.name.startswith(f"{path.name}.notewell-backup-")
+    )
 
 
 def _write_new(path: Path, data: bytes, mode: int | None, what: str) -> None:

@@ -179,10 +179,10 @@ def _hooks_json(runtime: str, commands: dict[Registration, str] | None) -> Edit:
         for reg, command in commands.items():
             handler = _hook_handler(runtime, reg, command)
             if flat:
-                entry: dict[str, Any] = handler
+                added: dict[str, Any] = handler
             else:
-                entry = {"matcher": reg.matcher, "hooks": [handler]} if reg.matcher else {"hooks": [handler]}
-            hooks.setdefault(reg.event, []).append(entry)
+                added = {"matcher": reg.matcher, "hooks": [handler]} if reg.matcher else {"hooks": [handler]}
+            hooks.setdefault(reg.event, []).append(added)
         said = ", ".join(
             f"{r.event}{f' ({r.matcher})' if r.matcher and r.matcher != '*' else ''} -> {r.command}" for r in commands
         )
@@ -218,9 +218,12 @@ def _codex_toml(path: Path, server: list[str] | None) -> FileChange:
             " inside a string?): edit it by hand; nothing changed"
         )
 
+    had_ours = base != (text or "")
     if server is None:
         new = base if base.strip() or path.is_symlink() else None
-        return FileChange(path, text, new if text is not None else None, f"MCP server {SERVER_NAME!r} removed")
+        return FileChange(
+            path, text, new if text is not None else None, f"MCP server {SERVER_NAME!r} removed", had_ours=had_ours
+        )
     existing = tomllib.loads(base).get("mcp_servers", {})
     if isinstance(existing, dict) and SERVER_NAME in existing:
         raise InvalidArgumentError(
@@ -236,7 +239,7 @@ def _codex_toml(path: Path, server: list[str] | None) -> FileChange:
         tomllib.loads(new)
     except tomllib.TOMLDecodeError as exc:  # mcp_servers written as an inline table, say
         raise InvalidArgumentError(f"{path}: notewell's table would not fit in it ({exc}); nothing changed") from None
-    return FileChange(path, text, new, f"MCP server {SERVER_NAME!r}")
+    return FileChange(path, text, new, f"MCP server {SERVER_NAME!r}", had_ours=had_ours)
 
 
 def install_plan(
@@ -306,7 +309,7 @@ def install_plan(
         new = dump_json(data, like=text) if data or not remove or path.is_symlink() else None
         if text is not None and new is not None and (json.loads(text) if text.strip() else {}) == data:
             new = text  # what is there already: leave the bytes alone
-        changes.append(FileChange(path, text, new, said))
+        changes.append(FileChange(path, text, new, said, had_ours=any(found for _, found in done)))
     return changes
 
 
