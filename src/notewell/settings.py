@@ -63,7 +63,7 @@ SETTINGS: tuple[Setting, ...] = (
         "NOTEWELL_ANN",
         "on | off | passages",
         "off",
-        "an approximate vector index (notewell[ann]); a number: from that many passages",
+        "an approximate vector index (the 'ann' extra); a number: from that many passages",
     ),
     Setting(
         "NOTEWELL_CHAT_URL",

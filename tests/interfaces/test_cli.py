@@ -175,6 +175,20 @@ def test_reindex_says_which_vectors_it_kept(tmp_path):
     assert (got["vectors_kept"], got["to_embed"]) == (4, 1)
 
 
+def test_a_search_by_meaning_says_on_stdout_when_it_left_new_notes_out(tmp_path):
+    store = tmp_path / "s"
+    env = {"NOTEWELL_EMBEDDER": "hash", "NOTEWELL_AUTOWATCH": "off"}
+    run(["add", "--text", "# fig\n\nfig tree pruning"], store, env_extra=env)
+    p = run(["search", "fig pruning", "--mode", "semantic"], store, env_extra=env)
+    assert p.stdout.decode().strip() == "no notes match among those embedded (1 not embedded yet: notewell embed)"
+    assert "1 note(s) not embedded yet, so not searched by meaning" in p.stderr.decode()
+    both = run(["search", "nothing like it", "--mode", "both"], store, env_extra=env).stdout.decode()
+    assert both.splitlines() == ["== keyword", "no notes match", "== semantic", both.splitlines()[-1]]
+    assert "1 not embedded yet" in both.splitlines()[-1]
+    run(["embed"], store, env_extra=env)
+    assert "fig" in run(["search", "fig pruning", "--mode", "semantic"], store, env_extra=env).stdout.decode()
+
+
 # Real process: non-ASCII output through the interpreter's own stdout, not the harness's.
 @pytest.mark.slow
 def test_demo(tmp_path):

@@ -15,7 +15,23 @@ def test_keep_header_replaces_only_the_body(backend):
     edited = backend.edit_note(note.id, "new body\n", keep_header=True)
     assert edited.text == "---\ntitle: Plan\nkind: decision\ntags: [a]\n---\nnew body\n" and edited.revision == 2
     plain = backend.add_note("no header at all\n")
-    assert backend.edit_note(plain.id, "still none\n", keep_header=True).text == "still none\n"
+    assert backend.edit_note(plain.id, "no header at all\nand more\n", keep_header=True).text == (
+        "no header at all\nand more\n"  # the same first line: the same title, no header needed
+    )
+
+
+def test_keep_header_keeps_a_first_line_title(backend):
+    """A note titled by its first line keeps that title when its body is replaced (the CLI's
+    edit --text: "the body only: title, kind and tags stay"), in a header it did not need before."""
+    plain = backend.add_note("Redis eviction: volatile-lru\n\nKeys with a TTL go first.\n")
+    assert plain.title == "Redis eviction: volatile-lru"
+    edited = backend.edit_note(plain.id, "Switched to allkeys-lfu.\n", keep_header=True)
+    assert edited.title == "Redis eviction: volatile-lru"
+    assert edited.text == '---\ntitle: "Redis eviction: volatile-lru"\n---\nSwitched to allkeys-lfu.\n'
+    assert [c.title for c in backend.list_notes()] == ["Redis eviction: volatile-lru"]
+    # A body that brings its own heading names the note itself.
+    other = backend.add_note("first words\n")
+    assert backend.edit_note(other.id, "# A new name\n\nbody\n", keep_header=True).title == "A new name"
 
 
 def test_base_revision_refuses_an_edit_made_over_a_newer_text(backend):

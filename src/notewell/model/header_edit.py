@@ -11,7 +11,7 @@ import re
 
 from ..errors import InvalidArgumentError
 from .header import LIMITS, HeaderLayout, header_layout, parse_note, quote_value
-from .note import heading_text, written_title
+from .note import heading_text, line_title, written_title
 from .slug import slug_within
 
 __all__ = ["with_body", "with_line", "with_summary", "with_tags"]
@@ -166,12 +166,16 @@ def with_line(text: str, key: str, line: str) -> str:
 def with_body(text: str, body: str) -> str:
     """*text* with its body replaced by *body*: the header block stays byte for byte. A note
     without a header keeps the ``# heading`` its title comes from, when it opens with one and
-    *body* does not bring a heading of its own."""
+    *body* does not bring a heading of its own; one titled by its first line keeps that title
+    in a new header when *body* would title it otherwise (the body changes, the title stays)."""
     layout = header_layout(text)
     if layout is None:
         first = text.lstrip("\ufeff").lstrip("\r\n").split("\n", 1)[0].rstrip("\r")
         if heading_text(first) is not None and not _opens_with_heading(body):
             return first + _newline(text) + _newline(text) + body.lstrip("\r\n")
+        title = "" if written_title(parse_note(text)) else line_title(text)
+        if title and not written_title(parse_note(body)) and line_title(body) != title:
+            return _new_header(body, [f"title: {quote_value(title)}"])
         return body
     end = layout.lines[-1][1]
     head = text[:end]

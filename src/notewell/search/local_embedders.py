@@ -2,8 +2,8 @@
 
 ``FastEmbedEmbedder`` runs a model2vec/potion directory (``model.safetensors`` +
 ``tokenizer.json``) or an ONNX sentence-embedding directory through fastembed
-(``pip install 'notewell[fastembed]'``); ``SentenceTransformerEmbedder`` runs any
-sentence-transformers directory (``pip install 'notewell[sentence-transformers]'``).
+(``pip install '.[fastembed]' in notewell's clone``); ``SentenceTransformerEmbedder`` runs any
+sentence-transformers directory (``pip install '.[sentence-transformers]' in notewell's clone``).
 Both take a path, never a hub id, and switch the network off before the library loads:
 nothing is downloaded at run time, and onnxruntime's telemetry stays off.
 
@@ -160,7 +160,7 @@ class FastEmbedEmbedder(_LockedModel):
             from fastembed import TextEmbedding
         except ImportError:
             raise UnavailableError(
-                "this embedder needs the 'fastembed' extra: pip install 'notewell[fastembed]'"
+                "this embedder needs the 'fastembed' extra: pip install '.[fastembed]' in notewell's clone"
             ) from None
         _quiet_onnxruntime()
         self.batch = batch
@@ -237,7 +237,8 @@ class SentenceTransformerEmbedder(_LockedModel):
             from sentence_transformers import SentenceTransformer
         except ImportError:
             raise UnavailableError(
-                "this embedder needs the 'sentence-transformers' extra: pip install 'notewell[sentence-transformers]'"
+                "this embedder needs the 'sentence-transformers' extra:"
+                " pip install '.[sentence-transformers]' in notewell's clone"
             ) from None
         try:
             self._model = SentenceTransformer(str(directory), device=device, local_files_only=True)

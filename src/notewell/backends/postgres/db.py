@@ -448,7 +448,9 @@ def _driver() -> Any:
         import psycopg
         import psycopg_pool
     except ImportError:
-        raise UnavailableError("PostgreSQL needs psycopg 3 and its pool: pip install 'notewell[postgres]'") from None
+        raise UnavailableError(
+            "PostgreSQL needs psycopg 3 and its pool: pip install '.[postgres]' in notewell's clone"
+        ) from None
     return psycopg, psycopg_pool
 
 

@@ -1,6 +1,6 @@
 """An approximate nearest-neighbour index (usearch HNSW) for very large vector matrices.
 
-Optional (``pip install 'notewell[ann]'``) and off below a million vectors, where exact
+Optional (``pip install '.[ann]' in notewell's clone``) and off below a million vectors, where exact
 search is fast enough. The graph navigates on int8 copies of the vectors; the
 candidates it returns are then scored exactly against the float32 matrix, so scores are
 the same as exact search and only recall can differ (measured by
@@ -48,7 +48,9 @@ class AnnIndex:
         try:
             from usearch.index import Index
         except ImportError:
-            raise UnavailableError("the approximate index needs the 'ann' extra: pip install 'notewell[ann]'") from None
+            raise UnavailableError(
+                "the approximate index needs the 'ann' extra: pip install '.[ann]' in notewell's clone"
+            ) from None
         self.dim = dim
         self._index = Index(
             ndim=dim,

@@ -158,7 +158,10 @@ def _run(args: argparse.Namespace, *, remove: bool) -> None:
     else:
         print(next_steps_after_install(args.runtime, args.scope, mcp=not args.no_mcp))
         if not args.no_mcp and importlib.util.find_spec("mcp") is None:
-            print("note: the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]' (the hooks work without it)")
+            print(
+                "note: the MCP server needs the 'mcp' extra: pip install '.[mcp]' in notewell's clone"
+                " (the hooks work without it)"
+            )
 
 
 def _tidied(change: FileChange, backup: Path | None) -> str:

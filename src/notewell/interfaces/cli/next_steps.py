@@ -21,7 +21,7 @@ def next_steps(store: str, *, serving: str | None = None) -> list[str]:
     """Lines naming the next commands; *store* is the ``--store`` option as typed (or ''). With
     *serving* (the URL a server listens on): the page's and MCP's addresses, and the model's
     extra when it is missing."""
-    meaning = "search by meaning: pip install 'notewell[semantic]'"
+    meaning = "search by meaning: pip install '.[semantic]' in notewell's clone"
     if serving is not None:
         lines = [f"the page: {serving}/   MCP clients: {serving}/mcp   stop: Ctrl-C"]
         return lines + ([meaning + ", then serve again"] if meaning_missing() else [])

@@ -74,18 +74,29 @@ def cmd_search(args: argparse.Namespace) -> None:
             if args.mode in _MODEL_MODES and getattr(args, "autowatch", None) is not None:
                 # No helper answered: start one for the next searches (this one is answered here).
                 args.spawned = getattr(args, "folder", None) is not None and start_helper(args.folder)
-    cards, pending = answer["cards"], answer.get("not_embedded") or 0
+    pending = answer.get("not_embedded") or 0
+    cards = answer["cards"]
     if pending:
-        notice(f"notewell: {pending} note(s) not embedded yet: run `notewell embed` (or --wait)")
+        notice(
+            f"notewell: {pending} note(s) not embedded yet, so not searched by meaning:"
+            " run `notewell embed` (or --wait)"
+        )
     if args.json:
         emit_json(answer)  # as HTTP and MCP answer: query, mode, cards (and not_embedded)
         return
     if args.mode == "both":
         for mode in ("keyword", "semantic"):
             print(f"== {mode}")
-            print_cards([c for c in cards if c["mode"] == mode], False, "no notes match")
+            print_cards([c for c in cards if c["mode"] == mode], False, _nothing(pending if mode == "semantic" else 0))
         return
-    print_cards(cards, False, "no notes match")
+    print_cards(cards, False, _nothing(pending))
+
+
+def _nothing(pending: int) -> str:
+    """What an empty list says: with notes the model has not read yet, that they were left out."""
+    if not pending:
+        return "no notes match"
+    return f"no notes match among those embedded ({pending} not embedded yet: notewell embed)"
 
 
 def _summary_arguments(p: argparse.ArgumentParser) -> None:

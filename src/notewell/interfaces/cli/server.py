@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "add_tools_argument", "build_server", "serve_http", "serve_stdio"]
 
-_SERVER_EXTRA = "the server needs the 'server' extra: pip install 'notewell[server]'"
+_SERVER_EXTRA = "the server needs the 'server' extra: pip install '.[server]' in notewell's clone"
 
 
 def _open(
@@ -236,7 +236,7 @@ def listening_socket(host: str, port: object) -> socket.socket:
 def cmd_mcp(args: argparse.Namespace) -> None:
     group_names(args.tools, local=True)  # a mistyped group: one line, before anything starts
     if importlib.util.find_spec("mcp") is None:
-        raise UnavailableError("the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]'")
+        raise UnavailableError("the MCP server needs the 'mcp' extra: pip install '.[mcp]' in notewell's clone")
     loader = _loader()
     with _open(args, watch=True, pool_size=2, loader=loader) as store:
         serve_stdio(store, loader, tools=args.tools)
@@ -254,7 +254,9 @@ def serve_stdio(store: NoteStore, loader: EmbedderLoader, *, tools: str | None =
     try:
         from ..mcp.server import run_stdio
     except ImportError:
-        raise UnavailableError("the MCP server needs the 'mcp' extra: pip install 'notewell[mcp]'") from None
+        raise UnavailableError(
+            "the MCP server needs the 'mcp' extra: pip install '.[mcp]' in notewell's clone"
+        ) from None
     embed = lambda: _start_embedding(store, quiet=True)  # noqa: E731 - keyword search works without a model
     run_stdio(store, ready=loader.wait, on_start=lambda: loader.start(then=embed), wire=wire, tools=tools)
 

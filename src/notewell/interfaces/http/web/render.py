@@ -73,7 +73,9 @@ def _renderer() -> Any:
     try:
         from markdown_it import MarkdownIt
     except ImportError:
-        raise UnavailableError("the web page needs the 'server' extra: pip install 'notewell[server]'") from None
+        raise UnavailableError(
+            "the web page needs the 'server' extra: pip install '.[server]' in notewell's clone"
+        ) from None
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     return md.enable(["table", "strikethrough"])
 
