@@ -275,3 +275,44 @@ def test_a_token_an_earlier_page_kept_is_swapped_for_a_session_and_forgotten(sit
     expect(page.locator("#who")).to_have_text("bob")
     assert page.evaluate("localStorage.getItem('notewell-token')") is None
     page.context.close()
+
+
+def test_an_edit_conflict_shows_the_note_as_it_now_is_beside_the_merge(site):
+    server, _notes, browser = site
+    store = server.store
+    note = store.add_note("# Shared plan\n\nfirst draft\n", author="alice")
+    store.edit_note(note.id, "# Shared plan\n\nstale line from revision two\n", author="alice")
+    page = _page(browser)
+    _by_link(server, page)
+    page.goto(f"{server.url}/?note={note.id}")
+    expect(page.get_by_text("revision 2 of 2")).to_be_visible()
+    page.get_by_role("button", name="Edit").click()
+    # An agent saves meanwhile.
+    store.edit_note(note.id, "# Shared plan\n\nthe agent's line\n", author="agent")
+    page.get_by_label("note text").fill("# Shared plan\n\nstale line from revision two, and mine\n")
+    page.get_by_role("button", name="Save").click()
+    conflict = page.locator(".conflict")
+    expect(conflict).to_contain_text("now at revision 3 (you started from 2). Nothing was saved.")
+    # The note around the merge view is the note as it now is, not the revision the edit began from.
+    meta = page.locator("main > .meta")
+    expect(meta).to_contain_text("revision 3 of 3")
+    expect(page.get_by_text("revision 2 of 2")).to_have_count(0)
+    items = page.locator("ol.revisions li")
+    expect(items).to_have_count(3)
+    expect(items.first).to_contain_text(re.compile(r"^r3 current"))
+    expect(page.locator("ol.revisions li", has_text="current")).to_have_count(1)
+    expect(page.locator("article.note .body")).not_to_contain_text("stale line")
+    expect(page.locator("article.note .body")).to_contain_text("the agent's line")
+    expect(page.get_by_role("button", name="Edit")).to_have_count(0)  # one editor: the merge
+    expect(page.get_by_label("your text")).to_have_value("# Shared plan\n\nstale line from revision two, and mine\n")
+    # The merge saved: everything current, the merge view gone.
+    page.get_by_label("your text").fill("# Shared plan\n\nthe agent's line, and mine\n")
+    page.get_by_role("button", name="Save mine over revision 3").click()
+    expect(meta).to_contain_text("revision 4 of 4")
+    expect(conflict).to_have_count(0)
+    expect(items.first).to_contain_text(re.compile(r"^r4 current"))
+    expect(page.locator("article.note .body")).to_contain_text("the agent's line, and mine")
+    saved = store.get_note(note.id)
+    assert saved.revision == 4 and saved.text.endswith("the agent's line, and mine\n")
+    assert page.errors == []  # type: ignore[attr-defined]
+    page.context.close()

@@ -85,7 +85,8 @@ function diffView(note, d) {
     d.truncated ? el("p", { class: "muted small" }, "More lines changed than are listed here.") : null);
 }
 
-export async function showNote(state) {
+// `merging`: an edit that conflicted ({ mine, from }), shown beside the note as it now is.
+export async function showNote(state, merging) {
   const base = "/api/notes/" + encodeURIComponent(state.note);
   const rev = state.revision ? "&revision=" + encodeURIComponent(state.revision) : "";
   const comparing = state.from || state.to;
@@ -119,7 +120,7 @@ export async function showNote(state) {
     note.extra && note.extra.length ? el("div", { class: "extras" }, note.extra.join("\n")) : null,
     frozen ? el("p", { class: "frozen" }, frozen) : null,
     !current && !comparing ? el("p", { class: "notice" }, "An earlier revision. ", link({ note: note.id }, "The current one →")) : null,
-    comparing ? null : editControls(note, current, frozen),
+    comparing || merging ? null : editControls(note, current, frozen),
     editor,
     el("div", { class: "note-layout" },
       el("div", { class: "main-column" }, diff ? diffView(note, diff) : el("article", { class: "note" }, body),
@@ -130,6 +131,18 @@ export async function showNote(state) {
         note.revisions > 1 ? revisionList(note, history, state) : null)));
   const button = document.getElementById("edit");
   if (button) button.addEventListener("click", () => { button.remove(); openEditor(editor, note, note.text); });
+  if (merging) showConflict(editor, note, merging);
+}
+
+// A conflict draws the whole note again at its current revision (header, body, revisions), so
+// nothing on the page still says the revision the edit started from is the current one.
+async function redrawMerging(said, id, merging) {
+  history.replaceState(null, "", "/?" + new URLSearchParams({ note: id }).toString());
+  try {
+    await showNote({ note: id }, merging);
+  } catch (err) {
+    said.replaceChildren(el("p", { class: "error" }, err.message));
+  }
 }
 
 // Editing with the revision check: the text is saved only over the revision it was read at; an
@@ -150,17 +163,18 @@ function openEditor(box, note, text) {
         { text: area.value, base_revision: note.revision });
       go({ note: saved.id });
     } catch (err) {
-      if (err.code === "conflict") await showConflict(box, note, area.value);
+      if (err.code === "conflict") await redrawMerging(said, note.id, { mine: area.value, from: note.revision });
       else said.append(el("p", { class: "error" }, err.message));
     }
   });
 }
 
-async function showConflict(box, note, mine) {
-  const now = await api("/api/notes/" + encodeURIComponent(note.id));
+// `now` is the note as it is now; `merging.from` the revision the edit started from.
+function showConflict(box, now, merging) {
+  const note = { id: now.id, revision: merging.from };
   const theirs = el("pre", { class: "theirs" }, now.text);
   const area = el("textarea", { rows: "14", "aria-label": "your text" });
-  area.value = mine;
+  area.value = merging.mine;
   const keep = el("button", { type: "button", class: "primary" }, "Save mine over revision " + now.revision);
   const drop = el("button", { type: "button" }, "Discard mine");
   const said = el("div", {});
@@ -171,13 +185,14 @@ async function showConflict(box, note, mine) {
       el("section", {}, el("h2", {}, "Your text"), area),
       el("section", {}, el("h2", {}, "Revision " + now.revision + " (saved meanwhile)"), theirs)),
     el("div", { class: "row" }, keep, drop), said]));
+  area.focus();
   drop.addEventListener("click", () => go({ note: note.id }));
   keep.addEventListener("click", async () => {
     try {
       await send("PATCH", "/api/notes/" + encodeURIComponent(note.id), { text: area.value, base_revision: now.revision });
       go({ note: note.id });
     } catch (err) {
-      if (err.code === "conflict") await showConflict(box, now, area.value);
+      if (err.code === "conflict") await redrawMerging(said, note.id, { mine: area.value, from: now.revision });
       else said.replaceChildren(el("p", { class: "error" }, err.message));
     }
   });
