@@ -234,3 +234,69 @@ def test_the_benchmark_reports_the_definitions_beside_the_session():
     chars = int(default.split("tools")[1].split("chars")[0].replace(",", ""))
     assert "8 tools" in default and chars <= BUDGET
     assert "15 calls" in done.stdout and "+ definitions" in done.stdout
+
+
+def _said(result) -> str:
+    assert result.is_error and result.structured_content["error"]["code"] == "invalid_argument"
+    return result.content[0].text
+
+
+async def _unknown_arguments_refused(s) -> None:
+    """The session *s* (stdio or /mcp): an argument no tool declares is refused, not dropped."""
+    listed = {t.name: t.input_schema for t in (await s.list_tools()).tools}
+    assert "author" not in listed["add_note"]["properties"] and "kind" in listed["search_notes"]["properties"]
+    said = _said(await s.call_tool("add_note", {"text": "# Heron\n\nheron nest", "author": "x"}))
+    assert said == "invalid_argument: add_note: unknown argument 'author'"
+    assert _ok(await s.call_tool("list_notes", {})).get("cards") == []  # nothing written
+    said = _said(await s.call_tool("search_notes", {"query": "heron", "kinds": "x"}))
+    assert said == "invalid_argument: search_notes: unknown argument 'kinds'; did you mean 'kind'?"
+    said = _said(await s.call_tool("add_note", {"txt": "# a\n\nb", "attemptid": "att_1", "zzz": 1}))
+    assert said == (
+        "invalid_argument: add_note: unknown arguments 'txt', 'attemptid', 'zzz';"
+        " did you mean 'text' for 'txt', 'attempt_id' for 'attemptid'?"
+    )
+    assert _ok(await s.call_tool("list_notes", {})).get("cards") == []
+    # What the tool declares is still taken, and end_attempt's old name for id too.
+    added = _ok(await s.call_tool("add_note", {"text": "---\nkind: finding\n---\n# Heron\n\nheron nest"}))
+    found = _ok(await s.call_tool("search_notes", {"query": "heron", "mode": "keyword", "kind": "finding"}))
+    assert [card["id"] for card in found["cards"]] == [added["id"]]
+    aid = _ok(await s.call_tool("start_attempt", {"project": "p"}))["id"]
+    ended = _ok(await s.call_tool("end_attempt", {"attempt_id": aid, "outcome": "failed"}))
+    assert (ended["id"], ended["outcome"]) == (aid, "failed")
+
+
+@pytest.mark.slow
+def test_an_argument_the_tool_does_not_declare_is_refused_over_stdio(tmp_path):
+    pytest.importorskip("mcp")
+    from mcp import ClientSession, stdio_client
+
+    async def session() -> None:
+        async with stdio_client(_stdio(tmp_path / "notes", "--tools", "all")) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                await _unknown_arguments_refused(s)
+
+    asyncio.run(session())
+
+
+@pytest.mark.slow
+def test_an_argument_the_tool_does_not_declare_is_refused_at_mcp(tmp_path):
+    pytest.importorskip("mcp")
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from tests.interfaces.server_fixture import Server
+
+    async def session(url: str, token: str) -> None:
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http:
+            async with streamable_http_client(f"{url}/mcp", http_client=http) as streams:
+                async with ClientSession(streams[0], streams[1]) as s:
+                    await s.initialize()
+                    await _unknown_arguments_refused(s)
+
+    server = Server(tmp_path / "notes", tools="all")
+    try:
+        asyncio.run(session(server.url, server.tokens["alice"]))
+    finally:
+        server.close()

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 from typing import NoReturn, cast
 
+from ..closest import closest
 from .command import Command, common_options
 from .registry import grouped
 
@@ -19,12 +19,6 @@ _INVALID_CHOICE = re.compile(r"(?P<head>.*)invalid choice: (?P<value>.*?) \(choo
 
 def _unquoted(word: str) -> str:
     return word[1:-1] if len(word) > 1 and word[0] == word[-1] and word[0] in "'\"" else word
-
-
-def _closest(word: str, known: list[str]) -> str | None:
-    """The one of *known* that *word* most likely mistypes, or None when none is close."""
-    found = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
-    return found[0] if found else None
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -46,7 +40,7 @@ class OneLineParser(argparse.ArgumentParser):
         guesses = []
         for word in extras:
             option = word.split("=", 1)[0]
-            if option.startswith("-") and (guess := _closest(option, known)) is not None:
+            if option.startswith("-") and (guess := closest(option, known)) is not None:
                 guesses.append((guess, option))
         said = f"unrecognized arguments: {' '.join(extras)}"
         if len(guesses) == 1:
@@ -63,7 +57,7 @@ def _with_guess(message: str) -> str:
     if m is None:
         return message
     value = _unquoted(m["value"])
-    guess = _closest(value, [_unquoted(c.strip()) for c in m["choices"].split(",")])
+    guess = closest(value, [_unquoted(c.strip()) for c in m["choices"].split(",")])
     if guess is None:
         return message
     if m["head"] == "argument COMMAND: ":  # the command table's names

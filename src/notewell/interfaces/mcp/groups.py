@@ -7,10 +7,10 @@ the ``core`` group unless asked for more. This module is read by every command l
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 from ...errors import InvalidArgumentError
+from ..closest import closest
 
 __all__ = ["DEFAULT_TOOLS", "GROUPS", "ToolGroup", "group_names"]
 
@@ -38,8 +38,8 @@ _WORDS = {DEFAULT_TOOLS: ("core",), "all": tuple(_NAMED)}
 
 def _unknown(word: str) -> InvalidArgumentError:
     known = [*_WORDS, *_NAMED]
-    close = difflib.get_close_matches(word, known, n=1)
-    hint = f"did you mean {close[0]}? " if close else ""
+    close = closest(word, known)
+    hint = f"did you mean {close}? " if close else ""
     return InvalidArgumentError(f"--tools: no group {word!r}: {hint}give {', '.join(known)}, or groups with commas")
 
 

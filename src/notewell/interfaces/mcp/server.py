@@ -26,6 +26,7 @@ from ...model.access_tokens import Tokens
 from ...services.contract import NoteStore
 from ...services.server_api import Caller, ServerAPI, caller_from_header
 from ...version import __version__
+from ..closest import closest
 from .results import answer, failure, invalid_arguments
 from .schema import lean_schema
 from .stdio import INSTRUCTIONS, StdioWire
@@ -46,11 +47,18 @@ _ANNOTATIONS = {"read": _READ, "write": _WRITE, "change": _CHANGE}
 class _Server(MCPServer):
     """The SDK's server, with argument errors in the project's form (``invalid_argument: ...``
     and structured ``{"error": ...}``) instead of pydantic's report, tools listed with lean
-    schemas (:mod:`.schema`), and renamed arguments taken by their old names too."""
+    schemas (:mod:`.schema`), renamed arguments taken by their old names too, and an argument
+    the tool does not declare refused (the SDK would drop it silently)."""
 
-    def __init__(self, *args: Any, renamed: dict[str, tuple[tuple[str, str], ...]], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        declared: dict[str, tuple[str, ...]],
+        renamed: dict[str, tuple[tuple[str, str], ...]],
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
-        self.renamed = renamed
+        self.declared, self.renamed = declared, renamed
 
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
@@ -59,6 +67,8 @@ class _Server(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
             arguments = _new_names(name, arguments, self.renamed.get(name, ()))
+            if name in self.declared:
+                _refuse_unknown(name, arguments, self.declared[name])
             return await super().call_tool(name, arguments, context)
         except NotewellError as exc:
             return failure(exc)
@@ -77,6 +87,22 @@ def _new_names(tool: str, arguments: dict[str, Any], renamed: tuple[tuple[str, s
                 raise InvalidArgumentError(f"{tool}: give {new} ({old} is its old name), not both")
             arguments = {(new if key == old else key): value for key, value in arguments.items()}
     return arguments
+
+
+def _refuse_unknown(tool: str, arguments: dict[str, Any], declared: tuple[str, ...]) -> None:
+    """Refuse, in one line, the arguments of *arguments* that *tool* does not declare (a
+    mistyped one would otherwise be dropped: a filter not applied, a field not written), each
+    with the declared name it most likely mistypes."""
+    unknown = [key for key in arguments if key not in declared]
+    if not unknown:
+        return
+    guesses = [(guess, key) for key in unknown if (guess := closest(key, declared)) is not None]
+    said = f"unknown argument{'s' if len(unknown) > 1 else ''} " + ", ".join(repr(key) for key in unknown)
+    if len(unknown) == 1 and guesses:
+        said += f"; did you mean {guesses[0][0]!r}?"
+    elif guesses:
+        said += "; did you mean " + ", ".join(f"{guess!r} for {key!r}" for guess, key in guesses) + "?"
+    raise InvalidArgumentError(f"{tool}: {said}")
 
 
 def _annotation(arg: Arg) -> Any:
@@ -133,6 +159,7 @@ def make_mcp(
         instructions=INSTRUCTIONS,
         log_level="WARNING",
         lifespan=started if on_start is not None else None,
+        declared={tool.name: tuple(arg.name for arg in tool.args) for tool in offered},
         renamed={tool.name: tool.renamed for tool in offered if tool.renamed},
     )
 
