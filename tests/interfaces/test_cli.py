@@ -395,7 +395,7 @@ def test_scores_read_as_two_decimals_and_json_keeps_them_whole(tmp_path):
     text = run(["search", "fixtures"], store, env_extra=env).stdout.decode()
     shown = [line.rsplit("score ", 1)[1] for line in text.splitlines() if " score " in line]
     assert shown == ["<0.01"] * 3
-    cards = js(run(["search", "fixtures", "--json"], store, env_extra=env))
+    cards = js(run(["search", "fixtures", "--json"], store, env_extra=env))["cards"]
     assert all(0 < c["score"] < 0.005 for c in cards)  # the number itself, unrounded
     both = run(["search", "--mode", "both", "slow fixtures"], store, env_extra=env).stdout.decode()
     scores = [line.rsplit("score ", 1)[1] for line in both.splitlines() if " score " in line]

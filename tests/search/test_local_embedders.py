@@ -135,7 +135,7 @@ def test_without_sentence_transformers_the_error_names_the_extra(tmp_path):
         pass
     else:
         pytest.skip("sentence-transformers is installed here")
-    with pytest.raises(UnavailableError, match=r"notewell\[sentence-transformers\]"):
+    with pytest.raises(UnavailableError, match=r"pip install '\.\[sentence-transformers\]' in notewell's clone"):
         SentenceTransformerEmbedder(tmp_path)
 
 
