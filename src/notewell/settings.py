@@ -37,7 +37,8 @@ SETTINGS: tuple[Setting, ...] = (
         "NOTEWELL_AUTHOR",
         "name",
         None,
-        "who writes notes, starts attempts, imports (unset: your user name; `notewell assistant`: assistant)",
+        "who writes notes, starts attempts, imports (unset: a note has no author, an attempt takes your user"
+        " name; `notewell assistant`: assistant)",
     ),
     Setting("NOTEWELL_MODEL", "name", None, "the model that wrote a note, in its header (or --model)"),
     Setting(

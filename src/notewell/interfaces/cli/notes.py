@@ -33,7 +33,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
         "--attempt",
         default=setting("NOTEWELL_ATTEMPT"),
         metavar="ID",
-        help="write the note on this running attempt (default: $NOTEWELL_ATTEMPT)",
+        help="write the note on this running attempt, so it joins the attempt's project (default: $NOTEWELL_ATTEMPT;"
+        " `notewell attempt start PROJECT` starts one)",
     )
 
 
