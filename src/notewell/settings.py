@@ -48,8 +48,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "NOTEWELL_AUTOWATCH",
         "on | off | notes",
-        "on (from 20000 notes)",
-        "start a background watcher from one-shot commands on folders this big; off: never",
+        "on (from 20000 notes; any search by meaning)",
+        "start a background watcher (30 minutes idle, then it exits) from one-shot commands on folders this big,"
+        " and from any one-shot search by meaning (it keeps the model loaded); off: never",
     ),
     Setting(
         "NOTEWELL_EMBEDDER",
