@@ -20,10 +20,20 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["HEAD_SECONDS", "REQUEST_SECONDS", "connection_limit", "deadline_protocol", "server_config"]
+__all__ = [
+    "HEAD_SECONDS",
+    "LINGER_SECONDS",
+    "REQUEST_SECONDS",
+    "connection_limit",
+    "deadline_protocol",
+    "server_config",
+]
 
 HEAD_SECONDS = 10.0
 REQUEST_SECONDS = 60.0
+# After a 400 for a request it cannot read (a head past h11's 16 KiB, say), how long the rest of
+# that request is read and dropped before the connection is closed.
+LINGER_SECONDS = 2.0
 _COMPLETE = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR)
 
 
@@ -31,19 +41,44 @@ class _Deadlines(H11Protocol):
     head_seconds = HEAD_SECONDS
     request_seconds = REQUEST_SECONDS
     _timers: tuple[asyncio.TimerHandle, ...] = ()
+    _lingering = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm()
 
     def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            return  # the rest of a request already answered with 400: read and dropped
         super().data_received(data)
+        if self._lingering:
+            return  # its deadline is the linger's
         state = self.conn.their_state
         if state in _COMPLETE:
             self._disarm()
         elif state is not h11.IDLE and len(self._timers) == 2:  # the headers are in: the body's deadline is left
             self._timers[0].cancel()
             self._timers = self._timers[1:]
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a request it cannot read, then a lingering close: uvicorn closes at
+        once, and closing with the rest of the request unread makes the kernel reset the
+        connection, so the client often gets the reset instead of the 400. Here the writing side
+        is shut after the answer and what still comes is dropped until the client closes, or
+        LINGER_SECONDS pass."""
+        headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]
+        answer = (
+            h11.Response(status_code=400, headers=headers),
+            h11.Data(data=msg.encode("ascii")),
+            h11.EndOfMessage(),
+        )
+        for event in answer:
+            self.transport.write(self.conn.send(event))
+        self._lingering = True
+        self._disarm()
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self._timers = (self.loop.call_later(LINGER_SECONDS, self._too_slow),)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # may already read a pipelined request that came whole
