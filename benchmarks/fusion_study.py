@@ -236,10 +236,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--turns", action="store_true", help="also the turn-vector study on LoCoMo sessions")
     args = ap.parse_args()
-    folder = eval_long.ROOT / "eval3"
-    long_sets = [
-        p for p in sorted(folder.iterdir()) if (p / "queries.jsonl").exists() and p.name not in tune_long.HELD_OUT_SETS
-    ]
+    long_sets = tune_long.tuning_long_sets(eval_long.ROOT / "eval3")
     embedder = eval_search.choose_embedder("default")
     with tempfile.TemporaryDirectory(prefix="nw-fusion-study-") as tmp:
         started = time.perf_counter()
@@ -260,9 +257,7 @@ def main() -> int:
             tune_long.report(sets, name, detail=False, rank=ranker)
         if args.turns:
             turns_study(embedder, sets["locomo-session"])
-        for qs in sets.values():
-            for store in {id(q.store): q.store for q in qs}.values():
-                store.close()
+        tune_long.close_sets(sets)
     return 0
 
 

@@ -204,6 +204,19 @@ def pooled(sets: dict[str, list[Query]]) -> dict[str, list[Query]]:
     return out
 
 
+def close_sets(sets: dict[str, list[Query]]) -> None:
+    """Close every store the sets' queries search (several queries share one)."""
+    for qs in sets.values():
+        for store in {id(q.store): q.store for q in qs}.values():
+            store.close()
+
+
+def tuning_long_sets(folder: Path) -> list[Path]:
+    """The long-note sets in *folder* a constant may be chosen on (HELD_OUT_SETS left out)."""
+    found = sorted(p for p in folder.iterdir() if (p / "queries.jsonl").exists()) if folder.is_dir() else []
+    return [p for p in found if p.name not in HELD_OUT_SETS]
+
+
 def report(
     sets: dict[str, list[Query]], setting: str, detail: bool, rank: Callable[[Query], list[str]] | None = None
 ) -> None:
@@ -254,8 +267,7 @@ def main() -> int:
     args = ap.parse_args()
     grid = _parse_grid(args.grid)
     folder = Path(args.long_sets)
-    found = sorted(p for p in folder.iterdir() if (p / "queries.jsonl").exists()) if folder.is_dir() else []
-    long_sets = [p for p in found if p.name not in HELD_OUT_SETS]
+    long_sets = tuning_long_sets(folder)
     embedder = eval_search.choose_embedder(args.embedder)
     with tempfile.TemporaryDirectory(prefix="nw-tune-long-") as tmp:
         started = time.perf_counter()
@@ -274,9 +286,7 @@ def main() -> int:
             for semantic, power in itertools.product(args.semantic.split(","), args.power.split(",")):
                 fusion.HYBRID_SEMANTIC, fusion.HYBRID_COVERAGE_POWER = float(semantic), float(power)
                 report(sets, f"{lists} semantic={semantic} power={power}", args.detail)
-        for qs in sets.values():
-            for store in {id(q.store): q.store for q in qs}.values():
-                store.close()
+        close_sets(sets)
     return 0
 
 

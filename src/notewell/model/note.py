@@ -4,7 +4,7 @@ plain-data shapes (Note, Card) every interface returns."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -128,19 +128,25 @@ def written_title(parsed: ParsedNote) -> str:
     body, else "" (a note of plain text)."""
     if parsed.header and parsed.header.get("title"):
         return str(parsed.header["title"])
+    for line, in_code in _fenced_lines(parsed.body):
+        if not in_code and (title := heading_text(line)) is not None:
+            return title.strip()[: LIMITS["title"]]
+    return ""
+
+
+def _fenced_lines(body: str) -> Iterator[tuple[str, bool]]:
+    """The body's lines but its fence lines, each with whether a code fence holds it."""
     fence: str | None = None
-    for line in parsed.body.splitlines():
+    for line in body.splitlines():
         m = _FENCE.match(line)
-        if m:
+        if m:  # a fence line names a language, not the note
             marker = m.group(1)
             if fence is None:
                 fence = marker[0] * 3
             elif marker.startswith(fence):
                 fence = None
             continue
-        if fence is None and (title := heading_text(line)) is not None:
-            return title.strip()[: LIMITS["title"]]
-    return ""
+        yield line, fence is not None
 
 
 def derive_title(parsed: ParsedNote, filename: str) -> str:
@@ -164,18 +170,9 @@ def line_title(body: str) -> str:
     first inside one), without the list, task, quote or heading marks it opens with; past
     LINE_TITLE_CHARS characters it ends at its first sentence's end, else at the last word that
     fits, with an ellipsis. "" when no line holds a letter or a digit."""
-    fence: str | None = None
     in_code = ""
-    for raw in body.splitlines():
-        m = _FENCE.match(raw)
-        if m:  # a fence line names a language, not the note
-            marker = m.group(1)
-            if fence is None:
-                fence = marker[0] * 3
-            elif marker.startswith(fence):
-                fence = None
-            continue
-        if fence is not None:
+    for raw, fenced in _fenced_lines(body):
+        if fenced:
             in_code = in_code or _words_of(raw)
             continue
         if words := _words_of(raw):

@@ -6,10 +6,11 @@ The answer holds the lines of text as strings, never markup: the page puts each 
 The work is bounded. The lines both texts start and end with are set aside first (an edit
 usually changes one place); the part between is compared line by line with difflib only when
 its two sides' lengths multiplied stay under :data:`PAIRS_MAX` (and neither is over
-:data:`SIDE_MAX`). difflib costs up to that product: 20,000 lines a side drawn from 199
-distinct ones took 137 s. A longer changed part is shown whole, as removed and then added
-(``"coarse": true``). At most :data:`SHOWN_MAX` lines are listed (``"truncated": true``); the
-counts of lines added and removed are of the whole diff.
+:data:`SIDE_MAX`). difflib costs up to that product (20,000 lines a side drawn from 199
+distinct ones took 137 s), times how often a line repeats when the side it indexes is under 200
+lines: that side is always the longer one (:func:`_matched`). A longer changed part is shown
+whole, as removed and then added (``"coarse": true``). At most :data:`SHOWN_MAX` lines are
+listed (``"truncated": true``); the counts of lines added and removed are of the whole diff.
 """
 
 from __future__ import annotations
@@ -49,14 +50,26 @@ def _opcodes(a: list[str], b: list[str]) -> tuple[list[_Op], bool]:
     if coarse:
         middle: list[_Op] = [("replace", 0, len(a_mid), 0, len(b_mid))] if a_mid or b_mid else []
     else:
-        middle = [
-            (tag, i1, i2, j1, j2) for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a_mid, b_mid).get_opcodes()
-        ]
+        middle = _matched(a_mid, b_mid)
     ops = [("equal", 0, head, 0, head)] if head else []
     ops += [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in middle]
     if tail:
         ops.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
     return ops or [("equal", 0, 0, 0, 0)], coarse
+
+
+_FLIPPED = {"insert": "delete", "delete": "insert"}
+
+
+def _matched(a: list[str], b: list[str]) -> list[_Op]:
+    """difflib's opcodes for *a* to *b*, the longer side given as its second: difflib drops a
+    line repeated past 1% of that side from matching only when it has 200 lines or more, and
+    without that, a short side of a few repeated lines against a long one cost (lines x lines)
+    x repeats (5,025 lines against 199: 5 s)."""
+    if len(a) <= len(b):
+        return list(difflib.SequenceMatcher(None, a, b).get_opcodes())
+    flipped = difflib.SequenceMatcher(None, b, a).get_opcodes()
+    return [(_FLIPPED.get(tag, tag), i1, i2, j1, j2) for tag, j1, j2, i1, i2 in flipped]
 
 
 def _grouped(ops: list[_Op], context: int) -> list[list[_Op]]:
