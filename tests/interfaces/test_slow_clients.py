@@ -144,5 +144,8 @@ def test_a_request_head_too_long_to_read_gets_its_400_not_a_reset(srv):
             while chunk := sock.recv(4096):
                 answer += chunk
         assert answer.startswith(b"HTTP/1.1 400 "), answer[:80]
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert b"content-type: application/json" in head.lower()
+        assert json.loads(body)["error"]["code"] == "invalid_argument"
     with urllib.request.urlopen(f"http://127.0.0.1:{srv.port}/api/notes", timeout=10) as r:
         assert r.status == 200  # the server answers the next caller as before

@@ -14,6 +14,7 @@ answers 503 at once, so files are never exhausted: an attacker can hold the slot
 from __future__ import annotations
 
 import asyncio
+import json
 import resource
 from typing import Any
 
@@ -66,10 +67,12 @@ class _Deadlines(H11Protocol):
         connection, so the client often gets the reset instead of the 400. Here the writing side
         is shut after the answer and what still comes is dropped until the client closes, or
         LINGER_SECONDS pass."""
-        headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]
+        # The API's error form (JSON with a code), as every other answer of the server.
+        error = {"error": {"code": "invalid_argument", "message": f"{msg} (a head over 16 KiB?)"}}
+        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
         answer = (
             h11.Response(status_code=400, headers=headers),
-            h11.Data(data=msg.encode("ascii")),
+            h11.Data(data=json.dumps(error).encode("ascii")),
             h11.EndOfMessage(),
         )
         for event in answer:
