@@ -114,3 +114,34 @@ def test_the_table_and_the_reference_need_no_sdk():
     env = {**os.environ, "PYTHONPATH": str(pathlib.Path(notewell.__file__).parents[1])}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_a_write_tool_annotated_idempotent_changes_nothing_more_when_called_again(tmp_path):
+    pytest.importorskip("mcp")
+    from notewell.interfaces.mcp.server import make_mcp
+    from notewell.services.server_api import ServerAPI
+
+    with notewell.open(tmp_path / "notes", embedder=None) as store:
+        nid = store.add_note("# a\n\nbody").id
+        mcp = make_mcp(ServerAPI(store), None, local=True, tools="default,catalog")
+
+        def state():
+            try:
+                note = store.get_note(nid)
+            except notewell.errors.NotFoundError:
+                return None
+            return note.revision, note.text
+
+        calls = {
+            "edit_note": {"id": nid, "text": "# a\n\nnew body"},
+            "add_tag": {"id": nid, "tags": ["x", "y"]},
+            "delete_note": {"id": nid},
+        }
+        writes = [tool.name for tool in TOOLS if tool.idempotent and tool.access != "read" and tool.group != "notebook"]
+        assert sorted(writes) == sorted(calls)  # a tool newly annotated so is checked here too
+        for name, arguments in calls.items():
+            asyncio.run(mcp.call_tool(name, arguments))
+            once = state()
+            asyncio.run(mcp.call_tool(name, arguments))
+            assert state() == once, name
