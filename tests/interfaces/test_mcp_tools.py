@@ -14,7 +14,7 @@ import pytest
 
 import notewell
 from notewell.interfaces.cli.reference import reference_markdown
-from notewell.interfaces.mcp.tool import REQUIRED
+from notewell.interfaces.mcp.tool import REQUIRED, hints
 from notewell.interfaces.mcp.tools import TOOLS, served
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -53,10 +53,45 @@ def test_the_server_serves_the_table_and_nothing_else(tmp_path, local, choice):
         assert tool.input_schema.get("required", []) == required, spec.name
         for arg in spec.args:
             assert tool.input_schema["properties"][arg.name].get("description") == arg.help, (spec.name, arg.name)
-        hints = tool.annotations
-        assert hints.read_only_hint == (spec.access == "read"), spec.name
-        assert hints.destructive_hint == (spec.access == "change"), spec.name
+        assert tool.annotations.model_dump(by_alias=True, exclude_none=True) == hints(spec), spec.name
+        assert tool.annotations.read_only_hint == (spec.access == "read"), spec.name
+        assert tool.annotations.destructive_hint == (spec.access == "change"), spec.name
         assert tool.output_schema is None  # every answer is an object: a schema saying so tells nothing
+
+
+def test_every_tool_has_its_annotations_in_the_table():
+    # title and idempotent have defaults only so that a table row without them still loads:
+    # this is where a tool that does not say them fails.
+    titles = [tool.title for tool in TOOLS]
+    assert all(titles) and len(set(titles)) == len(titles), titles
+    for tool in TOOLS:
+        assert tool.idempotent is not None, tool.name
+        assert tool.access != "read" or tool.idempotent, tool.name  # a read changes nothing, however often
+        assert set(hints(tool)) == {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+    assert not any(tool.open_world for tool in TOOLS)  # every tool works on the store alone
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("local", [True, False])
+def test_every_input_schema_is_json_schema_2020_12_and_checks_arguments(tmp_path, local):
+    # 2026-07-28 (and 2025-11-25) read a schema without $schema as JSON Schema 2020-12.
+    pytest.importorskip("mcp")
+    from jsonschema import Draft202012Validator
+
+    from notewell.interfaces.mcp.server import make_mcp
+    from notewell.services.server_api import ServerAPI
+
+    with notewell.open(tmp_path / "notes", embedder=None) as store:
+        declared = asyncio.run(make_mcp(ServerAPI(store), None, local=local, tools="all").list_tools())
+    schemas = {tool.name: tool.input_schema for tool in declared}
+    for name, schema in schemas.items():
+        assert schema["type"] == "object" and "$schema" not in schema, name
+        Draft202012Validator.check_schema(schema)
+    search = Draft202012Validator(schemas["search_notes"])
+    assert search.is_valid({"query": "x", "kind": ["finding", "idea"], "limit": 5, "tag_mode": "all"})
+    assert not search.is_valid({"query": "x", "limit": 500})
+    assert not search.is_valid({"query": "x", "mode": "psychic"})
+    assert not Draft202012Validator(schemas["get_note"]).is_valid({})  # id is required
 
 
 def test_every_tool_is_documented():
@@ -79,3 +114,34 @@ def test_the_table_and_the_reference_need_no_sdk():
     env = {**os.environ, "PYTHONPATH": str(pathlib.Path(notewell.__file__).parents[1])}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_a_write_tool_annotated_idempotent_changes_nothing_more_when_called_again(tmp_path):
+    pytest.importorskip("mcp")
+    from notewell.interfaces.mcp.server import make_mcp
+    from notewell.services.server_api import ServerAPI
+
+    with notewell.open(tmp_path / "notes", embedder=None) as store:
+        nid = store.add_note("# a\n\nbody").id
+        mcp = make_mcp(ServerAPI(store), None, local=True, tools="default,catalog")
+
+        def state():
+            try:
+                note = store.get_note(nid)
+            except notewell.errors.NotFoundError:
+                return None
+            return note.revision, note.text
+
+        calls = {
+            "edit_note": {"id": nid, "text": "# a\n\nnew body"},
+            "add_tag": {"id": nid, "tags": ["x", "y"]},
+            "delete_note": {"id": nid},
+        }
+        writes = [tool.name for tool in TOOLS if tool.idempotent and tool.access != "read" and tool.group != "notebook"]
+        assert sorted(writes) == sorted(calls)  # a tool newly annotated so is checked here too
+        for name, arguments in calls.items():
+            asyncio.run(mcp.call_tool(name, arguments))
+            once = state()
+            asyncio.run(mcp.call_tool(name, arguments))
+            assert state() == once, name

@@ -143,7 +143,9 @@ def _arg_row(arg: Arg) -> str:
 
 def _tool(tool: ToolSpec) -> list[str]:
     where = ", stdio only" if tool.stdio_only else ""
-    lines = [f"### `{tool.name}`", "", f"*{_ACCESS[tool.access]}{where}; group `{tool.group}`*", ""]
+    again = ", idempotent" if tool.idempotent else ""
+    said = f"*{tool.title}: {_ACCESS[tool.access]}{again}{where}; group `{tool.group}`*"
+    lines = [f"### `{tool.name}`", "", said, ""]
     lines += [" ".join(paragraph.split()) + "\n" for paragraph in tool.description.split("\n\n")]
     own = [arg for arg in tool.args if not arg.filter]
     rows = [_arg_row(arg) for arg in own]
@@ -169,6 +171,11 @@ def _mcp_tools() -> list[str]:
         "`core` group unless `--tools` names more: `default` (the core group), `all`, or groups with commas",
         "(`notewell mcp --tools default,attempts`; `notewell install RUNTIME --tools ...` writes the choice",
         "into the runtime's MCP server).",
+        "",
+        "Each tool's line gives its annotations: its title, whether it only reads (`readOnlyHint`), changes",
+        "or deletes what is there (`destructiveHint`), and whether calling it again with the same arguments",
+        "changes nothing more (`idempotentHint`); none reaches past the store (`openWorldHint` false).",
+        "Notes are also resources, `notewell://note/{id}`: [the MCP server](agents.md#the-mcp-server).",
         "",
         "| group | tools | what for |",
         "|---|---|---|",

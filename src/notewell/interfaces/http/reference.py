@@ -178,8 +178,10 @@ def _outside(routes: tuple[Operation, ...]) -> list[str]:
             what = (op.handler.__doc__ or "").strip().split("\n\n")[0]
             lines.append(f"| `{op.method} {op.documented_path}` | {_cell(what)} |")
     lines.append(
-        "| `/mcp` | the MCP tools over streamable HTTP, to the caller the request's token names "
-        "([the MCP tools](reference.md#mcp-tools); `serve --no-mcp` leaves it out) |"
+        "| `/mcp` | the MCP tools, and the notes as resources, over Streamable HTTP (protocol revisions "
+        "2025-11-25 and 2026-07-28), to the caller the request's token names "
+        "([the MCP tools](reference.md#mcp-tools), [the MCP server](agents.md#the-mcp-server); "
+        "`serve --no-mcp` leaves it out) |"
     )
     return [*lines, ""]
 

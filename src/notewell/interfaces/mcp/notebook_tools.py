@@ -53,6 +53,8 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
         _init,
         stdio_only=True,
         group="notebook",
+        title="Open a notebook",
+        idempotent=False,
     ),
     ToolSpec(
         "notebook_show",
@@ -62,6 +64,8 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
         lambda api, c, task: {"text": _book(task).show()},
         stdio_only=True,
         group="notebook",
+        title="Show the notebook",
+        idempotent=True,
     ),
     ToolSpec(
         "notebook_status",
@@ -71,6 +75,8 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
         lambda api, c, task: _book(task).status(),
         stdio_only=True,
         group="notebook",
+        title="Notebook status",
+        idempotent=True,
     ),
     ToolSpec(
         "notebook_log",
@@ -80,6 +86,8 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
         _log,
         stdio_only=True,
         group="notebook",
+        title="Log raw output",
+        idempotent=False,
     ),
     ToolSpec(
         "notebook_recall",
@@ -97,6 +105,8 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
         },
         stdio_only=True,
         group="notebook",
+        title="Recall raw output",
+        idempotent=True,
     ),
     ToolSpec(
         "notebook_accept",
@@ -106,6 +116,8 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
         _accept,
         stdio_only=True,
         group="notebook",
+        title="Accept the notebook",
+        idempotent=False,
     ),
     ToolSpec(
         "notebook_promote",
@@ -115,5 +127,7 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
         lambda api, c, ids, task: api.promote_notebook(c, _book(task), ids),
         stdio_only=True,
         group="notebook",
+        title="Promote to notes",
+        idempotent=False,
     ),
 )

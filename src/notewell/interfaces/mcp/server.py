@@ -5,6 +5,11 @@ and of the HTTP API. Over stdio the caller is the local owner; over HTTP it is t
 token of the request (none: public reads only). A notewell error comes back as a tool
 error whose text starts with its code (``not_found: ...``) and whose structured content is
 ``{"error": {"code", "message"}}``; the server never crashes on one.
+
+The SDK speaks both kinds of protocol revision: those of the ``initialize`` handshake (up to
+2025-11-25) and the stateless 2026-07-28 (``server/discover``, every request carrying its
+version), over stdio and at /mcp alike. Notes are resources too (:mod:`.resources`), read
+with the visibility rules of ``get_note``.
 """
 
 from __future__ import annotations
@@ -16,32 +21,48 @@ from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
 import anyio
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import Tool, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    Annotations,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    TextResourceContents,
+    Tool,
+    ToolAnnotations,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field, ValidationError
 
-from ...errors import InvalidArgumentError, NotewellError, UnauthorizedError
+from ...errors import InvalidArgumentError, NotewellError, NotFoundError, UnauthorizedError
 from ...model.access_tokens import Tokens
 from ...services.contract import NoteStore
 from ...services.server_api import Caller, ServerAPI, caller_from_header
 from ...version import __version__
 from ..closest import closest
+from . import resources
 from .results import answer, failure, invalid_arguments
 from .schema import lean_schema
 from .stdio import INSTRUCTIONS, StdioWire
-from .tool import Arg, ToolSpec
+from .tool import Arg, ToolSpec, hints
 from .tools import served
 
 __all__ = ["INSTRUCTIONS", "http_endpoint", "make_mcp", "run_stdio"]
 
 log = logging.getLogger("notewell.mcp")
 
-
-_READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-_CHANGE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
-_ANNOTATIONS = {"read": _READ, "write": _WRITE, "change": _CHANGE}
+# resources/read of a URI that names no note the caller may see: the handshake revisions
+# say -32002 ("Resource not found"); 2026-07-28 retired it for -32602 (Invalid params).
+RESOURCE_NOT_FOUND = -32002
 
 
 class _Server(MCPServer):
@@ -105,6 +126,66 @@ def _refuse_unknown(tool: str, arguments: dict[str, Any], declared: tuple[str, .
     raise InvalidArgumentError(f"{tool}: {said}")
 
 
+def _resource_error(exc: NotewellError, version: str, uri: str | None) -> MCPError:
+    """*exc* as the JSON-RPC error of a resources request at protocol *version*."""
+    if isinstance(exc, NotFoundError):
+        code = INVALID_PARAMS if version in MODERN_PROTOCOL_VERSIONS else RESOURCE_NOT_FOUND
+        return MCPError(code=code, message=exc.message, data={"uri": uri})
+    code = INVALID_PARAMS if isinstance(exc, InvalidArgumentError) else INTERNAL_ERROR
+    return MCPError(code=code, message=f"{exc.code}: {exc.message}", data={"error": exc.to_dict()})
+
+
+def _serve_notes(server: _Server, api: ServerAPI, caller: Callable[[Any], Caller]) -> None:
+    """The notes as resources (:mod:`.resources`) on *server*'s lowlevel handlers (the SDK's
+    own list every registered resource at once, to every caller). *caller*: who asks, from
+    the request's headers (None over stdio). The store is read off the event loop."""
+
+    def who(ctx: Any) -> Caller:
+        return caller(getattr(ctx.request, "headers", None))
+
+    async def listing(ctx: Any, params: PaginatedRequestParams) -> ListResourcesResult:
+        try:
+            page, following = await anyio.to_thread.run_sync(resources.listed, api, who(ctx), params.cursor)
+        except NotewellError as exc:
+            raise _resource_error(exc, ctx.protocol_version, None) from None
+        notes = [
+            Resource(
+                uri=r["uri"],
+                name=r["name"],
+                title=r["title"],
+                mime_type=r["mimeType"],
+                annotations=Annotations(last_modified=r["annotations"]["lastModified"]),
+            )
+            for r in page
+        ]
+        return ListResourcesResult(resources=notes, next_cursor=following)
+
+    async def reading(ctx: Any, params: ReadResourceRequestParams) -> ReadResourceResult:
+        uri = str(params.uri)
+        try:
+            found = await anyio.to_thread.run_sync(resources.read, api, who(ctx), uri)
+        except NotewellError as exc:
+            raise _resource_error(exc, ctx.protocol_version, uri) from None
+        return ReadResourceResult(
+            contents=[TextResourceContents(uri=uri, mime_type=found["mimeType"], text=found["text"])]
+        )
+
+    async def templates(ctx: Any, params: PaginatedRequestParams) -> ListResourceTemplatesResult:
+        note = ResourceTemplate(
+            name="note",
+            title="A note",
+            uri_template=resources.TEMPLATE,
+            description="One note's Markdown text, header included, by its nte_… id",
+            mime_type=resources.MIME_TYPE,
+        )
+        return ListResourceTemplatesResult(resource_templates=[note])
+
+    lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's MCPServer has no public way to these
+    lowlevel.add_request_handler("resources/list", PaginatedRequestParams, listing)
+    lowlevel.add_request_handler("resources/read", ReadResourceRequestParams, reading)
+    lowlevel.add_request_handler("resources/templates/list", PaginatedRequestParams, templates)
+
+
 def _annotation(arg: Arg) -> Any:
     """*arg*'s type, with its description and bounds as pydantic reads them."""
     given: dict[str, Any] = {"description": arg.help, "ge": arg.ge, "le": arg.le, "min_length": arg.min_length}
@@ -159,14 +240,20 @@ def make_mcp(
         instructions=INSTRUCTIONS,
         log_level="WARNING",
         lifespan=started if on_start is not None else None,
+        # Nothing is ever pushed to a listener, so 2026-07-28's discover promises no change
+        # notifications or resource subscriptions (the SDK would, serving subscriptions/listen).
+        subscriptions=False,
         declared={tool.name: tuple(arg.name for arg in tool.args) for tool in offered},
         renamed={tool.name: tool.renamed for tool in offered if tool.renamed},
     )
 
-    def caller(ctx: Context) -> Caller:
+    def from_headers(headers: Any) -> Caller:
         if local:
             return Caller(local=True)
-        return caller_from_header(tokens, (ctx.headers or {}).get("authorization"))
+        return caller_from_header(tokens, (headers or {}).get("authorization"))
+
+    def caller(ctx: Context) -> Caller:
+        return Caller(local=True) if local else from_headers(ctx.headers)  # a call in process has no headers
 
     def serve(tool: ToolSpec, ctx: Context, arguments: dict[str, Any]) -> Any:
         if tool.needs_model is not None and ready is not None and tool.needs_model(arguments):
@@ -181,10 +268,11 @@ def make_mcp(
             _as_function(tool, serve),
             name=tool.name,
             description=tool.description,
-            annotations=_ANNOTATIONS[tool.access],
+            annotations=ToolAnnotations.model_validate(hints(tool)),
             # Every answer is an object (and structured content): a schema saying so tells nothing.
             structured_output=False,
         )
+    _serve_notes(mcp, api, from_headers)
     return mcp
 
 

@@ -6,7 +6,8 @@ read here, with nothing but the standard library: an ``initialize`` request whos
 version the installed SDK negotiates is answered at once, with what the SDK would answer.
 The SDK then gets the same request first, as if it had come straight from the client, and
 its own answer to it is dropped; everything else passes through untouched. Any other first
-message (or one this module does not recognise) is simply handed on, and the SDK answers it.
+message (or one this module does not recognise) is simply handed on, and the SDK answers it:
+so a 2026-07-28 client, which sends no ``initialize``, is the SDK's from its first request.
 """
 
 from __future__ import annotations

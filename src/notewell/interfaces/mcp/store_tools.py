@@ -51,6 +51,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         ),
         needs_model=lambda arguments: arguments["mode"] != "keyword",
         group="core",
+        title="Search notes",
+        idempotent=True,
     ),
     ToolSpec(
         "get_note",
@@ -66,6 +68,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
             api.get_note(c, id, working_attempt_id=working_attempt_id, revision=revision)
         ),
         group="core",
+        title="Read a note",
+        idempotent=True,
     ),
     ToolSpec(
         "add_note",
@@ -86,6 +90,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
             api.add_note(c, text, attempt_id=attempt_id, model=model), full
         ),
         group="core",
+        title="Add a note",
+        idempotent=False,
     ),
     ToolSpec(
         "edit_note",
@@ -103,6 +109,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
             api.edit_note(c, id, text, keep_header=keep_header, base_revision=base_revision), full
         ),
         group="core",
+        title="Edit a note",
+        idempotent=True,
     ),
     ToolSpec(
         "delete_note",
@@ -111,6 +119,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         (NOTE_ID,),
         lambda api, c, id: api.delete_note(c, id),
         group="core",
+        title="Delete a note",
+        idempotent=True,
     ),
     ToolSpec(
         "list_notes",
@@ -120,6 +130,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         (limit(20), Arg("offset", int, default=0, ge=0), *FILTER_ARGS),
         lambda api, c, limit, offset, **filters: api.list_notes(c, limit=limit, offset=offset, **filters),
         group="core",
+        title="List notes",
+        idempotent=True,
     ),
     ToolSpec(
         "brief",
@@ -129,6 +141,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         (Arg("project", str, "a project's name"),),
         lambda api, c, project: api.brief(c, project),
         group="core",
+        title="Brief on a project",
+        idempotent=True,
     ),
     ToolSpec(
         "links",
@@ -137,6 +151,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         (NOTE_ID, Arg("depth", int, None, 1, ge=1, le=10)),
         lambda api, c, id, depth: api.links(c, id, depth=depth),
         group="core",
+        title="A note's links",
+        idempotent=True,
     ),
     ToolSpec(
         "notes_summary",
@@ -145,6 +161,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         (),
         _summary,
         group="catalog",
+        title="Count notes by kind",
+        idempotent=True,
     ),
     ToolSpec(
         "add_tag",
@@ -153,6 +171,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         (NOTE_ID, Arg("tags", list[str], "tags to add", min_length=1), FULL),
         lambda api, c, id, tags, full: _written(api.add_tag(c, id, tags), full),
         group="catalog",
+        title="Tag a note",
+        idempotent=True,
     ),
     ToolSpec(
         "list_tags",
@@ -161,6 +181,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         (),
         lambda api, c: api.list_tags(c),
         group="catalog",
+        title="List tags",
+        idempotent=True,
     ),
     ToolSpec(
         "start_attempt",
@@ -177,6 +199,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
             c, project, model=model, campaign=campaign, author=author
         ),
         group="attempts",
+        title="Start an attempt",
+        idempotent=False,
     ),
     ToolSpec(
         "end_attempt",
@@ -189,6 +213,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         ),
         lambda api, c, id, outcome, summary: api.end_attempt(c, id, outcome=outcome, summary=summary),
         group="attempts",
+        title="End an attempt",
+        idempotent=False,
         renamed=(("attempt_id", "id"),),
     ),
 )

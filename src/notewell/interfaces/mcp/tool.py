@@ -15,7 +15,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 from ...search.filters import FILTERS, FilterSpec
 from ...services.server_api import MAX_LIMIT
 
-__all__ = ["FILTER_ARGS", "FULL", "NOTE_ID", "REQUIRED", "Access", "Arg", "ToolSpec", "limit"]
+__all__ = ["FILTER_ARGS", "FULL", "NOTE_ID", "REQUIRED", "Access", "Arg", "ToolSpec", "hints", "limit"]
 
 REQUIRED: Any = inspect.Parameter.empty
 # read: reads only; write: adds; change: replaces or deletes what is there (destructive).
@@ -61,7 +61,10 @@ class ToolSpec:
     compacted). *needs_model*: whether a call with these arguments waits for the embedding
     model. *stdio_only*: served to the local owner only. *group*: the set it is offered in
     (see :data:`~.groups.GROUPS`). *renamed*: ``(old, new)`` argument names, the old one still
-    taken from clients set up before the rename (deprecated; the schema shows the new one)."""
+    taken from clients set up before the rename (deprecated; the schema shows the new one).
+    *title*, *idempotent* and *open_world* are its MCP annotations beside what *access* says
+    (see :func:`hints`): a title for people, whether calling it again with the same
+    arguments changes nothing more, and whether it reaches past the store (none does)."""
 
     name: str
     access: Access
@@ -72,6 +75,22 @@ class ToolSpec:
     stdio_only: bool = False
     group: str = field(kw_only=True)
     renamed: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
+    # Defaults that no tool may keep (a test fails on one): a new tool says what it is.
+    title: str = field(default="", kw_only=True)
+    idempotent: bool | None = field(default=None, kw_only=True)
+    open_world: bool = field(default=False, kw_only=True)
+
+
+def hints(tool: ToolSpec) -> dict[str, Any]:
+    """*tool*'s MCP annotations, as sent (``readOnlyHint``...): read-only for *read*,
+    destructive for *change* (it replaces or deletes what is there)."""
+    return {
+        "title": tool.title,
+        "readOnlyHint": tool.access == "read",
+        "destructiveHint": tool.access == "change",
+        "idempotentHint": bool(tool.idempotent),
+        "openWorldHint": tool.open_world,
+    }
 
 
 def _words(kind: Any) -> str:
