@@ -35,6 +35,7 @@ def _dict(value: Any) -> dict[str, Any]:
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
+
 _ITEM_KINDS = frozenset(
     "message function_call function_call_output local_shell_call custom_tool_call custom_tool_call_output"
     " web_search_call reasoning".split()

@@ -30,6 +30,7 @@ def _dict(value: Any) -> dict[str, Any]:
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
+
 _ARG_KEYS = ("command", "file_path", "absolute_path", "path", "dir_path", "pattern", "query", "url", "prompt")
 _FAILED = ("error", "cancelled")
 
