@@ -74,7 +74,8 @@ def main() -> None:
                 size = _size(path)
                 print(
                     f"round {r + 1} {source:12} {report.conversations:,} conversations, {report.notes:,} notes,"
-                    f" {size / 1e6:.1f} MB: first {first:.2f} s, CPU {cpu:.2f} s ({report.conversations / first:,.0f}/s,"
+                    f" {size / 1e6:.1f} MB: first {first:.2f} s, CPU {cpu:.2f} s"
+                    f" ({report.conversations / first:,.0f}/s,"
                     f" {size / 1e6 / first:.1f} MB/s); again {second:.2f} s ({again.conversations / second:,.0f}/s)",
                     flush=True,
                 )
