@@ -7,11 +7,12 @@ import json
 import zipfile
 
 from tests.interfaces.cli_harness import call
-from tests.services.conversation_fixtures import write_chatgpt_zip, write_claude_code
+from tests.services.conversation_fixtures import write_chatgpt_zip, write_claude_code, write_codex, write_gemini
 
 
-def nw(tmp_path, *args, env=None):
-    return call(["--store", str(tmp_path / "notes"), *args], env=env, unset=("NOTEWELL_STORE",), text=True)
+def nw(tmp_path, *args, env=None, unset_codex=False):
+    unset = ("NOTEWELL_STORE", "CODEX_HOME") if unset_codex else ("NOTEWELL_STORE",)
+    return call(["--store", str(tmp_path / "notes"), *args], env=env, unset=unset, text=True)
 
 
 def test_import_prints_what_it_did_and_again_adds_nothing(tmp_path):
@@ -33,6 +34,22 @@ def test_claude_codes_folder_is_the_default_and_a_bad_file_exits_1(tmp_path):
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and f"not imported: {paths[0]}: line 1 is not JSON" in done.stderr
     assert "1 new" in done.stdout and "on project sessions" in done.stdout
+
+
+def test_codex_and_gemini_come_from_their_own_folders_and_a_bad_file_exits_1(tmp_path):
+    home = tmp_path / "home"
+    write_codex(home / ".codex" / "sessions", sessions=2, turns=1)
+    paths = write_gemini(home / ".gemini" / "tmp", sessions=2, turns=1)
+    paths[0].write_text(paths[0].read_text()[:-40])  # cut short
+    env = {"HOME": str(home)}
+    done = nw(tmp_path, "import", "codex", env=env, unset_codex=True)
+    assert done.returncode == 0, done.stderr
+    assert "codex: 2 file(s), 2 conversation(s)" in done.stdout and "on project codex" in done.stdout
+    done = nw(tmp_path, "import", "gemini", env=env, unset_codex=True)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert f"not imported: {paths[0]}: not JSON (cut short?)" in done.stderr and "1 new" in done.stdout
+    listed = nw(tmp_path, "list", "--tag", "gemini").stdout
+    assert listed.count("[conversation]") == 1
 
 
 def test_mistakes_are_one_line(tmp_path):

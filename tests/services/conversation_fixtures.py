@@ -261,3 +261,215 @@ def write_claude_zip(path: Path, conversations: int, turns: int, *, seed: int = 
         archive.writestr("users.json", json.dumps([{"uuid": "acct", "full_name": "Example User"}]))
         archive.writestr("projects.json", json.dumps([]))
     return convs
+
+
+# -- Codex CLI ----------------------------------------------------------------------------
+# As codex-rs/protocol defines a rollout: each line {"timestamp", "type", "payload"} (RolloutLine
+# with a RolloutItem tagged by type); versions before it wrote the session object bare on the
+# first line and the response items bare after it, with {"record_type": "state"} lines.
+
+
+def codex_lines(
+    rng: random.Random, session: str, turns: int, *, start: datetime, cwd: str = "/home/dev/shop",
+    answer_size: int = 400, legacy: bool = False,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """A rollout's lines: the session's meta, the context Codex injects as user messages, then
+    *turns* requests, each answered with reasoning, a shell call and its output (the second one
+    failing), an event echo and the words."""
+    now = start
+    out: list[dict[str, Any]] = []
+
+    def put(kind: str, payload: dict[str, Any]) -> None:
+        if legacy:
+            if kind == "response_item":
+                out.append(payload)
+            return
+        out.append({"timestamp": _iso(now), "type": kind, "payload": payload})
+
+    meta = {
+        "id": session,
+        "timestamp": _iso(now),
+        "cwd": cwd,
+        "originator": "codex_cli_rs",
+        "cli_version": "0.63.0",
+        "instructions": None,
+        "source": "cli",
+        "model_provider": "openai",
+    }
+    if legacy:
+        out.append({"id": session, "timestamp": _iso(now), "instructions": None})
+    else:
+        put(
+            "session_meta",
+            {
+                **meta,
+                "git": {"commit_hash": "9f1c2ab", "branch": "main", "repository_url": "git@example.com:dev/shop.git"},
+            },
+        )
+    put(
+        "response_item",
+        {
+            "type": "message",
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": f"<environment_context>\n  <cwd>{cwd}</cwd>\n</environment_context>"}
+            ],
+        },
+    )
+    for i in range(1, turns + 1):
+        now += timedelta(minutes=2)
+        request = request_text(rng, i)
+        put("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": request}]})
+        put("event_msg", {"type": "user_message", "message": request, "images": []})
+        put("turn_context", {"cwd": cwd, "approval_policy": "on-request", "model": "gpt-5-codex", "summary": "auto"})
+        now += timedelta(seconds=20)
+        put(
+            "response_item",
+            {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": "**Reading the pool**"}],
+                "encrypted_content": "gAAAA",
+            },
+        )
+        call = f"call_{_uuid(rng)[:12]}"
+        put(
+            "response_item",
+            {
+                "type": "function_call",
+                "name": "shell",
+                "call_id": call,
+                "arguments": json.dumps({"command": ["bash", "-lc", f"rg -n pool {FILES[i % 5]}"], "workdir": cwd}),
+            },
+        )
+        code = 1 if i == 2 else 0
+        put(
+            "response_item",
+            {
+                "type": "function_call_output",
+                "call_id": call,
+                "output": json.dumps(
+                    {
+                        "output": "src/db/pool.py:12: size = 4\n",
+                        "metadata": {"exit_code": code, "duration_seconds": 0.1},
+                    }
+                ),
+            },
+        )
+        now += timedelta(seconds=30)
+        words = answer_text(rng, i, answer_size)
+        put(
+            "response_item",
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": words}]},
+        )
+        put("event_msg", {"type": "agent_message", "message": words})
+        put("event_msg", {"type": "token_count", "info": None})
+    return out
+
+
+def write_codex(root: Path, sessions: int, turns: int, *, seed: int = 4, answer_size: int = 400) -> list[Path]:
+    """A Codex sessions folder (``YYYY/MM/DD/rollout-<time>-<id>.jsonl``) of *sessions* rollouts."""
+    rng = random.Random(seed)
+    start = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+    made = []
+    for s in range(sessions):
+        session = _uuid(rng)
+        when = start + timedelta(hours=s)
+        lines = codex_lines(rng, session, turns, start=when, cwd=f"/home/dev/project-{s % 3}", answer_size=answer_size)
+        path = root / when.strftime("%Y/%m/%d") / f"rollout-{when.strftime('%Y-%m-%dT%H-%M-%S')}-{session}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in lines), encoding="utf-8")
+        made.append(path)
+    return made
+
+
+# -- Gemini CLI ---------------------------------------------------------------------------
+# As gemini-cli's chatRecordingService writes a session: one ConversationRecord (sessionId,
+# projectHash, startTime, lastUpdated, messages) per file, ~/.gemini/tmp/<hash>/chats/session-*.json.
+
+
+def gemini_record(
+    rng: random.Random, session: str, turns: int, *, start: datetime, answer_size: int = 400, parts: bool = False
+) -> dict[str, Any]:
+    """A session of *turns* requests, each answered in two messages (a tool call, then the words,
+    with thoughts and tokens), an info notice among them; the second call fails. *parts*: content
+    as the API's parts (later versions) rather than a string."""
+    now = start
+    messages: list[dict[str, Any]] = []
+    for i in range(1, turns + 1):
+        now += timedelta(minutes=2)
+        request = request_text(rng, i)
+        messages.append(
+            {
+                "id": _uuid(rng),
+                "timestamp": _iso(now),
+                "type": "user",
+                "content": [{"text": request}] if parts else request,
+            }
+        )
+        now += timedelta(seconds=20)
+        messages.append(
+            {
+                "id": _uuid(rng),
+                "timestamp": _iso(now),
+                "type": "gemini",
+                "content": "",
+                "model": "gemini-2.5-pro",
+                "thoughts": [
+                    {"subject": "Reading the pool", "description": "Look at the pool first.", "timestamp": _iso(now)}
+                ],
+                "toolCalls": [
+                    {
+                        "id": f"read_file-{i}",
+                        "name": "read_file",
+                        "args": {"absolute_path": f"/home/dev/{FILES[i % 5]}"},
+                        "result": [{"functionResponse": {"name": "read_file", "response": {"output": "size = 4"}}}],
+                        "status": "error" if i == 2 else "success",
+                        "timestamp": _iso(now),
+                    }
+                ],
+                "tokens": {"input": 900, "output": 40, "cached": 0, "total": 940},
+            }
+        )
+        now += timedelta(seconds=30)
+        words = answer_text(rng, i, answer_size)
+        messages.append(
+            {
+                "id": _uuid(rng),
+                "timestamp": _iso(now),
+                "type": "gemini",
+                "model": "gemini-2.5-pro",
+                "content": [{"text": words}] if parts else words,
+                "tokens": {"input": 950, "output": 300, "cached": 0, "total": 1250},
+            }
+        )
+        if i == 1:
+            messages.append(
+                {"id": _uuid(rng), "timestamp": _iso(now), "type": "info", "content": "Switched to a fallback model."}
+            )
+    return {
+        "sessionId": session,
+        "projectHash": "5e3f" * 16,
+        "startTime": _iso(start),
+        "lastUpdated": _iso(now),
+        "messages": messages,
+    }
+
+
+def write_gemini(root: Path, sessions: int, turns: int, *, seed: int = 5, answer_size: int = 400) -> list[Path]:
+    """A ``~/.gemini/tmp``: *sessions* session files across three projects' ``chats/`` folders
+    (each beside the checkpoint and logs files Gemini CLI also keeps there, which are not sessions)."""
+    rng = random.Random(seed)
+    start = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+    made = []
+    for s in range(sessions):
+        session = _uuid(rng)
+        when = start + timedelta(hours=s)
+        record = gemini_record(rng, session, turns, start=when, answer_size=answer_size, parts=s % 2 == 1)
+        folder = root / f"{s % 3:064x}"
+        path = folder / "chats" / f"session-{when.strftime('%Y-%m-%dT%H-%M')}-{session[:8]}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+        (folder / "logs.json").write_text("[]")
+        (folder / "checkpoint-before-refactor.json").write_text('[{"role": "user", "parts": [{"text": "hi"}]}]')
+        made.append(path)
+    return made

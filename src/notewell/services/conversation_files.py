@@ -1,7 +1,8 @@
 """Finding and reading the files conversations come in: a Claude Code projects folder or one
-transcript; an export's zip, folder or ``conversations*.json``. Only regular files are read,
-never more than their limits; an export is read one conversation at a time; a file that cannot
-be read is reported (on the import's report) and contributes nothing."""
+transcript; a folder of Codex or Gemini CLI sessions or one of them; an export's zip, folder or
+``conversations*.json``. Only regular files are read, never more than their limits; an export is
+read one conversation at a time; a file that cannot be read is reported (on the import's report)
+and contributes nothing."""
 
 from __future__ import annotations
 
@@ -71,6 +72,14 @@ class _Bounded:
         if self.budget[0] < 0:
             raise InvalidArgumentError(f"the export needs over {EXPORT_READ >> 20:,} MB read: not read further")
         return data
+
+
+def _session_files(root: Path, pattern: str) -> list[Path]:
+    """A folder's session files named like *pattern*, at any depth (Codex files them by date,
+    Gemini CLI by project); the path itself when it is not a folder."""
+    if not root.is_dir():
+        return [root]
+    return sorted(p for p in root.rglob(pattern) if not p.is_dir())
 
 
 def _transcripts(root: Path) -> list[Path]:
@@ -235,7 +244,18 @@ def file_conversations(source: str, path: Path, report: ImportReport) -> Iterato
     """(file, its conversations) for each file of *source* under *path*; unreadable files are reported."""
     if not path.exists():
         raise NotFoundError(f"no such file or folder: {path}")
-    if source_named(source).shape is None:  # session transcripts, one file each
+    read_session = source_named(source).session_file
+    if read_session is not None:  # one session a file (Codex, Gemini CLI)
+        for file in _session_files(path, source_named(source).pattern):
+            report.files += 1
+            try:
+                conv = read_session(_read_limited(file), file.stem)
+            except (OSError, InvalidArgumentError) as exc:
+                report.errors.append((str(file), getattr(exc, "message", None) or str(exc)))
+                continue
+            yield str(file), [conv] if conv is not None else []
+        return
+    if source_named(source).shape is None:  # Claude Code's transcripts, one file each
         for file in _transcripts(path):
             report.files += 1
             try:

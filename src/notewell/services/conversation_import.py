@@ -1,10 +1,11 @@
-"""Bringing conversations from Claude Code, ChatGPT and claude.ai into a store, again and again.
+"""Bringing conversations from Claude Code, Codex CLI, Gemini CLI, ChatGPT and claude.ai into a
+store, again and again.
 
 ``import_conversations(store, source, path)`` finds the source's files (a Claude Code projects
-folder or one transcript; an export's zip, folder or ``conversations*.json``), reads each one
-whole before writing anything from it, and writes one note per conversation (parts, when it is
-long) on the project named after the source (on one attempt left running, so that the notes
-stay the owner's to edit or delete). A note's id comes from the source's
+folder or one transcript; a folder of Codex or Gemini CLI sessions or one; an export's zip, folder
+or ``conversations*.json``), reads each one whole before writing anything from it, and writes one
+note per conversation (parts, when it is long) on the project named after the source (on one
+attempt left running, so that the notes stay the owner's to edit or delete). A note's id comes from the source's
 own id, so importing again finds what it wrote before: a conversation that grew gets a new part
 with only the turns after the last one kept; one already complete, or deleted here since, is
 left as it is. A file that cannot be read is reported and contributes nothing.
@@ -35,7 +36,7 @@ IMPORT_MODEL = "notewell-import"  # marks the attempt imports write on
 
 
 def default_path(source: str) -> Path | None:
-    """Where *source* keeps its files when no path is given (Claude Code's projects folder)."""
+    """Where *source* keeps its files when no path is given (Claude Code's, Codex's and Gemini CLI's own folders)."""
     where = next((s.default_path for s in SOURCE_TABLE if s.name == source), None)
     return where() if where is not None else None
 
@@ -208,7 +209,8 @@ def import_conversations(
     progress: Callable[[ImportReport], None] | None = None,
 ) -> ImportReport:
     """Import *source*'s conversations under *path* into *store* (see the module's docstring)."""
-    transcripts = source_named(source).shape is None  # Claude Code's sessions: put together from every file
+    kind = source_named(source)
+    transcripts = kind.shape is None and kind.session_file is None  # Claude Code's: put together from every file
     chosen = Path(path) if path is not None else default_path(source)
     if chosen is None:
         raise InvalidArgumentError(f"give the {source} export to import (a .zip, a folder or conversations.json)")

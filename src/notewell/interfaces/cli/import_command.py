@@ -1,4 +1,4 @@
-"""``notewell import SOURCE [PATH]``: conversations from Claude Code, ChatGPT or claude.ai, or
+"""``notewell import SOURCE [PATH]``: conversations from Claude Code, Codex CLI, Gemini CLI, ChatGPT or claude.ai, or
 (``notewell import DIR --database URL``) a notes folder loaded into PostgreSQL."""
 
 from __future__ import annotations
@@ -24,14 +24,16 @@ def _import_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "source",
         metavar="SOURCE",
-        help="claude-code, chatgpt or claude (conversations); or a notes folder DIR to load into --database",
+        help="claude-code, chatgpt, claude, codex or gemini (conversations); or a notes folder DIR to load into"
+        " --database",
     )
     p.add_argument(
         "path",
         nargs="?",
         metavar="PATH",
         help="claude-code: a projects folder or one .jsonl (default ~/.claude/projects); chatgpt, claude:"
-        " the export's .zip, its folder or conversations.json",
+        " the export's .zip, its folder or conversations.json; codex: a sessions folder or one rollout-*.jsonl"
+        " (default ~/.codex/sessions); gemini: a folder of session-*.json (default ~/.gemini/tmp)",
     )
     p.add_argument("--project", help="the project the notes go on (default: the source's name)")
     p.add_argument("--author", help="who the import attempt is by (default: your user name)")
@@ -88,7 +90,7 @@ COMMANDS = (
     Command(
         "import",
         "agent runtimes",
-        "bring in conversations (claude-code, chatgpt, claude), or load a notes folder into --database",
+        "bring in conversations (claude-code, chatgpt, claude, codex, gemini), or load a notes folder into --database",
         cmd_import,
         _import_arguments,
     ),

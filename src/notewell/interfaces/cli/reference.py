@@ -63,7 +63,11 @@ def _sources() -> list[str]:
     ]
     for s in SOURCE_TABLE:
         read = (
-            "session transcripts, one file each" if s.shape is None else f"an export: each conversation has `{s.shape}`"
+            f"sessions, one `{s.pattern}` file each"
+            if s.session_file is not None
+            else "session transcripts, one file each"
+            if s.shape is None
+            else f"an export: each conversation has `{s.shape}`"
         )
         lines.append(f"| `{s.name}` | {s.files} | {read} |")
     return lines

@@ -22,7 +22,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,16 @@ from .config_files import (
     toml_without_block,
 )
 
-__all__ = ["INSTALLABLE", "install_plan", "is_notewell_hook", "next_steps_after_install"]
+__all__ = [
+    "INSTALLABLE",
+    "codex_server_block",
+    "hook_commands",
+    "hooks_entries",
+    "install_plan",
+    "is_notewell_hook",
+    "mcp_entries",
+    "next_steps_after_install",
+]
 
 INSTALLABLE = ("claude-code", "codex", "gemini", "cursor")
 SERVER_NAME = "notewell"
@@ -191,6 +200,38 @@ def _hooks_json(runtime: str, commands: dict[Registration, str] | None) -> Edit:
     return edit
 
 
+def hook_commands(runtime: str, argv: list[str], options: Sequence[str] = ()) -> dict[Registration, str]:
+    """Each of *runtime*'s events and the ``notewell hook`` command it runs, notewell started as *argv*."""
+    return {
+        reg: shlex.join([*argv, "hook", reg.command, "--runtime", runtime, *options])
+        for reg in runtime_named(runtime).registrations
+    }
+
+
+def hooks_entries(runtime: str, argv: list[str]) -> dict[str, Any]:
+    """The hooks document notewell's hooks make in *runtime*'s own form (``{"hooks": ...}``),
+    as ``install`` writes them, notewell started as *argv* and no store named (its default)."""
+    data: dict[str, Any] = {}
+    _hooks_json(runtime, hook_commands(runtime, argv))(data, Path("hooks.json"))
+    return data
+
+
+def mcp_entries(runtime: str, argv: list[str]) -> dict[str, Any]:
+    """``{"mcpServers": {"notewell": ...}}`` as ``install`` writes it for *runtime*, notewell started as *argv*."""
+    data: dict[str, Any] = {}
+    _mcp_json(runtime, [*argv, "mcp"])(data, Path("mcp.json"))
+    return data
+
+
+def codex_server_block(server: list[str]) -> str:
+    """Codex's ``[mcp_servers.notewell]`` table running *server* (``notewell mcp ...``), as
+    ``install codex`` writes it between its marker lines."""
+    return (
+        f"[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_string(server[0])}\n"
+        f"args = [{', '.join(_toml_string(a) for a in server[1:])}]\n"
+    )
+
+
 def _toml_string(value: str) -> str:
     return json.dumps(value)  # a JSON string is a TOML basic string (same escapes)
 
@@ -230,10 +271,7 @@ def _codex_toml(path: Path, server: list[str] | None) -> FileChange:
             f"{path} already has [mcp_servers.{SERVER_NAME}], not written by notewell install:"
             " remove it, then install again; nothing changed"
         )
-    block = (
-        f"{BLOCK_START}\n[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_string(server[0])}\n"
-        f"args = [{', '.join(_toml_string(a) for a in server[1:])}]\n{BLOCK_END}\n"
-    )
+    block = f"{BLOCK_START}\n{codex_server_block(server)}{BLOCK_END}\n"
     new = (base.rstrip("\n") + "\n\n" if base.strip() else "") + block
     try:
         tomllib.loads(new)
@@ -271,12 +309,7 @@ def install_plan(
     mcp_file, hooks_file = _files(runtime, scope, root, home_dir)
     argv = _notewell_argv()
     server = None if remove else [argv[0], *argv[1:], "mcp", *store_args, *server_args]
-    reg_commands = None
-    if not remove:
-        reg_commands = {
-            reg: shlex.join([*argv, "hook", reg.command, "--runtime", runtime, *store_args, *hook_args])
-            for reg in runtime_named(runtime).registrations
-        }
+    reg_commands = None if remove else hook_commands(runtime, argv, [*store_args, *hook_args])
     edits: dict[Path, list[Edit]] = {}
     changes: list[FileChange] = []
     if mcp:

@@ -58,13 +58,13 @@ class Turn:
 class Conversation:
     """A conversation or session from *source*, keyed by the source's own *source_id*."""
 
-    source: str  # claude-code, chatgpt, claude
+    source: str  # claude-code, codex, gemini, chatgpt, claude
     source_id: str
     turns: list[Turn]
     title: str | None = None  # the source's own title, when it has one
     model: str | None = None
-    where: str | None = None  # the working folder (Claude Code)
-    branch: str | None = None  # the git branch (Claude Code)
+    where: str | None = None  # the working folder (Claude Code, Codex)
+    branch: str | None = None  # the git branch (Claude Code, Codex)
     # Claude Code: False for a session's lines read from another session's file (copied by a
     # resume, or written there by a /resume inside it)
     own_file: bool = True
@@ -186,7 +186,10 @@ def _opening(conv: Conversation, turns: list[Turn]) -> str:
         start, end = min(times)[:16].replace("T", " "), max(times)[:16].replace("T", " ")
         span = f" of {start}" + ("" if end == start else f" to {end[11:] if end[:10] == start[:10] else end}") + " UTC"
     requests = sum(1 for t in turns if t.role == "user")
-    label = {"claude-code": "Claude Code session", "chatgpt": "ChatGPT conversation", "claude": "Claude conversation"}
+    label = {
+        "claude-code": "Claude Code session", "chatgpt": "ChatGPT conversation", "claude": "Claude conversation",
+        "codex": "Codex CLI session", "gemini": "Gemini CLI session",
+    }  # fmt: skip
     line = f"{label.get(conv.source, conv.source + ' conversation')}{span}: {requests} request{'s' * (requests != 1)}"
     if conv.where:
         line += f", in {first_line(clean(conv.where), 300)}"
