@@ -45,7 +45,7 @@ SCRIPT = [
     {"command": "delete", "path": "/memories/scratch.md"},
     {"command": "view"},
 ]
-LISTING = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:"
+LISTING = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:"
 EXPECTED = [
     (LISTING + "\n0B\t/memories", False),
     ("File created successfully at: /memories/customer/preferences.md", False),

@@ -12,7 +12,7 @@ from notewell.agents.memory_files import MemoryCommandError, MemoryFiles, StoreN
 from notewell.errors import NotFoundError
 from notewell.model.visibility import Viewer
 
-LISTING = "Here're the files and directories up to 2 levels deep in {}, excluding hidden items:"
+LISTING = "Here're the files and directories up to 2 levels deep in {}, excluding hidden items and node_modules:"
 
 
 def refused(files: MemoryFiles, **command) -> str:
@@ -159,6 +159,19 @@ def test_every_write_is_a_revision_and_rename_keeps_the_note(store):
     assert store.get_note(card.id, revision=1).title == "/memories/plan.md"
     files.delete("/memories/done/plan.md")
     assert store.get_note(card.id, revision=4).body == "# Plan\nstep two\n"  # the last text stays readable
+
+
+def test_the_listing_leaves_out_hidden_items_and_node_modules(store):
+    files = MemoryFiles(store)
+    for path in (
+        "/memories/.hidden.md",
+        "/memories/app/node_modules/x.js",
+        "/memories/a/.git/config",
+        "/memories/b.md",
+    ):
+        files.create(path, "x")
+    assert files.view("/memories") == LISTING.format("/memories") + "\n1B\t/memories\n1B\t/memories/b.md"
+    assert files.view("/memories/.hidden.md").endswith("     1\tx")  # there, if not listed
 
 
 def test_a_file_keeps_its_bytes(store):

@@ -15,7 +15,7 @@ from mcp import ClientSession, stdio_client  # noqa: E402
 from tests.interfaces.server_fixture import Server  # noqa: E402
 from tests.interfaces.test_mcp import _http_session, _stdio_params  # noqa: E402
 
-LISTING = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:"
+LISTING = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:"
 
 
 async def _memory(session: ClientSession, **arguments) -> tuple[str, bool]:

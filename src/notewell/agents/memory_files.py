@@ -296,8 +296,8 @@ class MemoryFiles:
         sizes: dict[str, int] = {}  # each entry two levels deep, directories with their files' bytes
         for file_path, file in list(files.items()):
             parts = file_path[len(path) + 1 :].split("/")
-            if any(part.startswith(".") for part in parts):
-                del files[file_path]  # hidden, as the protocol's listing leaves such items out
+            if any(part.startswith(".") or part == "node_modules" for part in parts):
+                del files[file_path]  # the protocol's listing leaves these out
                 continue
             size = len(file.body.encode("utf-8"))
             for depth in range(1, min(len(parts), 2) + 1):
@@ -306,7 +306,8 @@ class MemoryFiles:
         total = sum(len(f.body.encode("utf-8")) for f in files.values())
         lines = [f"{_size(total)}\t{path}"]
         lines += [f"{_size(sizes[entry])}\t{path}/{entry}" for entry in sorted(sizes, key=lambda e: e.rstrip("/"))]
-        header = f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
+        header = f"Here're the files and directories up to 2 levels deep in {path}, "
+        header += "excluding hidden items and node_modules:"
         return header + "\n" + "\n".join(lines)
 
     def _view_file(self, file: _File, view_range: Any) -> str:
