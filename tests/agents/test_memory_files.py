@@ -9,7 +9,7 @@ import time
 import pytest
 
 from notewell.agents.memory_files import MemoryCommandError, MemoryFiles, StoreNotes, memory_text
-from notewell.errors import NotFoundError
+from notewell.errors import FrozenError, NotFoundError
 from notewell.model.visibility import Viewer
 
 LISTING = "Here're the files and directories up to 2 levels deep in {}, excluding hidden items and node_modules:"
@@ -239,6 +239,23 @@ def test_a_viewer_sees_only_files_it_may_see(store):
     assert bob.view("/memories/secret/codes.md").endswith("     1\tmine\n     2\t")
     with pytest.raises(NotFoundError):
         store.get_note(store.list_notes(kind="memory", project="alice:private")[0].id, viewer=Viewer("bob"))
+
+
+def test_a_directory_changes_whole_or_not_at_all(store):
+    attempt = store.start_attempt("shop", author="agent").id
+    MemoryFiles(store, attempt=attempt).create("/memories/run/log.md", "ended\n")
+    store.end_attempt(attempt, outcome="succeeded")
+    files = MemoryFiles(store)
+    files.create("/memories/run/open.md", "still open\n")
+    before = files.view("/memories")
+    with pytest.raises(FrozenError):
+        files.rename("/memories/run", "/memories/old")
+    with pytest.raises(FrozenError):
+        files.delete("/memories/run")
+    assert files.view("/memories") == before  # nothing moved, nothing deleted
+    assert files.delete("/memories/run/open.md") == "Successfully deleted /memories/run/open.md"
+    with pytest.raises(FrozenError):  # one file: refused by the edit itself
+        files.str_replace("/memories/run/log.md", "ended", "x")
 
 
 def test_the_note_of_a_file(store):

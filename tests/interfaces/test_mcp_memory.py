@@ -86,6 +86,7 @@ def test_the_memory_tool_at_mcp_keeps_each_callers_permissions(tmp_path):
         async def as_alice(s):
             return [
                 await _memory(s, command="create", path="/memories/shared.md", file_text="for everyone\n"),
+                await _memory(s, command="create", path="/memories/team/alice.md", file_text="alice's\n"),
                 await _memory(s, command="view", path="/memories"),
             ]
 
@@ -100,14 +101,23 @@ def test_the_memory_tool_at_mcp_keeps_each_callers_permissions(tmp_path):
 
         async def as_bob(s):
             return [
+                await _memory(s, command="create", path="/memories/team/bob.md", file_text="bob's\n"),
+                await _memory(s, command="delete", path="/memories/team"),  # Alice's file is there too
+                await _memory(s, command="delete", path="/memories/team/bob.md"),
                 await _memory(s, command="view", path="/memories"),
                 await _memory(s, command="view", path="/memories/secret.md"),
                 await _memory(s, command="str_replace", path="/memories/shared.md", old_str="everyone", new_str="bob"),
                 await _memory(s, command="delete", path="/memories/shared.md"),
             ]
 
-        listing, secret, replace, delete = asyncio.run(_http_session(srv, "bob", as_bob))
-        assert listing == (LISTING + "\n13B\t/memories\n13B\t/memories/shared.md", False)
+        created, team, own, listing, secret, replace, delete = asyncio.run(_http_session(srv, "bob", as_bob))
+        assert created == ("File created successfully at: /memories/team/bob.md", False)
+        assert team[1] and team[0].startswith("forbidden: only its author or the store's owner may change note")
+        assert own == ("Successfully deleted /memories/team/bob.md", False)  # it was still there
+        assert listing == (
+            LISTING + "\n21B\t/memories\n13B\t/memories/shared.md\n8B\t/memories/team/\n8B\t/memories/team/alice.md",
+            False,
+        )
         assert secret == (
             "invalid_argument: The path /memories/secret.md does not exist. Please provide a valid path.",
             True,
@@ -123,11 +133,8 @@ def test_the_memory_tool_at_mcp_keeps_each_callers_permissions(tmp_path):
         async def anonymous(s):
             return await _memory(s, command="view", path="/memories")
 
-        assert asyncio.run(_http_session(srv, None, anonymous)) == (
-            LISTING + "\n13B\t/memories\n13B\t/memories/shared.md",
-            False,
-        )
-        assert [c.author for c in srv.store.list_notes(kind="memory")] == ["alice", "alice"]
-        assert srv.store.get_note(srv.store.list_notes(kind="memory")[1].id).body == "for everyone\n"
+        assert asyncio.run(_http_session(srv, None, anonymous)) == listing
+        assert [c.author for c in srv.store.list_notes(kind="memory")] == ["alice", "alice", "alice"]
+        assert srv.store.get_note(srv.store.list_notes(kind="memory")[2].id).body == "for everyone\n"
     finally:
         srv.close()

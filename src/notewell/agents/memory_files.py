@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConflictError
+from ..model.attempt import require_unfrozen
 from ..model.header import quote_value
 from ..model.visibility import Viewer
 from .memory_paths import ROOT, MemoryCommandError, check_path, shown, under
@@ -74,6 +75,11 @@ class MemoryNotes(Protocol):
 
     def delete(self, note_id: str) -> None: ...
 
+    def check_change(self, note_id: str) -> None:
+        """The error the caller would meet changing the note (none: it may), raised before a
+        command that changes several notes changes any."""
+        ...
+
 
 class StoreNotes:
     """:class:`MemoryNotes` on a store, writing as *author* (on *attempt*, if given) and reading
@@ -99,6 +105,11 @@ class StoreNotes:
 
     def delete(self, note_id: str) -> None:
         self.store.delete_note(note_id)
+
+    def check_change(self, note_id: str) -> None:
+        note = self.store.get_note(note_id, viewer=self.viewer)
+        if note.attempt_id is not None:
+            require_unfrozen(note_id, self.store.get_attempt(note.attempt_id, viewer=self.viewer))
 
 
 def memory_text(path: str, text: str) -> str:
@@ -408,6 +419,7 @@ class MemoryFiles:
         doomed = [file] if file is not None else list(self._files(path).values())
         if not doomed:
             raise MemoryCommandError(f"Error: The path {path} does not exist")
+        self._may_change(doomed)
         for each in doomed:
             self.notes.delete(each.id)
         return f"Successfully deleted {path}"
@@ -433,9 +445,17 @@ class MemoryFiles:
                 raise MemoryCommandError(f"Error: The path {parent} is a file, not a directory")
             parent = parent.rsplit("/", 1)[0]
         targets = {path: check_path(new + path[len(old) :]) for path in moving}  # deep files may pass the bounds
+        self._may_change(list(moving.values()))
         for path, each in moving.items():
             self._move(each, targets[path])
         return f"Successfully renamed {old} to {new}"
+
+    def _may_change(self, files: list[_File]) -> None:
+        """Every refusal a directory's files would meet, before the first of them changes (one
+        file goes straight to its change, which refuses it as it would)."""
+        if len(files) > 1:
+            for file in files:
+                self.notes.check_change(file.id)
 
     def _move(self, file: _File, path: str) -> None:
         was, now = quote_value(file.path), quote_value(path)

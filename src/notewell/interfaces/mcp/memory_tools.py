@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from ...errors import ForbiddenError
 from ...services.server_api import MAX_LIMIT
 from .tool import Arg, ToolSpec
 
@@ -45,6 +46,11 @@ class ApiNotes:
 
     def delete(self, note_id: str) -> None:
         self.api.delete_note(self.caller, note_id)
+
+    def check_change(self, note_id: str) -> None:
+        refusal = self.api.edit_refusal(self.caller, note_id)
+        if refusal is not None:
+            raise ForbiddenError(refusal)
 
 
 def _memory(
