@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from notewell.agents.memory_files import memory_text
 from notewell.agents.memory_paths import MAX_PATH_CHARS, ROOT, MemoryCommandError, check_path
-from notewell.model.header import parse_note
+from notewell.model.header import parse_note, quote_value
 from notewell.model.note import written_title
 
 # Pieces an attacker (or a confused model) puts together: traversal, encodings, separators,
@@ -53,6 +53,12 @@ PIECES = [
     "notes.md",
     "中文",
     "\udc80",
+    "\u00a0",
+    "\u3000",
+    "\u2028",
+    "\x85",
+    ".hidden",
+    "node_modules",
 ]
 paths = st.one_of(
     st.lists(st.sampled_from(PIECES), max_size=12).map("".join),
@@ -98,6 +104,7 @@ def test_a_path_reads_back_from_its_notes_header(path):
         return
     parsed = parse_note(memory_text(kept, "body\n"))
     assert written_title(parsed) == kept and parsed.body == "body\n"
+    assert f"memory_path: {quote_value(kept)}" in parsed.extra
 
 
 @pytest.mark.parametrize(
@@ -121,6 +128,11 @@ def test_a_path_reads_back_from_its_notes_header(path):
         ("/memories" + "/a" * 33, "over 32 directories deep"),
         ("/memories/" + "é" * 128, "over 255 bytes"),
         ("/memories/\udc80", "is not valid UTF-8"),
+        ("/memories/a.md ", "starts or ends with a blank"),
+        ("/memories/ /a.md", "starts or ends with a blank"),
+        ("/memories/a\u3000/b", "starts or ends with a blank"),
+        ("/memories/a\u2028b", "would escape"),
+        ("/memories/a\x85b", "would escape"),
         (None, "must be a string"),
     ],
 )
@@ -141,3 +153,33 @@ def test_what_is_refused(path, said):
 )
 def test_the_one_form(path, kept):
     assert check_path(path) == kept
+
+
+@pytest.mark.slow
+def test_a_file_at_any_path_it_accepts_is_found_again(tmp_path):
+    import notewell
+    from notewell.agents.memory_files import MemoryFiles
+
+    store = notewell.open(tmp_path / "notes")
+    files = MemoryFiles(store)
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(paths)
+    def round_trip(path):
+        try:
+            kept = check_path(path)
+        except MemoryCommandError:
+            return
+        if kept == ROOT:
+            return
+        assert files.create(kept, "x") == f"File created successfully at: {kept}"
+        assert files.view(kept).endswith("     1\tx")
+        parent, name = kept.rsplit("/", 1)
+        listed = f"\t{kept}" in files.view(parent)
+        assert listed == (not name.startswith(".") and name != "node_modules")  # the protocol hides those
+        assert files.delete(kept) == f"Successfully deleted {kept}"
+
+    try:
+        round_trip()
+    finally:
+        store.close()

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConflictError
 from ..model.attempt import require_unfrozen
-from ..model.header import quote_value
+from ..model.header import parse_note, quote_value
 from ..model.visibility import Viewer
 from .memory_paths import ROOT, MemoryCommandError, check_path, shown, under
 
@@ -116,6 +116,15 @@ def memory_text(path: str, text: str) -> str:
     """The note a memory file at *path* (a checked path) holding *text* is stored as."""
     quoted = quote_value(path)
     return f"---\ntitle: {quoted}\nkind: {MEMORY_KIND}\ntags: [{MEMORY_KIND}]\nmemory_path: {quoted}\n---\n{text}"
+
+
+def _storable(path: str) -> str:
+    """*path*, once its note's header reads it back exactly (else a file made there could never
+    be found again)."""
+    parsed = parse_note(memory_text(path, ""))
+    if (parsed.header or {}).get("title") != path or f"memory_path: {quote_value(path)}" not in parsed.extra:
+        raise MemoryCommandError(f"Error: the path {shown(path)} cannot be kept in a note's header")
+    return path
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,7 +367,7 @@ class MemoryFiles:
             if self._file(parent) is not None:
                 raise MemoryCommandError(f"Error: The path {parent} is a file, not a directory")
             parent = parent.rsplit("/", 1)[0]
-        self.notes.add(memory_text(path, file_text))
+        self.notes.add(memory_text(_storable(path), file_text))
         return f"File created successfully at: {path}"
 
     def str_replace(self, path: str, old_str: str, new_str: str) -> str:
@@ -444,7 +453,8 @@ class MemoryFiles:
             if self._file(parent) is not None:
                 raise MemoryCommandError(f"Error: The path {parent} is a file, not a directory")
             parent = parent.rsplit("/", 1)[0]
-        targets = {path: check_path(new + path[len(old) :]) for path in moving}  # deep files may pass the bounds
+        # A file deep in the directory may land past the bounds: every target is checked first.
+        targets = {path: _storable(check_path(new + path[len(old) :])) for path in moving}
         self._may_change(list(moving.values()))
         for path, each in moving.items():
             self._move(each, targets[path])

@@ -5,7 +5,8 @@ A memory path never becomes a file path (each memory file is a note, stored unde
 so nothing on disk can be reached through one; still a path is refused, in the protocol's error
 form, when it could mean something else to a reader or another implementation: ``..`` or ``.``
 segments, empty segments (``//``), a backslash, a NUL or another control character, a
-percent-encoded byte (``%2e%2e``), or one outside ``/memories``.
+percent-encoded byte (``%2e%2e``), a name that starts or ends with a blank (a title would lose
+it), or one outside ``/memories``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ MAX_PATH_CHARS = 1024  # a path's characters: titles and headers stay small
 MAX_SEGMENTS = 32  # directories deep, the file included
 _SEGMENT_BYTES = 255  # as most file systems allow
 _ENCODED = re.compile(r"%[0-9A-Fa-f]{2}")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # and the line breaks str.splitlines() knows
 _SHOWN_CHARS = 300
 
 
@@ -59,6 +60,8 @@ def check_path(path: object) -> str:
         raise MemoryCommandError(f"Path {shown(path)} would escape /memories directory")
     if len(segments) > MAX_SEGMENTS:
         raise MemoryCommandError(f"Error: the path {shown(path)} is over {MAX_SEGMENTS} directories deep")
+    if any(segment != segment.strip() for segment in segments):
+        raise MemoryCommandError(f"Error: a name in {shown(path)} starts or ends with a blank")
     if any(len(segment.encode("utf-8")) > _SEGMENT_BYTES for segment in segments):
         raise MemoryCommandError(f"Error: a name in {shown(path)} is over {_SEGMENT_BYTES} bytes")
     return kept
