@@ -23,7 +23,7 @@ from anthropic.types.beta import (  # noqa: E402
 )
 
 import notewell  # noqa: E402
-from notewell.agents.anthropic_memory import NotewellMemoryTool  # noqa: E402
+from notewell.agents.anthropic_memory import NotewellAsyncMemoryTool, NotewellMemoryTool  # noqa: E402
 
 SCRIPT = [
     {"command": "view", "path": "/memories"},
@@ -91,7 +91,12 @@ class _Model(BaseHTTPRequestHandler):
                     self.results.append((text, bool(block.get("is_error"))))
         turn = len(self.tools) - 1
         if turn < len(self.script):
-            content = [{"type": "tool_use", "id": f"toolu_{turn:02}", "name": "memory", "input": self.script[turn]}]
+            step = self.script[turn]  # one command, or several the model asks for at once
+            commands = step if isinstance(step, list) else [step]
+            content = [
+                {"type": "tool_use", "id": f"toolu_{turn:02}_{i}", "name": "memory", "input": command}
+                for i, command in enumerate(commands)
+            ]
             stop = "tool_use"
         else:
             content, stop = [{"type": "text", "text": "Noted."}], "end_turn"
@@ -160,6 +165,41 @@ def test_the_sdks_tool_runner_drives_it_and_another_process_finds_what_it_wrote(
     assert [(c["title"], c["kind"], c["author"]) for c in cards] == [
         ("/memories/acme/preferences.md", "memory", "support-agent")
     ]
+
+
+@pytest.mark.slow
+def test_the_async_runner_drives_the_async_tool(model, tmp_path):
+    import asyncio
+
+    _Model.script = [
+        [
+            {"command": "create", "path": "/memories/a.md", "file_text": "alpha\n"},
+            {"command": "create", "path": "/memories/b/c.md", "file_text": "gamma\n"},
+        ],
+        {"command": "view", "path": "/memories"},
+        {"command": "delete", "path": "/memories/zzz"},
+    ]
+    store = notewell.open(tmp_path / "notes")
+
+    async def run():
+        client = anthropic.AsyncAnthropic(base_url=model, api_key="test", max_retries=0)
+        runner = client.beta.messages.tool_runner(
+            model="claude-test",
+            max_tokens=1024,
+            tools=[NotewellAsyncMemoryTool(store, author="async-agent")],
+            messages=[{"role": "user", "content": "Remember a and c."}],
+        )
+        return await runner.until_done()
+
+    assert asyncio.run(run()).content[0].text == "Noted."
+    assert _Model.results == [
+        ("File created successfully at: /memories/a.md", False),
+        ("File created successfully at: /memories/b/c.md", False),
+        (LISTING + "\n12B\t/memories\n6B\t/memories/a.md\n6B\t/memories/b/\n6B\t/memories/b/c.md", False),
+        ("Error: The path /memories/zzz does not exist", True),
+    ]
+    assert {c.author for c in store.list_notes(kind="memory")} == {"async-agent"}
+    store.close()
 
 
 def test_the_sdks_command_models_reach_the_store(store):
