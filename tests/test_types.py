@@ -48,6 +48,10 @@ CORE = [
     "model/note.py",
     "model/visibility.py",
     "model/attempt.py",
+    # Anthropic's memory tool: the protocol's core and the SDK's class over it
+    "agents/memory_paths.py",
+    "agents/memory_files.py",
+    "agents/anthropic_memory.py",
 ]
 # Typed test code: the memory backend, and the check that SqliteBackend, PostgresBackend and
 # MemoryBackend each are a Backend (mypy follows it into tests/fakes/memory_*.py).

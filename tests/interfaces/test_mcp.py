@@ -83,7 +83,7 @@ def test_every_tool_over_stdio(tmp_path):
                 init = await s.initialize()
                 assert init.server_info.name == "notewell" and "one finding per note" in init.instructions
                 tools = {t.name: t for t in (await s.list_tools()).tools}
-                assert set(tools) == TOOLS | NOTEBOOK_TOOLS  # the notebook: stdio only
+                assert set(tools) == TOOLS | NOTEBOOK_TOOLS | {"memory"}  # the notebook: stdio only
                 assert tools["search_notes"].annotations.read_only_hint is True
                 assert tools["get_note"].annotations.read_only_hint is True
                 assert tools["edit_note"].annotations.destructive_hint is True
@@ -222,7 +222,7 @@ def test_mcp_over_http_with_tokens_and_visibility(srv):
 @pytest.mark.slow
 def test_every_tool_at_mcp_over_http(srv):
     async def as_alice(s):
-        assert {t.name for t in (await s.list_tools()).tools} == TOOLS
+        assert {t.name for t in (await s.list_tools()).tools} == TOOLS | {"memory"}
         aid = _ok(await _call(s, "start_attempt", project="web", model="m"))["id"]
         a = _ok(await _call(s, "add_note", text="# a\n\nheron sighting", attempt_id=aid))
         b = _ok(

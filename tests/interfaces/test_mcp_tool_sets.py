@@ -27,7 +27,7 @@ BUDGET = 10_000  # characters of definitions every session pays for (issue 40)
 def test_the_choice_names_groups_of_the_table():
     assert group_names() == group_names("default") == ("core",)
     assert group_names("all") == tuple(group.name for group in GROUPS)
-    assert group_names("all", local=False) == ("core", "catalog", "attempts")  # the notebook is stdio only
+    assert group_names("all", local=False) == ("core", "catalog", "attempts", "memory")  # the notebook: stdio only
     assert group_names(" attempts , core") == ("core", "attempts")  # the table's order, whatever the choice's
     assert group_names("default,attempts,core") == ("core", "attempts")
     assert {tool.group for tool in TOOLS} == {group.name for group in GROUPS}
@@ -42,7 +42,7 @@ def test_the_choice_names_groups_of_the_table():
     [
         ("notebok", True, "--tools: no group 'notebok': did you mean notebook?"),
         ("core,atempts", True, "did you mean attempts?"),
-        ("zzz", True, "give default, all, core, catalog, attempts, notebook, or groups with commas"),
+        ("zzz", True, "give default, all, core, catalog, attempts, notebook, memory, or groups with commas"),
         ("core,", True, "names an empty group"),
         ("", True, "names an empty group"),
         ("notebook", False, "the notebook tools are served over stdio only (notewell mcp)"),

@@ -30,6 +30,7 @@ GROUPS: tuple[ToolGroup, ...] = (
     ToolGroup("catalog", "tags and counts"),
     ToolGroup("attempts", "runs of work on a project, whose notes freeze when they end"),
     ToolGroup("notebook", "the working-context notebook of one long task", stdio_only=True),
+    ToolGroup("memory", "Anthropic's memory tool (memory_20250818): files under /memories, kept as notes"),
 )
 DEFAULT_TOOLS = "default"
 _NAMED = {group.name: group for group in GROUPS}

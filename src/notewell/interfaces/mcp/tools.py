@@ -7,13 +7,14 @@ A new tool is one :class:`~.tool.ToolSpec` in a topic module listed here, in one
 from __future__ import annotations
 
 from .groups import group_names
+from .memory_tools import MEMORY_TOOLS
 from .notebook_tools import NOTEBOOK_TOOLS
 from .store_tools import STORE_TOOLS
 from .tool import ToolSpec
 
 __all__ = ["TOOLS", "served"]
 
-TOOLS: tuple[ToolSpec, ...] = STORE_TOOLS + NOTEBOOK_TOOLS
+TOOLS: tuple[ToolSpec, ...] = STORE_TOOLS + NOTEBOOK_TOOLS + MEMORY_TOOLS
 
 
 def served(local: bool, choice: str | None = None) -> tuple[ToolSpec, ...]:
