@@ -48,6 +48,8 @@ CORE = [
     "model/note.py",
     "model/visibility.py",
     "model/attempt.py",
+    "services/reports.py",
+    "services/report_pages.py",
 ]
 # Typed test code: the memory backend, and the check that SqliteBackend, PostgresBackend and
 # MemoryBackend each are a Backend (mypy follows it into tests/fakes/memory_*.py).
