@@ -43,6 +43,11 @@ def _md(text: str | None) -> str:
     return _one_line(text or "").translate(_MARKUP)
 
 
+def _code(slug: str) -> str:
+    """A kind or a project (slugs: no backtick, so nothing can end the span early) as code."""
+    return f"`{slug}`" if slug and "`" not in slug and slug.isprintable() else _md(slug)
+
+
 def _when(stamp: str) -> str:
     """``2026-12-01T14:05:09.123456Z`` as ``2026-12-01 14:05``."""
     return stamp[:16].replace("T", " ")
@@ -63,11 +68,17 @@ def _meta(line: ReportLine, whole_store: bool) -> list[str]:
     return parts
 
 
+def _notes(count: int, what: str = "note") -> str:
+    return f"{count:,} {what}{'' if count == 1 else 's'}"
+
+
 def _others(report: Report) -> str:
+    if not report.written:
+        return "No notes written in the window."
     rest = sum(c for _, c in report.other_kinds)
-    said = ", ".join(f"{c} {k or 'without a kind'}" for k, c in report.other_kinds)
-    tail = f": {rest} other notes ({said})." if rest else "; each is listed above."
-    return f"{report.written} notes written in the window{tail}"
+    said = ", ".join(f"{c:,} {k or 'without a kind'}" for k, c in report.other_kinds)
+    tail = f": {_notes(rest, 'other note')} ({said})." if rest else "; each is listed above."
+    return f"{_notes(report.written)} written in the window{tail}"
 
 
 def render_markdown(report: Report, *, summary: str | None = None, model: str | None = None) -> str:
@@ -85,7 +96,8 @@ def render_markdown(report: Report, *, summary: str | None = None, model: str | 
             continue
         for line in lines:
             cite = f"`{line.ref}`" + (f", note `{line.note_id}`" if line.note_id and line.note_id != line.ref else "")
-            meta = " · ".join(_md(m) for m in _meta(line, report.project is None))
+            kind, *rest = _meta(line, report.project is None)
+            meta = " · ".join([_code(kind), *(_code(m) if m == line.project else _md(m) for m in rest)])
             out.append(f"- {_when(line.date)} · **{_md(line.title)}** · {cite} · {meta}")
         out.append("")
     out += ["## In numbers", "", _md(_others(report)), ""]

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import InvalidArgumentError, NotFoundError
-from ..model.attempt import Attempt, check_project
+from ..model.attempt import Attempt, check_project, titled_summary_title
 from ..model.note import Card
 from ..model.timestamps import now_iso, parse_when
 from ..model.visibility import Viewer
@@ -48,6 +48,7 @@ OPEN_KINDS = ("blocker", "action")
 CLOSED_TAGS = ("done", "resolved", "closed")
 _FAILED = ("failed", "abandoned")
 _PAGE = MAX_LIMIT
+_TITLE_MAX = 200  # a title's most characters (docs/notes.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +103,35 @@ def report_window(since: str | None, until: str | None, tz: str | None = None) -
     return start, end
 
 
+def _just_after(stamp: str) -> str:
+    """The timestamp one microsecond after *stamp* (both fixed-width ISO 8601, UTC)."""
+    moment = datetime.fromisoformat(stamp[:-1] + "+00:00") + timedelta(microseconds=1)
+    return parse_when(moment)
+
+
 def _cards(store: NoteStore, viewer: Viewer | None, **filters: Any) -> Iterator[Card]:
-    """Every card the filters give, page by page, each once."""
+    """Every card the filters give, each once, newest updated first: page by page, each page
+    asked for below the last one's oldest time (ties there are read again and skipped), so that
+    a page costs the same at the end of 20,000 notes as at their start; an offset would make
+    the store walk past every note before it, again for each page."""
     seen: set[str] = set()
+    bound: str | None = None
+    while True:
+        below = {"updated_before": bound} if bound is not None else {}
+        page = store.list_notes(limit=_PAGE, viewer=viewer, **filters, **below)
+        fresh = [card for card in page if card.id not in seen]
+        seen.update(card.id for card in fresh)
+        yield from fresh
+        if len(page) < _PAGE:
+            return
+        after = _just_after(page[-1].updated_at)
+        if not fresh or after == bound:  # a page's worth of notes updated in one microsecond
+            yield from _by_offset(store, viewer, seen, {**filters, **below})
+            return
+        bound = after
+
+
+def _by_offset(store: NoteStore, viewer: Viewer | None, seen: set[str], filters: dict[str, Any]) -> Iterator[Card]:
     offset = 0
     while True:
         page = store.list_notes(limit=_PAGE, offset=offset, viewer=viewer, **filters)
@@ -129,8 +156,8 @@ def _closers(store: NoteStore, viewer: Viewer | None, until: str) -> set[str]:
     """The notes some later note builds on (a digest only cites what it pulls together), as
     of *until*: one pass over the notes the viewer may see, so hidden work closes nothing."""
     targets: set[str] = set()
-    for card in _cards(store, viewer, created_before=until):
-        if card.kind != "digest":
+    for card in _cards(store, viewer):
+        if card.kind != "digest" and card.created_at < until:
             targets.update(t for t in card.builds_on if t != card.id)
     return targets
 
@@ -144,18 +171,25 @@ def _still_open(card: Card, until: str, closed: set[str]) -> bool:
     return not (card.attempt_outcome == "succeeded" and ended is not None and ended < until)
 
 
-def _attempt_line(store: NoteStore, attempt: Attempt, cards: dict[str, Card], viewer: Viewer | None) -> ReportLine:
-    title = f"Attempt by {attempt.author or 'someone'} {attempt.outcome}"
+def _said(body: str) -> str | None:
+    """The first line of words of a summary's body, cut to a title's length."""
+    line = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
+    return (line if len(line) <= _TITLE_MAX else line[: _TITLE_MAX - 1] + "…") or None
+
+
+def _attempt_line(store: NoteStore, attempt: Attempt, viewer: Viewer | None) -> ReportLine:
+    """An ended attempt, cited by its summary note: the note's own title, or for the title the
+    store gave an untitled summary (``Summary: <project>, <outcome>``) the summary's first line."""
+    title = f"Attempt by {attempt.author or 'someone'}: {attempt.outcome}"
     summary = attempt.summary_note_id
     if summary is not None:
-        card = cards.get(summary)
-        if card is not None:
-            title = card.title
+        try:
+            note = store.get_note(summary, viewer=viewer)
+        except NotFoundError:  # deleted since
+            summary = None
         else:
-            try:
-                title = store.get_note(summary, viewer=viewer).title
-            except NotFoundError:  # deleted since
-                summary = None
+            given = note.title != titled_summary_title(attempt.project, attempt.outcome or "")
+            title = note.title if given else _said(note.body) or note.title
     kind = f"attempt {attempt.outcome}"
     return ReportLine(attempt.id, title, attempt.ended_at or "", kind, attempt.project, attempt.author, summary)
 
@@ -198,11 +232,13 @@ def build_report(
     if project is not None:
         store.get_project(project, viewer=viewer)  # not_found for a project the viewer may not see
     report = Report(project, start, end, until is not None)
-    window = {c.id: c for c in _cards(store, viewer, created_after=start, created_before=end, **scope)}
+    # Asked by update time (a note written in the window was updated in it or since), which the
+    # stores keep in order; when each was written is checked here.
+    window = {c.id: c for c in _cards(store, viewer, updated_after=start, **scope) if start <= c.created_at < end}
     report.written = len(window)
     cited: set[str] = set()
     for attempt in _ended_attempts(store, project, start, end, window, viewer):
-        line = _attempt_line(store, attempt, window, viewer)
+        line = _attempt_line(store, attempt, viewer)
         (report.ruled_out if attempt.outcome in _FAILED else report.done).append(line)
         if line.note_id:
             cited.add(line.note_id)
@@ -212,7 +248,7 @@ def build_report(
         if target is not None and card.id not in cited:
             target.append(_line(card))
             cited.add(card.id)
-    candidates = list(_cards(store, viewer, kind=list(OPEN_KINDS), created_before=end, **scope))
+    candidates = [c for kind in OPEN_KINDS for c in _cards(store, viewer, kind=kind, **scope) if c.created_at < end]
     closed = _closers(store, viewer, end) if candidates else set()
     opened = [_line(c) for c in candidates if _still_open(c, end, closed)]
     report.open = sorted(opened, key=lambda line: (line.kind != "blocker", line.date, line.ref))
