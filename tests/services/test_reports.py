@@ -195,3 +195,31 @@ def test_a_viewer_s_report_leaves_hidden_work_out_entirely(backend):
     with pytest.raises(notewell.NotFoundError) as no_project:
         build_report(store, project="alice:nothing", viewer=Viewer("bob"))
     assert str(hidden_project.value).replace("secret", "X") == str(no_project.value).replace("nothing", "X")
+
+
+@pytest.mark.slow  # 2,700 files indexed: about 3 s
+def test_every_note_once_across_pages_and_tied_times(tmp_path):
+    """More notes than a page, 1,200 of them changed in the same microsecond (files put in the
+    folder with one modification time), are each read once."""
+    import calendar
+    import os
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    groups = {"2026-12-03": 1200, "2026-12-04": 900}
+    names = []
+    for day, count in groups.items():
+        for i in range(count):
+            path = folder / f"{day}-{i:04d}.md"
+            path.write_text(f"---\ntitle: {day} {i}\nkind: {('finding', 'blocker')[i % 2]}\n---\nx\n")
+            moment = calendar.timegm(time.strptime(day + " 12", "%Y-%m-%d %H"))
+            os.utime(path, (moment, moment))
+            names.append(path.name)
+    for i in range(600):  # and times of their own
+        (folder / f"own-{i:04d}.md").write_text(f"---\ntitle: own {i}\nkind: decision\n---\nx\n")
+    with notewell.open(folder, embedder=None) as store:
+        report = build_report(store, since="2026-12-01", until="2100-01-01")
+        every = [line.ref for line in report.done + report.open + report.decisions]
+        assert len(every) == len(set(every)) == 2700 and report.written == 2700
+        assert report.open == sorted(report.open, key=lambda line: (line.date, line.ref))  # by time, then id
+        assert report.open[0].date == "2026-12-03T12:00:00.000000Z"
