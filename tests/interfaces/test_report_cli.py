@@ -71,6 +71,7 @@ def test_html_into_a_file_whole_and_json(sat, tmp_path):
         (["--since", "2026-12-02", "--until", "2026-12-01"], 2, "must come before until"),
         (["--project", "nowhere"], 3, "no project nowhere"),
         (["--tz", "Mars/Olympus"], 2, "not a time zone"),
+        (["--tz", " "], 2, "tz: give a time zone"),
         (["--format", "html", "--base-url", "javascript:alert(1)"], 2, "base_url must be"),
         (["--output", "/nonexistent-folder/r.md"], 2, "no folder"),
     ],

@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import InvalidArgumentError, NotFoundError
 from ..model.attempt import Attempt, check_project, titled_summary_title
 from ..model.note import Card
-from ..model.timestamps import now_iso, parse_when
+from ..model.timestamps import now_iso, parse_when, time_zone
 from ..model.visibility import Viewer
 from ..search.request import MAX_LIMIT
 from .contract import NoteStore
@@ -95,6 +95,10 @@ def report_window(since: str | None, until: str | None, tz: str | None = None) -
     """The window a report covers, as two timestamps. *until* (default: now) is an ISO date or
     time or a relative form; *since* (default ``7d``) is too, a relative one counted back from
     *until*, so that a scheduled run with ``--until`` gives the same window every time."""
+    if tz is not None and (not isinstance(tz, str) or not tz.strip()):
+        raise InvalidArgumentError("tz: give a time zone name (Europe/Berlin, UTC) or an offset (+02:00)")
+    if tz is not None:
+        time_zone(tz)  # a bad zone is an error even where no date needs it
     end = parse_when(until, name="until", zone=tz) if until is not None else now_iso()
     end_moment = datetime.fromisoformat(end[:-1] + "+00:00")
     start = parse_when(since if since is not None else "7d", name="since", zone=tz, now=end_moment)
@@ -103,9 +107,13 @@ def report_window(since: str | None, until: str | None, tz: str | None = None) -
     return start, end
 
 
-def _just_after(stamp: str) -> str:
-    """The timestamp one microsecond after *stamp* (both fixed-width ISO 8601, UTC)."""
-    moment = datetime.fromisoformat(stamp[:-1] + "+00:00") + timedelta(microseconds=1)
+def _just_after(stamp: str) -> str | None:
+    """The timestamp one microsecond after *stamp* (both fixed-width ISO 8601, UTC); None past
+    the calendar's last one."""
+    try:
+        moment = datetime.fromisoformat(stamp[:-1] + "+00:00") + timedelta(microseconds=1)
+    except (OverflowError, ValueError):
+        return None
     return parse_when(moment)
 
 
@@ -117,7 +125,7 @@ def _cards(store: NoteStore, viewer: Viewer | None, **filters: Any) -> Iterator[
     seen: set[str] = set()
     bound: str | None = None
     while True:
-        below = {"updated_before": bound} if bound is not None else {}
+        below: dict[str, Any] = {"updated_before": bound} if bound is not None else {}
         page = store.list_notes(limit=_PAGE, viewer=viewer, **filters, **below)
         fresh = [card for card in page if card.id not in seen]
         seen.update(card.id for card in fresh)
@@ -125,7 +133,7 @@ def _cards(store: NoteStore, viewer: Viewer | None, **filters: Any) -> Iterator[
         if len(page) < _PAGE:
             return
         after = _just_after(page[-1].updated_at)
-        if not fresh or after == bound:  # a page's worth of notes updated in one microsecond
+        if not fresh or after is None or after == bound:  # a page's worth updated in one microsecond
             yield from _by_offset(store, viewer, seen, {**filters, **below})
             return
         bound = after
