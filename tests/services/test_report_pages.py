@@ -116,7 +116,7 @@ def test_hostile_titles_are_text_in_markdown():
 
 
 @pytest.mark.parametrize(
-    "url", ["javascript:alert(1)", 'http://x" onmouseover="a', "http://x/<b>", "ftp://x", "//x", "http://"]
+    "url", ["", "javascript:alert(1)", 'http://x" onmouseover="a', "http://x/<b>", "ftp://x", "//x", "http://"]
 )
 def test_a_base_url_is_an_address_or_refused(url):
     with pytest.raises(notewell.InvalidArgumentError):

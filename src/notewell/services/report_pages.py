@@ -16,7 +16,7 @@ from ..errors import InvalidArgumentError
 from ..model.ids import ATTEMPT_ID_RE
 from .reports import Report, ReportLine
 
-__all__ = ["FORMATS", "check_base_url", "render_html", "render_markdown", "render_report"]
+__all__ = ["BASE_URL_PATTERN", "FORMATS", "check_base_url", "render_html", "render_markdown", "render_report"]
 
 FORMATS = ("md", "html")
 SECTIONS = (
@@ -29,7 +29,8 @@ SECTIONS = (
 _MARKUP = str.maketrans({c: "\\" + c for c in "\\`*_[]<>|~&"})
 _EMPTY = "None."
 # A server's address, and a path under it: nothing a link could be made to break out of.
-_BASE_URL = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+(?:/[A-Za-z0-9._~\-/%]*)?")
+BASE_URL_PATTERN = r"https?://[A-Za-z0-9.\-\[\]:]+(?:/[A-Za-z0-9._~\-/%]*)?"
+_BASE_URL = re.compile(BASE_URL_PATTERN)
 
 
 def _one_line(text: str) -> str:
@@ -106,8 +107,8 @@ def render_markdown(report: Report, *, summary: str | None = None, model: str | 
 
 def check_base_url(base_url: str | None) -> str:
     """*base_url* (where the page is served, for the report's links) without its last slash;
-    empty: links relative to the server the report is read on."""
-    if not base_url:
+    None: links relative to the server the report is read on."""
+    if base_url is None:
         return ""
     if _BASE_URL.fullmatch(base_url) is None:
         raise InvalidArgumentError(f"base_url must be http(s)://host[:port], got {base_url[:80]!r}")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import InvalidArgumentError, StorageError, UnavailableError
 from ...search.filters import DATE_FORMS
-from ...services.report_pages import FORMATS, render_markdown, render_report
+from ...services.report_pages import FORMATS, check_base_url, render_markdown, render_report
 from .command import Command
 from .output import emit_json, notice
 from .store_options import open_api, owner
@@ -55,6 +55,7 @@ def _chat() -> ChatModel:
 
 def cmd_report(args: argparse.Namespace) -> None:
     chat = _chat() if args.summary else None  # before any work: the error comes at once
+    check_base_url(args.base_url)
     with open_api(args) as api:
         report = api.report(owner(), project=args.project, since=args.since, until=args.until, tz=args.tz)
     summary = model = None

@@ -9,7 +9,7 @@ from starlette.requests import Request
 
 from ...errors import InvalidArgumentError
 from ...search.filters import DATE_FORMS
-from ...services.report_pages import FORMATS, render_report
+from ...services.report_pages import BASE_URL_PATTERN, FORMATS, check_base_url, render_report
 from ...services.server_api import Caller
 from .answers import Document
 from .context import Context
@@ -35,7 +35,7 @@ _PARAMETERS = (
     param(
         "base_url",
         "query",
-        {"type": "string", "maxLength": 200},
+        {"type": "string", "maxLength": 200, "pattern": f"^{BASE_URL_PATTERN}$"},
         "where the page is served, for the HTML page's links (default: this server, relative links)",
     ),
 )
@@ -51,11 +51,12 @@ async def report(ctx: Context, request: Request, caller: Caller) -> tuple[Any, s
         raise InvalidArgumentError(f"format takes {', '.join(_FORMATS)}, got {fmt[:40]!r}")
     if len(q.get("base_url", "")) > 200:
         raise InvalidArgumentError("base_url is at most 200 characters")
+    base_url = check_base_url(q.get("base_url"))  # refused whatever the format, as the document says
     args = {name: q[name] for name in ("project", "since", "until", "tz") if name in q}
     made = await run_in_threadpool(lambda: ctx.api.report(caller, **args))
     if fmt == "json":
         return made.to_dict(), _MEDIA[fmt]
-    text = await run_in_threadpool(render_report, made, fmt, base_url=q.get("base_url"))
+    text = await run_in_threadpool(render_report, made, fmt, base_url=base_url or None)
     return text, _MEDIA[fmt]
 
 
