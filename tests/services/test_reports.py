@@ -223,3 +223,30 @@ def test_every_note_once_across_pages_and_tied_times(tmp_path):
         assert len(every) == len(set(every)) == 2700 and report.written == 2700
         assert report.open == sorted(report.open, key=lambda line: (line.date, line.ref))  # by time, then id
         assert report.open[0].date == "2026-12-03T12:00:00.000000Z"
+
+
+def test_the_same_bytes_from_sqlite_and_postgresql(tmp_path, pg_url):
+    """The same notes (a folder loaded into a database keeps ids, authors and times) and the same
+    dates give the same report from both stores, to a viewer too."""
+    folder = tmp_path / "notes"
+    with notewell.open(folder) as embedded:
+        embedded.set_project("alice:secret", private=True, owner="alice")
+        run = embedded.start_attempt("sat", author="agent-7")
+        hidden = embedded.start_attempt("alice:secret", author="alice")
+        blocker = _note(embedded, "Checker times out", "blocker", attempt=run.id)
+        for i, kind in enumerate(("finding", "decision", "dead_end", "action", "reference", None) * 3):
+            _note(embedded, f"Note {i}", kind, attempt=run.id)
+        _note(embedded, "Secret fix", "finding", attempt=hidden.id, builds_on=(blocker,), author="alice")
+        embedded.end_attempt(run.id, outcome="failed", summary="Too slow.")
+        until = _tick()
+        reports = {
+            who: build_report(embedded, since="2000-01-01", until=until, viewer=viewer)
+            for who, viewer in (("owner", None), ("bob", Viewer("bob")))
+        }
+    with notewell.open(pg_url) as db:
+        db.import_folder(folder)
+        for who, viewer in (("owner", None), ("bob", Viewer("bob"))):
+            again = build_report(db, since="2000-01-01", until=until, viewer=viewer)
+            assert render_markdown(again) == render_markdown(reports[who])
+            assert render_html(again) == render_html(reports[who])
+    assert render_markdown(reports["owner"]) != render_markdown(reports["bob"])  # the hidden fix closes it for one
