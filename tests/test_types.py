@@ -52,6 +52,8 @@ CORE = [
     "agents/memory_paths.py",
     "agents/memory_files.py",
     "agents/anthropic_memory.py",
+    "services/reports.py",
+    "services/report_pages.py",
 ]
 # Typed test code: the memory backend, and the check that SqliteBackend, PostgresBackend and
 # MemoryBackend each are a Backend (mypy follows it into tests/fakes/memory_*.py).

@@ -34,6 +34,7 @@ from notewell.errors import NotewellError  # noqa: E402
 from notewell.model.attempt import check_project  # noqa: E402
 from notewell.model.header_edit import with_tags  # noqa: E402
 from notewell.search.query import check_query_text, compile_query  # noqa: E402
+from notewell.services.reports import report_window  # noqa: E402
 from tests.interfaces.server_fixture import Server  # noqa: E402
 
 CONFORMANCE = [
@@ -106,6 +107,8 @@ def _breaks_a_rule_in_words(case) -> str | None:
             return f"the name {name!r} has no slug, or too long a one"
     if isinstance(body.get("add_tags"), list) and _refused(with_tags, "x", body["add_tags"]):
         return f"the tags {body['add_tags']!r}: one has no slug or too long a one, or too many are given"
+    if case.path == "/api/report" and _refused(report_window, query.get("since"), query.get("until"), query.get("tz")):
+        return "since must come before until"
     if case.path == "/api/notes/search":
         if "query" in query and "q" in query:
             return "the search words are given twice (query and its alias q)"

@@ -33,6 +33,7 @@ TOOLS = {
     "list_tags",
     "start_attempt",
     "end_attempt",
+    "report",
 }
 
 

@@ -171,7 +171,7 @@ def test_notewell_mcp_offers_the_core_tools_unless_asked_and_end_attempt_takes_i
             async with ClientSession(read, write) as s:
                 await s.initialize()
                 listed = {t.name: t.input_schema for t in (await s.list_tools()).tools}
-                assert list(listed) == [*CORE, "start_attempt", "end_attempt"]
+                assert list(listed) == [*CORE, "start_attempt", "end_attempt", "report"]
                 schema = listed["end_attempt"]
                 assert schema["required"] == ["id", "outcome"] and "attempt_id" not in schema["properties"]
                 first, second, third = [
@@ -214,7 +214,7 @@ def test_the_http_endpoint_offers_the_core_tools_unless_asked(tmp_path):
 
     for choice, wanted in (
         (None, CORE),
-        ("catalog,attempts", ["notes_summary", "add_tag", "list_tags", "start_attempt", "end_attempt"]),
+        ("catalog,attempts", ["notes_summary", "add_tag", "list_tags", "start_attempt", "end_attempt", "report"]),
         ("all", [tool.name for tool in TOOLS if not tool.stdio_only]),
     ):
         server = Server(tmp_path / str(choice), tools=choice)

@@ -31,6 +31,7 @@ __all__ = [
     "require_running",
     "require_unfrozen",
     "titled_summary",
+    "titled_summary_title",
 ]
 
 OUTCOMES = ("succeeded", "failed", "abandoned")
@@ -145,9 +146,14 @@ def require_unfrozen(note_id: str, attempt: Attempt | None) -> None:
         )
 
 
+def titled_summary_title(project: str, outcome: str) -> str:
+    """The title an untitled summary note is given."""
+    return f"Summary: {project}, {outcome}"
+
+
 def titled_summary(text: str, project: str, outcome: str) -> str:
     """An attempt's summary note as it is stored: untitled prose gets the title
     ``Summary: <project>, <outcome>``, so that it says what it is on every card."""
     if not written_title(parse_note(text)):
-        return compose_note(text, title=f"Summary: {project}, {outcome}")
+        return compose_note(text, title=titled_summary_title(project, outcome))
     return text

@@ -41,6 +41,7 @@ from ..search.filters import FILTER_NAMES
 from ..search.request import MAX_LIMIT as STORE_MAX_LIMIT
 from ..search.request import MAX_REMOTE_LIMIT, MAX_REMOTE_OFFSET
 from .contract import NoteStore, Progress
+from .reports import Report, build_report
 from .searching import search
 
 __all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "ServerAPI", "Caller", "WriteLimiter", "caller_from_header"]
@@ -308,6 +309,20 @@ class ServerAPI:
 
     def get_attempt(self, caller: Caller, attempt_id: str) -> dict[str, Any]:
         return self.store.get_attempt(attempt_id, viewer=self._reader(caller)).to_dict()
+
+    def report(
+        self,
+        caller: Caller,
+        *,
+        project: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        tz: str | None = None,
+    ) -> Report:
+        """The progress report of *project* (None: every project) from *since* to *until*, made
+        of what the caller may see (services/reports.py)."""
+        viewer = self._reader(caller)
+        return build_report(self.store, project=project, since=since, until=until, tz=tz, viewer=viewer)
 
     # -- writes ---------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from .schemas import json_response, svg_response
 __all__ = [
     "STATUS",
     "Answer",
+    "Document",
     "Endpoint",
     "Json",
     "Plain",
@@ -153,4 +154,37 @@ class Plain:
         return {} if self.schema is None else {"200": json_response(self.schema, self.description)}
 
 
-Answer = Json | Svg | Plain
+# A document made on the server runs nothing and loads nothing, opened as a page or saved.
+_DOCUMENT_HEADERS = {
+    "Cache-Control": "no-cache",
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+@dataclass(frozen=True)
+class Document:
+    """A text the handler makes in one of *media* types: it answers ``(text, media type)``
+    (an ``application/json`` one as data, sent as JSON), or the JSON error."""
+
+    media: tuple[str, ...]
+    description: str
+    guarded: ClassVar[bool] = True
+    security: ClassVar[list[dict[str, list[str]]]] = _BEARER_OR_NONE
+
+    def endpoint(self, ctx: Context, work: Work) -> Endpoint:
+        async def document_answer(request: Request, caller: Caller) -> Response:
+            body, media = await work(ctx, request, caller)
+            if media == "application/json":
+                return await run_in_threadpool(JSONResponse, body)
+            return Response(body, media_type=f"{media}; charset=utf-8", headers=_DOCUMENT_HEADERS)
+
+        return _answering(ctx, document_answer)
+
+    def responses(self) -> dict[str, Any]:
+        shapes = {m: {"type": "object"} if m == "application/json" else {"type": "string"} for m in self.media}
+        content = {m: {"schema": shape} for m, shape in shapes.items()}
+        return {"200": {"description": self.description, "content": content}}
+
+
+Answer = Json | Svg | Document | Plain

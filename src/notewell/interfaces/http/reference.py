@@ -121,7 +121,8 @@ def _answer(status: str, response: dict[str, Any]) -> str:
         return f"{what}: a JSON object of {fields}"
     if media == "application/json" and schema != {"type": "object"}:
         return f"{what}: {_type(schema)}"
-    return f"{what} ({media})" if media else what
+    every = ", ".join(response.get("content", {}))  # a document in one of several media types
+    return f"{what} ({every})" if media else what
 
 
 def _responses(doc: dict[str, Any]) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import attempts, notes, overview, projects, revisions, search, sign_in, site
+from . import attempts, notes, overview, projects, reports, revisions, search, sign_in, site
 from .operations import Operation
 
 __all__ = ["ROUTES"]
@@ -17,4 +17,5 @@ ROUTES: tuple[Operation, ...] = (
     *attempts.ROUTES,
     *projects.ROUTES,
     *overview.ROUTES,
+    *reports.ROUTES,
 )

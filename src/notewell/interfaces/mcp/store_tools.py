@@ -30,6 +30,13 @@ def _summary(api: Any, c: Any) -> dict[str, Any]:
     return found
 
 
+def _report(api: Any, c: Any, project: str | None, since: str, until: str | None, tz: str | None) -> dict[str, Any]:
+    from ...services.report_pages import render_markdown
+
+    made = api.report(c, project=project, since=since, until=until, tz=tz)
+    return {"project": made.project, "since": made.since, "until": made.until, "report": render_markdown(made)}
+
+
 STORE_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "search_notes",
@@ -216,5 +223,22 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         title="End an attempt",
         idempotent=False,
         renamed=(("attempt_id", "id"),),
+    ),
+    ToolSpec(
+        "report",
+        "read",
+        "A progress report in Markdown from the notes written in a window of time: what was done, the "
+        "open blockers and actions, decisions, what was tried and ruled out, each line citing its note. "
+        f"since and until: {DATE_FORMS}; a relative since counts back from until.",
+        (
+            Arg("project", str | None, "a project's name (default: every project you may see)", None),
+            Arg("since", str, None, "7d"),
+            Arg("until", str | None, "default now", None),
+            Arg("tz", str | None, "time zone of the dates (Europe/Berlin, +02:00)", None),
+        ),
+        _report,
+        group="attempts",
+        title="Progress report",
+        idempotent=True,
     ),
 )
