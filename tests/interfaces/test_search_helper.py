@@ -103,6 +103,10 @@ class Helper:
             self.stop()
             raise AssertionError(f"the helper did not start: {self.proc.stderr.read().decode()}")
         assert status["pid"] == self.proc.pid
+        # Its socket answers before its first heartbeat is on record (that follows the folder's
+        # first sync): wait for both, as `watch --status` reads the record.
+        running = wait_for(lambda: json.loads(cli_here(root, ["watch", "--status", "--json"])[1])["running"])
+        assert running, "the watcher never recorded a heartbeat"
 
     def status(self) -> dict:
         status = helper_status(self.root)
