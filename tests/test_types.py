@@ -48,6 +48,9 @@ CORE = [
     "model/note.py",
     "model/visibility.py",
     "model/attempt.py",
+    "model/redaction.py",
+    "model/secrets.py",
+    "model/personal_data.py",
 ]
 # Typed test code: the memory backend, and the check that SqliteBackend, PostgresBackend and
 # MemoryBackend each are a Backend (mypy follows it into tests/fakes/memory_*.py).
