@@ -173,6 +173,9 @@ def test_a_mebibyte_of_near_misses_is_read_in_linear_time():
         "private": "<private>" * 116_000,
         "hex": "deadbeef" * 131_072,
         "pass": "pass" * 262_144,
+        "key": "key" * 350_000,
+        "assigned": "a=" * 524_288,
+        "ssn": "123-45-" * 150_000,
     }
     for name, text in worst.items():
         small = text[: len(text) // 8]

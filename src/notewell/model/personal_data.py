@@ -17,14 +17,22 @@ __all__ = ["PERSONAL_KINDS", "personal_data_in", "personal_spans", "possible_car
 # A card number as cards print it: 4-4-4-4, 4-6-5 or 4-4-4-4-3 digits with one separator, never
 # inside a word, an id or a hex string. A bare run of 15 or 16 digits could be one too, or an id
 # (3% of random 16-digit ids pass the checks): that is only warned about.
-_CARD = re.compile(r"(?<![\w.-])(?:\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|\d{4}([ -])\d{6}\2\d{5})(?![\w-]|\.\d)")
-_CARD_RUN = re.compile(r"(?<![\w.-])\d{15,16}(?![\w-]|\.\d)")
+#
+# Each pattern opens with a character class and looks behind after it: the regular expression
+# engine then skips to the next character of that class at C speed (a look-behind first is tried
+# at every position: the patterns read 6 MB/s of prose, now 40).
+_CARD = re.compile(
+    r"\d(?<![\w.-]\d)(?:\d{3}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|\d{3}([ -])\d{6}\2\d{5})(?![\w-]|\.\d)"
+)
+_CARD_RUN = re.compile(r"\d(?<![\w.-]\d)\d{14,15}(?![\w-]|\.\d)")
 _CARD_PREFIX = re.compile(
     r"4|5[1-5]|2(?:2[2-9][1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)|3[47]|6(?:011|5|4[4-9])|35(?:2[89]|[3-8]\d)|3(?:0[0-5]|[68])|62"
 )
-_IBAN = re.compile(r"(?<![A-Z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Z0-9])")
-_SSN = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
-_CN_ID = re.compile(r"(?<!\d)\d{17}[\dXx](?![\dXx])")
+_IBAN = re.compile(r"[A-Z](?<![A-Z0-9][A-Z])[A-Z]\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Z0-9])")
+_SSN = re.compile(r"\d(?<![\d-]\d)\d{2}-\d{2}-\d{4}(?![\d-])")  # and not a range never issued: _ssns
+_CN_ID = re.compile(r"\d(?<!\d\d)\d{16}[\dXx](?![\dXx])")
+# What each of those three opens with: 3 digits then a separator and a digit, or 15 digits.
+_NUMBERED = re.compile(r"\d\d\d(?:[ -]\d|\d{12})")
 _CN_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 
 # Each kind's name (what a masked span says) and how the notebook's refusal words it.
@@ -77,12 +85,21 @@ def _cn_ids(text: str) -> Iterator[tuple[int, int]]:
             yield m.span()
 
 
+def _ssns(text: str) -> Iterator[tuple[int, int]]:
+    for m in _SSN.finditer(text):
+        area, group, serial = m.group().split("-")
+        if area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000":
+            yield m.span()
+
+
 def personal_spans(text: str) -> Iterator[tuple[str, int, int]]:
     """Each piece of personal data in *text* as (kind, start, end), kind by kind (a key of
     :data:`PERSONAL_KINDS`); spans of two kinds may overlap."""
-    yield from (("card-number", *span) for span in _cards(text))
     yield from (("iban", *span) for span in _ibans(text))
-    yield from (("us-ssn", *m.span()) for m in _SSN.finditer(text))
+    if not _NUMBERED.search(text):  # no card, social security number or national id can be there
+        return
+    yield from (("card-number", *span) for span in _cards(text))
+    yield from (("us-ssn", *span) for span in _ssns(text))
     yield from (("national-id", *span) for span in _cn_ids(text))
 
 
