@@ -133,3 +133,27 @@ def test_a_mode_is_checked_when_the_store_is_opened(opened, monkeypatch):
     monkeypatch.setenv("NOTEWELL_REDACT", "refuse")
     assert opened().redaction == "refuse"  # the setting, when open() is not told
     assert opened("off").redaction == "off"  # open(redact=...) wins over it
+
+
+@pytest.mark.postgres
+def test_a_masked_secret_is_in_no_row_of_the_database(pg_store_url):
+    import psycopg
+
+    with notewell.open(pg_store_url, embedder=None) as store:
+        note = store.add_note(f"# deploy {AWS}\n\nthe card {CARD}\n")
+        store.edit_note(note.id, f"# deploy\n\nagain {AWS} and {CARD}\n")
+        store.add_tag(note.id, AWS)
+        store.set_summary(note.id, f"key {AWS}")
+        attempt = store.start_attempt("ops", author="agent")
+        store.end_attempt(attempt.id, outcome="succeeded", summary=f"card {CARD}")
+        assert len(store.history(note.id)) == 4
+    with psycopg.connect(pg_store_url) as conn:
+        tables = [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+        assert {"notes", "revisions"} <= set(tables)
+        for table in tables:  # each row as text: every column, the keyword index's lexemes too
+            for needle in (AWS[6:], CARD, CARD.replace(" ", "")):
+                row = conn.execute(f'SELECT 1 FROM "{table}" r WHERE r::text ILIKE %s LIMIT 1', (f"%{needle}%",))
+                assert row.fetchone() is None, (table, needle)
+        # The same search finds what was written: the card's masked form is in the notes.
+        found = conn.execute("SELECT count(*) FROM notes r WHERE r::text ILIKE %s", ("%redacted: card-number%",))
+        assert found.fetchone()[0] == 2
