@@ -54,6 +54,9 @@ CORE = [
     "agents/anthropic_memory.py",
     "services/reports.py",
     "services/report_pages.py",
+    "model/redaction.py",
+    "model/secrets.py",
+    "model/personal_data.py",
 ]
 # Typed test code: the memory backend, and the check that SqliteBackend, PostgresBackend and
 # MemoryBackend each are a Backend (mypy follows it into tests/fakes/memory_*.py).

@@ -8,7 +8,8 @@ error whose text starts with the code), and the reference is written from it::
     ├── NotFoundError                 "not_found"
     ├── InvalidIdError                "invalid_id"
     ├── InvalidNoteError              "invalid_note"
-    │   └── NoteTooLargeError         "too_large"
+    │   ├── NoteTooLargeError         "too_large"
+    │   └── SensitiveDataError        "sensitive_data"  (a secret or personal data, NOTEWELL_REDACT=refuse)
     ├── InvalidQueryError             "invalid_query"
     ├── InvalidArgumentError          "invalid_argument"
     ├── FrozenError                   "frozen"
@@ -39,6 +40,7 @@ __all__ = [
     "NotFoundError",
     "NotewellError",
     "RateLimitedError",
+    "SensitiveDataError",
     "StorageError",
     "UnauthorizedError",
     "UnavailableError",
@@ -81,6 +83,18 @@ class NoteTooLargeError(InvalidNoteError):
     """The note is over the store's size limit."""
 
     code = "too_large"
+
+
+class SensitiveDataError(InvalidNoteError):
+    """The text holds a secret or personal data and the store refuses such texts
+    (``NOTEWELL_REDACT=refuse``): *kind* names it (``aws-key``, ``card-number``...), *line* its line."""
+
+    code = "sensitive_data"
+
+    def __init__(self, message: str, *, kind: str = "secret", line: int = 0) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.line = line
 
 
 class InvalidQueryError(NotewellError, ValueError):
@@ -173,4 +187,7 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("forbidden", 10, 403, "the caller may not do this"),
     ErrorKind("rate_limited", 11, 429, "too many writes from one token (HTTP says when to retry)"),
     ErrorKind("conflict", 12, 409, "an id the store has used, or an edit over a text changed since it was read"),
+    ErrorKind(
+        "sensitive_data", 13, 422, "the text holds a secret or personal data and the store refuses it (NOTEWELL_REDACT)"
+    ),
 )

@@ -85,6 +85,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "NOTEWELL_STATE_DIR", "folder", "$XDG_STATE_HOME/notewell", "where hooks and the installer keep their state"
     ),
+    Setting(
+        "NOTEWELL_REDACT",
+        "mask | refuse | off",
+        "mask",
+        "what a store does with a secret or personal data in a text it is given: mask it as [redacted: KIND],"
+        " refuse the write, or keep it (off); <private>…</private> is never stored",
+    ),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .notebook_doc import PREFIX, Item, NotebookDoc, split_parts
 from .personal_data import personal_data_in, possible_card_number
+from .secrets import holds_secret
 from .token_count import estimate_tokens
 
 __all__ = [
@@ -90,55 +91,12 @@ _INVISIBLE = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]"
 )
 
-# Lookaheads and runs are bounded: unbounded, each of the many starts in a line such as
-# "sk-sk-sk-…" or "eyJ…-eyJ…-" scanned to its end (a 30 KB line: 3.2 s).
-_SECRET_TOKENS = re.compile(
-    r"(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----"
-    r"|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bglpat-[A-Za-z0-9_-]{20,}"
-    r"|\bsk-ant-[\w-]{20,}|\bsk-(?:proj-)?(?=[\w-]{0,256}[A-Z])(?=[\w-]{0,256}\d)[A-Za-z0-9_-]{20,}"
-    r"|\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
-    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}|hooks\.slack\.com/services/T\w+/B\w+/\w+"
-    r"|\bAIza[0-9A-Za-z_-]{35}|\bnpm_[A-Za-z0-9]{36}|\bpypi-[A-Za-z0-9_-]{50,}"
-    r"|\bnwt_[A-Za-z0-9_-]{20,}"
-    r"|\beyJ[A-Za-z0-9_-]{10,4096}+\.eyJ[A-Za-z0-9_-]{10,}\."
-    r"|\b(?:Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{16,}"
-)
-# A key named like a secret and given a value: the value is checked (a pointer or a placeholder
-# is what the notebook should hold, so it passes).
-_SECRET_PAIR = re.compile(
-    r"(?<![\w-])(?:[\w-]*(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token"
-    r"|refresh[_-]?token|private[_-]?key)(?:[_-](?:access[_-])?(?:key|token|id))?|[\w-]*pass|[\w-]*token|pw)[\"']?\s*[:=]\s*[\"']?(?P<value>[^\s\"',;]+)"
-    r"|\b(?:password|passphrase) (?:is|was) [\"']?(?P<said>[^\s\"',;]+)"
-    r"|--(?:password|token|secret|api-key)[= ][\"']?(?P<flag>[^\s\"',;]+)"
-    r"|(?<![\w+.-])[a-z][a-z0-9+.-]*://[^\s/:@]*:(?P<userinfo>[^\s/@]+)@",
-    re.IGNORECASE,
-)
-_PLACEHOLDER = re.compile(
-    r"^(?:\*+|x{3,}|\.{3}|…|<[^>]*>|\$\{?[\w.-]+\}?|\{\{.*\}\}|%\w+%|redacted|\[redacted\]|hidden|masked|none|null"
-    r"|nil|empty|unset|missing|string|field|header|value|required|optional|set|stored|kept|rotated|expired|wrong"
-    r"|invalid|changed|see|in|from|the|a|an|location|(?:vault|env|kv|ssm|secret|secrets|arn|op|sops|file):.*"
-    r"|(?:kv|secret|secrets)/.*|/.*|~/.*)$",
-    re.IGNORECASE,
-)
-
 
 def _fold(line: str) -> str:
     """The line as a reader sees it: NFKC (fullwidth -> ASCII), invisible characters gone,
     Cyrillic look-alikes folded to Latin."""
     folded = _INVISIBLE.sub("", unicodedata.normalize("NFKC", line)).translate(_FOLD)
     return re.sub(r"(?<=[A-Za-z])[-_](?=[A-Za-z])", " ", folded)  # ignore-all-previous-instructions
-
-
-def _holds_secret(line: str) -> bool:
-    token = _SECRET_TOKENS.search(line)
-    if token and "EXAMPLE" not in token.group(0):  # AWS documents AKIA...EXAMPLE as its sample key
-        return True
-    for m in _SECRET_PAIR.finditer(line):
-        value = next(v for v in m.groups() if v is not None).strip("()[]{}.:")
-        if len(value) >= 6 and not value.isdigit() and not _PLACEHOLDER.match(value):
-            return True
-    return False
 
 
 def _is_source(source: str) -> bool:
@@ -199,7 +157,7 @@ def text_problems(text: str) -> list[str]:
     folded = _fold(text)
     if _INJECTION.search(folded) or _ROLE_LINE.search(folded):
         found.append("it carries instruction-like text: cite the raw event instead of quoting it")
-    if _holds_secret(text) or _holds_secret(folded):
+    if holds_secret(text) or holds_secret(folded):
         found.append("it holds a secret: record where it lives (a file, a vault entry), not its value")
     personal = personal_data_in(text)
     if personal is not None:

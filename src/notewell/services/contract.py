@@ -15,6 +15,7 @@ from ..model.access_tokens import Tokens
 from ..model.attempt import Attempt
 from ..model.note import Card, Note
 from ..model.progress import Progress
+from ..model.redaction import Redacted
 from ..model.visibility import Viewer
 
 __all__ = ["NoteStore", "Progress"]
@@ -34,6 +35,15 @@ class NoteStore(Protocol):
         """Where it lives (a folder's path, a database URL without its password)."""
         ...
 
+    @property
+    def redaction(self) -> str:
+        """What a write does with a secret or personal data: ``mask``, ``refuse`` or ``off``."""
+        ...
+
+    def redacted(self, text: str) -> Redacted:
+        """*text* as the store keeps it (SensitiveDataError when it refuses it)."""
+        ...
+
     # -- notes ----------------------------------------------------------------
 
     def add_note(
@@ -45,8 +55,9 @@ class NoteStore(Protocol):
         attempt: str | None = None,
         note_id: str | None = None,
     ) -> Note:
-        """Store a new note, on a running *attempt* if given; its text is kept byte for byte.
-        *note_id*: an id chosen beforehand (ConflictError when the store has used it)."""
+        """Store a new note, on a running *attempt* if given; its text is kept byte for byte
+        but what :meth:`redacted` takes out. *note_id*: an id chosen beforehand (ConflictError
+        when the store has used it)."""
         ...
 
     def add_notes(

@@ -13,14 +13,16 @@ left as it is. A file that cannot be read is reported and contributes nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConflictError, InvalidArgumentError, NotewellError
+from ..errors import ConflictError, InvalidArgumentError, NotewellError, SensitiveDataError
 from ..model.conversations import Conversation, as_imported, conversation_parts, import_digest
 from .claude_code_sessions import Owners, Places, claude_code_sessions, settle
 from .contract import NoteStore
@@ -57,6 +59,7 @@ class _Writer:
         # (imported before, [(id, text)], what, attempt id, _RUN, or None for no attempt)
         self.pending: list[tuple[bool, list[tuple[str, str]], str, str | None]] = []
         self.size = 0
+        self.added = 0  # calls of add(): whether a conversation wrote anything
 
     def add(
         self,
@@ -67,6 +70,7 @@ class _Writer:
         attempt: str | None = _RUN,
     ) -> None:
         """Write *parts* (id, text) on *attempt*; first, with *replace*, put a new text in a kept part."""
+        self.added += 1
         if replace is not None:
             try:
                 self.store.edit_note(replace[0], replace[1])
@@ -156,6 +160,45 @@ def _turns_digest(conv: Conversation) -> str:
     for turn in conv.turns:
         digest.update(f"{turn.role}\0{turn.text}\0{turn.ident}\0".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+def _redacted(store: NoteStore, conv: Conversation, found: Counter[str]) -> tuple[Conversation, int]:
+    """*conv* as the store keeps it (each turn's text and tools, its title: see NoteStore.redacted),
+    before its parts are made, so that a part compares equal to what was stored of it the time
+    before; what was masked is counted into *found*. Returns it and the <private> spans removed."""
+    private = 0
+
+    def kept(text: str, where: str) -> str:
+        nonlocal private
+        try:
+            done = store.redacted(text)
+        except SensitiveDataError as exc:
+            raise SensitiveDataError(f"{where}: {exc.message}", kind=exc.kind, line=exc.line) from None
+        found.update(done.masked)
+        private += done.private
+        return done.text
+
+    turns = [
+        dataclasses.replace(t, text=kept(t.text, f"turn {n}"), tools=[kept(x, f"turn {n}") for x in t.tools])
+        for n, t in enumerate(conv.turns, 1)
+    ]
+    title = kept(conv.title, "its title") if conv.title else conv.title
+    return dataclasses.replace(conv, turns=turns, title=title), private
+
+
+def _import_redacted(store: NoteStore, conv: Conversation, writer: _Writer, kept: Kept, attempt: str | None) -> None:
+    """:func:`_import_one` of *conv* as the store keeps it; one the store refuses is reported, not written."""
+    found: Counter[str] = Counter()
+    try:
+        conv, private = _redacted(store, conv, found)
+    except SensitiveDataError as exc:
+        writer.report.errors.append((f"{conv.source} conversation {conv.source_id}", exc.message))
+        return
+    added = writer.added
+    _import_one(store, conv, writer, kept, attempt)
+    if writer.added != added:  # counted only for what is written (again)
+        writer.report.redacted.update(found)
+        writer.report.private += private
 
 
 def _import_one(store: NoteStore, conv: Conversation, writer: _Writer, kept: Kept, attempt: str | None) -> None:
@@ -256,7 +299,7 @@ def import_conversations(
                 else:
                     kept = kept_parts(store, source, conv.source_id)
                 report.conversations += 1
-                _import_one(store, conv, writer, kept, attempt)
+                _import_redacted(store, conv, writer, kept, attempt)
             if progress is not None:
                 progress(report)
         if bad_ids > ERRORS_SHOWN:

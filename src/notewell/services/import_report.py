@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,9 +28,13 @@ class ImportReport:
     elsewhere: int = 0  # of them, on the project their conversation was first imported on, not *project*
     strays: int = 0  # turns other files hold of a session held here, that cannot be added to it: not imported
     errors: list[tuple[str, str]] = field(default_factory=list)  # (file or conversation, why)
+    # Of the conversations written: secrets and personal data masked, by kind; <private> spans removed.
+    redacted: Counter[str] = field(default_factory=Counter)
+    private: int = 0
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         out["errors"] = [{"where": w, "error": e} for w, e in self.errors]
+        out["redacted"] = dict(sorted(self.redacted.items()))
         return out

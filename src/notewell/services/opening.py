@@ -46,6 +46,7 @@ class Store(NoteService[SqliteBackend]):
         ann: bool | int = False,
         progress: Progress | None = None,
         quick_check_from: int | None = None,
+        redact: str | None = None,
     ) -> None:
         backend = SqliteBackend(
             path,
@@ -58,7 +59,7 @@ class Store(NoteService[SqliteBackend]):
             progress=progress,
             quick_check_from=quick_check_from,
         )
-        super().__init__(backend)
+        super().__init__(backend, redact=redact)
 
     def __repr__(self) -> str:
         return f"<notewell.Store {str(self.root)!r}>"
@@ -151,11 +152,13 @@ class PgStore(NoteService["PostgresBackend"]):
         pool_size: int = 8,
         create: bool = True,
         embedder: EmbedderSpec = "default",
+        redact: str | None = None,
     ) -> None:
         from ..backends.postgres.backend import PostgresBackend
 
         super().__init__(
-            PostgresBackend(url, max_bytes=max_bytes, pool_size=pool_size, create=create, embedder=embedder)
+            PostgresBackend(url, max_bytes=max_bytes, pool_size=pool_size, create=create, embedder=embedder),
+            redact=redact,
         )
 
     def __repr__(self) -> str:
@@ -187,7 +190,7 @@ class PgStore(NoteService["PostgresBackend"]):
             return self.backend.import_folder(source)
 
 
-_DATABASE_OPTIONS = {"max_bytes", "pool_size", "create", "embedder"}
+_DATABASE_OPTIONS = {"max_bytes", "pool_size", "create", "embedder", "redact"}
 
 
 def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> NoteStore:
@@ -195,7 +198,8 @@ def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> NoteSt
     embedder ('default', None, an embedder or a function making one), ann (True, or the number
     of passages from which semantic search uses an approximate index; needs the 'ann' extra),
     quick_check_from (from this many notes, reads look only at the folders that changed since
-    the last look; see ``full_check_owed``).
+    the last look; see ``full_check_owed``), redact (``mask``, ``refuse`` or ``off``: what a write
+    does with a secret or personal data; default $NOTEWELL_REDACT, else mask).
 
     A ``postgresql://`` URL opens the store in that database instead (a :class:`PgStore`;
     needs the 'postgres' extra; options: max_bytes, pool_size, create, embedder)."""
@@ -203,7 +207,7 @@ def open_store(path: str | os.PathLike[str] = "notes", **options: Any) -> NoteSt
         unknown = sorted(set(options) - _DATABASE_OPTIONS)
         if unknown:
             raise InvalidArgumentError(
-                f"a PostgreSQL store takes max_bytes, pool_size, create and embedder, not {', '.join(unknown)}"
+                f"a PostgreSQL store takes max_bytes, pool_size, create, embedder and redact, not {', '.join(unknown)}"
                 " (this command works on a notes folder)"
             )
         return PgStore(str(path), **options)

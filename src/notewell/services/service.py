@@ -31,6 +31,7 @@ from ..model.ids import check_note_id, is_attempt_id, is_note_id, new_attempt_id
 from ..model.note import AUTHOR_MAX, MODEL_MAX, Card, Note, check_label, check_revision, check_text
 from ..model.numbers import whole_number
 from ..model.progress import Progress
+from ..model.redaction import Redacted, check_mode, redact
 from ..model.timestamps import now_iso
 from ..model.visibility import Viewer, handle_namespace, may_see
 from ..model.visibility import hidden_projects as viewer_hidden_projects
@@ -38,6 +39,7 @@ from ..search.embedders import Embedder, numpy
 from ..search.filters import Filters
 from ..search.plan import run_search
 from ..search.request import SearchRequest, check_limit
+from ..settings import setting
 from .background import EmbeddingThread
 from .links import MAX_RECENT, Node, check_link_args, link_tree, make_brief
 
@@ -80,7 +82,12 @@ def service_call(method: F) -> F:
 class NoteService(Generic[B]):
     """The policy every store follows, over the backend it holds."""
 
-    def __init__(self, backend: B) -> None:
+    def __init__(self, backend: B, *, redact: str | None = None) -> None:
+        try:  # a bad mode fails the open, not a later write
+            self._redact = check_mode(redact if redact is not None else setting("NOTEWELL_REDACT"))
+        except InvalidArgumentError:
+            backend.close()
+            raise
         self._backend = backend
         self._embedding = EmbeddingThread()
 
@@ -98,6 +105,24 @@ class NoteService(Generic[B]):
     def location(self) -> str:
         """Where the store lives, to show a person (never a password)."""
         return self._backend.location
+
+    @property
+    def redaction(self) -> str:
+        """What the store does with a secret or personal data in a text it is given: ``mask``,
+        ``refuse`` or ``off`` (``redact=`` when opened, else $NOTEWELL_REDACT, else mask)."""
+        return self._redact
+
+    def redacted(self, text: str) -> Redacted:
+        """*text* as this store keeps it: ``<private>`` spans removed, secrets and personal data
+        masked (SensitiveDataError when the store refuses them). Every write applies it; an
+        importer calls it first to count what was masked."""
+        return redact(text, self._redact)
+
+    def _kept(self, text: str | bytes) -> tuple[str, bytes]:
+        """*text* checked (check_text) and redacted, as the backend is to write it."""
+        checked = check_text(text, max_bytes=self.max_bytes)
+        kept = redact(checked[0], self._redact).text
+        return checked if kept is checked[0] else check_text(kept, max_bytes=self.max_bytes)
 
     @property
     def max_bytes(self) -> int:
@@ -181,16 +206,17 @@ class NoteService(Generic[B]):
         attempt: str | None = None,
         note_id: str | None = None,
     ) -> Note:
-        """Store a new note, on a running *attempt* if given; its text is kept byte for byte.
-        Returns the whole note. *note_id*: an id chosen beforehand (``notewell.new_note_id()``)
-        so that the text can name it; ConflictError when the store has used it already."""
+        """Store a new note, on a running *attempt* if given; its text is kept byte for byte but
+        what :meth:`redacted` takes out. Returns the whole note. *note_id*: an id chosen
+        beforehand (``notewell.new_note_id()``) so that the text can name it; ConflictError
+        when the store has used it already."""
         if note_id is None:
             return self.add_notes([text], author=author, model=model, attempt=attempt)[0]
         chosen = check_note_id(note_id)
         author = check_label(author, "author", AUTHOR_MAX)
         model = check_label(model, "model", MODEL_MAX)
         attempt_id = check_attempt_id(attempt) if attempt is not None else None
-        checked = [check_text(text, max_bytes=self.max_bytes)]
+        checked = [self._kept(text)]
         return self._backend.insert_notes(checked, author, model, attempt_id, "note", None, 1, [chosen])[0]
 
     @service_call
@@ -213,7 +239,7 @@ class NoteService(Generic[B]):
         model = check_label(model, "model", MODEL_MAX)
         attempt_id = check_attempt_id(attempt) if attempt is not None else None
         batch = whole_number("batch", batch, 1)
-        checked = _Checked([check_text(t, max_bytes=self.max_bytes)[0] for t in texts])
+        checked = _Checked([self._kept(t)[0] for t in texts])
         chosen = None
         if note_ids is not None:
             chosen = [check_note_id(i) for i in note_ids]
@@ -277,17 +303,14 @@ class NoteService(Generic[B]):
             base_revision = whole_number("base_revision", base_revision)
             base = self.get_note(note_id, revision=base_revision).text
         if keep_header:
-            if isinstance(text, bytes):
-                text = check_text(text, max_bytes=self.max_bytes)[0]
-            body = text
-            check_text(body, max_bytes=self.max_bytes)  # a bad body fails before anything is read
+            body = self._kept(text)[0]  # a bad body fails before anything is read
 
             def make(current: str) -> str | tuple[str, bytes]:
                 _check_base(note_id, base, base_revision, current)
                 return with_body(current, body)
 
             return self._backend.edit(note_id, make, author)
-        checked = check_text(text, max_bytes=self.max_bytes)
+        checked = self._kept(text)
 
         def replace_all(current: str) -> str | tuple[str, bytes]:
             _check_base(note_id, base, base_revision, current)
@@ -302,6 +325,8 @@ class NoteService(Generic[B]):
         note_id = check_note_id(note_id)
         if not tags:
             raise InvalidArgumentError("give at least one tag")
+        # Redacted before slugging: a slug is lower case, which no detector would know again.
+        tags = tuple(self.redacted(t).text if isinstance(t, str) else t for t in tags)
         with_tags("x", list(tags))  # bad tags fail before anything is read
         author = check_label(author, "author", AUTHOR_MAX)
         return self._backend.edit(note_id, lambda current: with_tags(current, list(tags))[0], author)
@@ -310,6 +335,7 @@ class NoteService(Generic[B]):
     def set_summary(self, note_id: str, summary: str, *, author: str | None = None) -> Note:
         """Write ``summary:`` into a note's header (one line), changing nothing else."""
         note_id = check_note_id(note_id)
+        summary = self.redacted(summary).text if isinstance(summary, str) else summary
         with_summary("# x", summary)  # a bad summary fails before anything is read
         author = check_label(author, "author", AUTHOR_MAX)
         return self._backend.edit(note_id, lambda current: with_summary(current, summary), author)
@@ -448,7 +474,7 @@ class NoteService(Generic[B]):
         Its notes are frozen from then on."""
         attempt_id = check_attempt_id(attempt_id)
         outcome = check_outcome(outcome)
-        text = check_text(summary, max_bytes=self.max_bytes)[0] if summary is not None else None  # before any change
+        text = self._kept(summary)[0] if summary is not None else None  # before any change
         with self._backend.write_turn() as changes:
             running = require_running(changes.lock_attempt(attempt_id, "update"), attempt_id)
             summary_id = None

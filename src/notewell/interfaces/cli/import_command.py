@@ -56,6 +56,10 @@ def _summary(report: ImportReport) -> str:
     line += f"; {report.notes} note(s) written on project {report.project}"
     if report.elsewhere:
         line += f" ({report.elsewhere} of them on the projects their conversations were first imported on)"
+    if report.redacted:
+        line += "; masked: " + ", ".join(f"{n} {kind}" for kind, n in sorted(report.redacted.items()))
+    if report.private:
+        line += f"; {report.private} <private> span(s) left out"
     return line
 
 

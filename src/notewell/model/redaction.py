@@ -1,0 +1,108 @@
+"""What a store does with a secret or personal data in a text it is given: the redaction rule.
+
+``<private>…</private>`` spans are removed whole before anything else (under every mode: the
+writer asked that they never be stored). Then, by the store's mode: ``mask`` puts
+``[redacted: KIND]`` in place of each secret or piece of personal data, ``refuse`` refuses the
+whole text naming the kind and the line, ``off`` keeps the text as given. In the header the
+mask is ``(redacted: KIND)``: a value opening with ``[`` is a list there, which would break it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..errors import InvalidArgumentError, SensitiveDataError
+from .header import header_layout
+from .personal_data import PERSONAL_KINDS, personal_spans
+from .secrets import SECRET_KINDS, secret_spans
+
+__all__ = ["DEFAULT_MODE", "KINDS", "MODES", "Redacted", "check_mode", "redact", "sensitive_spans", "without_private"]
+
+MODES = ("mask", "refuse", "off")
+DEFAULT_MODE = "mask"
+KINDS = (*SECRET_KINDS, *PERSONAL_KINDS)
+_OPEN = re.compile(r"<private>", re.IGNORECASE)
+_CLOSE = re.compile(r"</private>", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    """A text as a store keeps it, and what was taken out of it."""
+
+    text: str
+    masked: Counter[str] = field(default_factory=Counter)  # kind -> how many spans were masked
+    private: int = 0  # <private> spans removed
+
+
+def check_mode(mode: str | None) -> str:
+    """*mode* as given (``mask``, ``refuse`` or ``off``; None: the default); InvalidArgumentError otherwise."""
+    if mode is None:
+        return DEFAULT_MODE
+    if not isinstance(mode, str) or mode.strip().lower() not in MODES:
+        raise InvalidArgumentError(f"NOTEWELL_REDACT must be mask, refuse or off, not {mode!r:.40}")
+    return mode.strip().lower()
+
+
+def without_private(text: str) -> tuple[str, int]:
+    """*text* without its ``<private>…</private>`` spans (an unclosed one: to the end), and how
+    many were removed. Linear: each tag is looked for once."""
+    out: list[str] = []
+    at = removed = 0
+    while (opened := _OPEN.search(text, at)) is not None:
+        out.append(text[at : opened.start()])
+        removed += 1
+        closed = _CLOSE.search(text, opened.end())
+        at = closed.end() if closed else len(text)
+    if not removed:
+        return text, 0
+    out.append(text[at:])
+    return "".join(out), removed
+
+
+def sensitive_spans(text: str) -> list[tuple[str, int, int]]:
+    """Every secret and piece of personal data in *text* as (kind, start, end), in order, those
+    that overlap merged into the first one's kind."""
+    found = sorted([*secret_spans(text), *personal_spans(text)], key=lambda s: (s[1], -s[2]))
+    merged: list[tuple[str, int, int]] = []
+    for kind, start, end in found:
+        if merged and start < merged[-1][2]:
+            last = merged[-1]
+            merged[-1] = (last[0], last[1], max(last[2], end))
+        else:
+            merged.append((kind, start, end))
+    return merged
+
+
+def _article(kind: str) -> str:
+    return "an" if kind[0] in "aeiou" else "a"
+
+
+def redact(text: str, mode: str) -> Redacted:
+    """*text* as a store in *mode* keeps it (see the module's docstring); SensitiveDataError in
+    ``refuse`` mode when it holds a secret or personal data, naming the first one's kind and line."""
+    text, private = without_private(text)
+    if mode == "off":
+        return Redacted(text, Counter(), private)
+    spans = sensitive_spans(text)
+    if not spans:
+        return Redacted(text, Counter(), private)
+    if mode == "refuse":
+        kind, start, _ = spans[0]
+        line = text.count("\n", 0, start) + 1
+        raise SensitiveDataError(
+            f"refused: line {line} holds {_article(kind)} {kind}; set NOTEWELL_REDACT=mask to store it masked",
+            kind=kind,
+            line=line,
+        )
+    layout = header_layout(text)
+    header_end = layout.lines[-1][1] if layout is not None else 0
+    pieces: list[str] = []
+    at = 0
+    for kind, start, end in spans:
+        # In the header, a value opening with "[" would be read as a list: the mask there is "(...)".
+        pieces += [text[at:start], f"(redacted: {kind})" if start < header_end else f"[redacted: {kind}]"]
+        at = end
+    pieces.append(text[at:])
+    return Redacted("".join(pieces), Counter(kind for kind, _, _ in spans), private)
