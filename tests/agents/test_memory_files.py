@@ -303,3 +303,18 @@ def test_deep_directories_and_many_files(store):
     start = time.thread_time()
     listing = files.view("/memories/many")
     assert listing.count("\n") == 151 and time.thread_time() - start < 1.0
+
+
+def test_a_path_the_store_would_mask_is_refused_and_a_text_is_kept_masked(store):
+    # The store masks a secret in a note's title, the path a file is found by: such a path is
+    # refused (else the file made there could never be found again); in the text it is masked.
+    files = MemoryFiles(store)
+    key = "AKIAQ7ZK3M9XW2RT5VNB"  # made up, in AWS's form
+    assert refused(files, command="create", path=f"/memories/{key}.md", file_text="x") == (
+        "Error: a memory path cannot hold an aws-key: the store never keeps it"
+    )
+    files.create("/memories/ok.md", "x")
+    assert "cannot hold" in refused(files, command="rename", old_path="/memories/ok.md", new_path=f"/memories/{key}")
+    assert "<private>" in refused(files, command="create", path="/memories/<private>x</private>.md", file_text="x")
+    files.create("/memories/deploy.md", f"use {key}\n")
+    assert files.view("/memories/deploy.md").endswith("     1\tuse [redacted: aws-key]\n     2\t")

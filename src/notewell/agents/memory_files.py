@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..errors import ConflictError
 from ..model.attempt import require_unfrozen
 from ..model.header import parse_note, quote_value
+from ..model.redaction import sensitive_spans, without_private
 from ..model.visibility import Viewer
 from .memory_paths import ROOT, MemoryCommandError, check_path, shown, under
 
@@ -121,6 +122,13 @@ def memory_text(path: str, text: str) -> str:
 def _storable(path: str) -> str:
     """*path*, once its note's header reads it back exactly (else a file made there could never
     be found again)."""
+    # The store masks what the path would hold of a secret in the title it is found by: refused
+    # here, or the file made there could never be found again.
+    held = sensitive_spans(path)
+    if held or without_private(path)[1]:
+        kind = held[0][0] if held else "<private> span"
+        what = ("an " if kind[0] in "aeiou" else "a ") + kind
+        raise MemoryCommandError(f"Error: a memory path cannot hold {what}: the store never keeps it")
     parsed = parse_note(memory_text(path, ""))
     if (parsed.header or {}).get("title") != path or f"memory_path: {quote_value(path)}" not in parsed.extra:
         raise MemoryCommandError(f"Error: the path {shown(path)} cannot be kept in a note's header")
