@@ -278,7 +278,7 @@ class ContextBuilder:
                 cards = []
                 warnings.append(f"search skipped: {exc.message}")
             top = max((c.score for c in cards if c.score and c.score > 0), default=0.0)
-            for rank, card in enumerate(cards):
+            for rank, card in enumerate(c for c in cards if not c.superseded_by):  # its correction instead
                 # the engine's own score, scaled so the best hit is 1; rank when it gives none
                 rel = card.score / top if top and card.score and card.score > 0 else 1 / (1 + rank)
                 section = found[card.id][2] if card.id in found else "notes"
@@ -291,9 +291,11 @@ class ContextBuilder:
 
     def still_open(self, card: Card) -> bool:
         """Whether a blocker or action is still open: not tagged closed (done, resolved, ...),
-        not written on an attempt that succeeded, and not superseded: no later note builds on
-        it (a digest only cites what it pulls together)."""
+        not written on an attempt that succeeded, not named in a later note's supersedes, and
+        not built on by a later note (a digest only cites what it pulls together)."""
         if set(card.tags) & set(self.config.closed_tags) or card.attempt_outcome == "succeeded":
+            return False
+        if card.superseded_by:
             return False
         if self.store is None:
             return True
