@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import InvalidArgumentError, InvalidQueryError
 from ..model.note import Card
 from ..model.notebook_rules import instruction_like
+from ..model.open_work import CLOSED_TAGS, settled_by_itself
 from ..model.shown import shown
 from ..model.timestamps import age_words, parse_when
 from ..model.token_count import TokenCounter, default_counter
@@ -95,7 +96,7 @@ class ContextConfig:
     open_blockers: int = 3
     open_actions: int = 3
     open_relevance: float = 0.5  # an open blocker or action the search did not find is still this relevant
-    closed_tags: tuple[str, ...] = ("done", "resolved", "closed")
+    closed_tags: tuple[str, ...] = CLOSED_TAGS
     sentence_chars: int = 200  # a paragraph longer than this may be shortened at a sentence end
     search_limit: int = 6
     search_mode: str = "keyword"
@@ -293,9 +294,7 @@ class ContextBuilder:
         """Whether a blocker or action is still open: not tagged closed (done, resolved, ...),
         not written on an attempt that succeeded, not named in a later note's supersedes, and
         not built on by a later note (a digest only cites what it pulls together)."""
-        if set(card.tags) & set(self.config.closed_tags) or card.attempt_outcome == "succeeded":
-            return False
-        if card.superseded_by:
+        if settled_by_itself(card, self.config.closed_tags):
             return False
         if self.store is None:
             return True

@@ -31,8 +31,9 @@ from ..model.header_edit import with_body, with_summary, with_tags
 from ..model.ids import check_note_id, is_attempt_id, is_note_id, new_attempt_id
 from ..model.note import AUTHOR_MAX, MODEL_MAX, Card, Note, check_label, check_revision, check_text
 from ..model.numbers import whole_number
+from ..model.open_work import OPEN_KINDS, STALE_AGE
 from ..model.progress import Progress
-from ..model.timestamps import now_iso
+from ..model.timestamps import now_iso, parse_when
 from ..model.visibility import Viewer, handle_namespace, may_see
 from ..model.visibility import hidden_projects as viewer_hidden_projects
 from ..search.embedders import Embedder, numpy
@@ -41,6 +42,7 @@ from ..search.plan import run_search
 from ..search.request import SearchRequest, check_limit
 from .background import EmbeddingThread
 from .links import MAX_RECENT, Node, check_link_args, link_tree, make_brief, supersede_chain
+from .stale import stale_cards
 from .superseding import mark_superseded, successors_first, visible_successors
 
 __all__ = ["NoteService", "service_call"]
@@ -670,6 +672,24 @@ class NoteService(Generic[B]):
                 return mark_superseded(records, records.cards(limit=limit, offset=offset, filters=f), hidden)
 
             return make_brief(info, scope, recent, marked)
+
+    @service_call
+    def stale(
+        self,
+        *,
+        older_than: str = STALE_AGE,
+        project: str | None = None,
+        limit: int = 20,
+        viewer: Viewer | None = None,
+    ) -> list[Card]:
+        """Open blockers and actions not updated for *older_than* (``14d``, ``2w``, a date: as the
+        date filters read it) that no later note the *viewer* may see builds on or supersedes,
+        most recently updated first: the work left hanging (see services/stale.py)."""
+        cut_off = parse_when(older_than, name="older_than")
+        limit = check_limit(limit)
+        with self._backend.snapshot() as records:
+            f = Filters(kind=list(OPEN_KINDS), updated_before=cut_off, project=project)
+            return stale_cards(records, self._scope(records, f, viewer), self._hidden(records, viewer), limit)
 
     # -- the collection at a glance --------------------------------------------
 
