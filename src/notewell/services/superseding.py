@@ -39,31 +39,44 @@ def mark_superseded(records: Snapshot, cards: list[Card], hidden: tuple[str, ...
 
 def successors_first(cards: list[Card]) -> list[Card]:
     """*cards* (marked) with each superseded card moved right after the last of its successors
-    that the list holds; everything else keeps its order. A card none of whose successors is in
-    the list stays where it is (its correction was not found: it is still the best answer)."""
+    that the list holds (a chain reads newest first); everything else keeps its order. A card
+    none of whose successors is in the list stays where it is (its correction was not found:
+    it is still the best answer there is). Linear in the cards and their links."""
     if not any(c.superseded_by for c in cards):
         return cards
     present = {c.id for c in cards}
-    waits = {id(c): {s for s in c.superseded_by if s in present and s != c.id} for c in cards}
+    need = [len({s for s in c.superseded_by if s in present and s != c.id}) for c in cards]
+    waiting: dict[str, list[int]] = {}  # a successor's id -> the places of the cards it holds back
+    for at, card in enumerate(cards):
+        for s in {s for s in card.superseded_by if s in present and s != card.id}:
+            waiting.setdefault(s, []).append(at)
     out: list[Card] = []
     placed: set[str] = set()
-    pending: list[Card] = []
+    held = [False] * len(cards)
+    done = [False] * len(cards)
 
-    def place(card: Card) -> None:
-        out.append(card)
-        placed.add(card.id)
-        # Whatever waited for this card (and, in turn, for those) comes right after it.
-        ready = [p for p in pending if waits[id(p)] <= placed]
-        while ready:
-            for p in ready:
-                pending.remove(p)
-                out.append(p)
-                placed.add(p.id)
-            ready = [p for p in pending if waits[id(p)] <= placed]
+    def place(first: int) -> None:
+        stack = [first]
+        while stack:
+            at = stack.pop()
+            out.append(cards[at])
+            done[at] = True
+            if cards[at].id in placed:
+                continue
+            placed.add(cards[at].id)
+            freed = []
+            for other in waiting.get(cards[at].id, ()):
+                need[other] -= 1
+                if need[other] == 0 and held[other]:
+                    freed.append(other)
+            stack.extend(sorted(freed, reverse=True))  # right after it, in their own order
 
-    for card in cards:
-        if waits[id(card)] <= placed:
-            place(card)
+    for at in range(len(cards)):
+        if done[at]:
+            continue
+        if need[at] == 0:
+            place(at)
         else:
-            pending.append(card)
-    return out + pending  # none left: a successor is always later, so nothing waits in a ring
+            held[at] = True
+    # Nothing is left: a successor is always a later note, so no two cards wait for each other.
+    return out + [c for at, c in enumerate(cards) if not done[at]]
