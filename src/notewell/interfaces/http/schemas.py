@@ -24,6 +24,7 @@ __all__ = [
     "REVISION",
     "TAG",
     "TEXT",
+    "WHEN",
     "body",
     "error_responses",
     "id_schema",
@@ -221,6 +222,7 @@ _WHEN = {
         {"type": "string", "pattern": r"^(?:\d{1,5}[hdwmy]|today|yesterday|now)$"},  # model.timestamps
     ]
 }
+WHEN = _WHEN  # a moment as the date filters and stale's older_than take it
 
 
 def _zones() -> dict[str, Any]:
