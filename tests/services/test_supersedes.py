@@ -42,6 +42,9 @@ def test_itself_unknown_ids_and_rings(backend):
     chosen = notewell.new_note_id()
     with pytest.raises(notewell.InvalidNoteError, match="cannot supersede itself"):
         backend.add_note(_correction(chosen), note_id=chosen)
+    with pytest.raises(notewell.InvalidNoteError, match="cannot supersede itself"):
+        backend.add_notes([OLD, _correction(chosen)], note_ids=[notewell.new_note_id(), chosen])
+    assert backend.summary()["total_notes"] == 1  # refused before anything was written
     # An id nothing answers to is kept in the header, as builds_on keeps one, and marks nothing.
     ghost = backend.add_note(_correction("nte_zzzzzzzzzz"))
     assert ghost.supersedes == ["nte_zzzzzzzzzz"] and backend.get_note(ghost.id).superseded_by == []

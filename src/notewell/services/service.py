@@ -62,6 +62,11 @@ class _Checked(Sequence[tuple[str, bytes]]):
     def __init__(self, texts: list[str]) -> None:
         self._texts = texts
 
+    @property
+    def texts(self) -> list[str]:
+        """The checked texts themselves (not encoded)."""
+        return self._texts
+
     def __len__(self) -> int:
         return len(self._texts)
 
@@ -226,6 +231,8 @@ class NoteService(Generic[B]):
                 raise InvalidArgumentError(f"{len(chosen)} note_ids for {len(checked)} texts: give one per text")
             if len(set(chosen)) != len(chosen):
                 raise InvalidArgumentError("note_ids must differ from each other")
+            for nid, text in zip(chosen, checked.texts, strict=True):
+                _check_not_itself(nid, text)
         return self._backend.insert_notes(checked, author, model, attempt_id, "note", progress, batch, chosen)
 
     @service_call
