@@ -43,6 +43,18 @@ def test_add_supersedes_get_list_links_and_stale_from_the_cli(place):
     bad = run(["edit", old, "--full-text", header], place, check=False)
     assert bad.returncode == 4 and bad.stderr.decode().count("\n") == 1
     assert b"cannot supersede itself" in bad.stderr
+    # edit --supersedes adds to the header alone; the rest of the text stays byte for byte.
+    third = run(["add", "--title", "Unit, measured", "--text", "restart unit 512, measured"], place).stdout.decode()
+    third = third.strip()
+    before = run(["get", third, "--raw"], place).stdout.decode()
+    said = run(["edit", third, "--supersedes", new, "--supersedes", old], place).stdout.decode()
+    assert f"now at revision 2: supersedes {new}, {old}" in said
+    after = run(["get", third, "--raw"], place).stdout.decode()
+    assert after == before.replace("\n---\n", f"\nsupersedes: [{new}, {old}]\n---\n", 1)  # before the header closes
+    assert _js(run(["get", new, "--json"], place))["superseded_by"] == [third]
+    assert "unchanged" in run(["edit", third, "--supersedes", old], place).stdout.decode()
+    mixed = run(["edit", third, "--supersedes", old, "--text", "x"], place, check=False)
+    assert mixed.returncode == 2 and b"give --supersedes alone" in mixed.stderr
     bad_age = run(["stale", "--older-than", "fortnight"], place, check=False)
     assert bad_age.returncode == 2 and b"older_than" in bad_age.stderr and bad_age.stderr.count(b"\n") == 1
 

@@ -7,6 +7,7 @@ import os
 
 from ...errors import ConflictError, InvalidArgumentError, InvalidNoteError
 from ...model.header import compose_note, parse_note
+from ...model.header_edit import with_supersedes
 from ...model.open_work import STALE_AGE
 from ...settings import setting
 from .command import Command
@@ -103,6 +104,12 @@ def _edit_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--text", metavar="BODY", help="the new body; the header (title, kind, tags...) stays as it is")
     p.add_argument("--full-text", metavar="TEXT", help="the whole new text, header included")
+    p.add_argument(
+        "--supersedes",
+        action="append",
+        metavar="ID",
+        help="add an earlier note this one corrects to its header (repeatable; alone: nothing else changes)",
+    )
     p.add_argument("--author", default=setting("NOTEWELL_AUTHOR"), help=AUTHOR_HELP)
 
 
@@ -142,6 +149,11 @@ def cmd_edit(args: argparse.Namespace) -> None:
     given = [x for x in (args.text, args.full_text, args.file) if x is not None]
     if len(given) > 1:
         raise InvalidArgumentError("give the new text one way: --text (the body), --full-text, or a FILE")
+    if args.supersedes:
+        if given:
+            raise InvalidArgumentError("give --supersedes alone: it adds to the note's header and changes nothing else")
+        _edit_supersedes(args)
+        return
     if args.file == "":
         raise InvalidArgumentError(
             "the FILE argument is empty: give a file name, - for standard input, --text BODY, or nothing"
@@ -176,6 +188,22 @@ def cmd_edit(args: argparse.Namespace) -> None:
         print(f"{note['id']} unchanged: the new text is the one it has (still revision {note['revision']})")
     else:
         print(f"{note['id']} now at revision {note['revision']}")
+
+
+def _edit_supersedes(args: argparse.Namespace) -> None:
+    with open_api(args) as api:
+        note_id = api.resolve(owner(), args.id)
+        before = api.get_note(owner(), note_id)
+        text, added = with_supersedes(before["text"], args.supersedes)
+        note = before
+        if added:
+            note = api.edit_note(owner(), note_id, text, author=args.author, base_revision=before["revision"])
+    if args.json:
+        emit_json(note)
+    elif added:
+        print(f"{note['id']} now at revision {note['revision']}: supersedes {', '.join(added)}")
+    else:
+        print(f"{note['id']} unchanged: it supersedes those already (still revision {note['revision']})")
 
 
 def _rm_arguments(p: argparse.ArgumentParser) -> None:
