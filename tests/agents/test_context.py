@@ -224,7 +224,8 @@ def test_a_superseded_note_gives_way_to_its_correction(store, project):
         "A pool of 48 is needed at peak: 32 queued.\n"
     ).id
     wrong = store.add_note(
-        f"---\ntitle: Not a conflict\nkind: finding\nsupersedes: [{project['blocker']}]\n---\n\npydantic 2 alone works.\n"
+        f"---\ntitle: Not a conflict\nkind: finding\nsupersedes: [{project['blocker']}]\n---\n\n"
+        "pydantic 2 alone works.\n"
     ).id
     system = ContextBuilder(store).build("how big should the connection pool be?").system
     assert fixed in system and project["pool"] not in system  # found too, but its correction is what to read
