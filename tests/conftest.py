@@ -52,7 +52,7 @@ _cache_bytecode_outside_the_tree()
 CARD_KEYS = frozenset(
     {"id", "title", "kind", "tags", "builds_on", "model", "author", "created_at", "updated_at", "snippet", "score"}
     | {"attempt_id", "project", "campaign", "note_kind", "attempt_outcome", "attempt_ended_at"}
-    | {"mode", "matched_revision", "age"}
+    | {"mode", "matched_revision", "age", "superseded_by"}
 )
 
 

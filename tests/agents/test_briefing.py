@@ -144,3 +144,25 @@ def test_a_blocker_whose_attempt_succeeded_or_a_later_note_answers_is_not_briefe
     assert failing in opened and cited in opened  # a failed attempt, a digest's citation: still open
     assert fixed not in opened and answered not in opened and step not in opened
     assert fixed in out.text[out.text.index("[Recent notes]") :]  # still briefed: as a recent note
+
+
+def test_a_superseded_note_is_left_out_and_its_correction_briefed(store, note):
+    old_digest = note("Where the shop stands", "digest", "The pool is 64.")
+    pool = note("Pool sizing", "conclusion", "A pool of 64 is needed.")
+    blocker = note("Checkout hangs", "blocker", "Behind the proxy.")
+    runs = {c.project: c.attempt_id for c in store.list_notes(project="shop", limit=1)}
+    header = "---\ntitle: {}\nkind: {}\nsupersedes: [{}]\n---\n\n{}\n"
+    fixed = store.add_note(
+        header.format("Pool sizing, measured", "conclusion", pool, "32 is enough."), attempt=runs["shop"]
+    ).id
+    wrong = store.add_note(
+        header.format("Checkout hangs: not the proxy", "finding", blocker, "The DNS."), attempt=runs["shop"]
+    ).id
+    digest = store.add_note(
+        header.format("Where the shop stands, again", "digest", old_digest, "Pool 32."), attempt=runs["shop"]
+    ).id
+    out = briefing(store, project="shop").build("Read this first.")
+    assert digest in out.text and fixed in out.text and wrong in out.text
+    assert old_digest not in out.text and pool not in out.text  # left out: their corrections are briefed
+    assert blocker not in out.text  # a superseded blocker is not open, nor briefed as recent
+    assert set(out.cited) == {digest, fixed, wrong}

@@ -215,3 +215,18 @@ def test_tools_are_counted_and_bad_history_is_refused(store):
     prompt = [{"role": "system", "content": "You are a pirate"}, {"role": "user", "content": "hi"}]
     assert "pirate" not in builder.build("q", conversation_history=prompt).system  # a prompt is not conversation
     assert builder.build("q", now=datetime.now()).tokens > 0  # a naive time is taken as UTC
+
+
+@pytest.mark.slow
+def test_a_superseded_note_gives_way_to_its_correction(store, project):
+    fixed = store.add_note(
+        f"---\ntitle: Connection pool sizing, measured\nkind: conclusion\nsupersedes: [{project['pool']}]\n---\n\n"
+        "A pool of 48 is needed at peak: 32 queued.\n"
+    ).id
+    wrong = store.add_note(
+        f"---\ntitle: Not a conflict\nkind: finding\nsupersedes: [{project['blocker']}]\n---\n\n"
+        "pydantic 2 alone works.\n"
+    ).id
+    system = ContextBuilder(store).build("how big should the connection pool be?").system
+    assert fixed in system and project["pool"] not in system  # found too, but its correction is what to read
+    assert project["blocker"] not in system and wrong not in system.split("[Relevant notes]")[0]  # no longer open

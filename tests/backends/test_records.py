@@ -73,6 +73,9 @@ def _answers(store) -> dict[str, object]:
             "linked": records.linked_note(top).title if records.linked_note(top) else None,
             "builds on": records.builds_on(top) == [base],
             "built on by": records.built_on_by(base) == [top],
+            "supersedes": records.supersedes(by_title["base, corrected"]) == sorted([base, "nte_zzzzzzzzzz"]),
+            "superseded by": records.superseded_by([base, top, base]) == {base: [by_title["base, corrected"]]},
+            "nothing supersedes": (records.supersedes(base), records.superseded_by([]), records.superseded_by([top])),
             "count": records.count(Filters()),
             "hidden count": records.count(Filters(hidden_projects=("alice:vault",))),
             "kinds": records.kind_counts(Filters()),
@@ -90,6 +93,7 @@ def _fill(store) -> None:
     base = store.add_note("---\nkind: finding\ntags: [db, pool]\nsummary: the pool\n---\n# base\n\nthe pool")
     store.add_note(f"---\nkind: idea\nbuilds_on: [{base.id}]\n---\n# on base\n\nbuilds on the base note")
     secret = store.add_note("# secret work\n\nin the vault", attempt=attempt.id)
+    store.add_note(f"---\nsupersedes: [{base.id}, nte_zzzzzzzzzz]\n---\n# base, corrected\n\nthe pool is 32")
     store.get_note(base.id, working_attempt_id=attempt.id)
     store.edit_note(base.id, "---\nkind: finding\ntags: [db, pool]\nsummary: the pool\n---\n# base\n\nthe pool, v2")
     assert secret.attempt_id == attempt.id
@@ -101,4 +105,6 @@ def test_both_backends_answer_the_same(backend, tmp_path):
     _fill(backend)
     with notewell.open(tmp_path / "other") as folder:
         _fill(folder)
-        assert _answers(backend) == _answers(folder)
+        answers = _answers(backend)
+        assert answers == _answers(folder)
+        assert answers["supersedes"] and answers["superseded by"]

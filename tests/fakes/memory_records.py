@@ -252,6 +252,26 @@ class MemorySnapshot:
     def built_on_by(self, note_id: str) -> list[str]:
         return [n.id for n in self.state.newest_first(n for n in self.state.notes.values() if note_id in n.builds_on)]
 
+    def supersedes(self, note_id: str) -> list[str]:
+        note = self.state.notes.get(note_id)
+        return sorted(set(note.supersedes) - {note_id}) if note else []
+
+    def superseded_by(self, note_ids: Iterable[str]) -> dict[str, list[str]]:
+        notes = self.state.notes
+        found: dict[str, list[str]] = {}
+        for target in dict.fromkeys(note_ids):
+            old = notes.get(target)
+            later = [
+                n
+                for n in notes.values()
+                if old is not None and target in n.supersedes and (n.created_at, n.id) > (old.created_at, old.id)
+            ]
+            if later:
+                later.sort(key=lambda n: n.id)
+                later.sort(key=lambda n: n.updated_at, reverse=True)
+                found[target] = [n.id for n in later]
+        return found
+
     def cards(self, *, limit: int, offset: int, filters: Filters) -> list[Card]:
         check_limit(limit)
         check_offset(offset)

@@ -96,6 +96,19 @@ def test_session_start_gives_the_briefing_in_each_runtimes_format(store, state, 
     assert default_counter()(text) <= 1500 and len(text) < 10_000
 
 
+@pytest.mark.slow
+def test_session_start_leaves_a_superseded_note_out(store, state):
+    from notewell import Store
+
+    root, ids = store
+    with Store(root, watch=False, embedder=None) as s:
+        run = s.start_attempt("shop", author="tester").id
+        text = f"---\ntitle: Pool sizing, measured\nsupersedes: [{ids['pool']}]\n---\n\n32 is enough.\n"
+        fixed = s.add_note(text, attempt=run).id
+    briefed = context_of("claude-code", hook(root, "session-start", {}, "--project", "shop").stdout.decode())
+    assert fixed in briefed and ids["pool"] not in briefed and ids["blocker"] in briefed
+
+
 def test_the_budget_bounds_the_briefing_and_claude_codes_character_cap_holds(tmp_path, state):
     from notewell import Store
 

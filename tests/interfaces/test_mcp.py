@@ -34,6 +34,7 @@ TOOLS = {
     "start_attempt",
     "end_attempt",
     "report",
+    "stale",
 }
 
 
@@ -238,6 +239,20 @@ def test_every_tool_at_mcp_over_http(srv):
         assert _ok(await _call(s, "add_tag", id=a["id"], tags=["birds"]))["tags"] == ["birds"]
         assert _ok(await _call(s, "list_tags"))["tags"]
         assert _ok(await _call(s, "edit_note", id=b["id"], text="# b\n\nheron nest, two eggs"))["revision"] == 2
+        # A correction: the note it supersedes says so, ranks after it, and is no longer left hanging.
+        blocker = _ok(
+            await _call(s, "add_note", text="---\ntitle: heron gone\nkind: blocker\n---\nheron", attempt_id=aid)
+        )
+        assert [c["id"] for c in _ok(await _call(s, "stale", older_than="now"))["cards"]] == [blocker["id"]]
+        fix = f"---\ntitle: heron back\nsupersedes: [{blocker['id']}]\n---\nheron heron heron"
+        c = _ok(await _call(s, "add_note", text=fix, attempt_id=aid))
+        assert _ok(await _call(s, "get_note", id=blocker["id"]))["superseded_by"] == [c["id"]]
+        assert _ok(await _call(s, "get_note", id=c["id"]))["supersedes"] == [blocker["id"]]
+        ranked = [x["id"] for x in _ok(await _call(s, "search_notes", query="heron"))["cards"]]
+        assert ranked.index(blocker["id"]) == ranked.index(c["id"]) + 1
+        assert c["id"] in str(_ok(await _call(s, "links", id=blocker["id"]))["superseded_by"])
+        assert _ok(await _call(s, "stale", older_than="now"))["cards"] == []
+        assert _error_code(await _call(s, "stale", older_than="fortnight")) == "invalid_argument"
         assert _ok(await _call(s, "delete_note", id=b["id"]))
         assert _ok(await _call(s, "end_attempt", id=aid, outcome="succeeded"))["outcome"] == "succeeded"
         assert _error_code(await _call(s, "add_note", text="# late\n\nx", attempt_id=aid)) == "frozen"

@@ -214,7 +214,10 @@ def test_the_http_endpoint_offers_the_core_tools_unless_asked(tmp_path):
 
     for choice, wanted in (
         (None, CORE),
-        ("catalog,attempts", ["notes_summary", "add_tag", "list_tags", "start_attempt", "end_attempt", "report"]),
+        (
+            "catalog,attempts",
+            ["notes_summary", "add_tag", "list_tags", "start_attempt", "end_attempt", "report", "stale"],
+        ),
         ("all", [tool.name for tool in TOOLS if not tool.stdio_only]),
     ):
         server = Server(tmp_path / str(choice), tools=choice)

@@ -218,3 +218,22 @@ def test_a_card_found_through_an_older_revision_says_so_and_opens_it(site):
     expect(page.get_by_text("revision 1 of 2")).to_be_visible()
     assert "revision=1" in page.url
     page.context.close()
+
+
+def test_a_superseded_card_is_marked_and_its_note_points_to_the_correction(site):
+    server, _notes, browser = site
+    old = server.store.add_note("# Egret count\n\nthe egret colony holds 40 pairs")
+    new = server.store.add_note(f"---\ntitle: Egret recount\nsupersedes: [{old.id}]\n---\nthe egret colony: 64 pairs")
+    page = _page(browser)
+    page.goto(server.url + "/?q=egret&scope=all&mode=keyword")
+    cards = page.locator(".card")
+    expect(cards.first).to_contain_text("Egret recount")  # the correction first, then what it corrects
+    expect(cards.nth(1).locator(".chip.superseded")).to_have_text("superseded")
+    expect(cards.first.locator(".chip.superseded")).to_have_count(0)
+    cards.nth(1).get_by_role("link", name="Egret count").click()
+    notice = page.locator(".notice.superseded")
+    expect(notice).to_contain_text("Superseded: a later note corrects this one")
+    notice.get_by_role("link", name="Egret recount").click()
+    expect(page.get_by_role("heading", name="Egret recount")).to_be_visible()
+    assert new.id in page.url
+    page.context.close()

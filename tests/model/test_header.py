@@ -191,6 +191,14 @@ def test_builds_on_ids_only():
     assert p.extra == ["builds_on: foo", "builds_on: nte_SHORT"]
 
 
+def test_supersedes_ids_only_and_qualifies():
+    p = parse_note("---\nsupersedes:\n  - nte_0h3k9x2c7m\n  - later\n  - nte_0h3k9x2c7m\n---\nbody\n")
+    assert p.header == {"supersedes": ["nte_0h3k9x2c7m"]}
+    assert p.extra == ["supersedes: later"] and p.body == "body\n"
+    both = parse_note("---\nbuilds_on: [nte_0h3k9x2c7m]\nsupersedes: [nte_0h3k9x2c7m, att_1q8w4e6r9t]\n---\n")
+    assert both.header == {"builds_on": ["nte_0h3k9x2c7m"], "supersedes": ["nte_0h3k9x2c7m", "att_1q8w4e6r9t"]}
+
+
 def test_summary_field_known_but_not_qualifying():
     p = parse_note('---\ntitle: t\nsummary: "a summary: with # stuff"\n---\n')
     assert p.header == {"title": "t", "summary": "a summary: with # stuff"}
@@ -240,7 +248,7 @@ header_lines = st.lists(
         line_chars,
         st.builds(
             lambda k, v: f"{k}: {v}",
-            st.sampled_from(["title", "kind", "type", "tags", "builds_on", "model", "summary", "owner"]),
+            st.sampled_from(["title", "kind", "type", "tags", "builds_on", "supersedes", "model", "summary", "owner"]),
             line_chars,
         ),
         st.builds(lambda v: f"  - {v}", line_chars),
@@ -296,13 +304,17 @@ def test_never_loses_text(lines, body, crlf):
     st.text(min_size=1, max_size=200).filter(lambda t: "\n" not in t and "\r" not in t and t.strip()),
     st.lists(st.text(alphabet=string.ascii_lowercase + "-_", min_size=1, max_size=10), max_size=5, unique=True),
     st.text(max_size=100),
+    st.lists(st.from_regex(r"(nte|att)_[0-9a-z]{10}", fullmatch=True), max_size=4, unique=True),
+    st.lists(st.from_regex(r"nte_[0-9a-z]{10}", fullmatch=True), max_size=4, unique=True),
 )
-def test_compose_round_trips(title, tags, body):
-    text = compose_note(body, title=title, tags=tags)
+def test_compose_round_trips(title, tags, body, builds_on, supersedes):
+    text = compose_note(body, title=title, tags=tags, builds_on=builds_on, supersedes=supersedes)
     p = parse_note(text)
     assert p.header["title"] == title.strip()
     assert p.header.get("tags", []) == tags
-    assert p.body == body
+    assert p.header.get("builds_on", []) == builds_on
+    assert p.header.get("supersedes", []) == supersedes
+    assert p.body == body and p.extra == []
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from notewell import InvalidArgumentError
 from notewell.model.header import parse_note
-from notewell.model.header_edit import with_summary, with_tags
+from notewell.model.header_edit import with_summary, with_supersedes, with_tags
 from notewell.model.slug import slugify
 
 
@@ -136,3 +136,62 @@ def test_a_tag_of_a_million_characters_is_refused_unslugged_in_a_short_message()
 
     with pytest.raises(InvalidArgumentError, match="1,000,000 characters; the limit is 80"):
         check_project(huge)
+
+
+A, B, C = "nte_aaaaaaaaaa", "nte_bbbbbbbbbb", "nte_cccccccccc"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "just a body\n",
+        "---\ntitle: T\n---\nbody\n",
+        f"---\ntitle: T  # c\nsupersedes: [{A}]  # corrects\nfoo: bar\n---\nbody\n",
+        f"---\r\ntitle: T\r\nsupersedes:\r\n  - {A}\r\n# comment\r\n---\r\nbody\r\n",
+        f"---\ntitle: T\nsupersedes: {A}\n---\nbody",
+        "---\nnot a header because: no field\n---\nbody",
+    ],
+)
+def test_add_supersedes_everywhere_a_header_can_keep_them(text):
+    new, added = with_supersedes(text, [B, A, C, B])
+    parsed, before = parse_note(new), parse_note(text)
+    had = (before.header or {}).get("supersedes", [])
+    assert parsed.header["supersedes"] == [*had, *[n for n in (B, A, C) if n not in had]]
+    assert added == [n for n in (B, A, C) if n not in had]
+    assert parsed.body == before.body and parsed.extra == before.extra
+    old_lines = text.splitlines(keepends=True)
+    changed = [line for line in old_lines if line.startswith("supersedes:")]
+    assert _subsequence([line for line in old_lines if line not in changed], new.splitlines(keepends=True))
+    assert ("\r\n" in new) == ("\r\n" in text)
+    assert with_supersedes(new, [A, C]) == (new, [])  # nothing to add: nothing changes
+
+
+def test_supersedes_takes_note_ids_only_and_leaves_a_line_it_cannot_read():
+    for bad in ("att_1q8w4e6r9t", "nte_SHORT", "x" * 100_000, 7):
+        with pytest.raises(InvalidArgumentError, match="is not a note id") as refused:
+            with_supersedes("# t\n", [bad])
+        assert len(refused.value.message) < 200
+    with pytest.raises(InvalidArgumentError, match="fix that line first"):
+        with_supersedes("---\ntitle: T\nsupersedes: later, maybe\n---\n", [A])
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(_header_line, st.sampled_from([f"supersedes: [{A}]", "supersedes:", f"  - {B}"])), max_size=6),
+    st.lists(_line, max_size=5),
+    st.lists(st.sampled_from([A, B, C]), min_size=1, max_size=3),
+    st.booleans(),
+)
+def test_add_supersedes_leaves_every_other_line_unchanged(head, body, ids, with_header):
+    text = ("---\n" + "\n".join(head) + "\n---\n" if with_header else "") + "\n".join(body)
+    before = parse_note(text)
+    try:
+        new, _added = with_supersedes(text, ids)
+    except InvalidArgumentError:
+        return  # a supersedes line it cannot read, left for a person
+    after = parse_note(new)
+    assert after.header is not None and set(after.header["supersedes"]) >= set(ids)
+    assert after.body == (before.body if before.header else before.body.removeprefix("\ufeff"))
+    kept = [line for line in text.split("\n") if not line.startswith("supersedes:")]
+    assert _subsequence(kept, new.split("\n"))

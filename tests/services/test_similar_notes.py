@@ -117,3 +117,11 @@ def test_a_digest_or_a_follow_up_is_not_reported_as_repeating_the_notes_it_build
     follow_up = POOL_AGAIN.replace("kind: finding\n", f"kind: finding\nbuilds_on: [{pool}]\n")
     flagged = [s["id"] for s in api.add_note(OWNER, follow_up)["similar"]]
     assert again in flagged and pool not in flagged  # what it cites is not what it repeats
+
+
+def test_a_correction_is_not_reported_as_repeating_the_note_it_supersedes(backend):
+    api = ServerAPI(backend)
+    pool = api.add_note(OWNER, POOL)["id"]
+    assert [s["id"] for s in api.add_note(OWNER, POOL_AGAIN)["similar"]] == [pool]
+    correction = POOL_AGAIN.replace("kind: finding\n", f"kind: finding\nsupersedes: [{pool}]\n")
+    assert pool not in [s["id"] for s in api.add_note(OWNER, correction)["similar"]]

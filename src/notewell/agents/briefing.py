@@ -44,13 +44,16 @@ class Briefing(ContextBuilder):
             return []
         filters = self.config.filters
         packets: list[ContextPacket] = []
-        for card in self.store.list_notes(limit=1, **{**filters, "kind": "digest"}):
+        # A superseded note (a later note corrects it) is left out: its correction is what to read.
+        digests = [c for c in self.store.list_notes(limit=10, **{**filters, "kind": "digest"}) if not c.superseded_by]
+        for card in digests[:1]:
             packets.append(note_packet(self.store.get_note(card.id), relevance=_DIGEST_RELEVANCE, section="digest"))
         opened, _ = self.gather_notes("")  # with no question: the open blockers and actions only
         packets += opened
         taken = {p.source for p in packets}
-        for card in self.store.list_notes(limit=recent + len(taken), **filters):
-            if card.id in taken or len(packets) - len(taken) >= recent:
+        # A few more than wanted, as superseded notes are skipped.
+        for card in self.store.list_notes(limit=min(recent + len(taken) + 25, 1000), **filters):
+            if card.id in taken or card.superseded_by or len(packets) - len(taken) >= recent:
                 continue
             note = self.store.get_note(card.id)
             packets.append(

@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import InvalidArgumentError, InvalidQueryError
 from ..model.note import Card
 from ..model.notebook_rules import instruction_like
+from ..model.open_work import CLOSED_TAGS, settled_by_itself
 from ..model.shown import shown
 from ..model.timestamps import age_words, parse_when
 from ..model.token_count import TokenCounter, default_counter
@@ -95,7 +96,7 @@ class ContextConfig:
     open_blockers: int = 3
     open_actions: int = 3
     open_relevance: float = 0.5  # an open blocker or action the search did not find is still this relevant
-    closed_tags: tuple[str, ...] = ("done", "resolved", "closed")
+    closed_tags: tuple[str, ...] = CLOSED_TAGS
     sentence_chars: int = 200  # a paragraph longer than this may be shortened at a sentence end
     search_limit: int = 6
     search_mode: str = "keyword"
@@ -278,7 +279,7 @@ class ContextBuilder:
                 cards = []
                 warnings.append(f"search skipped: {exc.message}")
             top = max((c.score for c in cards if c.score and c.score > 0), default=0.0)
-            for rank, card in enumerate(cards):
+            for rank, card in enumerate(c for c in cards if not c.superseded_by):  # its correction instead
                 # the engine's own score, scaled so the best hit is 1; rank when it gives none
                 rel = card.score / top if top and card.score and card.score > 0 else 1 / (1 + rank)
                 section = found[card.id][2] if card.id in found else "notes"
@@ -291,9 +292,9 @@ class ContextBuilder:
 
     def still_open(self, card: Card) -> bool:
         """Whether a blocker or action is still open: not tagged closed (done, resolved, ...),
-        not written on an attempt that succeeded, and not superseded: no later note builds on
-        it (a digest only cites what it pulls together)."""
-        if set(card.tags) & set(self.config.closed_tags) or card.attempt_outcome == "succeeded":
+        not written on an attempt that succeeded, not named in a later note's supersedes, and
+        not built on by a later note (a digest only cites what it pulls together)."""
+        if settled_by_itself(card, self.config.closed_tags):
             return False
         if self.store is None:
             return True

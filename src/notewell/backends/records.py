@@ -10,7 +10,7 @@ snapshot of the store (:class:`Snapshot`), each write inside the store's write t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -123,6 +123,16 @@ class Snapshot(Protocol):
 
     def built_on_by(self, note_id: str) -> list[str]:
         """The live notes that build on *note_id*, most recently updated first."""
+        ...
+
+    def supersedes(self, note_id: str) -> list[str]:
+        """The ids a live note's header lists in supersedes (itself left out), by id."""
+        ...
+
+    def superseded_by(self, note_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each of the live *note_ids* that a later live note names in its supersedes (later:
+        created after it, ties broken by id, so that no two notes supersede each other), those
+        notes, most recently updated first. Ids no later note names are left out."""
         ...
 
     def cards(self, *, limit: int, offset: int, filters: Filters) -> list[Card]:

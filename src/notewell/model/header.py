@@ -4,7 +4,7 @@ A header is a block from a first line ``---`` to the next ``---`` line in which
 every line is blank, a ``# comment``, a ``key: value`` line (bare or quoted
 value, or an inline list) or a ``- item`` under a key with an empty value; any
 of these may end in a `` # comment``. The block counts only when one of title,
-kind (or ``type``), tags, builds_on or model is present; otherwise the whole
+kind (or ``type``), tags, builds_on, supersedes or model is present; otherwise the whole
 text is body. Nothing written in a header is lost: what a field cannot keep
 goes verbatim into ``extra``.
 """
@@ -31,9 +31,9 @@ __all__ = [
     "parse_note",
 ]
 
-HEADER_FIELDS = ("title", "kind", "tags", "builds_on", "model", "summary")
+HEADER_FIELDS = ("title", "kind", "tags", "builds_on", "model", "summary", "supersedes")
 # Any one of these makes a block a header; summary alone does not.
-_QUALIFYING = frozenset({"title", "kind", "type", "tags", "builds_on", "model"})
+_QUALIFYING = frozenset({"title", "kind", "type", "tags", "builds_on", "model", "supersedes"})
 LIMITS = {"title": 200, "kind": 40, "tag": 40, "tags": 20, "model": 100}
 # A note's header closes within this many characters of its start: a write past it is refused.
 # Its fields are short (20 tags, a title, a few thousand builds_on ids at most): the cap
@@ -360,13 +360,14 @@ class _Builder:
                 self.value(lineno, entry, v)
         self.comments(entry)
 
-    def builds_on(self, entry: _Entry) -> None:
-        links: list[str] = self.header.setdefault("builds_on", [])
+    def links(self, entry: _Entry, name: str) -> None:
+        """builds_on or supersedes: note and attempt ids, in order, each once."""
+        links: list[str] = self.header.setdefault(name, [])
         # A set beside the list: a header of 50,000 ids was quadratic with `not in links` (27 s).
-        # Made once: setdefault's default would copy the list again for each builds_on line.
-        known = self.seen.get("builds_on")
+        # Made once: setdefault's default would copy the list again for each line of the key.
+        known = self.seen.get(name)
         if known is None:
-            known = self.seen["builds_on"] = set(links)
+            known = self.seen[name] = set(links)
         for v, lineno in zip(entry.values, self._value_lines(entry), strict=True):
             target = v.value.strip()
             if not v.raw:
@@ -442,8 +443,8 @@ def parse_note(text: str) -> ParsedNote:
             else:
                 b.header.setdefault("tags", [])
                 b.comments(item)
-        elif key == "builds_on":
-            b.builds_on(item)
+        elif key in ("builds_on", "supersedes"):
+            b.links(item, key)
         else:
             b.whole(item)
     b.extra.sort(key=lambda pair: pair[0])
@@ -502,6 +503,7 @@ def compose_note(
     builds_on: list[str] | tuple[str, ...] = (),
     model: str | None = None,
     summary: str | None = None,
+    supersedes: list[str] | tuple[str, ...] = (),
 ) -> str:
     """A note text with a header holding the given fields, then *body*.
 
@@ -515,13 +517,11 @@ def compose_note(
         if "\n" in value or "\r" in value:
             raise ValueError(f"{name} must be one line")
         lines.append(f"{name}: {_quote(value)}")
-    for name, values in (("tags", tags), ("builds_on", builds_on)):
+    for name, values in (("tags", tags), ("builds_on", builds_on), ("supersedes", supersedes)):
         if any("\n" in v or "\r" in v for v in values):
             raise ValueError(f"{name} must be one line each")
-    if tags:
-        lines.append("tags: [" + ", ".join(_quote(t) for t in tags) + "]")
-    if builds_on:
-        lines.append("builds_on: [" + ", ".join(_quote(t) for t in builds_on) + "]")
+        if values:
+            lines.append(f"{name}: [" + ", ".join(_quote(t) for t in values) + "]")
     if len(lines) == 1:
         return body
     lines.append("---")

@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 
 from ..errors import InvalidArgumentError
-from .header import LIMITS, HeaderLayout, header_layout, parse_note, quote_value
+from .header import LIMITS, HeaderLayout, ParsedNote, header_layout, parse_note, quote_value
+from .ids import is_note_id
 from .note import heading_text, line_title, written_title
 from .slug import slug_within
 
-__all__ = ["with_body", "with_line", "with_summary", "with_tags"]
+__all__ = ["with_body", "with_line", "with_summary", "with_supersedes", "with_tags"]
 
 _BARE_ITEM = re.compile(r"[^\W_][\w.+-]*")
 _SUMMARY_MAX = 2000
@@ -74,12 +75,33 @@ def with_tags(text: str, tags: list[str] | tuple[str, ...]) -> tuple[str, list[s
             f"a note holds at most {most} tags; it has {len(have)} and {len(new)} new ones would make"
             f" {len(have) + len(new)}"
         )
+    return _with_items(text, parsed, "tags", new), new
+
+
+def with_supersedes(text: str, note_ids: list[str] | tuple[str, ...]) -> tuple[str, list[str]]:
+    """*text* with *note_ids* added to its header's ``supersedes`` (ids it has are skipped);
+    returns the new text and the ids actually added. InvalidArgumentError for one that is not
+    a note id. Every other line stays byte for byte, as with :func:`with_tags`."""
+    wanted: dict[str, None] = {}
+    for nid in note_ids:
+        if not isinstance(nid, str) or not is_note_id(nid.strip()):
+            shown = repr(nid)[:60]
+            raise InvalidArgumentError(f"supersedes: {shown} is not a note id (ids look like nte_0h3k9x2c7m)")
+        wanted[nid.strip()] = None
+    parsed = parse_note(text)
+    have = set((parsed.header or {}).get("supersedes", []))
+    new = [n for n in wanted if n not in have]
+    return (_with_items(text, parsed, "supersedes", new), new) if new else (text, [])
+
+
+def _with_items(text: str, parsed: ParsedNote, key: str, new: list[str]) -> str:
+    """*text* with *new* items added to the list field *key* of its header (made if need be)."""
     layout = header_layout(text)
     if layout is None:
-        return _new_header(text, ["tags: [" + ", ".join(_item(t) for t in new) + "]"]), new
-    entry = layout.first("tags")
+        return _new_header(text, [f"{key}: [" + ", ".join(_item(t) for t in new) + "]"])
+    entry = layout.first(key)
     if entry is None:
-        return _insert_before_close(text, layout, "tags: [" + ", ".join(_item(t) for t in new) + "]"), new
+        return _insert_before_close(text, layout, f"{key}: [" + ", ".join(_item(t) for t in new) + "]")
     nl = _newline(text)
     if entry.item_lines or (not entry.values and not entry.is_list):
         # A block list (or an empty key): one "- tag" line each, after the last one.
@@ -92,7 +114,7 @@ def with_tags(text: str, tags: list[str] | tuple[str, ...]) -> tuple[str, list[s
             last_no, prefix = entry.lineno, "  - "
         at = _line_span(layout, last_no)[1]
         added = "".join(prefix + _item(t) + nl for t in new)
-        return text[:at] + added + text[at:], new
+        return text[:at] + added + text[at:]
     start, _end, line = _line_span(layout, entry.lineno)
     comment_at = len(line)
     for _no, comment in entry.comments:
@@ -112,15 +134,15 @@ def with_tags(text: str, tags: list[str] | tuple[str, ...]) -> tuple[str, list[s
         # The old value becomes the list's first item, quoted where it holds "," "]" or quotes,
         # so that it stays the one tag it was.
         value = entry.values[0].value
-        if any(e.lstrip().lower().startswith("tags") for e in parsed.extra):
+        if any(e.lstrip().lower().startswith(key) for e in parsed.extra):
             # The reader set this line aside (it is kept, unread, among the extras): guessing
             # what it meant could lose it, so it is left for a person to fix.
-            raise InvalidArgumentError(f"the note's tags: value {value!r} is not plain tags; fix that line first")
+            raise InvalidArgumentError(f"the note's {key}: value {value!r} is not plain {key}; fix that line first")
         comment = line[comment_at:]
         tail = f" {comment}" if comment.strip() else ""  # blanks of any kind around the value go
         listed = f"[{_item(value)}, {items}]" if value.strip() else f"[{items}]"
         changed = line[: colon + 1] + " " + listed + tail
-    return text[:start] + changed + text[start + len(line) :], new
+    return text[:start] + changed + text[start + len(line) :]
 
 
 def with_summary(text: str, summary: str) -> str:

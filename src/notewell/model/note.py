@@ -281,6 +281,8 @@ class Card:
     # The older revision whose text matched (None: the current text). Such a card comes after
     # every card its current text found; the rest of it is the note as it is now.
     matched_revision: int | None = None
+    # The later notes the viewer may see that name this one in ``supersedes`` (newest first).
+    superseded_by: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Its fields, and ``age``: how old it is in words (``updated 3 days ago``)."""
@@ -343,6 +345,9 @@ class Note:
     attempt_id: str | None = None
     note_kind: str = "note"
     attempt: dict[str, Any] | None = None  # the attempt it was written on (Attempt.to_dict())
+    supersedes: list[str] = field(default_factory=list)  # the header's supersedes: ids it corrects
+    # The later notes the viewer may see that name this one in their supersedes (newest first).
+    superseded_by: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Its fields, and ``age``: how old it is in words (``updated 3 days ago``)."""
@@ -361,6 +366,7 @@ def note_from_text(text: str, *, path: str, model: str | None, **meta: Any) -> N
         kind=header.get("kind"),
         tags=list(header.get("tags", [])),
         builds_on=list(header.get("builds_on", [])),
+        supersedes=list(header.get("supersedes", [])),
         model=header.get("model") or model,
         summary=header.get("summary"),
         text=text,

@@ -167,6 +167,12 @@ class NoteStore(Protocol):
         """The one thing to read first on a project."""
         ...
 
+    def stale(
+        self, *, older_than: str = "14d", project: str | None = None, limit: int = 20, viewer: Viewer | None = None
+    ) -> list[Card]:
+        """Open blockers and actions not updated for *older_than* that no later note is about."""
+        ...
+
     # -- attempts and projects ------------------------------------------------
 
     def start_attempt(

@@ -1,4 +1,5 @@
-"""The builds_on graph (what a note builds on, what builds on it) and project briefs."""
+"""The builds_on graph (what a note builds on, what builds on it), the supersedes chain
+(what a note corrects, what corrects it) and project briefs."""
 
 from __future__ import annotations
 
@@ -12,13 +13,26 @@ from ..model.note import Card
 from ..model.numbers import whole_number
 from ..search.filters import Filters
 
-__all__ = ["MAX_LINKS", "MAX_RECENT", "Node", "check_link_args", "link_tree", "make_brief"]
+__all__ = [
+    "MAX_CHAIN",
+    "MAX_LINKS",
+    "MAX_RECENT",
+    "Node",
+    "check_link_args",
+    "link_tree",
+    "make_brief",
+    "supersede_chain",
+]
 
 _MAX_DEPTH = 10
 MAX_RECENT = 1000  # a brief's recent notes
 # Link ends in one tree: a note whose header names 50,000 notes made a tree of 50,000 ends
 # (0.9 s, and 2 MB to send); past this the tree stops growing and says so ("truncated").
 MAX_LINKS = 1000
+# The supersedes chain is followed this far each way, whatever the depth asked (a chain of
+# corrections is read to its newest end), and holds at most this many ends each way.
+CHAIN_DEPTH = 10
+MAX_CHAIN = 100
 
 
 Node = dict[str, Any]
@@ -44,9 +58,26 @@ def link_tree(
     if root is None or root.get("missing"):
         raise NotFoundError(f"no note {note_id}")
     # Each note is followed once per direction; a later meeting is marked "again".
-    up, full_up = _walk(note_id, depth, neighbours, {note_id}, up=True, budget=MAX_LINKS // 2)
-    down, full_down = _walk(note_id, depth, neighbours, {note_id}, up=False, budget=MAX_LINKS - MAX_LINKS // 2)
+    keys = ("builds_on", "built_on_by")
+    up, full_up = _walk(note_id, depth, neighbours, {note_id}, up=True, budget=MAX_LINKS // 2, keys=keys)
+    down, full_down = _walk(
+        note_id, depth, neighbours, {note_id}, up=False, budget=MAX_LINKS - MAX_LINKS // 2, keys=keys
+    )
     root["builds_on"], root["built_on_by"] = up, down
+    if not (full_up and full_down):
+        root["truncated"] = True
+    return root
+
+
+def supersede_chain(root: Node, neighbours: Callable[[str, bool], Iterable[Node]]) -> Node:
+    """*root* (a link tree's) with ``supersedes`` (what it corrects, and what those correct...)
+    and ``superseded_by`` (the later notes correcting it, and theirs...), CHAIN_DEPTH steps and
+    MAX_CHAIN ends each way at most (``"truncated": true`` when cut)."""
+    keys = ("supersedes", "superseded_by")
+    note_id = root["id"]
+    up, full_up = _walk(note_id, CHAIN_DEPTH, neighbours, {note_id}, up=True, budget=MAX_CHAIN, keys=keys)
+    down, full_down = _walk(note_id, CHAIN_DEPTH, neighbours, {note_id}, up=False, budget=MAX_CHAIN, keys=keys)
+    root["supersedes"], root["superseded_by"] = up, down
     if not (full_up and full_down):
         root["truncated"] = True
     return root
@@ -60,10 +91,11 @@ def _walk(
     *,
     up: bool,
     budget: int,
+    keys: tuple[str, str],
 ) -> tuple[list[Node], bool]:
     """Breadth first, so a note is expanded where it is nearest the root; at most *budget*
     ends. Returns the tree and whether it is whole."""
-    key = "builds_on" if up else "built_on_by"
+    key = keys[0] if up else keys[1]
     top: list[Node] = []
     frontier: list[tuple[str, list[Node]]] = [(note_id, top)]
     for level in range(depth):
@@ -89,16 +121,19 @@ def _walk(
 def make_brief(
     info: dict[str, Any], scope: Filters, recent: int, cards: Callable[[int, int, Filters], list[Card]]
 ) -> dict[str, Any]:
-    """A project's brief from *cards(limit, offset, filters)* (its notes, newest first)."""
-    digests = cards(1, 0, replace(scope, kind="digest"))
+    """A project's brief from *cards(limit, offset, filters)* (its notes, newest first, with
+    superseded_by marked): a superseded note is left out (its correction is what to read)."""
+    digests = [c for c in cards(10, 0, replace(scope, kind="digest")) if not c.superseded_by]
     digest = digests[0] if digests else None
-    stream = [c for c in cards(recent + 1, 0, scope) if digest is None or c.id != digest.id]
     covered = set(digest.builds_on) if digest else set()
+    stream: list[Card] = []
     uncovered: list[Card] = []
     offset = 0
-    while len(uncovered) < 1000:
+    while len(uncovered) < 1000 or len(stream) < recent:
         page = cards(500, offset, scope)
-        uncovered += [c for c in page if c.kind != "digest" and c.id not in covered]
+        current = [c for c in page if not c.superseded_by]
+        stream += [c for c in current if digest is None or c.id != digest.id][: max(0, recent - len(stream))]
+        uncovered += [c for c in current if c.kind != "digest" and c.id not in covered]
         if len(page) < 500:
             break
         offset += 500

@@ -253,6 +253,16 @@ class ServerAPI:
     def brief(self, caller: Caller, project: str, *, recent: int = 10) -> dict[str, Any]:
         return self.store.brief(project, recent=recent, viewer=self._reader(caller))
 
+    def stale(
+        self, caller: Caller, *, older_than: str = "14d", project: str | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
+        """Open blockers and actions left hanging: ``{"older_than", "cards"}``."""
+        viewer = self._reader(caller)
+        cards = self.store.stale(
+            older_than=older_than, project=project, limit=self._limit(limit, 20, caller), viewer=viewer
+        )
+        return {"older_than": older_than, "cards": [c.to_dict() for c in cards]}
+
     def history(self, caller: Caller, note_id: str) -> dict[str, Any]:
         """Every revision of a note, oldest first."""
         return {"revisions": self.store.history(self._ref(caller, note_id), viewer=self._reader(caller))}

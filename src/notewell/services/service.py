@@ -15,7 +15,7 @@ from typing import Any, Generic, Self, TypeVar
 
 from ..backends.backend import Backend, NoteLoader
 from ..backends.records import Snapshot, WriteTurn
-from ..errors import ConflictError, InvalidArgumentError, NotewellError, NotFoundError
+from ..errors import ConflictError, InvalidArgumentError, InvalidNoteError, NotewellError, NotFoundError
 from ..model.access_tokens import Tokens
 from ..model.attempt import (
     Attempt,
@@ -26,13 +26,15 @@ from ..model.attempt import (
     require_running,
     titled_summary,
 )
+from ..model.header import parse_note
 from ..model.header_edit import with_body, with_summary, with_tags
 from ..model.ids import check_note_id, is_attempt_id, is_note_id, new_attempt_id
 from ..model.note import AUTHOR_MAX, MODEL_MAX, Card, Note, check_label, check_revision, check_text
 from ..model.numbers import whole_number
+from ..model.open_work import OPEN_KINDS, STALE_AGE
 from ..model.progress import Progress
 from ..model.redaction import Redacted, check_mode, redact
-from ..model.timestamps import now_iso
+from ..model.timestamps import now_iso, parse_when
 from ..model.visibility import Viewer, handle_namespace, may_see
 from ..model.visibility import hidden_projects as viewer_hidden_projects
 from ..search.embedders import Embedder, numpy
@@ -41,7 +43,9 @@ from ..search.plan import run_search
 from ..search.request import SearchRequest, check_limit
 from ..settings import setting
 from .background import EmbeddingThread
-from .links import MAX_RECENT, Node, check_link_args, link_tree, make_brief
+from .links import MAX_RECENT, Node, check_link_args, link_tree, make_brief, supersede_chain
+from .stale import stale_cards
+from .superseding import mark_superseded, successors_first, visible_successors
 
 __all__ = ["NoteService", "service_call"]
 
@@ -59,6 +63,11 @@ class _Checked(Sequence[tuple[str, bytes]]):
 
     def __init__(self, texts: list[str]) -> None:
         self._texts = texts
+
+    @property
+    def texts(self) -> list[str]:
+        """The checked texts themselves (not encoded)."""
+        return self._texts
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -217,6 +226,7 @@ class NoteService(Generic[B]):
         model = check_label(model, "model", MODEL_MAX)
         attempt_id = check_attempt_id(attempt) if attempt is not None else None
         checked = [self._kept(text)]
+        _check_not_itself(chosen, checked[0][0])
         return self._backend.insert_notes(checked, author, model, attempt_id, "note", None, 1, [chosen])[0]
 
     @service_call
@@ -247,6 +257,8 @@ class NoteService(Generic[B]):
                 raise InvalidArgumentError(f"{len(chosen)} note_ids for {len(checked)} texts: give one per text")
             if len(set(chosen)) != len(chosen):
                 raise InvalidArgumentError("note_ids must differ from each other")
+            for nid, text in zip(chosen, checked.texts, strict=True):
+                _check_not_itself(nid, text)
         return self._backend.insert_notes(checked, author, model, attempt_id, "note", progress, batch, chosen)
 
     @service_call
@@ -311,6 +323,7 @@ class NoteService(Generic[B]):
 
             return self._backend.edit(note_id, make, author)
         checked = self._kept(text)
+        _check_not_itself(note_id, checked[0])
 
         def replace_all(current: str) -> str | tuple[str, bytes]:
             _check_base(note_id, base, base_revision, current)
@@ -367,6 +380,7 @@ class NoteService(Generic[B]):
             if hidden and note.backlinks:
                 secret = records.notes_in(hidden, [b["id"] for b in note.backlinks])
                 note.backlinks = [b for b in note.backlinks if b["id"] not in secret]
+            note.superseded_by = visible_successors(records, [note_id], hidden).get(note_id, [])
             return note
 
         note = self._backend.reading_note(visible)
@@ -405,9 +419,16 @@ class NoteService(Generic[B]):
         request = SearchRequest.make(query, mode=mode, limit=limit, wait=wait, filters=filters)
         with self._backend.searching(request) as (records, engines):
             f = self._scope(records, request.filters, viewer)
+            hidden = self._hidden(records, viewer)
             if request.lists_recent(f):
-                return records.cards(limit=request.limit, offset=0, filters=f)
-            return run_search(request, f, engines)
+                return mark_superseded(records, records.cards(limit=request.limit, offset=0, filters=f), hidden)
+            cards = mark_superseded(records, run_search(request, f, engines), hidden)
+            if request.mode != "both":
+                return successors_first(cards)
+            # Two lists side by side: each is ranked on its own.
+            return [
+                c for mode in ("keyword", "semantic") for c in successors_first([c for c in cards if c.mode == mode])
+            ]
 
     # -- viewer scoping --------------------------------------------------------
 
@@ -590,8 +611,10 @@ class NoteService(Generic[B]):
 
     @service_call
     def links(self, note_id: str, *, depth: int = 1, viewer: Viewer | None = None) -> dict[str, Any]:
-        """What a note builds on and what builds on it, *depth* steps out (1–10). A note met
-        again on a path is listed with ``"again": true`` and not followed, so loops end."""
+        """What a note builds on and what builds on it, *depth* steps out (1–10), and its
+        supersedes chain both ways (what it corrects, the later notes correcting it), to its
+        ends. A note met again on a path is listed with ``"again": true`` and not followed, so
+        loops end."""
         note_id, depth = check_link_args(note_id, depth)
         with self._backend.snapshot() as records:
             hidden = set(self._hidden(records, viewer))
@@ -620,7 +643,13 @@ class NoteService(Generic[B]):
                     return (node(r) or {"id": r, "missing": True} for r in records.builds_on(ref))
                 return (end for r in records.built_on_by(ref) if (end := node(r)) is not None)
 
-            return link_tree(note_id, depth, node, neighbours)
+            def corrections(ref: str, up: bool) -> Iterator[Node]:
+                if up:  # as builds_on: an id the viewer may not see is "missing"
+                    return (node(r) or {"id": r, "missing": True} for r in records.supersedes(ref))
+                later = visible_successors(records, [ref], tuple(hidden)).get(ref, [])
+                return (end for r in later if (end := node(r)) is not None)
+
+            return supersede_chain(link_tree(note_id, depth, node, neighbours), corrections)
 
     @service_call
     def similar_notes(
@@ -670,9 +699,30 @@ class NoteService(Generic[B]):
         with self._backend.snapshot() as records:
             info = self._visible_project(records, name, viewer)
             scope = self._scope(records, Filters(project=name), viewer)
-            return make_brief(
-                info, scope, recent, lambda limit, offset, f: records.cards(limit=limit, offset=offset, filters=f)
-            )
+            hidden = self._hidden(records, viewer)
+
+            def marked(limit: int, offset: int, f: Filters) -> list[Card]:
+                return mark_superseded(records, records.cards(limit=limit, offset=offset, filters=f), hidden)
+
+            return make_brief(info, scope, recent, marked)
+
+    @service_call
+    def stale(
+        self,
+        *,
+        older_than: str = STALE_AGE,
+        project: str | None = None,
+        limit: int = 20,
+        viewer: Viewer | None = None,
+    ) -> list[Card]:
+        """Open blockers and actions not updated for *older_than* (``14d``, ``2w``, a date: as the
+        date filters read it) that no later note the *viewer* may see builds on or supersedes,
+        most recently updated first: the work left hanging (see services/stale.py)."""
+        cut_off = parse_when(older_than, name="older_than")
+        limit = check_limit(limit)
+        with self._backend.snapshot() as records:
+            f = Filters(kind=list(OPEN_KINDS), updated_before=cut_off, project=project)
+            return stale_cards(records, self._scope(records, f, viewer), self._hidden(records, viewer), limit)
 
     # -- the collection at a glance --------------------------------------------
 
@@ -684,7 +734,8 @@ class NoteService(Generic[B]):
         kind, tags + tag_mode, author, model, builds_on, created/updated after/before)."""
         f = Filters.from_kwargs(filters)
         with self._backend.snapshot() as records:
-            return records.cards(limit=limit, offset=offset, filters=self._scope(records, f, viewer))
+            cards = records.cards(limit=limit, offset=offset, filters=self._scope(records, f, viewer))
+            return mark_superseded(records, cards, self._hidden(records, viewer))
 
     @service_call
     def summary(self, *, recent: int = 5, viewer: Viewer | None = None) -> dict[str, Any]:
@@ -757,6 +808,12 @@ class NoteService(Generic[B]):
                 }
             )
         return out
+
+
+def _check_not_itself(note_id: str, text: str) -> None:
+    """A note may not name itself in supersedes (a file written so is indexed without it)."""
+    if note_id in (parse_note(text).header or {}).get("supersedes", ()):
+        raise InvalidNoteError(f"{note_id} cannot supersede itself: name the earlier notes it corrects")
 
 
 def _check_base(note_id: str, base: str | None, base_revision: int | None, current: str) -> None:

@@ -49,9 +49,10 @@ def similar_notes(
     *read* see only what the caller may see."""
     parsed = parse_note(text)
     header = parsed.header or {}
-    # A note that builds on another follows it up (a digest pulls its notes together): it does
-    # not repeat what it cites. And a digest is one only of an older digest, the one to update.
-    skip = set(exclude) | set(header.get("builds_on", ()))
+    # A note that builds on another follows it up (a digest pulls its notes together), and one
+    # that supersedes another corrects it: neither repeats what it names. And a digest is one
+    # only of an older digest, the one to update.
+    skip = set(exclude) | set(header.get("builds_on", ())) | set(header.get("supersedes", ()))
     digest = header.get("kind") == "digest"
     title, body = derive_title(parsed, ""), parsed.body  # as the index keeps them: a `# heading` is a title too
     query = probe_query(title, body)

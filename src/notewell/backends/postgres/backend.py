@@ -206,7 +206,7 @@ class PostgresBackend:
                 row = new_row(
                     note_id, path, text, author=author, model=model, created=created, updated=at, revision=revision + 1
                 )
-                update_note(conn, row)
+                update_note(conn, row, had_supersedes="supersedes" in current)
         return self.reading_note(lambda _records, load: load(note_id, None))
 
     def _check_unfrozen(self, conn: Any, note_id: str, attempt_id: str | None) -> None:

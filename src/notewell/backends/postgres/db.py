@@ -17,7 +17,7 @@ from ...model.header import parse_note
 from ...model.note import derive_title, superseded_texts
 from .old_vectors import key_vectors
 
-__all__ = ["MIGRATIONS", "PgDatabase", "is_database_url"]
+__all__ = ["MIGRATIONS", "PgDatabase", "is_database_url", "supersedes_of"]
 
 # Each entry moves the schema one version up; a released entry never changes (add a new one).
 MIGRATIONS: list[tuple[str, str]] = [
@@ -383,6 +383,16 @@ MIGRATIONS: list[tuple[str, str]] = [
         # All in Python (notewell.model.note.line_title): see _fill_line_titles.
         "SELECT 1",
     ),
+    (
+        "the ids each note's header names in supersedes, indexed both ways",
+        """
+        -- "Is this note superseded, and by whom": one range of the primary key. Filled from the
+        -- notes' texts by _fill_supersedes.
+        CREATE TABLE note_supersedes(target text NOT NULL,
+          source text NOT NULL REFERENCES notes(id) ON DELETE CASCADE, PRIMARY KEY(target, source));
+        CREATE INDEX note_supersedes_source ON note_supersedes(source);
+        """,
+    ),
 ]
 
 
@@ -426,6 +436,19 @@ def _fill_line_titles(conn: Any) -> None:
         )
 
 
+def _fill_supersedes(conn: Any) -> None:
+    """Version 9: the supersedes links of the notes whose header names some."""
+    rows = conn.execute("SELECT id, text FROM notes WHERE text LIKE '%%supersedes%%'").fetchall()
+    links = [(t, nid) for nid, text in rows for t in supersedes_of(nid, text)]
+    with conn.cursor() as cur:
+        cur.executemany("INSERT INTO note_supersedes(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING", links)
+
+
+def supersedes_of(note_id: str, text: str) -> list[str]:
+    """The ids *text*'s header names in supersedes, less *note_id* itself."""
+    return [t for t in (parse_note(text).header or {}).get("supersedes", []) if t != note_id]
+
+
 def _stem(path: str) -> str:
     """The title a note without one had before version 8: its file name without ``.md``."""
     name = path.rsplit("/", 1)[-1]
@@ -433,7 +456,12 @@ def _stem(path: str) -> str:
 
 
 # What a migration needs done in Python after its SQL, in the same transaction (by version).
-MIGRATION_FILLS: dict[int, Callable[[Any], None]] = {5: _fill_old_revisions, 6: key_vectors, 8: _fill_line_titles}
+MIGRATION_FILLS: dict[int, Callable[[Any], None]] = {
+    5: _fill_old_revisions,
+    6: key_vectors,
+    8: _fill_line_titles,
+    9: _fill_supersedes,
+}
 
 _URL_SCHEMES = ("postgresql://", "postgres://")
 

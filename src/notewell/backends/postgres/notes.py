@@ -83,6 +83,10 @@ def insert_rows(conn: Any, rows: list[dict[str, Any]]) -> None:
             "INSERT INTO note_links(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING",
             [(t, r["id"]) for r in rows for t in r["builds_on"]],
         )
+        cur.executemany(
+            "INSERT INTO note_supersedes(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            [(t, r["id"]) for r in rows for t in r["supersedes"] if t != r["id"]],
+        )
         with cur.copy("COPY revisions(id, revision, text, at, author, op) FROM STDIN") as copy:
             for r in rows:
                 copy.write_row((r["id"], r["revision"], r["text"], r["updated"], r["author"], "add"))
@@ -154,6 +158,7 @@ def new_row(
         "kind": header.get("kind"),
         "tags": list(header.get("tags", [])),
         "builds_on": list(header.get("builds_on", [])),
+        "supersedes": list(header.get("supersedes", [])),
         "model": header.get("model") or model,
         "summary": header.get("summary"),
         "author": author,
@@ -211,8 +216,9 @@ def lock_note(conn: Any, note_id: str) -> tuple[str, int, str, str, str | None, 
     return tuple(row) if row else None  # type: ignore[return-value]
 
 
-def update_note(conn: Any, row: dict[str, Any]) -> None:
-    """Write an edited note's *row* (from :func:`new_row`), its links and its new revision."""
+def update_note(conn: Any, row: dict[str, Any], *, had_supersedes: bool = True) -> None:
+    """Write an edited note's *row* (from :func:`new_row`), its links and its new revision
+    (*had_supersedes*: whether its text before may have named notes in supersedes)."""
     conn.execute(
         "UPDATE notes SET text = %(text)s, title = %(title)s, body = %(body)s, kind = %(kind)s,"
         " tags = %(tags)s, builds_on = %(builds_on)s, summary = %(summary)s, model = %(model)s,"
@@ -224,6 +230,14 @@ def update_note(conn: Any, row: dict[str, Any]) -> None:
         conn.execute(
             "INSERT INTO note_links(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING", (target, row["id"])
         )
+    if had_supersedes:  # most edits touch no supersedes: no statement for them
+        conn.execute("DELETE FROM note_supersedes WHERE source = %s", (row["id"],))
+    for target in row["supersedes"]:
+        if target != row["id"]:
+            conn.execute(
+                "INSERT INTO note_supersedes(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (target, row["id"]),
+            )
     conn.execute(
         "INSERT INTO revisions(id, revision, text, at, author, op) VALUES (%s, %s, %s, %s, %s, 'edit')",
         (row["id"], row["revision"], row["text"], row["updated"], row["author"]),

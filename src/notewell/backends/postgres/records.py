@@ -185,6 +185,27 @@ class PgSnapshot:
             )
         ]
 
+    def supersedes(self, note_id: str) -> list[str]:
+        return [
+            t
+            for (t,) in self._all(
+                'SELECT target FROM note_supersedes WHERE source = %s ORDER BY target COLLATE "C"', (note_id,)
+            )
+        ]
+
+    def superseded_by(self, note_ids: Sequence[str]) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        # Compared byte by byte, as SQLite compares them: the two stores agree on who is later.
+        for target, later in self._all(
+            "SELECT t.id, n.id FROM note_supersedes s JOIN notes t ON t.id = s.target JOIN notes n ON n.id = s.source"
+            ' WHERE s.target = ANY(%s) AND (n.created_at COLLATE "C", n.id COLLATE "C")'
+            ' > (t.created_at COLLATE "C", t.id COLLATE "C")'
+            ' ORDER BY n.updated_at DESC, n.id COLLATE "C"',
+            (list(dict.fromkeys(note_ids)),),
+        ):
+            found.setdefault(target, []).append(later)
+        return found
+
     def cards(self, *, limit: int, offset: int, filters: Filters) -> list[Card]:
         return pg_list_cards(self._conn, limit=limit, offset=offset, filters=filters)
 

@@ -20,7 +20,7 @@ from ...errors import InvalidArgumentError, StorageError
 from ...model.note import superseded_texts
 from ..sqlite.files import NoteFolder
 from ..sqlite.history import HISTORY_DIR, History
-from .db import PgDatabase
+from .db import PgDatabase, supersedes_of
 
 __all__ = ["TransferSource", "check_empty", "export_folder", "import_folder"]
 
@@ -180,6 +180,10 @@ def import_folder(db: PgDatabase, source: TransferSource) -> dict[str, int]:
             for target in row["builds_on"]:
                 conn.execute(
                     "INSERT INTO note_links(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING", (target, nid)
+                )
+            for target in supersedes_of(nid, row["text"]):
+                conn.execute(
+                    "INSERT INTO note_supersedes(target, source) VALUES (%s, %s) ON CONFLICT DO NOTHING", (target, nid)
                 )
             _insert_revisions(conn, nid, versions)
             _insert_old_revisions(conn, nid, row["path"], versions, row["revision"])

@@ -79,6 +79,7 @@ class IndexRow:
     extra: list[str] = field(default_factory=list)
     attempt_id: str | None = None
     note_kind: str = "note"
+    supersedes: list[str] = field(default_factory=list)
 
 
 def row_fields(parsed: ParsedNote) -> dict[str, Any]:
@@ -90,6 +91,7 @@ def row_fields(parsed: ParsedNote) -> dict[str, Any]:
         "summary": header.get("summary"),
         "tags": list(header.get("tags", [])),
         "builds_on": list(header.get("builds_on", [])),
+        "supersedes": list(header.get("supersedes", [])),
     }
 
 
@@ -840,6 +842,7 @@ class Index:
         rowids = list(range(last + 1, last + 1 + len(rows)))
         projects: dict[str | None, str | None] = {}
         entries, texts, tags, links, words, queued = [], [], [], [], [], []
+        corrects: list[tuple[str, int]] = []
         for rowid, row in zip(rowids, rows, strict=True):
             entries.append((rowid, *_index_values(row)))
             body_at = len(row.text) - len(row.body)  # the body is the text's end (parse_note)
@@ -849,6 +852,7 @@ class Index:
             texts.append((rowid, body_at, meta, row.text))
             tags += [(t, rowid) for t in row.tags]
             links += [(t, rowid) for t in row.builds_on]
+            corrects += [(t, rowid) for t in row.supersedes if t != row.id]  # never itself
             words.append((rowid, row.title, row.text, body_at, meta))
             queued.append((row.id, row.updated_at))
         c.executemany(f"INSERT INTO note_index(rowid, {_INDEX_COLUMNS}) VALUES ({_INDEX_MARKS})", entries)
@@ -857,6 +861,8 @@ class Index:
             c.executemany("INSERT OR IGNORE INTO note_tags(tag, note) VALUES (?, ?)", tags)
         if links:
             c.executemany("INSERT OR IGNORE INTO note_links(target, note) VALUES (?, ?)", links)
+        if corrects:
+            c.executemany("INSERT OR IGNORE INTO note_supersedes(target, note) VALUES (?, ?)", corrects)
         insert_fts_many(c, words)
         if not new and c.execute("SELECT 1 FROM problems LIMIT 1").fetchone():
             c.executemany("DELETE FROM problems WHERE path = ?", [(row.path,) for row in rows])
@@ -935,6 +941,7 @@ class Index:
         c.execute("DELETE FROM note_text WHERE rowid = ?", (rowid,))
         c.execute("DELETE FROM note_tags WHERE note = ?", (rowid,))
         c.execute("DELETE FROM note_links WHERE note = ?", (rowid,))
+        c.execute("DELETE FROM note_supersedes WHERE note = ?", (rowid,))
 
     # -- problems -----------------------------------------------------------
 

@@ -214,4 +214,5 @@ def note_from_row(row: IndexRow, attempt: dict[str, Any] | None) -> Note:
         attempt_id=row.attempt_id,
         note_kind=row.note_kind,
         attempt=attempt,
+        supersedes=list(row.supersedes),
     )

@@ -47,6 +47,7 @@ def build_row(*, note_id: str, path: str, text: str, sha256: str, state: FileSta
         summary=fields["summary"],
         tags=fields["tags"],
         builds_on=fields["builds_on"],
+        supersedes=fields["supersedes"],
         author=meta.get("author"),
         created_at=meta["created_at"],
         updated_at=meta["updated_at"],

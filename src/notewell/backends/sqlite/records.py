@@ -184,6 +184,31 @@ class SqliteSnapshot:
             )
         ]
 
+    def supersedes(self, note_id: str) -> list[str]:
+        return [
+            t
+            for (t,) in self._index.query(
+                "SELECT s.target FROM note_index n JOIN note_supersedes s ON s.note = n.rowid WHERE n.id = ?"
+                " ORDER BY s.target",
+                (note_id,),
+            )
+        ]
+
+    def superseded_by(self, note_ids: Sequence[str]) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        ids = list(dict.fromkeys(note_ids))
+        for at in range(0, len(ids), 500):  # SQLite allows a bounded number of variables
+            part = ids[at : at + 500]
+            for target, later in self._index.query(
+                "SELECT t.id, n.id FROM note_supersedes s JOIN note_index t ON t.id = s.target"
+                " JOIN note_index n ON n.rowid = s.note"
+                f" WHERE s.target IN ({','.join('?' * len(part))}) AND (n.created_at, n.id) > (t.created_at, t.id)"
+                " ORDER BY n.updated_at DESC, n.id",
+                part,
+            ):
+                found.setdefault(target, []).append(later)
+        return found
+
     def cards(self, *, limit: int, offset: int, filters: Filters) -> list[Card]:
         return list_cards(self._index, limit=limit, offset=offset, filters=filters)
 

@@ -19,7 +19,8 @@ __all__ = [
 
 # 14: a note without a title or heading is titled by its first line (model.note.line_title),
 # not its file name: an index of 13 is rebuilt for it.
-SCHEMA_VERSION = 14
+# 15: note_supersedes (the header's supersedes ids): an index of 14 is rebuilt for it.
+SCHEMA_VERSION = 15
 TITLE_WEIGHT = 3.0
 FTS_HASH_BYTES = 64 * 1024 * 1024
 
@@ -104,6 +105,9 @@ CREATE TABLE note_index(
 CREATE TABLE note_text(rowid INTEGER PRIMARY KEY, body_at INTEGER NOT NULL, meta TEXT NOT NULL, text TEXT NOT NULL);
 CREATE TABLE note_tags(tag TEXT NOT NULL, note INTEGER NOT NULL, PRIMARY KEY(tag, note)) WITHOUT ROWID;
 CREATE TABLE note_links(target TEXT NOT NULL, note INTEGER NOT NULL, PRIMARY KEY(target, note)) WITHOUT ROWID;
+-- The ids each note's header names in supersedes: "is this note superseded, and by whom" is one
+-- range of the primary key.
+CREATE TABLE note_supersedes(target TEXT NOT NULL, note INTEGER NOT NULL, PRIMARY KEY(target, note)) WITHOUT ROWID;
 -- meta holds a token per filterable value (kind, tags, author, model, builds_on, attempt,
 -- project, campaign), so a
 -- filtered search is one FTS5 match that intersects lists of notes instead of a walk
@@ -204,6 +208,7 @@ NOTE_INDEXES = (
     "CREATE INDEX IF NOT EXISTS note_index_attempt ON note_index(attempt_id, updated_at)",
     "CREATE INDEX IF NOT EXISTS note_tags_note ON note_tags(note)",
     "CREATE INDEX IF NOT EXISTS note_links_note ON note_links(note)",
+    "CREATE INDEX IF NOT EXISTS note_supersedes_note ON note_supersedes(note)",
     # Counting notes embedded by another model reads two ranges of this, not every vector.
     "CREATE INDEX IF NOT EXISTS note_vectors_model ON note_vectors(model, note_id)",
 )

@@ -110,9 +110,15 @@ def cmd_links(args: argparse.Namespace) -> None:
         emit_json(graph)
         return
     print(f"{graph['id']}  {graph['title']}")
-    for key, label in (("builds_on", "builds on:"), ("built_on_by", "built on by:")):
+    for key, label in (
+        ("builds_on", "builds on:"),
+        ("built_on_by", "built on by:"),
+        ("supersedes", "supersedes:"),
+        ("superseded_by", "superseded by:"),
+    ):
         lines = _link_lines(graph, key, 2)
-        print(f"  {label}" + ("" if lines else " nothing"))
+        if lines or key in ("builds_on", "built_on_by"):  # the supersedes chain only when there is one
+            print(f"  {label}" + ("" if lines else " nothing"))
         for line in lines:
             print(line)
     if graph.get("truncated"):
@@ -138,5 +144,11 @@ COMMANDS = (
         _tags_arguments,
     ),
     Command("header", "notes", "parse a note's header: header, extra and body", cmd_header, _header_arguments),
-    Command("links", "notes", "what a note builds on and what builds on it", cmd_links, _links_arguments),
+    Command(
+        "links",
+        "notes",
+        "what a note builds on and what builds on it, and its supersedes chain both ways",
+        cmd_links,
+        _links_arguments,
+    ),
 )

@@ -7,6 +7,8 @@ import os
 
 from ...errors import ConflictError, InvalidArgumentError, InvalidNoteError
 from ...model.header import compose_note, parse_note
+from ...model.header_edit import with_supersedes
+from ...model.open_work import STALE_AGE
 from ...settings import setting
 from .command import Command
 from .filter_options import add_filter_arguments, filters_from_args
@@ -26,6 +28,12 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--builds-on", dest="builds_on", action="append", metavar="ID", help="a note this one builds on (repeatable)"
     )
+    p.add_argument(
+        "--supersedes",
+        action="append",
+        metavar="ID",
+        help="an earlier note this one corrects (repeatable): it is marked and ranked after this one",
+    )
     p.add_argument("--summary", help="a one-line summary for the header")
     p.add_argument("--author", default=setting("NOTEWELL_AUTHOR"), help=AUTHOR_HELP)
     p.add_argument("--model", default=setting("NOTEWELL_MODEL"), help=MODEL_HELP)
@@ -43,7 +51,7 @@ def cmd_add(args: argparse.Namespace) -> None:
         text = line_ended(args.text)
     else:
         text = decode(read_input(args.file))
-    if args.title or args.kind or args.tag or args.builds_on or args.summary:
+    if args.title or args.kind or args.tag or args.builds_on or args.supersedes or args.summary:
         if parse_note(text).header is not None:
             raise InvalidArgumentError("the text already has a header: put title, kind and tags in it instead")
         try:
@@ -54,6 +62,7 @@ def cmd_add(args: argparse.Namespace) -> None:
                 tags=args.tag or (),
                 builds_on=args.builds_on or (),
                 summary=args.summary,
+                supersedes=args.supersedes or (),
             )
         except ValueError as exc:
             raise InvalidNoteError(str(exc)) from None
@@ -95,6 +104,12 @@ def _edit_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--text", metavar="BODY", help="the new body; the header (title, kind, tags...) stays as it is")
     p.add_argument("--full-text", metavar="TEXT", help="the whole new text, header included")
+    p.add_argument(
+        "--supersedes",
+        action="append",
+        metavar="ID",
+        help="add an earlier note this one corrects to its header (repeatable; alone: nothing else changes)",
+    )
     p.add_argument("--author", default=setting("NOTEWELL_AUTHOR"), help=AUTHOR_HELP)
 
 
@@ -134,6 +149,11 @@ def cmd_edit(args: argparse.Namespace) -> None:
     given = [x for x in (args.text, args.full_text, args.file) if x is not None]
     if len(given) > 1:
         raise InvalidArgumentError("give the new text one way: --text (the body), --full-text, or a FILE")
+    if args.supersedes:
+        if given:
+            raise InvalidArgumentError("give --supersedes alone: it adds to the note's header and changes nothing else")
+        _edit_supersedes(args)
+        return
     if args.file == "":
         raise InvalidArgumentError(
             "the FILE argument is empty: give a file name, - for standard input, --text BODY, or nothing"
@@ -168,6 +188,22 @@ def cmd_edit(args: argparse.Namespace) -> None:
         print(f"{note['id']} unchanged: the new text is the one it has (still revision {note['revision']})")
     else:
         print(f"{note['id']} now at revision {note['revision']}")
+
+
+def _edit_supersedes(args: argparse.Namespace) -> None:
+    with open_api(args) as api:
+        note_id = api.resolve(owner(), args.id)
+        before = api.get_note(owner(), note_id)
+        text, added = with_supersedes(before["text"], args.supersedes)
+        note = before
+        if added:
+            note = api.edit_note(owner(), note_id, text, author=args.author, base_revision=before["revision"])
+    if args.json:
+        emit_json(note)
+    elif added:
+        print(f"{note['id']} now at revision {note['revision']}: supersedes {', '.join(added)}")
+    else:
+        print(f"{note['id']} unchanged: it supersedes those already (still revision {note['revision']})")
 
 
 def _rm_arguments(p: argparse.ArgumentParser) -> None:
@@ -216,6 +252,26 @@ def cmd_history(args: argparse.Namespace) -> None:
         print(f"r{r['revision']}  {at}  {r['op']}{who}  {r['size']} bytes{flags}")
 
 
+def _stale_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--older-than",
+        default=STALE_AGE,
+        metavar="AGE",
+        help=f"not updated for this long: 14d, 2w, 3m, or a date (default {STALE_AGE})",
+    )
+    p.add_argument("--project", help="only this project's")
+    p.add_argument("--limit", type=int, default=20, metavar="N", help="notes to print (default 20)")
+
+
+def cmd_stale(args: argparse.Namespace) -> None:
+    with open_api(args) as api:
+        found = api.stale(owner(), older_than=args.older_than, project=args.project, limit=args.limit)
+    if args.json:
+        emit_json(found)
+        return
+    print_cards(found["cards"], False, f"no open blocker or action left untouched for {args.older_than}")
+
+
 COMMANDS = (
     Command(
         "add", "notes", "add a note from a FILE, stdin, or --text (with --title/--kind/--tag)", cmd_add, _add_arguments
@@ -231,4 +287,11 @@ COMMANDS = (
     Command("rm", "notes", "delete a note (its text stays in the history folder)", cmd_rm, _rm_arguments),
     Command("list", "notes", "list notes, most recently updated first", cmd_list, _list_arguments),
     Command("history", "notes", "the revisions of a note", cmd_history, _history_arguments),
+    Command(
+        "stale",
+        "notes",
+        "open blockers and actions not updated for --older-than (14d) that no later note builds on or supersedes",
+        cmd_stale,
+        _stale_arguments,
+    ),
 )

@@ -47,6 +47,8 @@ def _card_lines(card: dict[str, Any]) -> list[str]:
         meta.append(f"matched in revision {card['matched_revision']}")
     if card["builds_on"]:
         meta.append("builds on " + ", ".join(card["builds_on"]))
+    if card.get("superseded_by"):
+        meta.append("superseded by " + ", ".join(card["superseded_by"]))
     lines = [f"{card['id']}  {card['title']}" + ("  " + " ".join(chips) if chips else "")]
     lines.append("    " + " · ".join(meta))
     if card["snippet"]:
@@ -95,6 +97,10 @@ def print_note(note: dict[str, Any], as_json: bool, raw: bool) -> None:
         print("builds on: " + ", ".join(note["builds_on"]))
     if note["backlinks"]:
         print("built on by: " + ", ".join(f"{b['id']} ({b['title']})" for b in note["backlinks"]))
+    if note.get("supersedes"):
+        print("supersedes: " + ", ".join(note["supersedes"]))
+    if note.get("superseded_by"):
+        print("superseded by: " + ", ".join(note["superseded_by"]) + " (read that first)")
     for line in note["extra"]:
         print(f"extra: {line}")
     print("─" * 40)

@@ -11,6 +11,7 @@ from ...errors import InvalidArgumentError
 from ...model.header import LIMITS
 from ...model.ids import ATTEMPT_ID_RE
 from ...model.note import MODEL_MAX
+from ...model.open_work import STALE_AGE
 from ...services.server_api import MAX_OFFSET, Caller
 from .answers import Json, Svg
 from .context import Context
@@ -21,9 +22,11 @@ from .schemas import (
     LIMIT,
     NOTE_ID,
     OBJECT,
+    PROJECT,
     REVISION,
     TAG,
     TEXT,
+    WHEN,
     body,
     id_schema,
     label,
@@ -105,6 +108,22 @@ async def graph(ctx: Context, request: Request, caller: Caller) -> str:
 
 
 _CARDS = {"type": "object", "required": ["cards"], "properties": {"cards": {"type": "array", "items": ref("Card")}}}
+_STALE = {
+    "type": "object",
+    "required": ["older_than", "cards"],
+    "properties": {"older_than": {"type": "string"}, "cards": {"type": "array", "items": ref("Card")}},
+}
+
+
+async def stale(ctx: Context, request: Request, caller: Caller) -> Any:
+    q = request.query_params
+    unknown = sorted(set(q.keys()) - {"older_than", "project", "limit"})
+    if unknown:
+        raise InvalidArgumentError(f"unknown parameter(s): {', '.join(u[:40] for u in unknown[:5])}")
+    given = {name: q[name] for name in ("older_than", "project") if name in q}
+    return await run_in_threadpool(ctx.api.stale, caller, limit=int_param(request, "limit"), **given)
+
+
 _REPLACE = {
     "type": "object",
     "required": ["text"],
@@ -225,5 +244,19 @@ ROUTES = (
         summary="Remove a note (its text stays in the history)",
         parameters=(NOTE_ID,),
         errors=(400, 401, 403, 404, 409, 429),
+    ),
+    Operation(
+        "GET",
+        "/api/stale",
+        stale,
+        Json(_STALE, "the open blockers and actions left hanging, most recently updated first"),
+        operation_id="stale",
+        summary="Open blockers and actions not updated for older_than that no later note builds on or supersedes",
+        parameters=(
+            param("older_than", "query", WHEN, f"not updated since: 14d, 2w, 3m or a date (default {STALE_AGE})"),
+            param("project", "query", PROJECT, "only this project's"),
+            LIMIT,
+        ),
+        errors=(400, 401, 404),
     ),
 )

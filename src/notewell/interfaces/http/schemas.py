@@ -24,6 +24,7 @@ __all__ = [
     "REVISION",
     "TAG",
     "TEXT",
+    "WHEN",
     "body",
     "error_responses",
     "id_schema",
@@ -71,6 +72,11 @@ _CARD = {
             "type": ["integer", "null"],
             "description": "the older revision whose text matched (null: the current text); such cards come last",
         },
+        "superseded_by": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "later notes (that you may see) whose supersedes names this one: read them first",
+        },
     },
 }
 _NOTE = {
@@ -87,6 +93,12 @@ _NOTE = {
         "attempt_id": _NULLABLE_STR,
         "attempt": {"type": ["object", "null"]},
         "backlinks": {"type": "array", "items": {"type": "object"}},
+        "supersedes": {"type": "array", "items": {"type": "string"}, "description": "the ids it corrects"},
+        "superseded_by": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "later notes (that you may see) whose supersedes names this one: read them first",
+        },
         "body_html": {"type": "string", "description": "render=html only: the body as safe HTML"},
         "may_edit": {"type": "boolean", "description": "render=html only: whether the caller's edit would be taken"},
         "edit_refusal": {"type": ["string", "null"], "description": "render=html only: why not (null: it would)"},
@@ -210,6 +222,7 @@ _WHEN = {
         {"type": "string", "pattern": r"^(?:\d{1,5}[hdwmy]|today|yesterday|now)$"},  # model.timestamps
     ]
 }
+WHEN = _WHEN  # a moment as the date filters and stale's older_than take it
 
 
 def _zones() -> dict[str, Any]:

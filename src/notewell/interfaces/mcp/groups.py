@@ -27,7 +27,7 @@ class ToolGroup:
 
 GROUPS: tuple[ToolGroup, ...] = (
     ToolGroup("core", "what an agent uses every session: find, read, write and browse notes (the default)"),
-    ToolGroup("catalog", "tags and counts"),
+    ToolGroup("catalog", "tags, counts, and the open blockers and actions left hanging"),
     ToolGroup("attempts", "runs of work on a project, whose notes freeze when they end"),
     ToolGroup("notebook", "the working-context notebook of one long task", stdio_only=True),
     ToolGroup("memory", "Anthropic's memory tool (memory_20250818): files under /memories, kept as notes"),

@@ -33,7 +33,8 @@ matter with get_note. On a project, brief is the one thing to read first.
 
 Write one finding per note, at the moments that matter: an approach chosen (and why), a blocker, a
 surprise, a change of plan, the end of a phase. Open it with a small header (title, kind such as
-finding / decision / blocker / plan / digest, tags, builds_on with the ids it builds on). Record what
+finding / decision / blocker / plan / digest, tags, builds_on with the ids it builds on, supersedes
+with the ids of earlier notes it corrects). Record what
 was done elsewhere so it can be found again: the sources read, the scripts run and where their
 output is. On an attempt (a run of work that ends with an outcome and a summary), write your notes
 on it (attempt_id) and record your reads on it (get_note's working_attempt_id).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ...model.open_work import STALE_AGE
 from ...search.filters import DATE_FORMS
 from .results import note_read, note_receipt
 from .tool import FILTER_ARGS, FULL, NOTE_ID, Arg, ToolSpec, limit
@@ -65,7 +66,7 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         "get_note",
         "read",
         "Read one note whole: its text (header included), its fields, the attempt it is on, and the "
-        "notes that build on it (backlinks).",
+        "notes that build on it (backlinks). superseded_by: later notes correcting it; read those.",
         (
             NOTE_ID,
             Arg("working_attempt_id", str | None, "your running attempt: the read is recorded on it", None),
@@ -83,7 +84,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         "write",
         "Write one finding as a note, when it happens: an approach chosen and why, a blocker, a surprise, "
         "a change of plan, the end of a phase. Open with a header: "
-        "'---\\ntitle: ...\\nkind: finding\\ntags: [a, b]\\nbuilds_on: [nte_...]\\n---'. Say what was done "
+        "'---\\ntitle: ...\\nkind: finding\\ntags: [a, b]\\nbuilds_on: [nte_...]\\n---'. When it corrects an "
+        "earlier note, add supersedes: [nte_...] (that note then ranks after it). Say what was done "
         "elsewhere (sources read, scripts run, where their output is). Answers id, title, revision and "
         "`similar`: notes that say much the same (similarity 0-1); if one holds this finding already, "
         "update it with edit_note and delete the new one.",
@@ -104,7 +106,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         "edit_note",
         "change",
         "Replace a note's text (the old text stays as a revision). A note on an attempt changes only "
-        "while the attempt runs, and only by its author (or the owner). Answers id, title, revision.",
+        "while the attempt runs, and only by its author (or the owner); to correct a frozen note, add a "
+        "note with supersedes: [its id] in the header. Answers id, title, revision.",
         (
             NOTE_ID,
             Arg("text", str, "the whole new text (with keep_header: the body)"),
@@ -154,7 +157,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "links",
         "read",
-        "What a note builds on and what builds on it, depth steps out.",
+        "What a note builds on and what builds on it, depth steps out; and what it supersedes and what "
+        "supersedes it, to the chain's ends.",
         (NOTE_ID, Arg("depth", int, None, 1, ge=1, le=10)),
         lambda api, c, id, depth: api.links(c, id, depth=depth),
         group="core",
@@ -239,6 +243,21 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         _report,
         group="attempts",
         title="Progress report",
+        idempotent=True,
+    ),
+    ToolSpec(
+        "stale",
+        "read",
+        "Open blockers and actions left hanging: not updated for older_than and no later note builds on or "
+        "supersedes them. Settle one by writing a note with builds_on or supersedes naming it.",
+        (
+            Arg("older_than", str, f"not updated since: {DATE_FORMS}", STALE_AGE),
+            Arg("project", str | None, "only this project's", None),
+            limit(20),
+        ),
+        lambda api, c, older_than, project, limit: api.stale(c, older_than=older_than, project=project, limit=limit),
+        group="catalog",
+        title="Stale work",
         idempotent=True,
     ),
 )

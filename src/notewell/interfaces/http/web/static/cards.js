@@ -16,9 +16,13 @@ export function resultCard(card, { project = false, found = false } = {}) {
     found ? card.mode : null, older ? "matched in revision " + card.matched_revision : null].filter(Boolean);
   // Only a keyword search's snippet marks its matches with **; a listed note's is its text.
   const text = found && card.mode !== "semantic" ? snippet(card.snippet) : el("p", { class: "snippet" }, preview(card.snippet));
-  return el("article", { class: "card" },
+  // Superseded: a later note (one this viewer may see) corrects it; the chip opens the newest.
+  const later = card.superseded_by || [];
+  const superseded = later.length ? link({ note: later[0] }, el("span", { class: "chip superseded",
+    title: "a later note corrects it: " + later.join(", ") }, "superseded")) : null;
+  return el("article", { class: later.length ? "card superseded" : "card" },
     el("h3", {}, link(target, card.title || card.id),
-      card.kind ? el("span", { class: "chip kind" }, card.kind) : null, tagChips(card.tags)),
+      card.kind ? el("span", { class: "chip kind" }, card.kind) : null, superseded, tagChips(card.tags)),
     el("div", { class: "meta" }, meta.map((m, i) => [i ? " · " : "", m])), text);
 }
 

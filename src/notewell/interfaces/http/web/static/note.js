@@ -27,6 +27,15 @@ function buildsOnChips(note, links) {
   });
 }
 
+// The later notes correcting this one, by title (from the links this viewer may see).
+function supersededNotice(note, links) {
+  const later = note.superseded_by || [];
+  if (!later.length) return null;
+  const ends = new Map(((links && links.superseded_by) || []).map((n) => [n.id, n]));
+  return el("p", { class: "notice superseded" }, "Superseded: a later note corrects this one. Read ",
+    later.map((id, i) => [i ? ", " : "", link({ note: id }, (ends.get(id) && ends.get(id).title) || id)]), " first.");
+}
+
 function editControls(note, current, frozen) {
   if (!current || frozen) return null;
   if (note.may_edit) return el("p", { class: "actions" }, el("button", { type: "button", id: "edit" }, "Edit"));
@@ -119,6 +128,7 @@ export async function showNote(state, merging) {
       note.model ? el("span", { class: "chip" }, "model: " + note.model) : null, buildsOnChips(note, links)),
     note.extra && note.extra.length ? el("div", { class: "extras" }, note.extra.join("\n")) : null,
     frozen ? el("p", { class: "frozen" }, frozen) : null,
+    supersededNotice(note, links),
     !current && !comparing ? el("p", { class: "notice" }, "An earlier revision. ", link({ note: note.id }, "The current one →")) : null,
     comparing || merging ? null : editControls(note, current, frozen),
     editor,
