@@ -63,8 +63,14 @@ _FIELDS = {
 class MemoryNotes(Protocol):
     """What the memory files need of a store, as one caller: notes as dicts (``Note.to_dict``)."""
 
+    @property
+    def author(self) -> str | None:
+        """The author the caller's notes carry (a card's ``author``)."""
+        ...
+
     def memory_cards(self, *, limit: int, offset: int) -> list[Mapping[str, Any]]:
-        """Cards of the notes of kind ``memory`` the caller may see, newest first."""
+        """Cards (``id``, ``title``, ``author``, ``created_at``) of the notes of kind ``memory``
+        the caller may see."""
         ...
 
     def read(self, note_id: str) -> Mapping[str, Any]: ...
@@ -92,7 +98,9 @@ class StoreNotes:
 
     def memory_cards(self, *, limit: int, offset: int) -> list[Mapping[str, Any]]:
         cards = self.store.list_notes(limit=limit, offset=offset, viewer=self.viewer, kind=MEMORY_KIND)
-        return [{"id": card.id, "title": card.title} for card in cards]
+        return [
+            {"id": card.id, "title": card.title, "author": card.author, "created_at": card.created_at} for card in cards
+        ]
 
     def read(self, note_id: str) -> Mapping[str, Any]:
         return self.store.get_note(note_id, viewer=self.viewer).to_dict()
@@ -209,20 +217,26 @@ class MemoryFiles:
     # -- finding files ---------------------------------------------------------
 
     def _cards(self) -> list[tuple[str, str]]:
-        """(path, note id) of every note titled as a memory file, newest first: listed once a
-        command (each command starts with :meth:`_fresh`)."""
+        """(path, note id) of every note titled as a memory file, listed once a command (each
+        command starts with :meth:`_fresh`). Where several claim one path, the caller's own
+        comes first, then the oldest: a note someone else puts at a path later (one the caller
+        may not see, or by hand) never takes the place of the caller's file, so the caller's
+        writes never go into another's note, and editing a file never changes which one a path
+        names."""
         if self._listed is None:
-            self._listed = []
+            found: list[tuple[bool, str, str, str]] = []
             offset = 0
             while True:
                 page = self.notes.memory_cards(limit=_PAGE, offset=offset)
                 for card in page:
                     title = card.get("title")
                     if isinstance(title, str) and under(title, ROOT):
-                        self._listed.append((title, str(card["id"])))
+                        theirs = card.get("author") != self.notes.author
+                        found.append((theirs, str(card.get("created_at") or ""), str(card["id"]), title))
                 if len(page) < _PAGE:
                     break
                 offset += _PAGE
+            self._listed = [(title, note_id) for _, _, note_id, title in sorted(found)]
         return self._listed
 
     def _fresh(self) -> None:
@@ -243,7 +257,8 @@ class MemoryFiles:
         return _File(note_id, path, text[: len(text) - len(body)], body, int(note.get("revision", 1)))
 
     def _files(self, directory: str = ROOT) -> dict[str, _File]:
-        """Every memory file under *directory* (the newest note where two claim one path)."""
+        """Every memory file under *directory* (where two claim one path, the one :meth:`_cards`
+        puts first)."""
         found: dict[str, _File] = {}
         for path, note_id in self._cards():
             if path not in found and (directory == ROOT or under(path, directory)):
