@@ -86,6 +86,11 @@ class MemoryNotes(Protocol):
         command that changes several notes changes any."""
         ...
 
+    def check_writes(self, count: int) -> None:
+        """The error the caller would meet making *count* writes now (a rate's limit), raised
+        before a command that changes several notes changes any."""
+        ...
+
 
 class StoreNotes:
     """:class:`MemoryNotes` on a store, writing as *author* (on *attempt*, if given) and reading
@@ -118,6 +123,9 @@ class StoreNotes:
         note = self.store.get_note(note_id, viewer=self.viewer)
         if note.attempt_id is not None:
             require_unfrozen(note_id, self.store.get_attempt(note.attempt_id, viewer=self.viewer))
+
+    def check_writes(self, count: int) -> None:
+        """The store's own caller has no rate."""
 
 
 def memory_text(path: str, text: str) -> str:
@@ -481,6 +489,7 @@ class MemoryFiles:
         if len(files) > 1:
             for file in files:
                 self.notes.check_change(file.id)
+            self.notes.check_writes(len(files))
 
     def _move(self, file: _File, path: str) -> None:
         was, now = quote_value(file.path), quote_value(path)

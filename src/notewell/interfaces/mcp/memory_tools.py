@@ -58,6 +58,9 @@ class ApiNotes:
         if refusal is not None:
             raise ForbiddenError(refusal)
 
+    def check_writes(self, count: int) -> None:
+        self.api.check_writes(self.caller, count)
+
 
 def _memory(
     api: Any,
