@@ -265,6 +265,21 @@ def test_a_file_put_later_at_ones_path_never_takes_its_place(store):
     assert "hunter2" in owner.view("/memories/progress.md") and "hunter2" in alice.view("/memories/progress.md")
 
 
+def test_a_rename_keeps_what_a_person_added_to_the_header(store):
+    files = MemoryFiles(store)
+    files.create("/memories/a.md", "body\n")
+    (card,) = store.list_notes(kind="memory")
+    text = store.get_note(card.id).text
+    # A person rewrites the title line unquoted, tags the file and gives it a summary.
+    text = text.replace('title: "/memories/a.md"', "title: /memories/a.md")
+    text = text.replace("tags: [memory]", "tags: [memory, keep]")
+    store.edit_note(card.id, text.replace("kind: memory", "kind: memory\nsummary: why it matters"))
+    assert files.rename("/memories/a.md", "/memories/b.md") == "Successfully renamed /memories/a.md to /memories/b.md"
+    moved = store.get_note(card.id)
+    assert moved.title == "/memories/b.md" and moved.tags == ["memory", "keep"] and moved.summary == "why it matters"
+    assert moved.body == "body\n" and files.view("/memories/b.md").endswith("     1\tbody\n     2\t")
+
+
 def test_a_directory_changes_whole_or_not_at_all(store):
     attempt = store.start_attempt("shop", author="agent").id
     MemoryFiles(store, attempt=attempt).create("/memories/run/log.md", "ended\n")

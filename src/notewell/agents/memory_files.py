@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..errors import ConflictError
 from ..model.attempt import require_unfrozen
 from ..model.header import parse_note, quote_value
+from ..model.header_edit import with_line
 from ..model.visibility import Viewer
 from .memory_paths import ROOT, MemoryCommandError, check_path, shown, under
 
@@ -492,12 +493,16 @@ class MemoryFiles:
             self.notes.check_writes(len(files))
 
     def _move(self, file: _File, path: str) -> None:
-        was, now = quote_value(file.path), quote_value(path)
-        head = file.head.replace(f"\nmemory_path: {was}\n", f"\nmemory_path: {now}\n", 1)
-        head = head.replace(f"\ntitle: {was}\n", f"\ntitle: {now}\n", 1)
-        if head == file.head or f"\ntitle: {now}\n" not in head:
-            head = memory_text(path, "")  # a header edited by hand: written again whole
+        # The two lines set in place, whatever form a person rewrote them in: the rest of the
+        # header (their tags, a summary) stays as it is.
+        now = quote_value(path)
+        text = with_line(file.head + file.body, "title", f"title: {now}")
+        text = with_line(text, "memory_path", f"memory_path: {now}")
+        parsed = parse_note(text)
+        moved = (parsed.header or {}).get("title") == path and f"memory_path: {now}" in parsed.extra
+        if not moved or not text.endswith(file.body):
+            text = memory_text(path, file.body)  # a header that cannot be edited so: written again whole
         try:
-            self.notes.replace(file.id, head + file.body, base_revision=file.revision)
+            self.notes.replace(file.id, text, base_revision=file.revision)
         except ConflictError:
             raise MemoryCommandError(f"Error: The file {file.path} changed while it was moved; try again") from None
