@@ -241,13 +241,13 @@ def test_a_viewer_sees_only_files_it_may_see(store):
         store.get_note(store.list_notes(kind="memory", project="alice:private")[0].id, viewer=Viewer("bob"))
 
 
-def test_a_file_put_later_at_ones_path_never_takes_its_place(store):
+def test_a_file_put_later_at_ones_path_never_takes_its_place(backend):
     # Bob, who may not see Alice's private file, makes one at its path: Alice's agent must still
     # read and write its own (it wrote her secret into Bob's public note, which Bob then read).
-    store.set_project("alice:private", private=True, owner="alice")
-    attempt = store.start_attempt("alice:private", author="alice").id
-    alice = MemoryFiles(store, author="alice", viewer=Viewer("alice"), attempt=attempt)
-    bob = MemoryFiles(store, author="bob", viewer=Viewer("bob"))
+    backend.set_project("alice:private", private=True, owner="alice")
+    attempt = backend.start_attempt("alice:private", author="alice").id
+    alice = MemoryFiles(backend, author="alice", viewer=Viewer("alice"), attempt=attempt)
+    bob = MemoryFiles(backend, author="bob", viewer=Viewer("bob"))
     alice.create("/memories/progress.md", "plan\n")
     bob.create("/memories/progress.md", "bob's\n")
     assert alice.view("/memories/progress.md").endswith("     1\tplan\n     2\t")
@@ -255,13 +255,13 @@ def test_a_file_put_later_at_ones_path_never_takes_its_place(store):
     assert "hunter2" not in bob.view("/memories/progress.md")
     assert "hunter2" in alice.view("/memories/progress.md")
     # One who sees both and wrote neither (the owner) is shown the older, whichever changes last.
-    owner = MemoryFiles(store)
+    owner = MemoryFiles(backend)
     assert "hunter2" in owner.view("/memories/progress.md")
     bob.str_replace("/memories/progress.md", "bob's", "bob's again")
     assert "hunter2" in owner.view("/memories/progress.md")
     # A note added by hand later at the path (kind, title and memory_path as the tool writes
     # them) does not take its place either.
-    store.add_note(memory_text("/memories/progress.md", "planted\n"), author="mallory")
+    backend.add_note(memory_text("/memories/progress.md", "planted\n"), author="mallory")
     assert "hunter2" in owner.view("/memories/progress.md") and "hunter2" in alice.view("/memories/progress.md")
 
 
