@@ -234,11 +234,50 @@ def test_a_viewer_sees_only_files_it_may_see(store):
     assert (
         bob.create("/memories/secret/codes.md", "mine\n") == "File created successfully at: /memories/secret/codes.md"
     )
-    # One who sees both files at a path is shown the newer.
-    assert alice.view("/memories/secret/codes.md").endswith("     1\tmine\n     2\t")
+    # Each is shown its own file (see the test below).
+    assert alice.view("/memories/secret/codes.md").endswith("     1\tzebra\n     2\t")
     assert bob.view("/memories/secret/codes.md").endswith("     1\tmine\n     2\t")
     with pytest.raises(NotFoundError):
         store.get_note(store.list_notes(kind="memory", project="alice:private")[0].id, viewer=Viewer("bob"))
+
+
+def test_a_file_put_later_at_ones_path_never_takes_its_place(backend):
+    # Bob, who may not see Alice's private file, makes one at its path: Alice's agent must still
+    # read and write its own (it wrote her secret into Bob's public note, which Bob then read).
+    backend.set_project("alice:private", private=True, owner="alice")
+    attempt = backend.start_attempt("alice:private", author="alice").id
+    alice = MemoryFiles(backend, author="alice", viewer=Viewer("alice"), attempt=attempt)
+    bob = MemoryFiles(backend, author="bob", viewer=Viewer("bob"))
+    alice.create("/memories/progress.md", "plan\n")
+    bob.create("/memories/progress.md", "bob's\n")
+    assert alice.view("/memories/progress.md").endswith("     1\tplan\n     2\t")
+    alice.str_replace("/memories/progress.md", "plan", "the key is hunter2")
+    assert "hunter2" not in bob.view("/memories/progress.md")
+    assert "hunter2" in alice.view("/memories/progress.md")
+    # One who sees both and wrote neither (the owner) is shown the older, whichever changes last.
+    owner = MemoryFiles(backend)
+    assert "hunter2" in owner.view("/memories/progress.md")
+    bob.str_replace("/memories/progress.md", "bob's", "bob's again")
+    assert "hunter2" in owner.view("/memories/progress.md")
+    # A note added by hand later at the path (kind, title and memory_path as the tool writes
+    # them) does not take its place either.
+    backend.add_note(memory_text("/memories/progress.md", "planted\n"), author="mallory")
+    assert "hunter2" in owner.view("/memories/progress.md") and "hunter2" in alice.view("/memories/progress.md")
+
+
+def test_a_rename_keeps_what_a_person_added_to_the_header(store):
+    files = MemoryFiles(store)
+    files.create("/memories/a.md", "body\n")
+    (card,) = store.list_notes(kind="memory")
+    text = store.get_note(card.id).text
+    # A person rewrites the title line unquoted, tags the file and gives it a summary.
+    text = text.replace('title: "/memories/a.md"', "title: /memories/a.md")
+    text = text.replace("tags: [memory]", "tags: [memory, keep]")
+    store.edit_note(card.id, text.replace("kind: memory", "kind: memory\nsummary: why it matters"))
+    assert files.rename("/memories/a.md", "/memories/b.md") == "Successfully renamed /memories/a.md to /memories/b.md"
+    moved = store.get_note(card.id)
+    assert moved.title == "/memories/b.md" and moved.tags == ["memory", "keep"] and moved.summary == "why it matters"
+    assert moved.body == "body\n" and files.view("/memories/b.md").endswith("     1\tbody\n     2\t")
 
 
 def test_a_directory_changes_whole_or_not_at_all(store):

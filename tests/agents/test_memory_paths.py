@@ -5,6 +5,7 @@ the header of the note it names."""
 from __future__ import annotations
 
 import posixpath
+import unicodedata
 from urllib.parse import unquote
 
 import pytest
@@ -43,6 +44,11 @@ PIECES = [
     "．．",
     "\u2024\u2024",
     "\u2215",
+    "\uff0f",
+    "\uff3c",
+    "\u200b",
+    "\u202e",
+    "e\u0301",
     "\ufeff",
     ":",
     '"',
@@ -90,7 +96,9 @@ def test_no_path_it_accepts_leads_out(path):
     assert posixpath.normpath(kept) == kept  # nothing a reader would fold away
     assert unquote(kept) == kept and "\\" not in kept
     assert not any(ord(c) < 0x20 or c == "\x7f" for c in kept)
-    assert _inside(kept)
+    assert _inside(kept) and _inside(unicodedata.normalize("NFKC", kept))  # as a reader folding look-alikes
+    assert unicodedata.is_normalized("NFC", kept)  # no second name spelled alike
+    assert not any(unicodedata.category(c) == "Cf" for c in kept)  # nothing invisible
     assert check_path(kept) == kept  # its one form
 
 
@@ -133,6 +141,13 @@ def test_a_path_reads_back_from_its_notes_header(path):
         ("/memories/a\u3000/b", "starts or ends with a blank"),
         ("/memories/a\u2028b", "would escape"),
         ("/memories/a\x85b", "would escape"),
+        ("/memories/\uff0e\uff0e/x", "would escape"),
+        ("/memories/a/\u2024\u2024", "would escape"),
+        ("/memories/a\uff0f..\uff0f..\uff0fx", "would escape"),
+        ("/memories/notes.md\u200b", "holds an invisible character"),
+        ("/memories/a\u202etxt.md", "holds an invisible character"),
+        ("/memories/\ufeffa", "holds an invisible character"),
+        ("/memories/cafe\u0301.md", "is not in Unicode's composed form"),
         (None, "must be a string"),
     ],
 )

@@ -276,10 +276,14 @@ def test_the_schemas_are_not_empty_words():
             jsonschema.validate(data, SCHEMAS[relative])
 
 
-def test_codex_config_turns_hooks_on_and_names_the_server():
+def test_codex_config_names_the_server_and_can_be_appended_to_a_config_with_features():
     config = tomllib.loads(FILES["plugins/codex/config.toml"])
-    assert config["features"]["codex_hooks"] is True
     assert config["mcp_servers"]["notewell"] == {"command": "notewell", "args": ["mcp"]}
+    # Appended (as docs/agents.md says) to a config.toml with tables of its own, [features] among
+    # them: still one TOML document (a second [features] table made Codex refuse the file).
+    mine = '[features]\nweb_search_request = true\n\n[mcp_servers.other]\ncommand = "x"\n\n'
+    both = tomllib.loads(mine + FILES["plugins/codex/config.toml"])
+    assert both["features"] == {"web_search_request": True} and set(both["mcp_servers"]) == {"other", "notewell"}
 
 
 def _commands(relative: str) -> list[tuple[str, str | None, str]]:

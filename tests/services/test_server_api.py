@@ -101,3 +101,21 @@ def test_a_note_embedded_while_the_search_ran_is_still_counted_as_not_seen(tmp_p
         answer = search(store, "lark", mode="semantic")
         assert answer.cards == [] and answer.not_embedded == 1
         assert search(store, "lark", mode="semantic").not_embedded == 0  # seen now: nothing missed
+
+
+def test_several_writes_are_checked_at_once_and_none_spent(backend):
+    from notewell import RateLimitedError
+    from notewell.services.server_api import WriteLimiter
+
+    api = ServerAPI(backend, limiter=WriteLimiter(rate=0.001, burst=10))
+    api.check_writes(ALICE, 10)  # spends nothing: all ten still there
+    for i in range(4):
+        api.add_note(ALICE, f"# n{i}\n\nx")
+    with pytest.raises(RateLimitedError, match="7 at once, retry in"):
+        api.check_writes(ALICE, 7)
+    api.check_writes(ALICE, 6)
+    with pytest.raises(InvalidArgumentError, match="at most 10 at once"):
+        api.check_writes(ALICE, 11)
+    with pytest.raises(ForbiddenError):
+        api.check_writes(READER, 2)
+    api.check_writes(OWNER, 1000)  # the local owner has no rate

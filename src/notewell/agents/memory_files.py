@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..errors import ConflictError
 from ..model.attempt import require_unfrozen
 from ..model.header import parse_note, quote_value
+from ..model.header_edit import with_line
 from ..model.redaction import sensitive_spans, without_private
 from ..model.visibility import Viewer
 from .memory_paths import ROOT, MemoryCommandError, check_path, shown, under
@@ -64,8 +65,14 @@ _FIELDS = {
 class MemoryNotes(Protocol):
     """What the memory files need of a store, as one caller: notes as dicts (``Note.to_dict``)."""
 
+    @property
+    def author(self) -> str | None:
+        """The author the caller's notes carry (a card's ``author``)."""
+        ...
+
     def memory_cards(self, *, limit: int, offset: int) -> list[Mapping[str, Any]]:
-        """Cards of the notes of kind ``memory`` the caller may see, newest first."""
+        """Cards (``id``, ``title``, ``author``, ``created_at``) of the notes of kind ``memory``
+        the caller may see."""
         ...
 
     def read(self, note_id: str) -> Mapping[str, Any]: ...
@@ -81,6 +88,11 @@ class MemoryNotes(Protocol):
         command that changes several notes changes any."""
         ...
 
+    def check_writes(self, count: int) -> None:
+        """The error the caller would meet making *count* writes now (a rate's limit), raised
+        before a command that changes several notes changes any."""
+        ...
+
 
 class StoreNotes:
     """:class:`MemoryNotes` on a store, writing as *author* (on *attempt*, if given) and reading
@@ -93,7 +105,9 @@ class StoreNotes:
 
     def memory_cards(self, *, limit: int, offset: int) -> list[Mapping[str, Any]]:
         cards = self.store.list_notes(limit=limit, offset=offset, viewer=self.viewer, kind=MEMORY_KIND)
-        return [{"id": card.id, "title": card.title} for card in cards]
+        return [
+            {"id": card.id, "title": card.title, "author": card.author, "created_at": card.created_at} for card in cards
+        ]
 
     def read(self, note_id: str) -> Mapping[str, Any]:
         return self.store.get_note(note_id, viewer=self.viewer).to_dict()
@@ -111,6 +125,9 @@ class StoreNotes:
         note = self.store.get_note(note_id, viewer=self.viewer)
         if note.attempt_id is not None:
             require_unfrozen(note_id, self.store.get_attempt(note.attempt_id, viewer=self.viewer))
+
+    def check_writes(self, count: int) -> None:
+        """The store's own caller has no rate."""
 
 
 def memory_text(path: str, text: str) -> str:
@@ -217,20 +234,26 @@ class MemoryFiles:
     # -- finding files ---------------------------------------------------------
 
     def _cards(self) -> list[tuple[str, str]]:
-        """(path, note id) of every note titled as a memory file, newest first: listed once a
-        command (each command starts with :meth:`_fresh`)."""
+        """(path, note id) of every note titled as a memory file, listed once a command (each
+        command starts with :meth:`_fresh`). Where several claim one path, the caller's own
+        comes first, then the oldest: a note someone else puts at a path later (one the caller
+        may not see, or by hand) never takes the place of the caller's file, so the caller's
+        writes never go into another's note, and editing a file never changes which one a path
+        names."""
         if self._listed is None:
-            self._listed = []
+            found: list[tuple[bool, str, str, str]] = []
             offset = 0
             while True:
                 page = self.notes.memory_cards(limit=_PAGE, offset=offset)
                 for card in page:
                     title = card.get("title")
                     if isinstance(title, str) and under(title, ROOT):
-                        self._listed.append((title, str(card["id"])))
+                        theirs = card.get("author") != self.notes.author
+                        found.append((theirs, str(card.get("created_at") or ""), str(card["id"]), title))
                 if len(page) < _PAGE:
                     break
                 offset += _PAGE
+            self._listed = [(title, note_id) for _, _, note_id, title in sorted(found)]
         return self._listed
 
     def _fresh(self) -> None:
@@ -251,7 +274,8 @@ class MemoryFiles:
         return _File(note_id, path, text[: len(text) - len(body)], body, int(note.get("revision", 1)))
 
     def _files(self, directory: str = ROOT) -> dict[str, _File]:
-        """Every memory file under *directory* (the newest note where two claim one path)."""
+        """Every memory file under *directory* (where two claim one path, the one :meth:`_cards`
+        puts first)."""
         found: dict[str, _File] = {}
         for path, note_id in self._cards():
             if path not in found and (directory == ROOT or under(path, directory)):
@@ -474,14 +498,19 @@ class MemoryFiles:
         if len(files) > 1:
             for file in files:
                 self.notes.check_change(file.id)
+            self.notes.check_writes(len(files))
 
     def _move(self, file: _File, path: str) -> None:
-        was, now = quote_value(file.path), quote_value(path)
-        head = file.head.replace(f"\nmemory_path: {was}\n", f"\nmemory_path: {now}\n", 1)
-        head = head.replace(f"\ntitle: {was}\n", f"\ntitle: {now}\n", 1)
-        if head == file.head or f"\ntitle: {now}\n" not in head:
-            head = memory_text(path, "")  # a header edited by hand: written again whole
+        # The two lines set in place, whatever form a person rewrote them in: the rest of the
+        # header (their tags, a summary) stays as it is.
+        now = quote_value(path)
+        text = with_line(file.head + file.body, "title", f"title: {now}")
+        text = with_line(text, "memory_path", f"memory_path: {now}")
+        parsed = parse_note(text)
+        moved = (parsed.header or {}).get("title") == path and f"memory_path: {now}" in parsed.extra
+        if not moved or not text.endswith(file.body):
+            text = memory_text(path, file.body)  # a header that cannot be edited so: written again whole
         try:
-            self.notes.replace(file.id, head + file.body, base_revision=file.revision)
+            self.notes.replace(file.id, text, base_revision=file.revision)
         except ConflictError:
             raise MemoryCommandError(f"Error: The file {file.path} changed while it was moved; try again") from None

@@ -6,12 +6,17 @@ so nothing on disk can be reached through one; still a path is refused, in the p
 form, when it could mean something else to a reader or another implementation: ``..`` or ``.``
 segments, empty segments (``//``), a backslash, a NUL or another control character, a
 percent-encoded byte (``%2e%2e``), a name that starts or ends with a blank (a title would lose
-it), or one outside ``/memories``.
+it), or one outside ``/memories``. So is a path that could pass for another: one holding an
+invisible character (Unicode's format characters: zero-width spaces and joiners, a byte order
+mark, the marks that reverse text's direction), one not in Unicode's composed form (NFC: ``café``
+decomposed would be a second file named alike), or a name that is ``.`` or ``..``, or holds a
+slash, once its compatibility forms are folded (``．．``, ``a／b``, as NFKC reads them).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from ..errors import InvalidArgumentError
 
@@ -31,9 +36,17 @@ class MemoryCommandError(InvalidArgumentError):
     model as the tool's error."""
 
 
+def _invisible(text: str) -> str | None:
+    """The first format character (Unicode's Cf) in *text*, if any."""
+    return next((c for c in text if unicodedata.category(c) == "Cf"), None)
+
+
 def shown(text: str) -> str:
-    """*text* as an error may quote it: control characters escaped, cut after 300 characters."""
+    """*text* as an error may quote it: control and format characters escaped, cut after 300
+    characters."""
     text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    if _invisible(text) is not None:
+        text = "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) == "Cf" else c for c in text)
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "…"
 
 
@@ -56,8 +69,14 @@ def check_path(path: object) -> str:
     if kept == ROOT + "/":
         return ROOT
     segments = kept.split("/")[2:]
-    if any(segment in ("", ".", "..") for segment in segments):
+    folded = [unicodedata.normalize("NFKC", segment) for segment in segments]
+    if any(fold in ("", ".", "..") or "/" in fold or "\\" in fold for fold in folded):
         raise MemoryCommandError(f"Path {shown(path)} would escape /memories directory")
+    hidden = _invisible(kept)
+    if hidden is not None:
+        raise MemoryCommandError(f"Error: the path {shown(path)} holds an invisible character (U+{ord(hidden):04X})")
+    if not unicodedata.is_normalized("NFC", kept):
+        raise MemoryCommandError(f"Error: the path {shown(path)} is not in Unicode's composed form (NFC)")
     if len(segments) > MAX_SEGMENTS:
         raise MemoryCommandError(f"Error: the path {shown(path)} is over {MAX_SEGMENTS} directories deep")
     if any(segment != segment.strip() for segment in segments):

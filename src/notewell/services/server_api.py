@@ -111,6 +111,21 @@ class WriteLimiter:
                 raise RateLimitedError(f"too many writes from {key!r}: retry in {wait:.1f} s", retry_after=wait)
             self._buckets[key] = (level - 1.0, now)
 
+    def check(self, key: str, count: int) -> None:
+        """Refuse, spending nothing, when *key* may not make *count* writes now: a change of
+        several notes is then refused whole instead of stopping part-way."""
+        if count <= 1:
+            return
+        if count > self.burst:
+            raise InvalidArgumentError(f"{count} writes at once: a caller may make at most {self.burst} at once")
+        now = time.monotonic()
+        with self._lock:
+            level, at = self._buckets.get(key, (float(self.burst), now))
+        level = min(float(self.burst), level + (now - at) * self.rate)
+        if level < count:
+            wait = (count - level) / self.rate
+            raise RateLimitedError(f"too many writes from {key!r}: {count} at once, retry in {wait:.1f} s", wait)
+
 
 class Promotable(Protocol):
     """What promoting needs of a working notebook (:class:`notewell.agents.notebook.Notebook`)."""
@@ -398,6 +413,13 @@ class ServerAPI:
         except (UnauthorizedError, ForbiddenError, FrozenError) as exc:
             return exc.message
         return None
+
+    def check_writes(self, caller: Caller, count: int) -> None:
+        """The error *caller* would meet making *count* writes now (none spent): checked before a
+        change of several notes (a memory directory's rename), so that it happens whole or not at all."""
+        self._writer(caller)
+        if caller.token is not None and not caller.local:
+            self.limiter.check(caller.token.name, count)
 
     def delete_note(self, caller: Caller, note_id: str) -> dict[str, Any]:
         note_id = self._ref(caller, note_id)

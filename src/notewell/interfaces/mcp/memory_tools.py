@@ -27,6 +27,12 @@ class ApiNotes:
     def __init__(self, api: Any, caller: Any) -> None:
         self.api, self.caller = api, caller
 
+    @property
+    def author(self) -> str | None:
+        """The author the caller's notes carry: its token's name (none for the local owner)."""
+        handle: str | None = None if self.caller.local else self.caller.handle
+        return handle
+
     def memory_cards(self, *, limit: int, offset: int) -> list[Mapping[str, Any]]:
         cards: list[Mapping[str, Any]] = self.api.list_notes(
             self.caller, limit=min(limit, MAX_LIMIT), offset=offset, kind=_MEMORY_KIND
@@ -51,6 +57,9 @@ class ApiNotes:
         refusal = self.api.edit_refusal(self.caller, note_id)
         if refusal is not None:
             raise ForbiddenError(refusal)
+
+    def check_writes(self, count: int) -> None:
+        self.api.check_writes(self.caller, count)
 
 
 def _memory(

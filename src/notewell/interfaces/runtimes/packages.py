@@ -88,11 +88,13 @@ def _gemini() -> dict[str, str]:
 
 
 def _codex() -> dict[str, str]:
+    # No [features] table: appended to a config.toml that has one, a second makes the file
+    # unreadable to Codex; hooks are on by default (codex_hooks is a deprecated name of the flag).
     toml = (
-        "# notewell for Codex: add these tables to ~/.codex/config.toml (or a trusted project's\n"
-        "# .codex/config.toml), and put hooks.json beside it. Hooks run only with codex_hooks on,\n"
-        "# once trusted in /hooks.\n"
-        "[features]\ncodex_hooks = true\n\n" + codex_server_block([*ARGV, "mcp"])
+        "# notewell for Codex: append this table to ~/.codex/config.toml (or a trusted project's\n"
+        "# .codex/config.toml), and add hooks.json's entries to the hooks.json beside it; or let\n"
+        "# `notewell install codex` merge both. Hooks run once trusted in /hooks.\n"
+        + codex_server_block([*ARGV, "mcp"])
     )
     return {"plugins/codex/hooks.json": _json(hooks_entries("codex", ARGV)), "plugins/codex/config.toml": toml}
 
