@@ -459,7 +459,9 @@ def test_the_installed_tool_set_is_what_a_real_client_is_offered(place):
                 return [tool.name for tool in (await s.list_tools()).tools]
 
     names = asyncio.run(scenario())
-    assert "search_notes" in names and names[-2:] == ["start_attempt", "end_attempt"] and "add_tag" not in names
+    assert (
+        "search_notes" in names and names[-3:] == ["start_attempt", "end_attempt", "report"] and "add_tag" not in names
+    )
 
 
 def test_notewells_codex_block_is_taken_out_only_when_it_is_whole_and_notewells(place):
