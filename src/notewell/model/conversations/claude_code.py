@@ -17,11 +17,9 @@ makes the file unreadable.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from ...errors import InvalidArgumentError
 from .conversation import (
     TOOL_CHARS,
     TOOL_NAME_CHARS,
@@ -31,6 +29,7 @@ from .conversation import (
     iso_time,
     mark_failed,
 )
+from .json_items import json_lines
 
 __all__ = ["merged_sessions", "parse_claude_code"]
 
@@ -176,29 +175,11 @@ def parse_claude_code(data: bytes, stem: str) -> list[Conversation]:
     may hold no request here, or no turn at all (only its compaction's lines, say: the file
     still names it). :func:`merged_sessions` puts each session's pieces together.
     InvalidArgumentError when a line other than a partly written last one is not JSON."""
-    lines = data.rstrip(b"\n").split(b"\n")
-    if lines and lines[-1].strip():
-        try:
-            json.loads(lines[-1])
-        except ValueError:
-            lines = lines[:-1]  # still being written: the next import reads it whole
-        except RecursionError:
-            pass  # whole, but nested too deep: refused below
     sessions: dict[str | None, _Session] = {}  # by sessionId; None: lines before any that carries one
     summaries: dict[str, tuple[int, str]] = {}  # leafUuid -> (the line's place among them, summary)
     last: str | None = None  # the session of the file's last request or answer
     named: dict[str, None] = {}  # every session a line names, in order (a compaction's lines: no turns)
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except ValueError:
-            raise InvalidArgumentError(f"line {number} is not JSON") from None
-        except RecursionError:
-            raise InvalidArgumentError(f"line {number} is nested too deep to read") from None
-        if not isinstance(line, dict):
-            continue
+    for _number, line in json_lines(data):
         kind = line.get("type")
         sid = line.get("sessionId") if isinstance(line.get("sessionId"), str) else None
         if sid is not None and sid not in named:

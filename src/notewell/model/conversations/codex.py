@@ -22,8 +22,8 @@ import json
 import re
 from typing import Any
 
-from ...errors import InvalidArgumentError
 from .conversation import TOOL_CHARS, TOOL_NAME_CHARS, Conversation, Turn, first_line, iso_time, mark_failed
+from .json_items import json_lines
 
 __all__ = ["parse_codex"]
 
@@ -165,34 +165,12 @@ class _Rollout:
         return Conversation("codex", sid, turns, model=self.model, where=self.where, branch=self.branch)
 
 
-def _lines(data: bytes) -> list[bytes]:
-    lines = data.rstrip(b"\n").split(b"\n")
-    if lines and lines[-1].strip():
-        try:
-            json.loads(lines[-1])
-        except ValueError:
-            lines = lines[:-1]  # still being written: the next import reads it whole
-        except RecursionError:
-            pass  # whole, but nested too deep: refused below
-    return lines
-
-
 def parse_codex(data: bytes, stem: str) -> Conversation | None:
     """The session a rollout's bytes hold (None when it holds no request), keyed by its
     ``session_meta`` id (else the session id in the file's name *stem*). InvalidArgumentError
     when a line other than a partly written last one is not JSON."""
     rollout = _Rollout()
-    for number, raw in enumerate(_lines(data), 1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except ValueError:
-            raise InvalidArgumentError(f"line {number} is not JSON") from None
-        except RecursionError:
-            raise InvalidArgumentError(f"line {number} is nested too deep to read") from None
-        if not isinstance(line, dict):
-            continue
+    for number, line in json_lines(data):
         kind, payload = line.get("type"), line.get("payload")
         at = iso_time(line.get("timestamp")) or rollout.at
         if isinstance(payload, dict):

@@ -13,7 +13,9 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["ItemTooLarge", "NotAnArray", "json_array_items"]
+from ...errors import InvalidArgumentError
+
+__all__ = ["ItemTooLarge", "NotAnArray", "json_array_items", "json_lines"]
 
 _SPACE = " \t\r\n"
 _CHUNK = 1 << 20
@@ -114,3 +116,28 @@ def _one_item(decoder: json.JSONDecoder, text: _Text, max_item: int) -> Any:
 def _only_space_left(text: _Text) -> None:
     if text.skip_space():
         raise ValueError("more text after the array")
+
+
+def json_lines(data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each object of a JSON-lines transcript *data* with its line number (from 1), blank lines
+    and lines that are not objects skipped. A last line still being written (not JSON yet) is
+    left for the next import; any other line that is not JSON is an InvalidArgumentError."""
+    lines = data.rstrip(b"\n").split(b"\n")
+    if lines and lines[-1].strip():
+        try:
+            json.loads(lines[-1])
+        except ValueError:
+            lines = lines[:-1]  # still being written: the next import reads it whole
+        except RecursionError:
+            pass  # whole, but nested too deep: refused below
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            raise InvalidArgumentError(f"line {number} is not JSON") from None
+        except RecursionError:
+            raise InvalidArgumentError(f"line {number} is nested too deep to read") from None
+        if isinstance(line, dict):
+            yield number, line
