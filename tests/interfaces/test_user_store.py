@@ -63,3 +63,24 @@ def test_a_hook_on_a_user_store_not_made_yet_says_how_to_begin_and_makes_nothing
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("notewell: no notes yet") and "add_note" in context
     assert not (home / "notes").exists() and list(work.iterdir()) == []
+
+
+def test_a_home_notes_folder_of_ones_own_is_never_taken_over(place):
+    """~/notes that already holds someone's files and no store: the default is refused in one
+    line saying what to do (a hook's exit 1: a non-blocking error), and nothing is indexed there."""
+    home, work = place
+    mine = home / "notes"
+    mine.mkdir()
+    (mine / "diary.md").write_text("# Tuesday\n\nprivate thoughts\n")
+    for argv, code in ((["list"], 2), (["mcp"], 2), (["hook", "session-start", "--runtime", "claude-code"], 1)):
+        refused = nw(place, "--user-store", *argv, stdin="{}")
+        assert refused.returncode == code and refused.stdout == "", (argv, refused.stderr)
+        assert "NOTEWELL_STORE" in refused.stderr and "notewell init" in refused.stderr
+        assert len(refused.stderr.splitlines()) == 1
+    assert sorted(p.name for p in mine.iterdir()) == ["diary.md"] and list(work.iterdir()) == []
+    assert nw(place, "init", str(mine)).returncode == 0  # made a store on purpose: taken from then on
+    listed = nw(place, "--user-store", "list", "--json")
+    assert listed.returncode == 0 and "Tuesday" in listed.stdout
+    (home / "empty").mkdir()
+    chosen = nw(place, "--user-store", "list", env={"NOTEWELL_STORE": str(home / "empty")})
+    assert chosen.returncode == 0, chosen.stderr

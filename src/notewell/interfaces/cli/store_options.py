@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,7 +57,27 @@ def take_user_store(args: argparse.Namespace) -> None:
         raise InvalidArgumentError("give --store (a folder) or --user-store (your own store), not both")
     if getattr(args, "database", None) or setting("NOTEWELL_STORE") or setting("NOTEWELL_DATABASE"):
         return  # named by the environment: the user's choice of their store
-    args.store = str(user_store())
+    mine = user_store()
+    if _someone_elses(mine):
+        raise InvalidArgumentError(
+            f"{mine} holds files but no notewell store: set NOTEWELL_STORE to the folder your notes should go"
+            f" to, or run `notewell init {mine}` to make this one a store"
+        )
+    args.store = str(mine)
+
+
+def _someone_elses(folder: Path) -> bool:
+    """Whether *folder* is a folder of the person's own (visible files, no index) rather than a
+    store or nothing: a default is never taken over, its files briefed to every agent."""
+    from ...backends.sqlite.index import INDEX_DIR
+
+    try:
+        if not folder.is_dir() or (folder / INDEX_DIR).exists():
+            return False
+        with os.scandir(folder) as entries:
+            return any(not entry.name.startswith(".") for entry in entries)  # the first one answers
+    except OSError:
+        return False  # unreadable: opening it says why
 
 
 def folder_named(args: argparse.Namespace) -> str:
