@@ -24,6 +24,7 @@ import pytest
 import notewell
 from notewell.interfaces.runtimes.catalog import runtime_named
 from notewell.interfaces.runtimes.packages import package_files, write_packages
+from notewell.settings import SETTINGS
 from notewell.version import __version__
 from tests.interfaces.cli_harness import call
 
@@ -285,7 +286,11 @@ def test_the_schemas_are_not_empty_words():
 
 def test_codex_config_names_the_server_and_can_be_appended_to_a_config_with_features():
     config = tomllib.loads(FILES["plugins/codex/config.toml"])
-    assert config["mcp_servers"]["notewell"] == {"command": "notewell", "args": ["mcp", "--user-store"]}
+    assert config["mcp_servers"]["notewell"] == {
+        "command": "notewell",
+        "args": ["mcp", "--user-store"],
+        "env_vars": [s.name for s in SETTINGS],  # Codex passes a server no other variable of yours
+    }
     # Appended (as docs/agents.md says) to a config.toml with tables of its own, [features] among
     # them: still one TOML document (a second [features] table made Codex refuse the file).
     mine = '[features]\nweb_search_request = true\n\n[mcp_servers.other]\ncommand = "x"\n\n'
@@ -332,7 +337,11 @@ def test_every_event_runs_its_notewell_hook_and_the_command_runs(relative, runti
 #   ${extensionPath}, ${workspacePath} and ${/} (or ${pathSeparator}); hooks are shell commands
 #   (gemini-cli docs/extensions/reference.md, "Variables"; docs/hooks/reference.md).
 # - Codex: config.toml's command and args are taken as written (no expansion,
-#   developers.openai.com/codex/config-reference); hooks.json's commands run in a shell.
+#   developers.openai.com/codex/config-reference); a server's environment is only HOME, PATH and
+#   a few more, plus the names in env_vars (create_env_for_mcp_server, DEFAULT_ENV_VARS in
+#   codex-rs/rmcp-client/src/utils.rs); hooks.json's commands run in a shell.
+_CODEX_SERVER_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "__CF_USER_TEXT_ENCODING", "LANG", "LC_ALL", "TERM",
+                     "TMPDIR", "TZ")  # fmt: skip
 _CLAUDE_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -354,15 +363,16 @@ def _gemini_expanded(value: str, extension: Path, workspace: Path) -> str:
 
 
 def _as_the_runtime_runs_them(runtime: str, work: Path, env: dict[str, str]) -> tuple[list, dict, dict]:
-    """(each hook as (event, matcher, shell command), the MCP server as (command, args, env), the
-    variables the runtime adds to a hook's environment), expanded as *runtime* documents."""
+    """(each hook as (event, matcher, shell command), the MCP server as (command, args, the whole
+    environment it starts with), the variables the runtime adds to a hook's environment), as
+    *runtime* documents, for a runtime started in *env*."""
     if runtime == "claude-code":
         plugin = ROOT / "plugins" / "claude-code"
         server = json.loads(FILES["plugins/claude-code/.mcp.json"])["mcpServers"]["notewell"]
         server = {
             "command": _claude_expanded(server["command"], env),
             "args": [_claude_expanded(a, env) for a in server.get("args", [])],
-            "env": {k: _claude_expanded(v, env) for k, v in server.get("env", {}).items()},
+            "env": {**env, **{k: _claude_expanded(v, env) for k, v in server.get("env", {}).items()}},
         }
         hooks = _commands("plugins/claude-code/hooks/hooks.json")
         return hooks, server, {"CLAUDE_PLUGIN_ROOT": str(plugin), "CLAUDE_PROJECT_DIR": str(work)}
@@ -371,12 +381,13 @@ def _as_the_runtime_runs_them(runtime: str, work: Path, env: dict[str, str]) -> 
         server = {
             "command": _gemini_expanded(server["command"], ROOT, work),
             "args": [_gemini_expanded(a, ROOT, work) for a in server.get("args", [])],
-            "env": {k: _gemini_expanded(v, ROOT, work) for k, v in server.get("env", {}).items()},
+            "env": {**env, **{k: _gemini_expanded(v, ROOT, work) for k, v in server.get("env", {}).items()}},
         }
         hooks = [(e, m, _gemini_expanded(c, ROOT, work)) for e, m, c in _commands("hooks/hooks.json")]
         return hooks, server, {"GEMINI_PROJECT_DIR": str(work)}
     server = tomllib.loads(FILES["plugins/codex/config.toml"])["mcp_servers"]["notewell"]
-    return _commands("plugins/codex/hooks.json"), {**server, "env": server.get("env", {})}, {}
+    passed = {k: env[k] for k in (*_CODEX_SERVER_ENV, *server.get("env_vars", [])) if k in env}
+    return _commands("plugins/codex/hooks.json"), {**server, "env": {**passed, **server.get("env", {})}}, {}
 
 
 def _first_session(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
@@ -387,11 +398,11 @@ def _first_session(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
         folder.mkdir()
     (work / "README.md").write_text("# someone's project\n")
     program = bin_dir / "notewell"
-    program.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m notewell "$@"\n')
+    src = shlex.quote(str(Path(notewell.__file__).resolve().parents[1]))  # this notewell, in any environment
+    program.write_text(f'#!/bin/sh\nPYTHONPATH={src} exec {shlex.quote(sys.executable)} -m notewell "$@"\n')
     program.chmod(0o755)
-    src = str(Path(notewell.__file__).resolve().parents[1])
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NOTEWELL_", "XDG_")) and k != "AGENT_CONTEXT_ROOT"}
-    env.update(HOME=str(home), PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH=src)
+    env.update(HOME=str(home), PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}")
     env.update(NOTEWELL_EMBEDDER="hash", NOTEWELL_AUTOWATCH="off")  # no model to load, no watcher left behind
     return home, work, env
 
@@ -407,8 +418,6 @@ def _run_hook(command: str, event: str, matcher: str | None, session: str, work:
 @pytest.mark.parametrize("runtime", ["claude-code", "gemini", "codex"])
 def test_a_first_session_in_any_folder_answers_and_the_notes_go_to_the_users_store(runtime, tmp_path):
     pytest.importorskip("mcp")
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-
     home, work, env = _first_session(tmp_path)
     hooks, server, hook_env = _as_the_runtime_runs_them(runtime, work, env)
     before = sorted(p.name for p in work.iterdir())
@@ -420,18 +429,7 @@ def test_a_first_session_in_any_folder_answers_and_the_notes_go_to_the_users_sto
             assert context.startswith("notewell: no notes yet") and "add_note" in context
     assert sorted(p.name for p in work.iterdir()) == before and not (home / "notes").exists()  # no hook made a store
 
-    params = StdioServerParameters(command=server["command"], args=server["args"], env={**env, **server["env"]},
-                                   cwd=str(work))  # fmt: skip
-
-    async def scenario():
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as s:
-                await s.initialize()
-                return await s.call_tool("add_note", {"text": "# Kestrel\n\nIt hovers over the verge at dawn."})
-
-    added = asyncio.run(scenario())
-    assert not added.is_error, added.content
-    note_id = added.structured_content["id"]
+    note_id = _add_through_the_server(server, work, "# Kestrel\n\nIt hovers over the verge at dawn.")
     assert (home / "notes" / f"{note_id}.md").is_file()  # the user's store, made by the server
     assert sorted(p.name for p in work.iterdir()) == before  # and nothing in the repository
 
@@ -440,14 +438,32 @@ def test_a_first_session_in_any_folder_answers_and_the_notes_go_to_the_users_sto
     assert again.returncode == 0 and note_id in json.loads(again.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
+def _add_through_the_server(server: dict, work: Path, text: str) -> str:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=server["command"], args=server["args"], env=server["env"], cwd=str(work))
+
+    async def scenario():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                return await s.call_tool("add_note", {"text": text})
+
+    added = asyncio.run(scenario())
+    assert not added.is_error, added.content
+    return added.structured_content["id"]
+
+
 @pytest.mark.slow
-def test_notewell_store_still_chooses_the_store_of_a_package(tmp_path):
+@pytest.mark.parametrize("runtime", ["claude-code", "gemini", "codex"])
+def test_notewell_store_chooses_the_store_of_the_hooks_and_the_server_alike(runtime, tmp_path):
+    pytest.importorskip("mcp")
     home, work, env = _first_session(tmp_path)
-    hooks, _, hook_env = _as_the_runtime_runs_them("claude-code", work, env)
     chosen = tmp_path / "team-notes"
-    with notewell.Store(chosen, watch=False, embedder=None) as s:
-        nid = s.add_note("# Pool size\n\nA pool of 32 is enough.\n").id
+    env["NOTEWELL_STORE"] = str(chosen)  # in the environment the runtime starts from
+    hooks, server, hook_env = _as_the_runtime_runs_them(runtime, work, env)
+    nid = _add_through_the_server(server, work, "# Pool size\n\nA pool of 32 is enough.\n")
     start, matcher = next((c, m) for e, m, c in hooks if shlex.split(c)[2] == "session-start")
-    done = _run_hook(start, "SessionStart", matcher, "s", work, {**env, **hook_env, "NOTEWELL_STORE": str(chosen)})
+    done = _run_hook(start, "SessionStart", matcher, "s", work, {**env, **hook_env})
     assert done.returncode == 0 and nid in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert not (home / "notes").exists()
+    assert (chosen / f"{nid}.md").is_file() and not (home / "notes").exists()

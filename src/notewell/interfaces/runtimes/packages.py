@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ...settings import SETTINGS
 from ...version import __version__
 from .installer import codex_server_block, hooks_entries, mcp_entries
 
@@ -105,6 +106,9 @@ def _codex() -> dict[str, str]:
         "# .codex/config.toml), and add hooks.json's entries to the hooks.json beside it; or let\n"
         "# `notewell install codex` merge both. Hooks run once trusted in /hooks.\n"
         + codex_server_block([*ARGV, "mcp", *STORE])
+        # Codex gives a server only HOME, PATH and a few more of its environment: without these
+        # names, NOTEWELL_STORE would choose the hooks' store and not the server's.
+        + f"env_vars = [{', '.join(json.dumps(s.name) for s in SETTINGS)}]\n"
     )
     return {"plugins/codex/hooks.json": _json(hooks_entries("codex", ARGV, STORE)), "plugins/codex/config.toml": toml}
 
