@@ -126,14 +126,33 @@ def test_the_budget_bounds_the_briefing_and_claude_codes_character_cap_holds(tmp
     assert len(plain) > 9500  # a person reading it gets the whole budget
 
 
-def test_an_empty_project_says_how_to_begin_and_a_missing_store_is_one_line_exit_1(store, state, tmp_path):
+def test_an_empty_project_says_how_to_begin_and_a_broken_store_is_one_line_exit_1(store, state, tmp_path):
     root, _ = store
     text = context_of("claude-code", hook(root, "session-start", {}, "--project", "new-thing").stdout.decode())
     assert text.startswith("notewell: no notes yet on project new-thing") and "add_note" in text
     assert "(projects in this store: " in text and "shop" in text and "bank" in text  # a name mistyped?
-    missing = hook(tmp_path / "nowhere", "session-start", {})
-    assert missing.returncode == 1  # never 2: runtimes read 2 as "block"
-    assert missing.stdout == b"" and len(missing.stderr.decode().strip().splitlines()) == 1
+    (tmp_path / "a-file").write_text("not a folder")
+    broken = hook(tmp_path / "a-file", "session-start", {})
+    assert broken.returncode == 1  # never 2: runtimes read 2 as "block"
+    assert broken.stdout == b"" and len(broken.stderr.decode().strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("runtime", ALL_RUNTIMES)
+def test_a_store_not_made_yet_is_no_failure_and_no_hook_makes_it(state, tmp_path, runtime):
+    """A runtime runs the hooks in whatever folder it was started in: a store that is not there
+    is a store with no notes (how to begin, exit 0), never a hook error, and no hook makes it."""
+    nowhere = tmp_path / "nowhere" / "notes"
+    session = start_payload(runtime, "first")
+    begun = hook(nowhere, "session-start", session, runtime=runtime, cwd=tmp_path)
+    assert begun.returncode == 0 and begun.stderr == b"", begun.stderr
+    assert context_of(runtime, begun.stdout.decode()).startswith("notewell: no notes yet")
+    for event in ("post-compact", "pre-compact", "prompt", "stop"):
+        done = hook(nowhere, event, {**session, "hook_event_name": ""}, runtime=runtime, cwd=tmp_path)
+        assert done.returncode == 0 and done.stderr == b"", (event, done.stderr)
+    # Half an hour on, with no transcript to read: no store, so no note written, so a reminder.
+    assert "written no note" in later(nowhere, "stop", {**session, "hook_event_name": "Stop"}, runtime=runtime,
+                                      minutes=31)  # fmt: skip
+    assert not (tmp_path / "nowhere").exists() and not (tmp_path / "notes").exists()
 
 
 def test_bad_input_on_stdin_still_gets_an_answer(store, state):

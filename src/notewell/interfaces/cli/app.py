@@ -12,6 +12,7 @@ from ...errors import ERROR_KINDS, NotewellError
 from ...model.shown import shown
 from .parser import build_parser
 from .registry import COMMANDS, command_named
+from .store_options import take_user_store
 from .watcher import autowatch_threshold, maybe_start_watcher
 
 __all__ = ["EXIT_CODES", "main"]
@@ -38,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.database = getattr(args, "database", None)
     args.json = getattr(args, "json", False)
     try:
+        take_user_store(args)
         threshold = autowatch_threshold()
         args.autowatch = threshold
         command.run(args)

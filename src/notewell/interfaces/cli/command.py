@@ -28,11 +28,18 @@ class Command:
 
 
 def common_options() -> argparse.ArgumentParser:
-    """--store, --database and --json, as a parent parser for every command and subcommand
+    """--store, --user-store, --database and --json, as a parent parser for every command and subcommand
     (suppressed defaults: given before or after the command, neither hides the other)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--store", default=argparse.SUPPRESS, help="the notes folder (default: $NOTEWELL_STORE or ./notes)"
+    )
+    common.add_argument(
+        "--user-store",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="your own store, the same in every folder: $NOTEWELL_STORE, else ~/notes (not ./notes; what the"
+        " plugin and extension use; not with --store)",
     )
     common.add_argument(
         "--database",

@@ -19,7 +19,7 @@ from ..runtimes.installer import INSTALLABLE, install_plan, next_steps_after_ins
 from .command import Command
 from .db import chosen_database
 from .server import add_tools_argument
-from .store_options import DEFAULT_STORE
+from .store_options import DEFAULT_STORE, user_store
 
 __all__ = ["COMMANDS"]
 
@@ -68,9 +68,9 @@ def _store_args(args: argparse.Namespace) -> list[str]:
                 " client reads, and give the URL without it; nothing changed"
             )
         return [f"--database={url}"]
-    # Without one named: the project's ./notes, or for every session (user scope) ~/notes.
-    home = Path.home() if args.scope == "user" else Path(args.dir)
-    folder = args.store or setting("NOTEWELL_STORE") or str(home / DEFAULT_STORE)
+    # Without one named: the project's ./notes, or for every session (user scope) the user's store.
+    mine = user_store() if args.scope == "user" else Path(args.dir) / DEFAULT_STORE
+    folder = args.store or setting("NOTEWELL_STORE") or str(mine)
     return [f"--store={Path(folder).resolve()}"]
 
 

@@ -73,7 +73,7 @@ def _sources() -> list[str]:
     return lines
 
 
-_COMMON = {"-h", "--help", "--store", "--database", "--json"}
+_COMMON = {"-h", "--help", "--store", "--user-store", "--database", "--json"}
 
 
 def _cell(text: str) -> str:
@@ -123,7 +123,8 @@ def _commands() -> list[str]:
     lines = [
         "## Commands",
         "",
-        "Every command takes `--store DIR` (default `$NOTEWELL_STORE`, else `./notes`), `--database URL` (a",
+        "Every command takes `--store DIR` (default `$NOTEWELL_STORE`, else `./notes`), `--user-store` (your",
+        "own store, the same from every folder: `$NOTEWELL_STORE`, else `~/notes`), `--database URL` (a",
         "PostgreSQL store, default `$NOTEWELL_DATABASE`) and `--json` (the Python API's shapes); `notewell",
         "COMMAND --help` prints the same as below.",
         "",

@@ -9,13 +9,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...settings import setting
 from .command import Command
 from .db import chosen_database
 from .filter_options import add_filter_arguments, filters_from_args
 from .output import emit_json, notice, print_cards
 from .progress import ProgressBar
-from .store_options import DEFAULT_STORE, open_api, open_folder_from_args, owner
+from .store_options import folder_named, open_api, open_folder_from_args, owner
 from .watcher import helper_config, start_helper
 
 if TYPE_CHECKING:
@@ -51,7 +50,7 @@ def _search_by_helper(args: argparse.Namespace, query: str) -> tuple[list[Card],
         return None  # a database store searches in-process: it has no folder for a socket
     from ...services.search_helper import search_by_helper
 
-    root = Path(args.store or setting("NOTEWELL_STORE") or DEFAULT_STORE).expanduser().resolve()
+    root = Path(folder_named(args)).expanduser().resolve()
     if not root.is_dir():
         return None
     filters = filters_from_args(args)

@@ -1,15 +1,17 @@
 """Opening the store a command names: from its options and the environment.
 
-Every command and server start goes through :func:`open_from_args`, so --store, --database,
-$NOTEWELL_STORE, $NOTEWELL_DATABASE and $NOTEWELL_MAX_BYTES mean the same everywhere; the note
-commands then call the store through :func:`open_api`, as its local owner.
+Every command and server start goes through :func:`open_from_args`, so --store, --user-store,
+--database, $NOTEWELL_STORE, $NOTEWELL_DATABASE and $NOTEWELL_MAX_BYTES mean the same everywhere;
+the note commands then call the store through :func:`open_api`, as its local owner.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidArgumentError
@@ -26,14 +28,61 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_STORE",
+    "folder_named",
     "max_bytes_from_environment",
     "open_api",
     "open_folder_from_args",
     "open_from_args",
     "owner",
+    "take_user_store",
+    "user_store",
 ]
 
 DEFAULT_STORE = "notes"
+
+
+def user_store() -> Path:
+    """The person's own store, the same from every folder: ~/notes (what ``--user-store`` and
+    ``install --scope user`` choose when neither --store nor $NOTEWELL_STORE names one)."""
+    return Path.home() / DEFAULT_STORE
+
+
+def take_user_store(args: argparse.Namespace) -> None:
+    """Apply ``--user-store`` to *args*: without $NOTEWELL_STORE or a database named, the folder is
+    :func:`user_store`. A plugin installed once for every folder runs its commands with it, so no
+    command makes ``./notes`` in whatever repository the runtime was started in."""
+    if not getattr(args, "user_store", False):
+        return
+    if getattr(args, "store", None):
+        raise InvalidArgumentError("give --store (a folder) or --user-store (your own store), not both")
+    if getattr(args, "database", None) or setting("NOTEWELL_STORE") or setting("NOTEWELL_DATABASE"):
+        return  # named by the environment: the user's choice of their store
+    mine = user_store()
+    if _someone_elses(mine):
+        raise InvalidArgumentError(
+            f"{mine} holds files but no notewell store: set NOTEWELL_STORE to the folder your notes should go"
+            f" to, or run `notewell init {mine}` to make this one a store"
+        )
+    args.store = str(mine)
+
+
+def _someone_elses(folder: Path) -> bool:
+    """Whether *folder* is a folder of the person's own (visible files, no index) rather than a
+    store or nothing: a default is never taken over, its files briefed to every agent."""
+    from ...backends.sqlite.index import INDEX_DIR
+
+    try:
+        if not folder.is_dir() or (folder / INDEX_DIR).exists():
+            return False
+        with os.scandir(folder) as entries:
+            return any(not entry.name.startswith(".") for entry in entries)  # the first one answers
+    except OSError:
+        return False  # unreadable: opening it says why
+
+
+def folder_named(args: argparse.Namespace) -> str:
+    """The notes folder the arguments name: --store, else $NOTEWELL_STORE, else ./notes."""
+    return getattr(args, "store", None) or setting("NOTEWELL_STORE") or DEFAULT_STORE
 
 
 def max_bytes_from_environment() -> int:
@@ -56,7 +105,8 @@ def open_from_args(
     loader: EmbedderLoader | None = None,
 ) -> NoteStore:
     """The store a command works on: the PostgreSQL database it names (--database, or
-    $NOTEWELL_DATABASE), else the notes folder (--store, $NOTEWELL_STORE, ./notes).
+    $NOTEWELL_DATABASE), else the notes folder (--store, $NOTEWELL_STORE, ./notes; see
+    :func:`take_user_store` for --user-store).
     With *loader* (a long-running process), the model comes from it, loaded in the background."""
     url = chosen_database(args)
     if url is None:
@@ -88,7 +138,7 @@ def open_folder_from_args(
 
     # A one-shot command reads once, so an inotify watcher of its own would only cost time.
     store = Store(
-        args.store or setting("NOTEWELL_STORE") or DEFAULT_STORE,
+        folder_named(args),
         max_bytes=max_bytes_from_environment(),
         watch=watch,
         create=create,

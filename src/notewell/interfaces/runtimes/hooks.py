@@ -12,7 +12,9 @@
   minutes and wrote none. Never a refusal: the agent may stop right after.
 
 A hook never breaks the session it serves: any failure is one line on stderr and exit 1 (a
-runtime's "non-blocking error"), never 2 (which some runtimes read as "block").
+runtime's "non-blocking error"), never 2 (which some runtimes read as "block"). A store folder
+not made yet is no failure: a hook reads it as holding no notes and makes nothing (the MCP
+server makes it, or ``notewell init``), so a session in any folder starts cleanly.
 """
 
 from __future__ import annotations
@@ -153,6 +155,15 @@ def _open(args: argparse.Namespace) -> Any:
     return open_from_args(args, create=False, watch=False)
 
 
+def _not_made(args: argparse.Namespace) -> bool:
+    """Whether the store is a folder that is not there yet: no notes to read, and a hook is no
+    place to make one (a runtime may start it in any folder)."""
+    from ..cli.db import chosen_database
+    from ..cli.store_options import folder_named
+
+    return chosen_database(args) is None and not Path(folder_named(args)).expanduser().exists()
+
+
 def _filters(args: argparse.Namespace) -> dict[str, Any]:
     return {"project": args.project} if args.project else {}
 
@@ -178,6 +189,8 @@ def _briefing(args: argparse.Namespace, runtime: str) -> str:
     budget = args.budget
     if budget < 1:
         raise InvalidArgumentError(f"--budget must be at least 1 token, got {budget}")
+    if _not_made(args):
+        return empty
     with _open(args) as store:
         for _ in range(4):  # a budget in tokens may still be too many characters for the runtime
             cfg = ContextConfig(max_tokens=max(1, budget), reserve_tokens=0, filters=_filters(args))
@@ -273,7 +286,7 @@ def _stop_reminder(args: argparse.Namespace, payload: dict[str, Any], state: Ses
     if wrote:
         state.update(wrote=True)
         return ""
-    if wrote is None:  # no transcript to read: any note written here since the session began counts
+    if wrote is None and not _not_made(args):  # no transcript: a note written since the session began counts
         with _open(args) as store:
             if store.list_notes(limit=1, updated_after=began.isoformat(), **_filters(args)):
                 return ""

@@ -208,18 +208,20 @@ def hook_commands(runtime: str, argv: list[str], options: Sequence[str] = ()) ->
     }
 
 
-def hooks_entries(runtime: str, argv: list[str]) -> dict[str, Any]:
+def hooks_entries(runtime: str, argv: list[str], options: Sequence[str] = ()) -> dict[str, Any]:
     """The hooks document notewell's hooks make in *runtime*'s own form (``{"hooks": ...}``),
-    as ``install`` writes them, notewell started as *argv* and no store named (its default)."""
+    as ``install`` writes them, notewell started as *argv*, each command given *options* (how
+    it names the store)."""
     data: dict[str, Any] = {}
-    _hooks_json(runtime, hook_commands(runtime, argv))(data, Path("hooks.json"))
+    _hooks_json(runtime, hook_commands(runtime, argv, options))(data, Path("hooks.json"))
     return data
 
 
-def mcp_entries(runtime: str, argv: list[str]) -> dict[str, Any]:
-    """``{"mcpServers": {"notewell": ...}}`` as ``install`` writes it for *runtime*, notewell started as *argv*."""
+def mcp_entries(runtime: str, argv: list[str], options: Sequence[str] = ()) -> dict[str, Any]:
+    """``{"mcpServers": {"notewell": ...}}`` as ``install`` writes it for *runtime*, notewell
+    started as *argv* and ``notewell mcp`` given *options*."""
     data: dict[str, Any] = {}
-    _mcp_json(runtime, [*argv, "mcp"])(data, Path("mcp.json"))
+    _mcp_json(runtime, [*argv, "mcp", *options])(data, Path("mcp.json"))
     return data
 
 

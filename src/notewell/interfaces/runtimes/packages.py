@@ -5,8 +5,12 @@ package's version.
 
 ``python -m notewell.interfaces.runtimes.packages [ROOT]`` writes them into the repository at
 ROOT (default: here); ``--check`` says which differ instead (exit 1), as the test does. Every
-command runs ``notewell`` from PATH (the runtimes start it from anywhere), on the store
-``NOTEWELL_STORE`` names (else ``./notes`` of the folder the runtime runs in).
+command runs ``notewell`` from PATH (the runtimes start it from anywhere) with ``--user-store``:
+a package is installed once for every folder, so its store is the user's own, the one
+``NOTEWELL_STORE`` names, else ``~/notes``, never ``./notes`` of whatever folder the runtime runs
+in. An option rather than each runtime's variable expansion: Codex's config.toml and hooks have
+none, Gemini CLI's extension files expand only its own ``${extensionPath}``-style variables, and
+Claude Code's ``${VAR:-default}`` expands no variable inside the default (``$HOME``).
 
 =======================================  ===========================================================
 file                                     for
@@ -28,6 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ...settings import SETTINGS
 from ...version import __version__
 from .installer import codex_server_block, hooks_entries, mcp_entries
 
@@ -35,6 +40,7 @@ __all__ = ["NAME", "package_files", "write_packages"]
 
 NAME = "notewell"
 ARGV = [NAME]  # notewell on PATH: the package cannot know where a virtual environment is
+STORE = ["--user-store"]  # NOTEWELL_STORE, else ~/notes: the same store from every folder
 _DESCRIPTION = (
     "External memory for agents: notes in a Markdown folder with a search index; the session hooks brief"
     " each session and the MCP tools search, read and write notes."
@@ -47,7 +53,7 @@ def _json(data: dict[str, Any]) -> str:
 
 
 def _claude_code() -> dict[str, str]:
-    hooks = hooks_entries("claude-code", ARGV)
+    hooks = hooks_entries("claude-code", ARGV, STORE)
     return {
         ".claude-plugin/marketplace.json": _json(
             {
@@ -75,15 +81,20 @@ def _claude_code() -> dict[str, str]:
             }
         ),
         f"{CLAUDE_PLUGIN}/hooks/hooks.json": _json({"description": "notewell's session hooks", **hooks}),
-        f"{CLAUDE_PLUGIN}/.mcp.json": _json(mcp_entries("claude-code", ARGV)),
+        f"{CLAUDE_PLUGIN}/.mcp.json": _json(mcp_entries("claude-code", ARGV, STORE)),
     }
 
 
 def _gemini() -> dict[str, str]:
-    extension = {"name": NAME, "version": __version__, "description": _DESCRIPTION, **mcp_entries("gemini", ARGV)}
+    extension = {
+        "name": NAME,
+        "version": __version__,
+        "description": _DESCRIPTION,
+        **mcp_entries("gemini", ARGV, STORE),
+    }
     return {
         "gemini-extension.json": _json(extension),
-        "hooks/hooks.json": _json(hooks_entries("gemini", ARGV)),
+        "hooks/hooks.json": _json(hooks_entries("gemini", ARGV, STORE)),
     }
 
 
@@ -94,9 +105,12 @@ def _codex() -> dict[str, str]:
         "# notewell for Codex: append this table to ~/.codex/config.toml (or a trusted project's\n"
         "# .codex/config.toml), and add hooks.json's entries to the hooks.json beside it; or let\n"
         "# `notewell install codex` merge both. Hooks run once trusted in /hooks.\n"
-        + codex_server_block([*ARGV, "mcp"])
+        + codex_server_block([*ARGV, "mcp", *STORE])
+        # Codex gives a server only HOME, PATH and a few more of its environment: without these
+        # names, NOTEWELL_STORE would choose the hooks' store and not the server's.
+        + f"env_vars = [{', '.join(json.dumps(s.name) for s in SETTINGS)}]\n"
     )
-    return {"plugins/codex/hooks.json": _json(hooks_entries("codex", ARGV)), "plugins/codex/config.toml": toml}
+    return {"plugins/codex/hooks.json": _json(hooks_entries("codex", ARGV, STORE)), "plugins/codex/config.toml": toml}
 
 
 def package_files() -> dict[str, str]:
