@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What `notewell report` costs on a large store: a generated store of N notes on 20 projects
 (findings, decisions, dead ends, references; a fifth blockers and actions, half of them closed by
-a later note that builds on them or by a `done` tag; attempts that ended, some failed), then the
+a later note that builds on them or by a `done` tag, a tenth by one that supersedes them; one in 25
+of the notes before superseded too; attempts that ended, some failed), then the
 report of the whole store and of one project, for the owner and for a viewer who may not see a
 private project, and each written as Markdown and HTML.
 
@@ -31,7 +32,9 @@ from notewell.services.reports import build_report
 KINDS = ("finding", "decision", "dead_end", "reference", "conclusion", "task_state", None, "note")
 
 
-def _text(rng: random.Random, title: str, kind: str | None, tags: list[str], builds_on: list[str]) -> str:
+def _text(
+    rng: random.Random, title: str, kind: str | None, tags: list[str], builds_on: list[str], supersedes: list[str]
+) -> str:
     head = [f"title: {title}"]
     if kind:
         head.append(f"kind: {kind}")
@@ -39,6 +42,8 @@ def _text(rng: random.Random, title: str, kind: str | None, tags: list[str], bui
         head.append(f"tags: [{', '.join(tags)}]")
     if builds_on:
         head.append(f"builds_on: [{', '.join(builds_on)}]")
+    if supersedes:
+        head.append(f"supersedes: [{', '.join(supersedes)}]")
     words = " ".join(rng.choice(("cache", "solver", "restart", "worker", "queue", "index")) for _ in range(40))
     return "---\n" + "\n".join(head) + f"\n---\n{words}\n"
 
@@ -51,20 +56,26 @@ def make_store(folder: str, size: int, seed: int) -> notewell.Store:
     projects = ["alice:secret", *(f"project-{i:02d}" for i in range(19))]
     per_attempt = 250
     written = 0
+    before: list[str] = []  # the last batch's notes
     while written < size:
         project = projects[(written // per_attempt) % len(projects)]
         run = store.start_attempt(project, author="alice" if project.startswith("alice") else "agent")
         count = min(per_attempt, size - written)
         opened = [
-            _text(rng, f"Open item {written + i}", rng.choice(("blocker", "action")), [], []) for i in range(count // 5)
+            _text(rng, f"Open item {written + i}", rng.choice(("blocker", "action")), [], [], [])
+            for i in range(count // 5)
         ]
         ids = [n.id for n in store.add_notes(opened, attempt=run.id, author=run.author)]
         texts = []
         for i in range(count - len(opened)):
             builds_on = [ids[i]] if i % 2 == 0 and i < len(ids) else []  # every other item closed
             tags = ["done"] if i % 7 == 0 else []
-            texts.append(_text(rng, f"Note {written + len(opened) + i}", rng.choice(KINDS), tags, builds_on))
-        store.add_notes(texts, attempt=run.id, author=run.author)
+            supersedes = [ids[i]] if i % 10 == 1 and i < len(ids) else []  # a tenth of the items
+            if i % 25 == 3 and i < len(before):
+                supersedes.append(before[i])
+            title = f"Note {written + len(opened) + i}"
+            texts.append(_text(rng, title, rng.choice(KINDS), tags, builds_on, supersedes))
+        before = [n.id for n in store.add_notes(texts, attempt=run.id, author=run.author)]
         written += count
         outcome = rng.choice(("succeeded", "failed", "abandoned", None))
         if outcome is not None:
@@ -99,8 +110,12 @@ def main() -> None:
             report = build_report(store, since="1d")
             steps["Markdown of the whole"] = lambda r=report: render_markdown(r)
             steps["HTML of the whole"] = lambda r=report: render_html(r)
-            lines = len(report.done) + len(report.open) + len(report.decisions) + len(report.ruled_out)
-            print(f"the whole store's report: {lines:,} lines ({len(report.open):,} open), {report.written:,} notes")
+            sections = (report.done, report.open, report.decisions, report.ruled_out, report.superseded)
+            lines = sum(len(section) for section in sections)
+            print(
+                f"the whole store's report: {lines:,} lines ({len(report.open):,} open, {len(sections[-1]):,}"
+                f" superseded), {report.written:,} notes"
+            )
             for name, step in steps.items():
                 cpus, walls = [], []
                 for _ in range(args.rounds):

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import astuple
 from html.parser import HTMLParser
 
 import pytest
 
 import notewell
 from notewell.services.report_pages import check_base_url, render_html, render_markdown, render_report
-from notewell.services.reports import Report, ReportLine, build_report
+from notewell.services.reports import Report, ReportLine, SupersededLine, build_report
 
 HOSTILE = [
     "<script>alert(1)</script>",
@@ -40,6 +41,11 @@ def _report(titles: list[str], *, author: str = "<b>mallory</b>", project: str |
     report = Report(project, "2026-11-30T00:00:00.000000Z", "2026-12-07T00:00:00.000000Z", True)
     report.done, report.decisions = lines, lines[:2]
     report.open = [ReportLine("att_0000000001", titles[0], lines[0].date, "attempt x", "p", author, "nte_0000000002")]
+    # each note superseded by the next two (a correction's title is written like any other)
+    fixes = (lines * 3)[1:]
+    report.superseded = [
+        SupersededLine(*astuple(ln), superseded_by=tuple(fixes[i : i + 2])) for i, ln in enumerate(lines)
+    ]
     report.written, report.other_kinds = len(lines), [("<script>", 2)]
     return report
 
@@ -108,7 +114,8 @@ def test_hostile_titles_are_text_in_markdown():
     inline = [child for token in tokens if token.children for child in token.children]
     assert not [t for t in tokens + inline if t.type in ("html_block", "html_inline", "link_open", "image")]
     headings = [t for t in tokens if t.type == "heading_open"]
-    assert [t.tag for t in headings] == ["h1"] + ["h2"] * 5  # no title made a heading
+    assert [t.tag for t in headings] == ["h1"] + ["h2"] * 6  # no title made a heading
+    assert md.count(" · superseded by **") == len(HOSTILE)  # each superseded line names its corrections
     text = "".join(child.content for child in inline if child.type in ("text", "code_inline"))
     for title in HOSTILE:
         assert _shown(title).replace("  ", " ") in text.replace("  ", " "), title
@@ -153,3 +160,20 @@ def test_writing_a_report_is_linear_in_its_lines():
         render_markdown(report), render_html(report)
         timings.append(time.thread_time() - start)
     assert timings[1] < 6 * timings[0] + 0.05, timings  # four times the lines: about four times the time
+
+
+@pytest.mark.slow
+def test_a_note_superseded_many_times_is_written_in_linear_time():
+    worst = "<&*_`[" * 33
+    timings = []
+    for n in (2_000, 8_000):
+        fixes = tuple(
+            ReportLine(f"nte_{i:010d}", worst, "2026-12-02T10:00:00.000000Z", None, "p", "a", None) for i in range(n)
+        )
+        report = _report(["x"])
+        report.superseded = [SupersededLine(*astuple(report.done[0]), superseded_by=fixes)]
+        start = time.thread_time()
+        md, page = render_markdown(report), render_html(report)
+        timings.append(time.thread_time() - start)
+        assert md.count("nte_") > n and page.count('href="/?note=nte_') > 2 * n
+    assert timings[1] < 6 * timings[0] + 0.05, timings

@@ -15,7 +15,7 @@ from notewell.services.report_pages import render_html, render_markdown
 from notewell.services.reports import build_report
 
 
-def _note(store, title, kind=None, *, attempt=None, tags=(), builds_on=(), author="agent-7"):
+def _note(store, title, kind=None, *, attempt=None, tags=(), builds_on=(), supersedes=(), author="agent-7"):
     header = [f"title: {title}"]
     if kind:
         header.append(f"kind: {kind}")
@@ -23,6 +23,8 @@ def _note(store, title, kind=None, *, attempt=None, tags=(), builds_on=(), autho
         header.append(f"tags: [{', '.join(tags)}]")
     if builds_on:
         header.append(f"builds_on: [{', '.join(builds_on)}]")
+    if supersedes:
+        header.append(f"supersedes: [{', '.join(supersedes)}]")
     text = "---\n" + "\n".join(header) + f"\n---\n{title} in a sentence.\n"
     return store.add_note(text, attempt=attempt, author=author).id
 
@@ -234,9 +236,15 @@ def test_the_same_bytes_from_sqlite_and_postgresql(tmp_path, pg_url):
         run = embedded.start_attempt("sat", author="agent-7")
         hidden = embedded.start_attempt("alice:secret", author="alice")
         blocker = _note(embedded, "Checker times out", "blocker", attempt=run.id)
-        for i, kind in enumerate(("finding", "decision", "dead_end", "action", "reference", None) * 3):
+        written = [
             _note(embedded, f"Note {i}", kind, attempt=run.id)
+            for i, kind in enumerate(("finding", "decision", "dead_end", "action", "reference", None) * 3)
+        ]
         _note(embedded, "Secret fix", "finding", attempt=hidden.id, builds_on=(blocker,), author="alice")
+        # corrections: one of two notes at once, one corrected twice, one the viewer may not see
+        _note(embedded, "Both were wrong", "decision", attempt=run.id, supersedes=(written[1], written[3]))
+        _note(embedded, "Again", None, attempt=run.id, supersedes=(written[1], written[0]))
+        _note(embedded, "Secret correction", "finding", attempt=hidden.id, supersedes=(written[2],), author="alice")
         embedded.end_attempt(run.id, outcome="failed", summary="Too slow.")
         until = _tick()
         reports = {
@@ -250,3 +258,101 @@ def test_the_same_bytes_from_sqlite_and_postgresql(tmp_path, pg_url):
             assert render_markdown(again) == render_markdown(reports[who])
             assert render_html(again) == render_html(reports[who])
     assert render_markdown(reports["owner"]) != render_markdown(reports["bob"])  # the hidden fix closes it for one
+    assert [len(line.superseded_by) for line in reports["owner"].superseded] == [1, 2, 1, 1]
+    assert [len(line.superseded_by) for line in reports["bob"].superseded] == [1, 2, 1]
+
+
+def _refs(lines):
+    return [line.ref for line in lines]
+
+
+def test_a_superseded_note_is_closed_and_listed_with_its_correction(backend):
+    store = backend
+    old_blocker = _note(store, "Old blocker", "blocker")
+    since = _tick()
+    first = _note(store, "Use Luby restarts, unit 512", "decision")
+    blocker = _note(store, "Checker times out", "blocker")
+    action = _note(store, "Rerun the fixture", "action")
+    second = _note(store, "Unit 256 is faster", "decision", supersedes=(first,))
+    fix = _note(store, "The checker was the wrong one", "finding", supersedes=(blocker, old_blocker))
+    until = _tick()
+    late = _note(store, "The fixture is gone", None, supersedes=(action,))
+    report = build_report(store, since=since, until=until)
+    # a superseded blocker is closed, one before the window too; one superseded after until is not
+    assert _refs(report.open) == [action]
+    # the correction is the live decision; what it corrects is not listed as one
+    assert _refs(report.decisions) == [second] and _refs(report.done) == [fix]
+    assert [(line.ref, _refs(line.superseded_by)) for line in report.superseded] == [
+        (old_blocker, [fix]),
+        (first, [second]),
+        (blocker, [fix]),
+    ]
+    assert report.superseded[1].title == "Use Luby restarts, unit 512" and report.superseded[1].kind == "decision"
+    assert report.written == 5 and report.other_kinds == []
+    md = render_markdown(report)
+    section = md[md.index("## Superseded") : md.index("## In numbers")]
+    assert f"**Use Luby restarts, unit 512** · `{first}` · `decision` · by agent-7" in section
+    assert f"superseded by **Unit 256 is faster** `{second}` (" in section
+    assert section.count(f"`{fix}`") == 2 and late not in md
+    html_page = render_html(report)
+    assert f'superseded by <a href="/?note={second}">Unit 256 is faster</a>' in html_page
+    shaped = json.loads(json.dumps(report.to_dict()))
+    assert [fix_["ref"] for fix_ in shaped["superseded"][1]["superseded_by"]] == [second]
+    assert "superseded_by" not in shaped["decisions"][0]  # the other sections' lines keep their shape
+    # once the report reaches the late correction, the action is closed and listed too
+    later = build_report(store, since=since)
+    assert later.open == [] and _refs(later.superseded) == [old_blocker, first, blocker, action]
+    assert _refs(later.superseded[-1].superseded_by) == [late]
+
+
+def test_a_correction_across_projects_is_in_both_projects_reports(backend):
+    store = backend
+    sat, web = store.start_attempt("sat", author="a"), store.start_attempt("web", author="b")
+    since = _tick()
+    sat_decision = _note(store, "Luby restarts", "decision", attempt=sat.id)
+    web_decision = _note(store, "Cache for a day", "decision", attempt=web.id)
+    web_fix = _note(store, "Luby hurts the web solver too", "finding", attempt=web.id, supersedes=(sat_decision,))
+    sat_fix = _note(store, "Cache for an hour", "decision", attempt=sat.id, supersedes=(web_decision,))
+    until = _tick()
+    on_sat = build_report(store, project="sat", since=since, until=until)
+    # sat's decision is superseded (by web's note, which sat's report names), and sat's note that
+    # corrects web's decision is sat's live decision, citing what it corrects
+    assert _refs(on_sat.decisions) == [sat_fix] and on_sat.done == []
+    assert [(ln.ref, _refs(ln.superseded_by)) for ln in on_sat.superseded] == [
+        (sat_decision, [web_fix]),
+        (web_decision, [sat_fix]),
+    ]
+    assert on_sat.superseded[1].project == "web" and on_sat.written == 2 and on_sat.other_kinds == []
+
+
+def test_a_viewer_sees_no_trace_of_a_correction_they_may_not_see(backend):
+    store = backend
+    store.set_project("alice:secret", private=True, owner="alice")
+    public = store.start_attempt("shared", author="bob")
+    secret = store.start_attempt("alice:secret", author="alice")
+    since = _tick()
+    decision = _note(store, "Public decision", "decision", attempt=public.id, author="bob")
+    blocker = _note(store, "Public blocker", "blocker", attempt=public.id, author="bob")
+    hidden_note = _note(store, "Secret blocker", "blocker", attempt=secret.id, author="alice")
+    hidden_fix = _note(
+        store, "Secret correction", "decision", attempt=secret.id, author="alice", supersedes=(decision, blocker)
+    )
+    # a public note naming a hidden one in supersedes: the hidden one is never named to bob
+    public_fix = _note(
+        store, "Public correction", "finding", attempt=public.id, author="bob", supersedes=(hidden_note,)
+    )
+    until = _tick()
+    bob = build_report(store, since=since, until=until, viewer=Viewer("bob"))
+    # for bob the old notes are live: the decision is a decision, the blocker open
+    assert _refs(bob.decisions) == [decision] and _refs(bob.open) == [blocker]
+    assert _refs(bob.done) == [public_fix] and bob.superseded == [] and bob.written == 3
+    for text in (render_markdown(bob), render_html(bob), json.dumps(bob.to_dict())):
+        assert hidden_fix not in text and hidden_note not in text and "Secret" not in text
+        assert "superseded by" not in text and "superseded_by" not in text
+    owner = build_report(store, since=since, until=until)
+    assert [(ln.ref, _refs(ln.superseded_by)) for ln in owner.superseded] == [
+        (decision, [hidden_fix]),
+        (blocker, [hidden_fix]),
+        (hidden_note, [public_fix]),
+    ]
+    assert owner.open == [] and _refs(owner.decisions) == [hidden_fix]

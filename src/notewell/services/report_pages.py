@@ -1,9 +1,10 @@
 """A progress report written out: Markdown, or a standalone HTML page in the web page's colours
 (its own style inside, nothing loaded from elsewhere, every text from a note escaped).
 
-Each line cites its note by id, title and date; in HTML the id links to the page's view of the
-note (``/?note=ID``, under *base_url* when the file is read away from the server). An optional
-*summary* (a model's paragraph) goes on top, marked as generated.
+Each line cites its note by id, title and date (a superseded note's line its corrections too); in
+HTML the id links to the page's view of the note (``/?note=ID``, under *base_url* when the file is
+read away from the server). An optional *summary* (a model's paragraph) goes on top, marked as
+generated.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import unicodedata
 
 from ..errors import InvalidArgumentError
 from ..model.ids import ATTEMPT_ID_RE
-from .reports import Report, ReportLine
+from .reports import Report, ReportLine, SupersededLine
 
 __all__ = ["BASE_URL_PATTERN", "FORMATS", "check_base_url", "render_html", "render_markdown", "render_report"]
 
@@ -24,6 +25,7 @@ SECTIONS = (
     ("open", "Open blockers and actions"),
     ("decisions", "Decisions"),
     ("ruled_out", "Tried and ruled out"),
+    ("superseded", "Superseded"),
 )
 # What Markdown would read as markup in a title: escaped with a backslash (CommonMark).
 _MARKUP = str.maketrans({c: "\\" + c for c in "\\`*_[]<>|~&"})
@@ -99,10 +101,18 @@ def render_markdown(report: Report, *, summary: str | None = None, model: str | 
             cite = f"`{line.ref}`" + (f", note `{line.note_id}`" if line.note_id and line.note_id != line.ref else "")
             kind, *rest = _meta(line, report.project is None)
             meta = " · ".join([_code(kind), *(_code(m) if m == line.project else _md(m) for m in rest)])
-            out.append(f"- {_when(line.date)} · **{_md(line.title)}** · {cite} · {meta}")
+            out.append(f"- {_when(line.date)} · **{_md(line.title)}** · {cite} · {meta}{_md_fixes(line)}")
         out.append("")
     out += ["## In numbers", "", _md(_others(report)), ""]
     return "\n".join(out)
+
+
+def _md_fixes(line: ReportLine) -> str:
+    """A superseded note's corrections, after its line: each one's title, id and date."""
+    if not isinstance(line, SupersededLine):
+        return ""
+    fixes = (f"**{_md(fix.title)}** `{fix.ref}` ({_when(fix.date)})" for fix in line.superseded_by)
+    return " · superseded by " + ", ".join(fixes)
 
 
 def check_base_url(base_url: str | None) -> str:
@@ -156,8 +166,22 @@ def _html_line(line: ReportLine, base: str, whole_store: bool) -> str:
     return (
         f'<li><a href="{e(_href(base, line.note_id or line.ref))}">{e(_one_line(line.title))}</a> '
         f'<span class="chip kind">{e(_one_line(kind))}</span>'
-        f'<div class="meta">{e(_when(line.date))} · {cite}{" · " + meta if meta else ""}</div></li>'
+        f'<div class="meta">{e(_when(line.date))} · {cite}{" · " + meta if meta else ""}{_html_fixes(line, base)}</div>'
+        "</li>"
     )
+
+
+def _html_fixes(line: ReportLine, base: str) -> str:
+    if not isinstance(line, SupersededLine):
+        return ""
+    e = html.escape
+    links = ((e(_href(base, fix.ref)), fix) for fix in line.superseded_by)
+    fixes = (
+        f'<a href="{href}">{e(_one_line(fix.title))}</a> <a href="{href}"><code>{e(fix.ref)}</code></a> '
+        f"({e(_when(fix.date))})"
+        for href, fix in links
+    )
+    return " · superseded by " + ", ".join(fixes)
 
 
 def render_html(

@@ -9,6 +9,13 @@ clock is read when *until* is given, so the same notes and the same dates give t
 
 A note belongs to the window by when it was written (``created_at``): an edit made later does
 not move it, so a report run again for the same dates lists the same notes.
+
+A note some later note supersedes (names in its header's ``supersedes``) before *until* is no
+longer what the work says: it is closed if it was open, left out of the other sections, and,
+when a correction of it was written in the window, listed under Superseded with those
+corrections. Corrections are read from the cards' ``superseded_by``, which the store marks for
+the viewer alone, so a correction the viewer may not see changes nothing and a corrected note
+the viewer may not see is never named.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ __all__ = [
     "RULED_OUT_KINDS",
     "Report",
     "ReportLine",
+    "SupersededLine",
     "build_report",
     "report_window",
 ]
@@ -70,6 +78,14 @@ class ReportLine:
         return asdict(self)
 
 
+@dataclass(frozen=True, slots=True)
+class SupersededLine(ReportLine):
+    """A Superseded line: a note (its own line) and the later notes written in the window that
+    correct it, as the reader may see them, oldest first."""
+
+    superseded_by: tuple[ReportLine, ...] = ()
+
+
 @dataclass(slots=True)
 class Report:
     """A progress report: its window, its sections, and what else was written in the window."""
@@ -82,6 +98,7 @@ class Report:
     open: list[ReportLine] = field(default_factory=list)
     decisions: list[ReportLine] = field(default_factory=list)
     ruled_out: list[ReportLine] = field(default_factory=list)
+    superseded: list[SupersededLine] = field(default_factory=list)  # corrected by notes of the window
     written: int = 0  # notes written in the window that the reader may see
     other_kinds: list[tuple[str, int]] = field(default_factory=list)  # the rest of them, by kind
 
@@ -152,27 +169,75 @@ def _by_offset(store: NoteStore, viewer: Viewer | None, seen: set[str], filters:
         offset += _PAGE
 
 
+# A line's fields: (ref, title, date, kind, project, author, note_id): what a pass over every note
+# keeps of each note it may cite later (a tuple: cheaper to make and hold than a line or the card).
+_Columns = tuple[str, str, str, str | None, str | None, str | None, str]
+
+
+def _columns(card: Card) -> _Columns:
+    return (card.id, card.title, card.created_at, card.kind, card.project, card.author, card.id)
+
+
 def _line(card: Card) -> ReportLine:
-    return ReportLine(card.id, card.title, card.created_at, card.kind, card.project, card.author, card.id)
+    return ReportLine(*_columns(card))
 
 
 def _ordered(lines: list[ReportLine]) -> list[ReportLine]:
     return sorted(lines, key=lambda line: (line.date, line.ref))
 
 
-def _closers(store: NoteStore, viewer: Viewer | None, until: str) -> set[str]:
-    """The notes some later note builds on (a digest only cites what it pulls together), as
-    of *until*: one pass over the notes the viewer may see, so hidden work closes nothing."""
-    targets: set[str] = set()
+@dataclass(slots=True)
+class _Later:
+    """What one pass over every note the viewer may see says of the notes, as of *until*."""
+
+    closed: set[str] = field(default_factory=set)  # built on by a later note, or superseded
+    # A note corrected by notes written in the window -> its line's fields and theirs, oldest first.
+    corrected: dict[str, tuple[_Columns, list[_Columns]]] = field(default_factory=dict)
+
+
+def _later_notes(store: NoteStore, viewer: Viewer | None, since: str, until: str) -> _Later:
+    """The notes some later note builds on (a digest only cites what it pulls together) or
+    supersedes before *until*, and the corrections written from *since*: one pass over the
+    notes the viewer may see (each card's ``superseded_by`` names only corrections the viewer
+    may see), so hidden work closes and corrects nothing."""
+    later = _Later()
+    unwritten: set[str] = set()  # notes written at *until* or after: their corrections count not yet
+    recent: dict[str, _Columns] = {}  # written in the window, in any project
+    marked: list[Card] = []
     for card in _cards(store, viewer):
-        if card.kind != "digest" and card.created_at < until:
-            targets.update(t for t in card.builds_on if t != card.id)
-    return targets
+        created, kind = card.created_at, card.kind
+        if created >= until:
+            unwritten.add(card.id)
+        else:
+            if card.builds_on and kind != "digest":
+                later.closed.update(t for t in card.builds_on if t != card.id)
+            if since <= created:  # _columns(card), written out: this runs for every note
+                recent[card.id] = (card.id, card.title, created, kind, card.project, card.author, card.id)
+        if card.superseded_by:
+            marked.append(card)
+    for card in marked:
+        if any(s not in unwritten for s in card.superseded_by):
+            later.closed.add(card.id)
+        fixes = [recent[s] for s in card.superseded_by if s in recent]
+        if fixes:
+            later.corrected[card.id] = (_columns(card), sorted(fixes, key=lambda c: (c[2], c[0])))
+    return later
+
+
+def _superseded(later: _Later, project: str | None) -> list[SupersededLine]:
+    """The Superseded section: each note corrected in the window, when it or a correction is
+    of *project* (None: any), with its corrections."""
+    lines = [
+        SupersededLine(*note, superseded_by=tuple(ReportLine(*fix) for fix in fixes))
+        for note, fixes in later.corrected.values()
+        if project is None or project in (note[4], *(fix[4] for fix in fixes))
+    ]
+    return sorted(lines, key=lambda line: (line.date, line.ref))
 
 
 def _still_open(card: Card, until: str, closed: set[str]) -> bool:
     """Open at *until*: not tagged closed, not on an attempt that had succeeded by then, and
-    not built on by a later note."""
+    not built on or superseded by a later note."""
     if set(card.tags) & set(CLOSED_TAGS) or card.id in closed:
         return False
     ended = card.attempt_ended_at
@@ -244,6 +309,12 @@ def build_report(
     # stores keep in order; when each was written is checked here.
     window = {c.id: c for c in _cards(store, viewer, updated_after=start, **scope) if start <= c.created_at < end}
     report.written = len(window)
+    candidates = [c for kind in OPEN_KINDS for c in _cards(store, viewer, kind=kind, **scope) if c.created_at < end]
+    # A correction of a note of the project may be in another project: no note written since
+    # the window began (in any project) is the one case the whole store need not be read.
+    wanted = candidates or window or store.list_notes(limit=1, viewer=viewer, updated_after=start)
+    later = _later_notes(store, viewer, start, end) if wanted else _Later()
+    report.superseded = _superseded(later, project)
     cited: set[str] = set()
     for attempt in _ended_attempts(store, project, start, end, window, viewer):
         line = _attempt_line(store, attempt, viewer)
@@ -253,14 +324,15 @@ def build_report(
     sections = ((DONE_KINDS, report.done), (DECISION_KINDS, report.decisions), (RULED_OUT_KINDS, report.ruled_out))
     for card in window.values():
         target = next((lines for kinds, lines in sections if card.kind in kinds), None)
-        if target is not None and card.id not in cited:
+        # A note corrected in the window is listed under Superseded, not as live work; its
+        # correction is still listed by its own kind.
+        if target is not None and card.id not in cited and card.id not in later.corrected:
             target.append(_line(card))
             cited.add(card.id)
-    candidates = [c for kind in OPEN_KINDS for c in _cards(store, viewer, kind=kind, **scope) if c.created_at < end]
-    closed = _closers(store, viewer, end) if candidates else set()
-    opened = [_line(c) for c in candidates if _still_open(c, end, closed)]
+    opened = [_line(c) for c in candidates if _still_open(c, end, later.closed)]
     report.open = sorted(opened, key=lambda line: (line.kind != "blocker", line.date, line.ref))
     cited.update(line.ref for line in report.open)
+    cited.update(ref for line in report.superseded for ref in (line.ref, *(fix.ref for fix in line.superseded_by)))
     report.done, report.decisions, report.ruled_out = (
         _ordered(report.done),
         _ordered(report.decisions),

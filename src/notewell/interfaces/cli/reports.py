@@ -108,7 +108,7 @@ COMMANDS = (
     Command(
         "report",
         "projects and attempts",
-        "a progress report from the notes: done, open blockers and actions, decisions, ruled out",
+        "a progress report from the notes: done, open blockers and actions, decisions, ruled out, superseded",
         cmd_report,
         _report_arguments,
     ),

@@ -65,7 +65,7 @@ ROUTES = (
         "GET",
         "/api/report",
         report,
-        Document(tuple(_MEDIA.values()), "the report: done, open blockers and actions, decisions, ruled out"),
+        Document(tuple(_MEDIA.values()), "the report: done, open, decisions, ruled out, superseded"),
         operation_id="report",
         summary="A progress report of the notes written in a window of time (Markdown, HTML or JSON)",
         parameters=_PARAMETERS,

@@ -232,7 +232,8 @@ STORE_TOOLS: tuple[ToolSpec, ...] = (
         "report",
         "read",
         "A progress report in Markdown from the notes written in a window of time: what was done, the "
-        "open blockers and actions, decisions, what was tried and ruled out, each line citing its note. "
+        "open blockers and actions, decisions, what was tried and ruled out, what later notes superseded, each "
+        "line citing its note. "
         f"since and until: {DATE_FORMS}; a relative since counts back from until.",
         (
             Arg("project", str | None, "a project's name (default: every project you may see)", None),
