@@ -90,6 +90,19 @@ def test_off_keeps_secrets_but_never_private_spans():
     assert redact(f"{AWS} <private>home address</private>!", "off").text == f"{AWS} !"
 
 
+def test_a_nested_private_span_ends_where_the_outer_one_closes():
+    # The first closing tag ended the span: the rest of the outer span was stored.
+    assert without_private("a<private>x<private>y</private>rest of it</private>b") == ("ab", 1)
+    assert without_private("a</private>b<private>c</private>d") == ("a</private>bd", 1)  # a stray close stays
+    assert without_private("a<private><private>b</private>to the end") == ("a", 1)
+
+
+def test_a_private_tag_may_have_blanks_or_attributes_as_html_does():
+    for text in ("a<private >x</private>b", "a<private reason=home>x</private >b", "a<Private\n>x</PRIVATE>b"):
+        assert without_private(text) == ("ab", 1), text
+    assert without_private("a<privateer>x</privateer>b") == ("a<privateer>x</privateer>b", 0)
+
+
 def test_private_spans_are_removed_before_anything_else():
     assert without_private("a<private>x</private>b<PRIVATE>y\nz</Private>c") == ("abc", 2)
     assert without_private("keep <private>unclosed to the end") == ("keep ", 1)
@@ -171,6 +184,7 @@ def test_a_mebibyte_of_near_misses_is_read_in_linear_time():
         "card": "4111 1111 1111 " * 70_000,
         "iban": "GB82 " * 210_000,
         "private": "<private>" * 116_000,
+        "private-attributes": ("<private " + "a" * 199 + "<") * 5_000,  # each reads 200 and fails
         "hex": "deadbeef" * 131_072,
         "pass": "pass" * 262_144,
         "key": "key" * 350_000,
