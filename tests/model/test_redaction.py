@@ -128,7 +128,27 @@ NOT_SECRETS = [
     "AKIAIOSFODNN7EXAMPLE is AWS's documented sample",
     "the task-id was 12345678 and pass=*** in the log",
     "sk-learn is a library; use sk-abc for short",
+    # Code pasted into a note: a value that is a call, a subscript, a name or a type is no secret.
+    "token = self.get_token()\napi_key=self.api_key,\nself.password = password\nkey_password=key_password",
+    "token: Optional[str] = None\nclient_secret=client_secret\napi_key = API_KEY_SENTINEL\naccess_token: AccessToken",
+    "self.api_key = resolved_api_key\ntokenizer.pad_token = tokenizer.eos_token\nurl.password = base.password",
+    "if user.password:\n    return redirect(login_url)",  # the value is on the key's line, not the next
+    "Token: '#d0d0d0'\nprint(f'password={password!r}')",  # a colour, a format field
+    "First pass: determine the widths. Second pass: rewrite them.",
+    "data:image/png;base64,AAAAQAHAEwAAQAAAAAAAgAHAGQAAQAAAAAAAwAaAKIAAQAAAAAABAAHAM0AAQAAAAAABQ==",
 ]
+
+
+def test_a_quoted_or_literal_value_in_code_is_still_a_secret():
+    for text in (
+        'password = "hunter2xyz"',
+        "api_key: 'q8w7e6r5t4y3'",
+        "token=abcDEF123456",
+        "PASSWORD=correct_horse_9",
+        "pass: hunter2xyz",
+        f"aws_access_key_id = {AWS}",
+    ):
+        assert sensitive_spans(text), text
 
 
 def test_what_agent_logs_are_full_of_is_no_secret():
