@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import InvalidArgumentError, NotFoundError
 from ..model.attempt import Attempt, check_project, titled_summary_title
 from ..model.note import Card
+from ..model.open_work import CLOSED_TAGS, OPEN_KINDS
 from ..model.timestamps import now_iso, parse_when, time_zone
 from ..model.visibility import Viewer
 from ..search.request import MAX_LIMIT
@@ -43,9 +44,7 @@ __all__ = [
 DONE_KINDS = ("conclusion", "finding", "task_state")
 DECISION_KINDS = ("decision",)
 RULED_OUT_KINDS = ("dead_end",)
-OPEN_KINDS = ("blocker", "action")
-# A blocker or action tagged so is closed (the session-start briefing reads the same tags).
-CLOSED_TAGS = ("done", "resolved", "closed")
+# OPEN_KINDS and CLOSED_TAGS: open work's, as the session-start briefing and stale read it.
 _FAILED = ("failed", "abandoned")
 _PAGE = MAX_LIMIT
 _TITLE_MAX = 200  # a title's most characters (docs/notes.md)
@@ -160,20 +159,34 @@ def _ordered(lines: list[ReportLine]) -> list[ReportLine]:
     return sorted(lines, key=lambda line: (line.date, line.ref))
 
 
-def _closers(store: NoteStore, viewer: Viewer | None, until: str) -> set[str]:
-    """The notes some later note builds on (a digest only cites what it pulls together), as
-    of *until*: one pass over the notes the viewer may see, so hidden work closes nothing."""
-    targets: set[str] = set()
+@dataclass(slots=True)
+class _Closers:
+    """What later notes say of earlier ones, as of a report's end."""
+
+    built_on: set[str] = field(default_factory=set)  # notes a later note (not a digest) builds on
+    written: set[str] = field(default_factory=set)  # the notes written by then
+
+
+def _closers(store: NoteStore, viewer: Viewer | None, until: str) -> _Closers:
+    """The notes written before *until* that the viewer may see, and those of them some other
+    note builds on (one pass), so that hidden work closes nothing and later work does not reach
+    back."""
+    found = _Closers()
     for card in _cards(store, viewer):
-        if card.kind != "digest" and card.created_at < until:
-            targets.update(t for t in card.builds_on if t != card.id)
-    return targets
+        if card.created_at < until:
+            found.written.add(card.id)
+            if card.kind != "digest":
+                found.built_on.update(t for t in card.builds_on if t != card.id)
+    return found
 
 
-def _still_open(card: Card, until: str, closed: set[str]) -> bool:
-    """Open at *until*: not tagged closed, not on an attempt that had succeeded by then, and
-    not built on by a later note."""
-    if set(card.tags) & set(CLOSED_TAGS) or card.id in closed:
+def _still_open(card: Card, until: str, closers: _Closers) -> bool:
+    """Open at *until*: not tagged closed, not on an attempt that had succeeded by then, not
+    built on by a later note, and not superseded by a note written by then (the card's
+    ``superseded_by``: the later notes the viewer may see that name it in supersedes)."""
+    if set(card.tags) & set(CLOSED_TAGS) or card.id in closers.built_on:
+        return False
+    if not closers.written.isdisjoint(card.superseded_by):
         return False
     ended = card.attempt_ended_at
     return not (card.attempt_outcome == "succeeded" and ended is not None and ended < until)
@@ -257,8 +270,8 @@ def build_report(
             target.append(_line(card))
             cited.add(card.id)
     candidates = [c for kind in OPEN_KINDS for c in _cards(store, viewer, kind=kind, **scope) if c.created_at < end]
-    closed = _closers(store, viewer, end) if candidates else set()
-    opened = [_line(c) for c in candidates if _still_open(c, end, closed)]
+    closers = _closers(store, viewer, end) if candidates else _Closers()
+    opened = [_line(c) for c in candidates if _still_open(c, end, closers)]
     report.open = sorted(opened, key=lambda line: (line.kind != "blocker", line.date, line.ref))
     cited.update(line.ref for line in report.open)
     report.done, report.decisions, report.ruled_out = (
