@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidArgumentError, NotFoundError
 from ..model.attempt import Attempt, check_project, titled_summary_title
 from ..model.note import Card
 from ..model.open_work import CLOSED_TAGS, OPEN_KINDS
-from ..model.timestamps import now_iso, parse_when, time_zone
+from ..model.timestamps import just_after, now_iso, parse_when, time_zone
 from ..model.visibility import Viewer
 from ..search.request import MAX_LIMIT
 from .contract import NoteStore
@@ -106,16 +106,6 @@ def report_window(since: str | None, until: str | None, tz: str | None = None) -
     return start, end
 
 
-def _just_after(stamp: str) -> str | None:
-    """The timestamp one microsecond after *stamp* (both fixed-width ISO 8601, UTC); None past
-    the calendar's last one."""
-    try:
-        moment = datetime.fromisoformat(stamp[:-1] + "+00:00") + timedelta(microseconds=1)
-    except (OverflowError, ValueError):
-        return None
-    return parse_when(moment)
-
-
 def _cards(store: NoteStore, viewer: Viewer | None, **filters: Any) -> Iterator[Card]:
     """Every card the filters give, each once, newest updated first: page by page, each page
     asked for below the last one's oldest time (ties there are read again and skipped), so that
@@ -131,7 +121,7 @@ def _cards(store: NoteStore, viewer: Viewer | None, **filters: Any) -> Iterator[
         yield from fresh
         if len(page) < _PAGE:
             return
-        after = _just_after(page[-1].updated_at)
+        after = just_after(page[-1].updated_at)
         if not fresh or after is None or after == bound:  # a page's worth updated in one microsecond
             yield from _by_offset(store, viewer, seen, {**filters, **below})
             return
