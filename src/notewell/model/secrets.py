@@ -25,7 +25,7 @@ _TOKENS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = tuple(
     (kind, literals, re.compile(pattern))
     for kind, literals, pattern in (
         # Not inside a longer run of base64 (a sparse image's "...AwAaAKIAAQAAAAAABAAHAM0AAQ...").
-        ("aws-key", ("AKIA", "ASIA"), r"(?<![A-Za-z0-9+/])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9+/])"),
+        ("aws-key", ("AKIA", "ASIA"), r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
         ("private-key", ("PRIVATE KEY",), r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
         (
             "github-token",
