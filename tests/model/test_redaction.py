@@ -51,6 +51,20 @@ def test_every_kind_is_found_by_its_name_and_masked():
         assert redact(done.text, "mask").text == done.text  # and masking again changes nothing
 
 
+def test_a_key_block_from_the_header_into_the_body_leaves_the_header_closed():
+    # One mask over BEGIN (header) to END (body) took the closing "---": the header left open,
+    # the note lost its title and kind.
+    text = (
+        "---\ntitle: deploy\nkind: finding\nnote: -----BEGIN RSA PRIVATE KEY-----\n---\n"
+        "MIIEowIBAAKCAQEAx7Qk0123456789\n-----END RSA PRIVATE KEY-----\nafter\n"
+    )
+    done = redact(text, "mask")
+    assert done.text == (
+        "---\ntitle: deploy\nkind: finding\nnote: (redacted: private-key)\n---\n[redacted: private-key]\nafter\n"
+    )
+    assert done.masked == {"private-key": 1} and parse_note(done.text).header["kind"] == "finding"
+
+
 def test_a_mask_keeps_what_is_around_the_secret():
     done = redact("url https://bob:s3cretpw@host/x and password: hunter2xyz.\n", "mask")
     assert done.text == "url https://bob:[redacted: password-in-url]@host/x and password: [redacted: password].\n"

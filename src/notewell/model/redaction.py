@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..errors import InvalidArgumentError, SensitiveDataError
-from .header import header_layout
+from .header import HeaderLayout, header_layout
 from .personal_data import PERSONAL_KINDS, personal_spans
 from .secrets import SECRET_KINDS, secret_spans
 
@@ -111,7 +111,7 @@ def redact(text: str, mode: str, *, mask: str | None = None) -> Redacted:
     header_end = layout.lines[-1][1] if layout is not None else 0
     pieces: list[str] = []
     at = 0
-    for kind, start, end in spans:
+    for kind, start, end in _within_parts(spans, layout):
         # In the header, a value opening with "[" would be read as a list: the mask there is "(...)".
         if mask is not None:
             shown = mask.format(kind=kind)
@@ -121,3 +121,22 @@ def redact(text: str, mode: str, *, mask: str | None = None) -> Redacted:
         at = end
     pieces.append(text[at:])
     return Redacted("".join(pieces), Counter(kind for kind, _, _ in spans), private)
+
+
+def _within_parts(spans: list[tuple[str, int, int]], layout: HeaderLayout | None) -> list[tuple[str, int, int]]:
+    """*spans* with one that runs from the header into the body (a private key's BEGIN line in
+    the header, its END line below) cut in two around the header's closing line, which a mask
+    would otherwise take with it: the header left open, the note would lose its title and kind."""
+    if layout is None:
+        return spans
+    close_start, close_end = layout.lines[-1][0], layout.lines[-1][1]
+    out: list[tuple[str, int, int]] = []
+    for kind, start, end in spans:
+        if start < close_start < end:
+            if start < close_start - 1:  # up to the newline before the closing line
+                out.append((kind, start, close_start - 1))
+            if close_end < end:
+                out.append((kind, close_end, end))
+        else:
+            out.append((kind, start, end))
+    return out
