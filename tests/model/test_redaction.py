@@ -149,6 +149,7 @@ NOT_SECRETS = [
     "if user.password:\n    return redirect(login_url)",  # the value is on the key's line, not the next
     "Token: '#d0d0d0'\nprint(f'password={password!r}')",  # a colour, a format field
     "First pass: determine the widths. Second pass: rewrite them.",
+    "(no token: public reads only); keep `password=${DB_PASSWORD}` and `api_key=api_key` as written",
     "data:image/png;base64,AAAAQAHAEwAAQAAAAAAAgAHAGQAAQAAAAAAAwAaAKIAAQAAAAAABAAHAM0AAQAAAAAABQ==",
 ]
 

@@ -85,7 +85,7 @@ _CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z]+(?:_[A-Za-z]+
 _PASSWORD_KEY = re.compile(r"pass|pw", re.IGNORECASE)
 _CAPITAL = re.compile(r"[A-Z]")
 _DIGIT = re.compile(r"\d")
-_STRIPPED = "()[]{}.:"
+_STRIPPED = "()[]{}.:`"  # and Markdown's code marks: `password=${DB_PASSWORD}`
 # A private key's block: its END line, or else the lines of base64 that follow its BEGIN line.
 _KEY_END = re.compile(r"-----END [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_BODY = re.compile(r"(?:[ \t]*\r?\n[ \t]*(?:[A-Za-z0-9+/=]{8,}|[\w-]{1,40}: [^\n]{0,200}))*")
@@ -152,12 +152,15 @@ def _value_span(m: re.Match[str], group: str) -> tuple[int, int] | None:
 def _code(m: re.Match[str]) -> bool:
     """True when the unquoted value given to a secret-looking key in *m* is code: a call, a
     subscript, a name (see _CODE_NAME) or the key's own name (``password=password``); or a
-    word after "pass" (a pass of work, in prose)."""
+    word after "pass" (a pass of work, in prose), or a lower case word given to a token or a
+    secret (which are random)."""
     raw = m.group("value")
     value = raw.strip(_STRIPPED)
     key = m.group("key").lower()
     if key == "pass" and value.isalpha():  # prose: "First pass: rewrite the parser"
         return True
+    if value.isalpha() and value.islower() and not _PASSWORD_KEY.search(key):
+        return True  # a word, not a token or a secret (random: "no token: public reads only")
     return bool(_CALL.search(raw) or _CODE_NAME.fullmatch(value)) or value.lower() == key
 
 
