@@ -101,6 +101,16 @@ def test_labels_and_project_names_are_masked_too(opened):
     assert AWS.lower() not in str(project) and AWS not in str(project) and CARD not in str(project)
 
 
+def test_an_outcome_holding_a_token_is_refused(opened):
+    # An outcome is a short word, but a GitLab or Slack token fits its form and was kept as given.
+    store = opened()
+    attempt = store.start_attempt("ops", author="agent")
+    with pytest.raises(InvalidArgumentError, match="an outcome is a word"):
+        store.end_attempt(attempt.id, outcome="glpat-abcdefghij0123456789xy")
+    assert store.get_attempt(attempt.id).running
+    assert store.end_attempt(attempt.id, outcome="succeeded").outcome == "succeeded"
+
+
 def test_refuse_refuses_a_secret_in_a_label_or_project_name(opened):
     store = opened("refuse")
     for step in (

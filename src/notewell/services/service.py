@@ -33,7 +33,7 @@ from ..model.note import AUTHOR_MAX, MODEL_MAX, Card, Note, check_label, check_r
 from ..model.numbers import whole_number
 from ..model.open_work import OPEN_KINDS, STALE_AGE
 from ..model.progress import Progress
-from ..model.redaction import Redacted, check_mode, redact
+from ..model.redaction import Redacted, check_mode, redact, sensitive_spans
 from ..model.timestamps import now_iso, parse_when
 from ..model.visibility import Viewer, handle_namespace, may_see
 from ..model.visibility import hidden_projects as viewer_hidden_projects
@@ -508,6 +508,8 @@ class NoteService(Generic[B]):
         Its notes are frozen from then on."""
         attempt_id = check_attempt_id(attempt_id)
         outcome = check_outcome(outcome)
+        if self._redact != "off" and sensitive_spans(outcome):  # a mask is no outcome: "glpat-…" fits one
+            raise InvalidArgumentError("an outcome is a word (succeeded, failed, ...), not a key or a token")
         text = self._kept(summary)[0] if summary is not None else None  # before any change
         with self._backend.write_turn() as changes:
             running = require_running(changes.lock_attempt(attempt_id, "update"), attempt_id)
