@@ -48,6 +48,9 @@ def test_a_book_creates_verifies_lists_and_revokes(book):
     [
         (lambda b: b.create("alice"), notewell.InvalidArgumentError, "exists"),
         (lambda b: b.create("bad name!"), notewell.InvalidArgumentError, "token name"),
+        # a handle a store would mask as an author: its caller could not change its own notes
+        (lambda b: b.create("AKIAQ7ZK3M9XW2RT5VNB"), notewell.InvalidArgumentError, "must not look like a key"),
+        (lambda b: b.create("4539-7804-2817-6464"), notewell.InvalidArgumentError, "must not look like a key"),
         (lambda b: b.create("x", read_only=True, owner=True), notewell.InvalidArgumentError, "read-only"),
         (lambda b: b.create("x", expires="yesterday"), notewell.InvalidArgumentError, "expiry"),
         (lambda b: b.revoke("nobody"), notewell.NotFoundError, "no token named 'nobody'"),

@@ -64,6 +64,25 @@ def test_html_into_a_file_whole_and_json(sat, tmp_path):
     assert shaped["until"] == until and shaped["summary"] is None and shaped["written"] == 4
 
 
+def test_output_keeps_a_replaced_file_s_permissions_else_the_umask_s(sat, tmp_path):
+    # mkstemp made every report 0600: a report written for others to read could not be.
+    store, _, until = sat
+    args = ["--store", store.root, "--since", "1d", "--until", until, "--output"]
+    kept = tmp_path / "kept.md"
+    kept.write_text("old")
+    kept.chmod(0o640)
+    assert _cli([*args, kept]).returncode == 0 and (kept.stat().st_mode & 0o777) == 0o640
+    new = tmp_path / "new.md"
+    assert _cli([*args, new]).returncode == 0
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert (new.stat().st_mode & 0o777) == 0o666 & ~umask and new.read_text().startswith("# Progress report")
+    target = tmp_path / "target.md"
+    target.write_text("left alone")
+    (tmp_path / "link.md").symlink_to(target)  # the link is replaced, not written through
+    assert _cli([*args, tmp_path / "link.md"]).returncode == 0 and target.read_text() == "left alone"
+
+
 @pytest.mark.parametrize(
     "args, code, said",
     [
@@ -74,6 +93,7 @@ def test_html_into_a_file_whole_and_json(sat, tmp_path):
         (["--tz", " "], 2, "tz: give a time zone"),
         (["--format", "html", "--base-url", "javascript:alert(1)"], 2, "base_url must be"),
         (["--output", "/nonexistent-folder/r.md"], 2, "no folder"),
+        (["--output", ""], 2, "give a file to write the report to"),  # was: cannot write '.': busy
     ],
 )
 def test_bad_arguments_are_one_line(store, args, code, said):

@@ -51,6 +51,20 @@ def test_every_kind_is_found_by_its_name_and_masked():
         assert redact(done.text, "mask").text == done.text  # and masking again changes nothing
 
 
+def test_a_key_block_from_the_header_into_the_body_leaves_the_header_closed():
+    # One mask over BEGIN (header) to END (body) took the closing "---": the header left open,
+    # the note lost its title and kind.
+    text = (
+        "---\ntitle: deploy\nkind: finding\nnote: -----BEGIN RSA PRIVATE KEY-----\n---\n"
+        "MIIEowIBAAKCAQEAx7Qk0123456789\n-----END RSA PRIVATE KEY-----\nafter\n"
+    )
+    done = redact(text, "mask")
+    assert done.text == (
+        "---\ntitle: deploy\nkind: finding\nnote: (redacted: private-key)\n---\n[redacted: private-key]\nafter\n"
+    )
+    assert done.masked == {"private-key": 1} and parse_note(done.text).header["kind"] == "finding"
+
+
 def test_a_mask_keeps_what_is_around_the_secret():
     done = redact("url https://bob:s3cretpw@host/x and password: hunter2xyz.\n", "mask")
     assert done.text == "url https://bob:[redacted: password-in-url]@host/x and password: [redacted: password].\n"
@@ -90,6 +104,19 @@ def test_off_keeps_secrets_but_never_private_spans():
     assert redact(f"{AWS} <private>home address</private>!", "off").text == f"{AWS} !"
 
 
+def test_a_nested_private_span_ends_where_the_outer_one_closes():
+    # The first closing tag ended the span: the rest of the outer span was stored.
+    assert without_private("a<private>x<private>y</private>rest of it</private>b") == ("ab", 1)
+    assert without_private("a</private>b<private>c</private>d") == ("a</private>bd", 1)  # a stray close stays
+    assert without_private("a<private><private>b</private>to the end") == ("a", 1)
+
+
+def test_a_private_tag_may_have_blanks_or_attributes_as_html_does():
+    for text in ("a<private >x</private>b", "a<private reason=home>x</private >b", "a<Private\n>x</PRIVATE>b"):
+        assert without_private(text) == ("ab", 1), text
+    assert without_private("a<privateer>x</privateer>b") == ("a<privateer>x</privateer>b", 0)
+
+
 def test_private_spans_are_removed_before_anything_else():
     assert without_private("a<private>x</private>b<PRIVATE>y\nz</Private>c") == ("abc", 2)
     assert without_private("keep <private>unclosed to the end") == ("keep ", 1)
@@ -115,7 +142,28 @@ NOT_SECRETS = [
     "AKIAIOSFODNN7EXAMPLE is AWS's documented sample",
     "the task-id was 12345678 and pass=*** in the log",
     "sk-learn is a library; use sk-abc for short",
+    # Code pasted into a note: a value that is a call, a subscript, a name or a type is no secret.
+    "token = self.get_token()\napi_key=self.api_key,\nself.password = password\nkey_password=key_password",
+    "token: Optional[str] = None\nclient_secret=client_secret\napi_key = API_KEY_SENTINEL\naccess_token: AccessToken",
+    "self.api_key = resolved_api_key\ntokenizer.pad_token = tokenizer.eos_token\nurl.password = base.password",
+    "if user.password:\n    return redirect(login_url)",  # the value is on the key's line, not the next
+    "Token: '#d0d0d0'\nprint(f'password={password!r}')",  # a colour, a format field
+    "First pass: determine the widths. Second pass: rewrite them.",
+    "(no token: public reads only); keep `password=${DB_PASSWORD}` and `api_key=api_key` as written",
+    "data:image/png;base64,AAAAQAHAEwAAQAAAAAAAgAHAGQAAQAAAAAAAwAaAKIAAQAAAAAABAAHAM0AAQAAAAAABQ==",
 ]
+
+
+def test_a_quoted_or_literal_value_in_code_is_still_a_secret():
+    for text in (
+        'password = "hunter2xyz"',
+        "api_key: 'q8w7e6r5t4y3'",
+        "token=abcDEF123456",
+        "PASSWORD=correct_horse_9",
+        "pass: hunter2xyz",
+        f"aws_access_key_id = {AWS}",
+    ):
+        assert sensitive_spans(text), text
 
 
 def test_what_agent_logs_are_full_of_is_no_secret():
@@ -171,6 +219,7 @@ def test_a_mebibyte_of_near_misses_is_read_in_linear_time():
         "card": "4111 1111 1111 " * 70_000,
         "iban": "GB82 " * 210_000,
         "private": "<private>" * 116_000,
+        "private-attributes": ("<private " + "a" * 199 + "<") * 5_000,  # each reads 200 and fails
         "hex": "deadbeef" * 131_072,
         "pass": "pass" * 262_144,
         "key": "key" * 350_000,

@@ -86,6 +86,44 @@ def test_bulk_adds_and_an_attempts_summary_are_masked(opened):
     assert not _leaks(store.get_note(ended.summary_note_id))
 
 
+def test_labels_and_project_names_are_masked_too(opened):
+    # Authors, models, owners, projects and campaigns are kept beside the notes (journal,
+    # index, the database): a secret in one reached the disk unmasked, a project's lower cased.
+    store = opened()
+    attempt = store.start_attempt(f"deploy {AWS}", author=f"agent {AWS}", model=f"m {CARD}", campaign=f"c {AWS}")
+    assert (attempt.project, attempt.campaign) == ("deploy-redacted-aws-key", "c-redacted-aws-key")
+    assert (attempt.author, attempt.model) == ("agent [redacted: aws-key]", "m [redacted: card-number]")
+    note = store.add_note("# one\n\nplain\n", author=f"by {AWS}", model=f"with {AWS}", attempt=attempt.id)
+    assert (note.author, note.model) == ("by [redacted: aws-key]", "with [redacted: aws-key]")
+    store.edit_note(note.id, "# one\n\nplain too\n", author=f"ed {CARD}")
+    assert [h["author"] for h in store.history(note.id)][-1] == "ed [redacted: card-number]"
+    project = store.set_project(f"p {AWS}", owner=f"o {AWS}", campaign=f"c {CARD}")
+    assert AWS.lower() not in str(project) and AWS not in str(project) and CARD not in str(project)
+
+
+def test_an_outcome_holding_a_token_is_refused(opened):
+    # An outcome is a short word, but a GitLab or Slack token fits its form and was kept as given.
+    store = opened()
+    attempt = store.start_attempt("ops", author="agent")
+    with pytest.raises(InvalidArgumentError, match="an outcome is a word"):
+        store.end_attempt(attempt.id, outcome="glpat-abcdefghij0123456789xy")
+    assert store.get_attempt(attempt.id).running
+    assert store.end_attempt(attempt.id, outcome="succeeded").outcome == "succeeded"
+
+
+def test_refuse_refuses_a_secret_in_a_label_or_project_name(opened):
+    store = opened("refuse")
+    for step in (
+        lambda: store.start_attempt(f"deploy {AWS}", author="agent"),
+        lambda: store.start_attempt("ops", author=f"agent {AWS}"),
+        lambda: store.add_note("# one\n\nplain\n", model=f"m {CARD}"),
+        lambda: store.set_project("ops", campaign=f"c {AWS}"),
+    ):
+        with pytest.raises(SensitiveDataError):
+            step()
+    assert store.list_notes(limit=5) == [] and store.list_attempts() == []
+
+
 def test_refuse_writes_nothing_and_names_the_kind_and_line(opened):
     store = opened("refuse")
     kept = store.add_note("# plan\n\nclean\n")

@@ -115,6 +115,30 @@ def test_a_succeeded_attempt_is_done_and_closes_its_blockers(backend):
     assert [line.ref for line in before.open] == [blocker] and before.done == []
 
 
+def test_a_superseded_blocker_is_closed_as_briefs_and_stale_say_from_when_it_was(backend):
+    # A correction supersedes the blocker: the briefing and stale no longer call it open, and
+    # the report did (it read only builds_on). As of a time before the correction, it is open.
+    blocker = _note(backend, "Proof checker times out", "blocker")
+    action = _note(backend, "Rerun the fixture", "action")
+    before = _tick()
+    fix = backend.add_note(f"---\ntitle: Checker fixed\nkind: finding\nsupersedes: [{blocker}]\n---\nFixed.\n").id
+    after = _tick()
+    assert backend.get_note(blocker).superseded_by == [fix]
+    assert [line.ref for line in build_report(backend, since="1d", until=after).open] == [action]
+    assert [line.ref for line in build_report(backend, since="1d", until=before).open] == [blocker, action]
+    assert [line.ref for line in build_report(backend, since="1d").open] == [action]
+
+
+def test_a_hidden_correction_leaves_a_visible_blocker_open(backend):
+    backend.set_project("alice:secret", private=True, owner="alice")
+    blocker = _note(backend, "Public blocker", "blocker", author="bob")
+    secret = backend.start_attempt("alice:secret", author="alice")
+    text = f"---\ntitle: Secret fix\nkind: finding\nsupersedes: [{blocker}]\n---\nFixed.\n"
+    backend.add_note(text, attempt=secret.id, author="alice")
+    assert [line.ref for line in build_report(backend, since="1d", viewer=Viewer("bob")).open] == [blocker]
+    assert build_report(backend, since="1d").open == []  # closed for those who see why
+
+
 def test_the_window(backend):
     first = _note(backend, "First", "decision")
     middle = _tick()

@@ -65,3 +65,39 @@ def test_stale_refuses_bad_arguments_in_one_line(backend, kwargs, said):
         backend.stale(**kwargs)
     assert said in refused.value.message and "\n" not in refused.value.message
     assert len(refused.value.message) < 300
+
+
+@pytest.mark.slow  # 2,400 notes
+def test_stale_reads_both_kinds_across_pages_in_time_order(tmp_path):
+    # Each kind is read on its own, page by page, and the two merged: the order and the cut are
+    # those of one list, newest updated first, across page ends.
+    with notewell.open(tmp_path / "notes", embedder=None) as store:
+        texts = [_note(("blocker", "action")[i % 3 == 0], f"n{i}", tags="done" if i % 4 else "") for i in range(2400)]
+        notes = store.add_notes(texts)
+        cut = notewell.model.timestamps.now_iso()
+        open_ones = sorted((n for n in notes if "done" not in n.tags), key=lambda n: (n.updated_at, n.id))
+        found = store.stale(older_than=cut, limit=500)
+        assert [c.id for c in found] == [n.id for n in reversed(open_ones)][:500]
+        times = [c.updated_at for c in found]
+        assert len(open_ones) == 600 and times == sorted(times, reverse=True)
+
+
+@pytest.mark.slow  # 15,000 notes written
+def test_stale_reads_its_candidates_in_linear_time(tmp_path):
+    # 20,000 settled candidates cost 10 times 5,000 (1.5 s of CPU): the store sorted every
+    # candidate of both kinds for each page, and walked past the pages before it.
+    import time
+
+    def cost(count: int) -> float:
+        with notewell.open(tmp_path / f"notes-{count}", embedder=None) as store:
+            store.add_notes([_note(("blocker", "action")[i % 2], f"n{i}", tags="done") for i in range(count)])
+            cut = notewell.model.timestamps.now_iso()
+            best = float("inf")
+            for _ in range(2):
+                started = time.thread_time()
+                assert store.stale(older_than=cut) == []
+                best = min(best, time.thread_time() - started)
+            return best
+
+    small, large = cost(2_500), cost(12_500)
+    assert large < 9 * small + 0.05, (small, large)  # five times the candidates; quadratic was 15-25

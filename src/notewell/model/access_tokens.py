@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypeGuard
 
 from ..errors import InvalidArgumentError, NotFoundError
+from .redaction import sensitive_spans
 from .timestamps import now_iso
 from .visibility import Viewer, handle_namespace
 
@@ -119,6 +120,10 @@ def new_token(
         raise InvalidArgumentError(
             f"a token name is 1-64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit; got {name!r}"
         )
+    if sensitive_spans(name):
+        # A name is the caller's handle, kept as the author of what it writes: a store masks it
+        # there (and in its namespace), and the caller could no longer change its own notes.
+        raise InvalidArgumentError("a token name must not look like a key, a token or personal data")
     if read_only and owner:
         raise InvalidArgumentError("an owner token cannot be read-only")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..errors import InvalidArgumentError, SensitiveDataError
-from .header import header_layout
+from .header import HeaderLayout, header_layout
 from .personal_data import PERSONAL_KINDS, personal_spans
 from .secrets import SECRET_KINDS, secret_spans
 
@@ -23,8 +23,9 @@ __all__ = ["DEFAULT_MODE", "KINDS", "MODES", "Redacted", "check_mode", "redact",
 MODES = ("mask", "refuse", "off")
 DEFAULT_MODE = "mask"
 KINDS = (*SECRET_KINDS, *PERSONAL_KINDS)
-_OPEN = re.compile(r"<private>", re.IGNORECASE)
-_CLOSE = re.compile(r"</private>", re.IGNORECASE)
+# An opening or closing tag, in any case, with blanks or attributes before its ">" (as a writer
+# of HTML would type one: "<private >", "<private reason=x>"); bounded, so a scan is linear.
+_TAG = re.compile(r"<(/?)private(?:\s[^<>]{0,200})?>", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,17 +48,25 @@ def check_mode(mode: str | None) -> str:
 
 def without_private(text: str) -> tuple[str, int]:
     """*text* without its ``<private>…</private>`` spans (an unclosed one: to the end), and how
-    many were removed. Linear: each tag is looked for once."""
+    many were removed. A span nested in another ends where the outer one closes (the first
+    closing tag would otherwise leave the rest of the outer span stored); a closing tag outside
+    any span stays as text. Linear: one scan of the tags."""
     out: list[str] = []
-    at = removed = 0
-    while (opened := _OPEN.search(text, at)) is not None:
-        out.append(text[at : opened.start()])
-        removed += 1
-        closed = _CLOSE.search(text, opened.end())
-        at = closed.end() if closed else len(text)
+    at = removed = depth = 0
+    for tag in _TAG.finditer(text):
+        if not tag.group(1):
+            if not depth:
+                out.append(text[at : tag.start()])
+                removed += 1
+            depth += 1
+        elif depth:
+            depth -= 1
+            if not depth:
+                at = tag.end()
     if not removed:
         return text, 0
-    out.append(text[at:])
+    if not depth:
+        out.append(text[at:])
     return "".join(out), removed
 
 
@@ -79,9 +88,11 @@ def _article(kind: str) -> str:
     return "an" if kind[0] in "aeiou" else "a"
 
 
-def redact(text: str, mode: str) -> Redacted:
+def redact(text: str, mode: str, *, mask: str | None = None) -> Redacted:
     """*text* as a store in *mode* keeps it (see the module's docstring); SensitiveDataError in
-    ``refuse`` mode when it holds a secret or personal data, naming the first one's kind and line."""
+    ``refuse`` mode when it holds a secret or personal data, naming the first one's kind and line.
+    *mask*: what each span becomes instead (``{kind}`` in it is the kind), for a text that is no
+    note (a project's name: the ":" of ``[redacted: KIND]`` would make it a namespace)."""
     text, private = without_private(text)
     if mode == "off":
         return Redacted(text, Counter(), private)
@@ -100,9 +111,32 @@ def redact(text: str, mode: str) -> Redacted:
     header_end = layout.lines[-1][1] if layout is not None else 0
     pieces: list[str] = []
     at = 0
-    for kind, start, end in spans:
+    for kind, start, end in _within_parts(spans, layout):
         # In the header, a value opening with "[" would be read as a list: the mask there is "(...)".
-        pieces += [text[at:start], f"(redacted: {kind})" if start < header_end else f"[redacted: {kind}]"]
+        if mask is not None:
+            shown = mask.format(kind=kind)
+        else:
+            shown = f"(redacted: {kind})" if start < header_end else f"[redacted: {kind}]"
+        pieces += [text[at:start], shown]
         at = end
     pieces.append(text[at:])
     return Redacted("".join(pieces), Counter(kind for kind, _, _ in spans), private)
+
+
+def _within_parts(spans: list[tuple[str, int, int]], layout: HeaderLayout | None) -> list[tuple[str, int, int]]:
+    """*spans* with one that runs from the header into the body (a private key's BEGIN line in
+    the header, its END line below) cut in two around the header's closing line, which a mask
+    would otherwise take with it: the header left open, the note would lose its title and kind."""
+    if layout is None:
+        return spans
+    close_start, close_end = layout.lines[-1][0], layout.lines[-1][1]
+    out: list[tuple[str, int, int]] = []
+    for kind, start, end in spans:
+        if start < close_start < end:
+            if start < close_start - 1:  # up to the newline before the closing line
+                out.append((kind, start, close_start - 1))
+            if close_end < end:
+                out.append((kind, close_end, end))
+        else:
+            out.append((kind, start, end))
+    return out

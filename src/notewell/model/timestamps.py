@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
 from ..errors import InvalidArgumentError
 
-__all__ = ["age_words", "iso_from_ns", "now_iso", "parse_when", "time_zone"]
+__all__ = ["age_words", "iso_from_ns", "just_after", "now_iso", "parse_when", "time_zone"]
 
 _RELATIVE = re.compile(r"(\d{1,5})\s*([hdwmy])")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks", "m": "months", "y": "years"}
@@ -32,6 +32,17 @@ def _stamp(moment: datetime) -> str:
 def now_iso() -> str:
     """Now, e.g. ``2026-11-29T21:53:13.123456Z``."""
     return datetime.now(UTC).strftime(_FORMAT)
+
+
+def just_after(stamp: str) -> str | None:
+    """The timestamp one microsecond after *stamp* (fixed-width ISO 8601, UTC); None past the
+    calendar's last one. A page of notes ends at its oldest time: the next is asked for below
+    this, the ties read again (see services/reports.py and stale.py)."""
+    try:
+        moment = datetime.fromisoformat(stamp[:-1] + "+00:00") + timedelta(microseconds=1)
+    except (OverflowError, ValueError):
+        return None
+    return _stamp(moment)
 
 
 def iso_from_ns(ns: int) -> str:

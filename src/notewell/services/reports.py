@@ -23,13 +23,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidArgumentError, NotFoundError
 from ..model.attempt import Attempt, check_project, titled_summary_title
 from ..model.note import Card
-from ..model.timestamps import now_iso, parse_when, time_zone
+from ..model.open_work import CLOSED_TAGS, OPEN_KINDS
+from ..model.timestamps import just_after, now_iso, parse_when, time_zone
 from ..model.visibility import Viewer
 from ..search.request import MAX_LIMIT
 from .contract import NoteStore
@@ -51,9 +52,7 @@ __all__ = [
 DONE_KINDS = ("conclusion", "finding", "task_state")
 DECISION_KINDS = ("decision",)
 RULED_OUT_KINDS = ("dead_end",)
-OPEN_KINDS = ("blocker", "action")
-# A blocker or action tagged so is closed (the session-start briefing reads the same tags).
-CLOSED_TAGS = ("done", "resolved", "closed")
+# OPEN_KINDS and CLOSED_TAGS: open work's, as the session-start briefing and stale read it.
 _FAILED = ("failed", "abandoned")
 _PAGE = MAX_LIMIT
 _TITLE_MAX = 200  # a title's most characters (docs/notes.md)
@@ -124,16 +123,6 @@ def report_window(since: str | None, until: str | None, tz: str | None = None) -
     return start, end
 
 
-def _just_after(stamp: str) -> str | None:
-    """The timestamp one microsecond after *stamp* (both fixed-width ISO 8601, UTC); None past
-    the calendar's last one."""
-    try:
-        moment = datetime.fromisoformat(stamp[:-1] + "+00:00") + timedelta(microseconds=1)
-    except (OverflowError, ValueError):
-        return None
-    return parse_when(moment)
-
-
 def _cards(store: NoteStore, viewer: Viewer | None, **filters: Any) -> Iterator[Card]:
     """Every card the filters give, each once, newest updated first: page by page, each page
     asked for below the last one's oldest time (ties there are read again and skipped), so that
@@ -149,7 +138,7 @@ def _cards(store: NoteStore, viewer: Viewer | None, **filters: Any) -> Iterator[
         yield from fresh
         if len(page) < _PAGE:
             return
-        after = _just_after(page[-1].updated_at)
+        after = just_after(page[-1].updated_at)
         if not fresh or after is None or after == bound:  # a page's worth updated in one microsecond
             yield from _by_offset(store, viewer, seen, {**filters, **below})
             return

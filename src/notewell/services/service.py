@@ -33,7 +33,7 @@ from ..model.note import AUTHOR_MAX, MODEL_MAX, Card, Note, check_label, check_r
 from ..model.numbers import whole_number
 from ..model.open_work import OPEN_KINDS, STALE_AGE
 from ..model.progress import Progress
-from ..model.redaction import Redacted, check_mode, redact
+from ..model.redaction import Redacted, check_mode, redact, sensitive_spans
 from ..model.timestamps import now_iso, parse_when
 from ..model.visibility import Viewer, handle_namespace, may_see
 from ..model.visibility import hidden_projects as viewer_hidden_projects
@@ -133,6 +133,19 @@ class NoteService(Generic[B]):
         kept = redact(checked[0], self._redact).text
         return checked if kept is checked[0] else check_text(kept, max_bytes=self.max_bytes)
 
+    def _label(self, value: str | None, name: str, limit: int) -> str | None:
+        """A label (author, model, owner) checked and redacted: it is kept beside the notes,
+        in the journal and the index, so a secret in it would reach the disk as in a note."""
+        label = check_label(value, name, limit)
+        return label if label is None else check_label(redact(label, self._redact).text, name, limit)
+
+    def _project(self, value: object, name: str = "project") -> str:
+        """A project (or campaign) name written to the store, redacted before it is slugged
+        (a slug is lower case, which no detector would know again: as add_tag's tags). The mask
+        has no ":", which would put the project in a namespace."""
+        kept = redact(value, self._redact, mask="redacted {kind}").text if isinstance(value, str) else value
+        return check_project(kept, name)
+
     @property
     def max_bytes(self) -> int:
         """The largest note the store takes, in bytes."""
@@ -222,8 +235,8 @@ class NoteService(Generic[B]):
         if note_id is None:
             return self.add_notes([text], author=author, model=model, attempt=attempt)[0]
         chosen = check_note_id(note_id)
-        author = check_label(author, "author", AUTHOR_MAX)
-        model = check_label(model, "model", MODEL_MAX)
+        author = self._label(author, "author", AUTHOR_MAX)
+        model = self._label(model, "model", MODEL_MAX)
         attempt_id = check_attempt_id(attempt) if attempt is not None else None
         checked = [self._kept(text)]
         _check_not_itself(chosen, checked[0][0])
@@ -245,8 +258,8 @@ class NoteService(Generic[B]):
         checked before anything is written; *progress* is told (notes stored, notes in all)
         after each batch. *note_ids*: ids chosen beforehand, one per text (ConflictError when
         the store has used one: its batch is not written, the batches before it are)."""
-        author = check_label(author, "author", AUTHOR_MAX)
-        model = check_label(model, "model", MODEL_MAX)
+        author = self._label(author, "author", AUTHOR_MAX)
+        model = self._label(model, "model", MODEL_MAX)
         attempt_id = check_attempt_id(attempt) if attempt is not None else None
         batch = whole_number("batch", batch, 1)
         checked = _Checked([self._kept(t)[0] for t in texts])
@@ -309,7 +322,7 @@ class NoteService(Generic[B]):
         note's text has changed since, so an edit made meanwhile is never overwritten unseen.
         A text equal to the current one writes nothing (the revision stays)."""
         note_id = check_note_id(note_id)
-        author = check_label(author, "author", AUTHOR_MAX)
+        author = self._label(author, "author", AUTHOR_MAX)
         base = None
         if base_revision is not None:
             base_revision = whole_number("base_revision", base_revision)
@@ -341,7 +354,7 @@ class NoteService(Generic[B]):
         # Redacted before slugging: a slug is lower case, which no detector would know again.
         tags = tuple(self.redacted(t).text if isinstance(t, str) else t for t in tags)
         with_tags("x", list(tags))  # bad tags fail before anything is read
-        author = check_label(author, "author", AUTHOR_MAX)
+        author = self._label(author, "author", AUTHOR_MAX)
         return self._backend.edit(note_id, lambda current: with_tags(current, list(tags))[0], author)
 
     @service_call
@@ -350,7 +363,7 @@ class NoteService(Generic[B]):
         note_id = check_note_id(note_id)
         summary = self.redacted(summary).text if isinstance(summary, str) else summary
         with_summary("# x", summary)  # a bad summary fails before anything is read
-        author = check_label(author, "author", AUTHOR_MAX)
+        author = self._label(author, "author", AUTHOR_MAX)
         return self._backend.edit(note_id, lambda current: with_summary(current, summary), author)
 
     @service_call
@@ -470,12 +483,12 @@ class NoteService(Generic[B]):
     ) -> Attempt:
         """Start a run on *project* (a name, kept as its slug); notes written with its id
         land on it and can change until :meth:`end_attempt`."""
-        project = check_project(project)
-        campaign = check_project(campaign, "campaign") if campaign is not None else None
-        who = check_label(author, "author", AUTHOR_MAX)
+        project = self._project(project)
+        campaign = self._project(campaign, "campaign") if campaign is not None else None
+        who = self._label(author, "author", AUTHOR_MAX)
         if who is None:
             raise InvalidArgumentError("an attempt needs an author (an agent's or a person's name)")
-        model = check_label(model, "model", MODEL_MAX)
+        model = self._label(model, "model", MODEL_MAX)
         with self._backend.write_turn() as changes:
             while True:
                 attempt_id = new_attempt_id()
@@ -495,6 +508,8 @@ class NoteService(Generic[B]):
         Its notes are frozen from then on."""
         attempt_id = check_attempt_id(attempt_id)
         outcome = check_outcome(outcome)
+        if self._redact != "off" and sensitive_spans(outcome):  # a mask is no outcome: "glpat-…" fits one
+            raise InvalidArgumentError("an outcome is a word (succeeded, failed, ...), not a key or a token")
         text = self._kept(summary)[0] if summary is not None else None  # before any change
         with self._backend.write_turn() as changes:
             running = require_running(changes.lock_attempt(attempt_id, "update"), attempt_id)
@@ -564,16 +579,16 @@ class NoteService(Generic[B]):
     ) -> dict[str, Any]:
         """Settings of a project: private (seen by its owner and administrators only), its
         owner, its campaign. Only what is given changes. Returns the project."""
-        name = check_project(project)
+        name = self._project(project)
         settings: dict[str, object] = {}
         if private is not None:
             if not isinstance(private, bool):
                 raise InvalidArgumentError("private must be true or false")
             settings["private"] = private
         if owner is not None:
-            settings["owner"] = check_label(owner, "owner", AUTHOR_MAX)
+            settings["owner"] = self._label(owner, "owner", AUTHOR_MAX)
         if campaign is not None:
-            settings["campaign"] = check_project(campaign, "campaign")
+            settings["campaign"] = self._project(campaign, "campaign")
         with self._backend.write_turn() as changes:
             row = changes.project(name)
             _check_private_home(name, settings, row.private, row.owner)

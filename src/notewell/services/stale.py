@@ -8,9 +8,15 @@ a body, not a link, and the two links are what every other part of the store rea
 
 from __future__ import annotations
 
+import heapq
+import itertools
+from collections.abc import Iterator
+from dataclasses import replace
+
 from ..backends.records import Snapshot
 from ..model.note import Card
 from ..model.open_work import settled_by_itself
+from ..model.timestamps import just_after
 from ..search.filters import Filters
 from .superseding import mark_superseded
 
@@ -26,16 +32,52 @@ def stale_cards(records: Snapshot, filters: Filters, hidden: tuple[str, ...], li
     """Up to *limit* cards under *filters* (the open kinds, not updated since the cut-off,
     scoped to the viewer) that are still open and that no later note the viewer may see is about."""
     out: list[Card] = []
-    for offset in range(0, SCAN_MAX, _PAGE):
-        page = records.cards(limit=_PAGE, offset=offset, filters=filters)
+    for page in _pages(records, filters):
         for card in mark_superseded(records, page, hidden):
             if not settled_by_itself(card) and not _built_on(records, card.id, hidden):
                 out.append(card)
                 if len(out) >= limit:
                     return out
-        if len(page) < _PAGE:
-            break
     return out
+
+
+def _pages(records: Snapshot, filters: Filters) -> Iterator[list[Card]]:
+    """The cards under *filters*, newest updated first, SCAN_MAX at most, a page at a time. Each
+    kind is read on its own and the kinds merged here: asked for both at once, the store sorted
+    every candidate for each page (its index orders one kind's notes by time, not two kinds'),
+    and 20,000 settled candidates took 1.5 s of CPU, 10 times 5,000's."""
+    kinds: list[str] = [filters.kind] if isinstance(filters.kind, str) else list(filters.kind or [])
+    streams = [_cards(records, replace(filters, kind=kind)) for kind in kinds] if kinds else [_cards(records, filters)]
+    merged = heapq.merge(*streams, key=lambda card: card.updated_at, reverse=True)
+    page: list[Card] = []
+    for card in itertools.islice(merged, SCAN_MAX):
+        page.append(card)
+        if len(page) == _PAGE:
+            yield page
+            page = []
+    if page:
+        yield page
+
+
+def _cards(records: Snapshot, filters: Filters) -> Iterator[Card]:
+    """The cards under *filters*, newest updated first: each page asked for below the last
+    one's oldest time (its ties read again and skipped), so the last page costs what the first
+    does; by offset the store walks past every card before it, for each page."""
+    seen: set[str] = set()
+    offset = 0
+    bound = filters.updated_before
+    while True:
+        page = records.cards(limit=_PAGE, offset=offset, filters=replace(filters, updated_before=bound))
+        fresh = [card for card in page if card.id not in seen]
+        seen.update(card.id for card in fresh)
+        yield from fresh
+        if len(page) < _PAGE:
+            return
+        after = just_after(page[-1].updated_at)
+        if offset or not fresh or after is None or after == bound:
+            offset += _PAGE  # a page's worth updated in one microsecond: on by offset from here
+        else:
+            bound = after
 
 
 def _built_on(records: Snapshot, note_id: str, hidden: tuple[str, ...]) -> bool:

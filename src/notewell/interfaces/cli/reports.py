@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -23,16 +24,34 @@ if TYPE_CHECKING:
 __all__ = ["COMMANDS", "write_atomically"]
 
 
+def _mode_for(path: Path) -> int:
+    """The permissions the report gets: those of the file it replaces, else what a file made by
+    open() gets under the umask (mkstemp's own 0600 would hide a report meant for others)."""
+    try:
+        kept = path.lstat()
+    except OSError:
+        kept = None
+    if kept is not None and stat.S_ISREG(kept.st_mode):
+        return stat.S_IMODE(kept.st_mode)
+    umask = os.umask(0o022)  # read by setting it; put back at once (a command runs one thread)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomically(path: Path, text: str) -> None:
     """*text* into *path* whole or not at all: written beside it, flushed, then renamed over it."""
+    if not str(path) or path.name in ("", ".", ".."):
+        raise InvalidArgumentError(f"--output: give a file to write the report to, not {str(path)[:200]!r}")
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise InvalidArgumentError(f"--output: no folder {str(folder)[:200]!r} to write the report in")
+    mode = _mode_for(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:100]}.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise StorageError(f"--output: cannot write in {str(folder)[:200]!r}: {exc.strerror}") from None
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
             out.write(text)
             out.flush()
