@@ -18,7 +18,7 @@ error whose text starts with the code), and the reference is written from it::
     ├── BusyError                     "busy"
     ├── UnauthorizedError             "unauthorized"  (no token, or not a valid one)
     ├── ForbiddenError                "forbidden"     (the token may not do this)
-    └── RateLimitedError              "rate_limited"  (too many writes; retry_after seconds)
+    └── RateLimitedError              "rate_limited"  (too many writes or reports; retry_after seconds)
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ class ForbiddenError(NotewellError):
 
 
 class RateLimitedError(NotewellError):
-    """Too many writes from one token; try again after ``retry_after`` seconds."""
+    """Too many writes (or reports) from one caller; try again after ``retry_after`` seconds."""
 
     code = "rate_limited"
 
@@ -185,7 +185,7 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("unavailable", 9, 503, "a part that needs an optional extra is not installed"),
     ErrorKind("unauthorized", 10, 401, "a server needs a valid token for this"),
     ErrorKind("forbidden", 10, 403, "the caller may not do this"),
-    ErrorKind("rate_limited", 11, 429, "too many writes from one token (HTTP says when to retry)"),
+    ErrorKind("rate_limited", 11, 429, "too many writes, or reports, from one caller (HTTP says when to retry)"),
     ErrorKind("conflict", 12, 409, "an id the store has used, or an edit over a text changed since it was read"),
     ErrorKind(
         "sensitive_data", 13, 422, "the text holds a secret or personal data and the store refuses it (NOTEWELL_REDACT)"

@@ -119,3 +119,21 @@ def test_several_writes_are_checked_at_once_and_none_spent(backend):
     with pytest.raises(ForbiddenError):
         api.check_writes(READER, 2)
     api.check_writes(OWNER, 1000)  # the local owner has no rate
+
+
+def test_a_remote_caller_may_ask_for_a_few_reports_at_once_and_then_one_every_few_seconds(backend):
+    # A report reads every note the caller may see: anonymous callers together, and each token,
+    # get REPORT_BURST at once; the local owner is never counted.
+    from notewell.errors import RateLimitedError
+    from notewell.services.server_api import REPORT_BURST, REPORT_RATE
+
+    api = ServerAPI(backend)
+    for _ in range(REPORT_BURST):
+        api.report(Caller(), since="7d")
+    with pytest.raises(RateLimitedError) as refused:
+        api.report(Caller(), since="7d")
+    assert "too many reports from 'anonymous callers'" in refused.value.message
+    assert 0 < refused.value.retry_after <= 1 / REPORT_RATE
+    api.report(ALICE, since="7d")  # a token's own bucket
+    for _ in range(3 * REPORT_BURST):
+        api.report(OWNER, since="7d")

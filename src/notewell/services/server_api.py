@@ -44,12 +44,24 @@ from .contract import NoteStore, Progress
 from .reports import Report, build_report
 from .searching import search
 
-__all__ = ["MAX_LIMIT", "MAX_OFFSET", "MAX_QUERY_CHARS", "ServerAPI", "Caller", "WriteLimiter", "caller_from_header"]
+__all__ = [
+    "MAX_LIMIT",
+    "MAX_OFFSET",
+    "MAX_QUERY_CHARS",
+    "REPORT_BURST",
+    "REPORT_RATE",
+    "ServerAPI",
+    "Caller",
+    "WriteLimiter",
+    "caller_from_header",
+]
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = MAX_REMOTE_LIMIT
 MAX_READS = 1000  # reads of one attempt an answer over the network lists (the newest)
 MAX_OFFSET = MAX_REMOTE_OFFSET
+REPORT_RATE = 0.2  # reports a second a remote caller may ask for, on average
+REPORT_BURST = 10  # ... and at once
 MAX_NOTE_TAGS = 500  # notes listed with their tags and summary in one answer
 _FILTERS = FILTER_NAMES  # the search layer's filters, one list
 
@@ -91,12 +103,13 @@ def caller_from_header(tokens: Tokens | None, header: str | None) -> Caller:
 
 
 class WriteLimiter:
-    """A token bucket per caller: *rate* writes a second on average, bursts of *burst*."""
+    """A token bucket per caller: *rate* calls a second on average, bursts of *burst*; *what*
+    names the calls in the refusal."""
 
-    def __init__(self, rate: float = 20.0, burst: int = 60) -> None:
+    def __init__(self, rate: float = 20.0, burst: int = 60, *, what: str = "writes") -> None:
         if rate <= 0 or burst < 1:
             raise InvalidArgumentError("the write rate and burst must be positive")
-        self.rate, self.burst = rate, burst
+        self.rate, self.burst, self.what = rate, burst, what
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
@@ -108,7 +121,7 @@ class WriteLimiter:
             if level < 1.0:
                 wait = (1.0 - level) / self.rate
                 self._buckets[key] = (level, now)
-                raise RateLimitedError(f"too many writes from {key!r}: retry in {wait:.1f} s", retry_after=wait)
+                raise RateLimitedError(f"too many {self.what} from {key!r}: retry in {wait:.1f} s", retry_after=wait)
             self._buckets[key] = (level - 1.0, now)
 
     def check(self, key: str, count: int) -> None:
@@ -136,10 +149,20 @@ class Promotable(Protocol):
 class ServerAPI:
     """The store's operations for remote callers (HTTP, MCP), with their permissions."""
 
-    def __init__(self, store: NoteStore, *, private: bool = False, limiter: WriteLimiter | None = None) -> None:
+    def __init__(
+        self,
+        store: NoteStore,
+        *,
+        private: bool = False,
+        limiter: WriteLimiter | None = None,
+        report_limiter: WriteLimiter | None = None,
+    ) -> None:
         self.store = store
         self.private = private
         self.limiter = limiter or WriteLimiter()
+        # A report reads every note the caller may see (0.9 s of CPU at 20,000 notes): a remote
+        # caller, anonymous ones together, may ask for a few at once and then one every 5 s.
+        self.report_limiter = report_limiter or WriteLimiter(REPORT_RATE, REPORT_BURST, what="reports")
 
     # -- checks ---------------------------------------------------------------
 
@@ -347,6 +370,8 @@ class ServerAPI:
         """The progress report of *project* (None: every project) from *since* to *until*, made
         of what the caller may see (services/reports.py)."""
         viewer = self._reader(caller)
+        if not caller.local:
+            self.report_limiter.take(caller.handle or "anonymous callers")
         return build_report(self.store, project=project, since=since, until=until, tz=tz, viewer=viewer)
 
     # -- writes ---------------------------------------------------------------

@@ -69,6 +69,6 @@ ROUTES = (
         operation_id="report",
         summary="A progress report of the notes written in a window of time (Markdown, HTML or JSON)",
         parameters=_PARAMETERS,
-        errors=(400, 401, 404),
+        errors=(400, 401, 404, 429),
     ),
 )
