@@ -95,7 +95,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "NOTEWELL_NOTEBOOK_BUDGET",
         "tokens",
-        "4000",
+        "3000",
         "the token budget `notewell notebook init` gives a new notebook (or --budget)",
     ),
 )

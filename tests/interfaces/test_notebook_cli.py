@@ -102,7 +102,7 @@ def test_the_format_is_in_help(tmp_path):
 def test_init_takes_the_task_one_way(tmp_path):
     shown = nb(tmp_path, "init", "--help").stdout.decode()
     assert "[TASK]" in shown and "--task" not in shown
-    assert "(default: $NOTEWELL_NOTEBOOK_BUDGET, else 4000)" in " ".join(shown.split())
+    assert "(default: $NOTEWELL_NOTEBOOK_BUDGET, else 3000)" in " ".join(shown.split())
     made = nb(tmp_path, "init", "one", "--goal", "g", "--json").stdout
     assert json.loads(made)["task"] == "one"
     # --task, as every other action takes it, is still understood (hidden), but never beside TASK.

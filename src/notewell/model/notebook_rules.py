@@ -30,7 +30,7 @@ __all__ = [
     "validate_notebook",
 ]
 
-DEFAULT_BUDGET = 4000  # measured: benchmarks/bench_notebook_budget.py and docs/notebook.md#the-budget
+DEFAULT_BUDGET = 3000  # measured: benchmarks/bench_notebook_budget.py and docs/notebook.md#the-budget
 # estimate_tokens counts one token for at most 8 characters that are not blank (an ASCII word
 # of 8 letters; a run of blanks, however long, is one), so a notebook holding more than this
 # many non-blank characters per token of its budget is over it: refused before it is read
