@@ -50,8 +50,9 @@ def test_init_writes_one_example_per_section_that_accept_skips(book):
     assert book.status()["uncited_events"] == [] and book.status()["sections"]["Facts"] == 0
     # The agent writes its own lines beside the examples; the example citing E0002 is no citation.
     book.log(b"p99 4.1 s with pool_size 64\n", "pool experiment")
+    book.log(b"p99 3.9 s with pool_size 32\n", "another experiment")  # E0002, as the Ruled out example says
     edit(book, "## Facts\n", "## Facts\n- [F001] the approver is Lin Wei | source: user | verified\n")
-    assert accepted(book).revision == 2 and book.status()["uncited_events"] == ["E0001"]
+    assert accepted(book).revision == 2 and book.status()["uncited_events"] == ["E0001", "E0002"]
 
 
 def test_every_example_is_a_valid_line_of_its_section():
