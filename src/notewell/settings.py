@@ -92,6 +92,12 @@ SETTINGS: tuple[Setting, ...] = (
         "what a store does with a secret or personal data in a text it is given: mask it as [redacted: KIND],"
         " refuse the write, or keep it (off); <private>…</private> is never stored",
     ),
+    Setting(
+        "NOTEWELL_NOTEBOOK_BUDGET",
+        "tokens",
+        "3000",
+        "the token budget `notewell notebook init` gives a new notebook (or --budget)",
+    ),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 

@@ -13,7 +13,7 @@ from notewell.errors import InvalidArgumentError, NotFoundError
 
 @pytest.fixture
 def book(tmp_path):
-    return Notebook.init("fix-timeout", goal="the deploy stops timing out", budget=400, root=tmp_path / "ctx")
+    return Notebook.init("fix-timeout", goal="the deploy stops timing out", budget=800, root=tmp_path / "ctx")
 
 
 def edit(book, old, new):
@@ -50,7 +50,7 @@ def test_accept_checkpoints_a_valid_edit_and_refuses_an_invalid_one(book):
     edit(book, "[doing]", "[started]")
     refused = book.accept()
     assert not refused.accepted and refused.revision == 2
-    assert {f.line for f in refused.errors} >= {7, 10} and len(refused.errors) == 2
+    assert {f.line for f in refused.errors} >= {8, 12} and len(refused.errors) == 2
     assert "timeout = 30 s" in book.show()
     assert book.restore() == 2 and book.working_text() == book.show()
     assert book.accept().revision == 2  # nothing new: no new revision

@@ -270,6 +270,8 @@ def test_the_notebook_tools_over_stdio(tmp_path):
                 await s.initialize()
                 made = _ok(await _call(s, "notebook_init", task="fix", goal="the deploy stops timing out"))
                 assert made["path"].endswith("fix/notebook.md")
+                # No --help over MCP: the format comes with the path, sources with `user` among them.
+                assert "## Tracker" in made["format"] and "or user (said in the conversation)" in made["format"]
                 logged = _ok(await _call(s, "notebook_log", label="deploy log", text="ERROR timeout after 30 s\n"))
                 assert logged["id"] == "E0001" and logged["pointer"].startswith("[E0001]")
                 assert _ok(await _call(s, "notebook_recall", event="E0001", grep="timeout"))["text"].startswith("1:")

@@ -32,8 +32,8 @@ def test_the_loop_from_the_command_line(tmp_path):
     path.write_text(bad)
     refused = nb(tmp_path, "accept", check=False)
     err = refused.stderr.decode()
-    assert refused.returncode == 4 and "error: line 7: F001 was rewritten in place" in err
-    assert "error: line 7: E0007 is not in the raw log" in err and "revision 2 stays in force" in err
+    assert refused.returncode == 4 and "error: line 8: F001 was rewritten in place" in err
+    assert "error: line 8: E0007 is not in the raw log" in err and "revision 2 stays in force" in err
     assert b"timeout = 30 s" in nb(tmp_path, "show").stdout
     nb(tmp_path, "restore")
     assert path.read_text() == nb(tmp_path, "show").stdout.decode()
@@ -87,3 +87,36 @@ def test_bench_make_and_grade(tmp_path):
         "".join(f"{q.id}: {' '.join(q.expect)}\n" for q in build_bench(9, 500, "long").questions)
     )
     assert "run3.txt: 41/41" in nb(tmp_path, "bench", "grade", "long", "run3.txt").stdout.decode()
+
+
+def test_the_format_is_in_help(tmp_path):
+    # An agent learned the line format from two failed accepts: it is in --help now.
+    for args in (("--help",), ("accept", "--help")):
+        shown = nb(tmp_path, *args).stdout.decode()
+        assert "the notebook's format (notebook.md; accept checks it):" in shown
+        assert "## Tracker   - [T001] [STATE] what to do   (STATE: todo, doing, done or blocked)" in shown
+        assert "## Next      the next step: one to three plain lines, no id" in shown
+        assert "or user (said in the conversation)" in shown and "its Dropped line may be deleted" in shown
+
+
+def test_init_takes_the_task_one_way(tmp_path):
+    shown = nb(tmp_path, "init", "--help").stdout.decode()
+    assert "[TASK]" in shown and "--task" not in shown
+    assert "(default: $NOTEWELL_NOTEBOOK_BUDGET, else 3000)" in " ".join(shown.split())
+    made = nb(tmp_path, "init", "one", "--goal", "g", "--json").stdout
+    assert json.loads(made)["task"] == "one"
+    # --task, as every other action takes it, is still understood (hidden), but never beside TASK.
+    assert json.loads(nb(tmp_path, "init", "--task", "two", "--goal", "g", "--json").stdout)["task"] == "two"
+    both = nb(tmp_path, "init", "three", "--task", "four", "--goal", "g", check=False)
+    assert both.returncode == 2 and "give the task once, as TASK: 'three' or 'four'?" in both.stderr.decode()
+    neither = nb(tmp_path, "init", "--goal", "g", check=False)
+    assert neither.returncode == 2 and "name the task: notewell notebook init TASK --goal" in neither.stderr.decode()
+    assert not (tmp_path / ".agent-context" / "three").exists() and not (tmp_path / ".agent-context" / "four").exists()
+
+
+def test_status_names_what_may_be_trimmed(tmp_path):
+    nb(tmp_path, "init", "t", "--goal", "g")
+    path = tmp_path / ".agent-context" / "t" / "notebook.md"
+    path.write_text(path.read_text().replace("## Tracker\n", "## Tracker\n- [T001] [done] read the log\n"))
+    nb(tmp_path, "accept")
+    assert "may be trimmed: done tracker items T001" in nb(tmp_path, "status").stdout.decode()

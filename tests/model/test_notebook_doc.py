@@ -53,7 +53,7 @@ def test_problems_carry_line_numbers():
 
 def test_a_new_notebook_is_well_formed():
     doc = parse_notebook(render_template("t", "ship it"))
-    assert doc.problems == [] and doc.sections["Goal"] == [(4, "ship it")] and doc.items == []
+    assert doc.problems == [] and doc.sections["Goal"] == [(5, "ship it")] and doc.items == []
 
 
 @given(st.text(max_size=400))

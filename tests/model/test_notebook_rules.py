@@ -56,7 +56,7 @@ def test_the_base_notebook_is_valid():
             "- [F001] timeout = 30 s | unverified",
             "no '| source",
         ),
-        ("| source: E0001 | unverified", "| source: somewhere | unverified", "not an event id"),
+        ("| source: E0001 | unverified", "| source: somewhere | unverified", "is not a source: a source is"),
         ("| source: E0001 | unverified", "| source: E0009 | unverified", "E0009 is not in the raw log"),
         ("| source: E0001 | unverified", "| source: E0001", "must end with '| verified'"),
         ("[T001] [doing]", "[T001] [started]", "opens with its state"),
@@ -233,7 +233,7 @@ def test_more_source_forms_pass(source):
 
 @pytest.mark.parametrize("source", ["10:02", "::1", "nonsense:1", "https://x", "E001", "e0001", "somewhere"])
 def test_junk_sources_are_refused(source):
-    assert any("is not an event id" in e for e in _fact(source)[0]), source
+    assert any("is not a source: a source is" in e for e in _fact(source)[0]), source
 
 
 def test_a_pipeline_source_is_kept_whole():

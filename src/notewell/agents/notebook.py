@@ -18,14 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgumentError, NotFoundError, StorageError
-from ..model.notebook_doc import parse_notebook, render_template
+from ..model.notebook_doc import EXAMPLE_LINES, NotebookDoc, parse_notebook, render_template
 from ..model.notebook_rules import (
     DEFAULT_BUDGET,
     Finding,
     estimate_tokens,
     fact_status,
     far_over_budget,
+    newly_retired,
     text_problems,
+    trim_advice,
+    trimmable,
     validate_notebook,
 )
 from ..model.numbers import whole_number
@@ -34,11 +37,27 @@ from ..services.contract import NoteStore
 from ..settings import setting
 from .raw_log import RawEvent, RawLog, TamperedError
 
-__all__ = ["AcceptResult", "NOTEBOOK_ROOT", "Notebook", "chosen_task", "notebook_root"]
+__all__ = ["AcceptResult", "NOTEBOOK_ROOT", "Notebook", "chosen_task", "default_budget", "notebook_root"]
 
 NOTEBOOK_ROOT = ".agent-context"
 _TASK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
 TIERS = (50, 75, 90)
+_EVENT = re.compile(r"\bE\d{4,}\b")
+# state.json's "retired" holds the ids in Dropped too (before, only ids whose line was deleted:
+# status then reported every dropped id as taken off state.json). A state without this mark is
+# read by the old rule until its next accept writes the new one.
+_RETIRED_RULE = ("retired_rule", "dropped")
+
+
+def default_budget() -> int:
+    """$NOTEWELL_NOTEBOOK_BUDGET, else DEFAULT_BUDGET."""
+    given = setting("NOTEWELL_NOTEBOOK_BUDGET")
+    if given is None:
+        return DEFAULT_BUDGET
+    try:
+        return int(given)
+    except ValueError:
+        raise InvalidArgumentError(f"NOTEWELL_NOTEBOOK_BUDGET is a number of tokens, got {given!r}") from None
 
 
 def notebook_root(root: str | os.PathLike[str] | None = None) -> Path:
@@ -91,10 +110,12 @@ class Notebook:
 
     @classmethod
     def init(
-        cls, task: str, *, goal: str, budget: int = DEFAULT_BUDGET, root: str | os.PathLike[str] | None = None
+        cls, task: str, *, goal: str, budget: int | None = None, root: str | os.PathLike[str] | None = None
     ) -> Notebook:
-        """A new notebook with *goal*, accepted as revision 1."""
+        """A new notebook with *goal*, accepted as revision 1; *budget* in tokens (default:
+        $NOTEWELL_NOTEBOOK_BUDGET, else DEFAULT_BUDGET)."""
         book = cls(task, root=root)
+        budget = default_budget() if budget is None else budget
         if not isinstance(goal, str) or not goal.strip():
             raise InvalidArgumentError("give the goal: the outcome, in one or two lines (--goal)")
         for problem in text_problems(goal):
@@ -111,7 +132,8 @@ class Notebook:
         book._write(book.path, text)
         book._write(book.revisions / "0001.md", text)
         chained = book._chain_up_to(1)
-        book._save_state({"budget": budget, "retired": [], "said": {}, "created_at": now_iso(), **chained})
+        state = {"budget": budget, "retired": [], "said": {}, "created_at": now_iso(), **chained}
+        book._save_state({**state, _RETIRED_RULE[0]: _RETIRED_RULE[1]})
         return book
 
     def _require(self) -> None:
@@ -191,7 +213,7 @@ class Notebook:
             text,
             previous=previous,
             # Derived from the chained revisions too: an id taken off state.json stays retired.
-            retired=set(state.get("retired", [])) | self._retired_in_history(),
+            retired=set(state.get("retired", [])) | self._history()[0],
             raw_ids=self.raw.ids(),
             budget=budget,
             raw_problems=raw_problems,
@@ -302,18 +324,20 @@ class Notebook:
             else:
                 os.unlink(path)
 
-    def _retired_in_history(self) -> set[str]:
-        """Ids that left the notebook between accepted revisions, or went to Dropped."""
+    def _history(self) -> tuple[set[str], set[str]]:
+        """(retired, cited) over the accepted revisions: the ids they retired, by the rule accept
+        writes to state.json, and the raw events any of them cited (an event cited by a fact
+        dropped since was recorded all the same)."""
         retired: set[str] = set()
-        before: set[str] | None = None
+        cited: set[str] = set()
+        before: NotebookDoc | None = None
         for number in range(1, self.revision() + 1):
-            doc = parse_notebook(self.accepted_text(number))
-            now = {i.id for i in doc.items}
-            if before is not None:
-                retired |= before - now
-            retired |= {i.id for i in doc.in_section("Dropped")}
-            before = now
-        return retired
+            text = self.accepted_text(number)
+            doc = parse_notebook(text)
+            retired |= newly_retired(before, doc)
+            cited.update(_EVENT.findall("\n".join(ln for ln in text.splitlines() if ln.strip() not in EXAMPLE_LINES)))
+            before = doc
+        return retired, cited
 
     def accept(self) -> AcceptResult:
         """Validate the working copy; on success checkpoint it as the next revision."""
@@ -325,9 +349,9 @@ class Notebook:
         if text == self.accepted_text(current):
             return AcceptResult(True, current, [], warnings)
         state = self.state()
-        before = {i.id for i in parse_notebook(self.accepted_text(current)).items}
-        now = {i.id for i in parse_notebook(text).items}
-        state["retired"] = sorted(set(state.get("retired", [])) | (before - now))
+        retiring = newly_retired(parse_notebook(self.accepted_text(current)), parse_notebook(text))
+        state["retired"] = sorted(set(state.get("retired", [])) | retiring)
+        state[_RETIRED_RULE[0]] = _RETIRED_RULE[1]
         self._chain_up_to(current)  # a notebook made before the chain: its history as found
         # Staged, recorded, placed: the record is the commit point, so a crash before it leaves
         # a staged file that is dropped, and one after it a staged file that is put in place.
@@ -379,7 +403,7 @@ class Notebook:
         accepted = self.accepted_text()
         doc = parse_notebook(accepted)
         tokens = estimate_tokens(accepted)
-        cited = set(re.findall(r"\bE\d{4,}\b", accepted))
+        retired, cited = self._history()
         try:
             ids = {e.id for e in self.raw.events()}
         except TamperedError:  # reported under "tampered"; the rest of the status still helps
@@ -394,15 +418,19 @@ class Notebook:
                 name: len(doc.in_section(name)) for name in ("Facts", "Tracker", "Notes", "Ruled out", "Dropped")
             },
             "unaccepted_edits": self.working_text() != accepted,
+            "trimmable": trimmable(doc),
             "raw_events": len(ids),
             "uncited_events": sorted(ids - cited),
             "tampered": self.raw.verify()
             + [f"the accepted history: {p}" for p in self.history_problems()]
-            + self._state_problems(state),
+            + self._state_problems(state, retired, doc),
         }
 
-    def _state_problems(self, state: dict[str, Any]) -> list[str]:
-        missing = sorted(self._retired_in_history() - set(state.get("retired", [])))
+    @staticmethod
+    def _state_problems(state: dict[str, Any], retired: set[str], accepted: NotebookDoc) -> list[str]:
+        if state.get(_RETIRED_RULE[0]) != _RETIRED_RULE[1]:  # written by the old rule: not the Dropped ids
+            retired = retired - {i.id for i in accepted.in_section("Dropped")}
+        missing = sorted(retired - set(state.get("retired", [])))
         if missing:
             return [f"state.json no longer lists retired ids {', '.join(missing)} (they stay retired)"]
         return []
@@ -427,7 +455,8 @@ class Notebook:
             said["uncited"] = len(uncited)
         tier = max((t for t in TIERS if status["used_percent"] >= t), default=0)
         if tier > int(said.get("tier", 0)):
-            due.append(f"the notebook uses {status['used_percent']}% of its budget: trim stale items")
+            advice = trim_advice(parse_notebook(self.accepted_text()))
+            due.append(f"the notebook uses {status['used_percent']}% of its budget: {advice}")
         said["tier"] = tier
         state["said"] = said
         self._save_state(state)

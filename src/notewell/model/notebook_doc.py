@@ -5,18 +5,69 @@
 
 Items are ``- [F001] ...`` lines (F facts, T tracker, N notes, R ruled out; Dropped holds
 any of them with a reason). Parsing never fails: what does not fit is kept as a problem
-with its line number, for the validator to report.
+with its line number, for the validator to report. :data:`FORMAT` is the one description of
+the lines: ``--help``, the template's examples and the validator's messages are made from it.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 
-__all__ = ["PREFIX", "SECTIONS", "Item", "NotebookDoc", "parse_notebook", "render_template", "split_parts"]
+__all__ = [
+    "EXAMPLE_LINES",
+    "FORMAT",
+    "PREFIX",
+    "SECTIONS",
+    "SOURCES",
+    "Item",
+    "NotebookDoc",
+    "format_help",
+    "parse_notebook",
+    "render_template",
+    "split_parts",
+]
 
 SECTIONS = ("Goal", "Facts", "Tracker", "Notes", "Ruled out", "Dropped", "Next")
 PREFIX = {"Facts": "F", "Tracker": "T", "Notes": "N", "Ruled out": "R"}
+# What a fact's source may be, as every message and the help say it.
+SOURCES = (
+    "an event id (E0003, E0003 line 12), file:line (src/app.py:12, :12-20, #L12), a URL,"
+    " a command (`make test`, $ make test, cmd: make test) or user (said in the conversation)"
+)
+# Each section's line: (section, its form, an example). The template writes the examples as
+# comments the validator skips, --help shows the forms.
+FORMAT: tuple[tuple[str, str, str], ...] = (
+    ("Goal", "the outcome, in one or two plain lines", ""),
+    (
+        "Facts",
+        "- [F001] what is true | source: SOURCE | verified   (or | unverified)",
+        "- [F001] the prod timeout is 4500 ms | source: deploy/app.yaml:12 | verified",
+    ),
+    (
+        "Tracker",
+        "- [T001] [STATE] what to do   (STATE: todo, doing, done or blocked)",
+        "- [T001] [doing] find the first error in the deploy log",
+    ),
+    ("Notes", "- [N001] what happened or was seen (not an order)", "- [N001] the retries hide the first error"),
+    (
+        "Ruled out",
+        "- [R001] what was tried | reason: why it failed",
+        "- [R001] pool_size 64 | reason: p99 got worse, see E0002",
+    ),
+    (
+        "Dropped",
+        "- [F002] why it left   (any F, T, N or R item, keeping its id)",
+        "- [F002] the user corrected it: the region is eu-west-1 (F007)",
+    ),
+    ("Next", "the next step: one to three plain lines, no id", "- read the health endpoint"),
+)
+_EXAMPLE = "<!-- e.g. {} -->"
+_GUIDE = "<!-- Examples: accept skips these exact lines; delete them at will. Format: notewell notebook --help -->"
+# Skipped only when they are exactly the template's: anything else in a comment would be a way
+# round the rules (an unsourced fact kept out of sight of the validator).
+EXAMPLE_LINES = frozenset([_GUIDE] + [_EXAMPLE.format(example) for _, _, example in FORMAT if example])
 # Greedy groups, stripped in code: a lazy group before \s*$ backtracked quadratically on a line
 # padded with blanks (20,000 of them: 1.9 s).
 _ITEM = re.compile(r"^\s*[-*]\s+\[(?P<id>[A-Z]\d{3,})\]\s*(?P<rest>.*)$")
@@ -84,7 +135,10 @@ def parse_notebook(text: str) -> NotebookDoc:
     doc = NotebookDoc(task=None)
     section: str | None = None
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if not line.strip() or line.strip() in EXAMPLE_LINES:
+            continue
+        if line.lstrip().startswith("<!--"):
+            doc.problems.append((number, _NOT_AN_EXAMPLE))
             continue
         if (title := _TITLE.match(line)) and title.group("task").strip():
             doc.task = title.group("task").strip()
@@ -110,15 +164,36 @@ def parse_notebook(text: str) -> NotebookDoc:
             continue
         item = _ITEM.match(line)
         if item is None:
-            doc.problems.append((number, f"a {section} line must be an item: '- [{PREFIX.get(section, 'F')}001] ...'"))
+            doc.problems.append((number, f"a {section} line must be an item: '{_FORM[section]}'"))
             continue
         doc.items.append(Item(section, item.group("id"), item.group("rest").strip(), number))
     return doc
 
 
+_FORM = {section: form for section, form, _ in FORMAT}
+_NOT_AN_EXAMPLE = "a comment other than the template's examples: write it as an item or delete it"
+
+
 def render_template(task: str, goal: str) -> str:
-    """A new notebook: the goal filled in, every other section empty."""
-    parts = [f"# Working notebook: {task}", "", "## Goal", goal.strip(), ""]
-    for name in SECTIONS[1:]:
-        parts += [f"## {name}", ""]
+    """A new notebook: the goal filled in, every other section holding one example line as a
+    comment the validator skips."""
+    parts = [f"# Working notebook: {task}", _GUIDE, "", "## Goal", goal.strip(), ""]
+    for name, _, example in FORMAT[1:]:
+        parts += [f"## {name}", _EXAMPLE.format(example), ""]
     return "\n".join(parts)
+
+
+def format_help() -> str:
+    """The format as ``--help`` gives it: each section's line, the sources, what may be removed."""
+    width = max(len(name) for name, _, _ in FORMAT) + 4
+    lines = ["the notebook's format (notebook.md; accept checks it):"]
+    lines += [f"  {'## ' + name:<{width}}{form}" for name, form, _ in FORMAT]
+    sources = f"SOURCE is {SOURCES}; several are joined by ',', ';' or 'and'."
+    lines += textwrap.wrap(sources, 100, initial_indent="  ", subsequent_indent="  ")
+    lines += [
+        "  Leaving: an item leaves only by moving to ## Dropped with its reason; once that is accepted",
+        "  its Dropped line may be deleted (the id stays retired; the revisions keep the line). A fact is",
+        "  never rewritten: drop it and add the corrected fact under a new id (marking it verified is no",
+        "  rewrite). Ids are never reused. Comments other than the template's examples are refused.",
+    ]
+    return "\n".join(lines)

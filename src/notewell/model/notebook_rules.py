@@ -11,7 +11,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from .notebook_doc import PREFIX, Item, NotebookDoc, split_parts
+from .notebook_doc import FORMAT, PREFIX, SOURCES, Item, NotebookDoc, split_parts
 from .personal_data import personal_data_in, possible_card_number
 from .secrets import holds_secret
 from .token_count import estimate_tokens
@@ -23,11 +23,14 @@ __all__ = [
     "fact_status",
     "far_over_budget",
     "instruction_like",
+    "newly_retired",
     "text_problems",
+    "trim_advice",
+    "trimmable",
     "validate_notebook",
 ]
 
-DEFAULT_BUDGET = 2000
+DEFAULT_BUDGET = 3000  # measured: benchmarks/bench_notebook_budget.py and docs/notebook.md#the-budget
 # estimate_tokens counts one token for at most 8 characters that are not blank (an ASCII word
 # of 8 letters; a run of blanks, however long, is one), so a notebook holding more than this
 # many non-blank characters per token of its budget is over it: refused before it is read
@@ -188,6 +191,7 @@ def far_over_budget(text: str, budget: int = DEFAULT_BUDGET) -> Finding | None:
 
 
 _Add = Callable[[Finding], None]
+_FORM = {section: form for section, form, _ in FORMAT}
 
 
 def validate_notebook(
@@ -206,16 +210,59 @@ def validate_notebook(
     errors = [Finding(line, message) for line, message in doc.problems]
     warnings: list[Finding] = []
     err, warn = errors.append, warnings.append
+    retired = set(retired) | newly_retired(None, previous) if previous is not None else set(retired)
     _check_sections(doc, err)
-    _check_items(doc, previous, set(retired), err, warn)
+    _check_items(doc, retired, err, warn)
     _check_citations(doc, raw_ids, raw_problems or {}, err)
     _check_lines(text, err, warn)
     if previous is not None:
-        _check_history(doc, previous, err, warn)
+        _check_history(doc, previous, retired, err, warn)
     used = estimate_tokens(text)
     if used > budget:
-        err(Finding(0, f"about {used} tokens, over the budget of {budget}: trim (drop stale items), do not raise it"))
+        advice = trim_advice(previous) if previous is not None else "move stale items to ## Dropped"
+        err(Finding(0, f"about {used} tokens, over the budget of {budget}: {advice}"))
     return errors, warnings
+
+
+def newly_retired(before: NotebookDoc | None, after: NotebookDoc) -> set[str]:
+    """The ids *after* retires: every id in its Dropped section, and every id of *before* it
+    no longer holds (a Dropped line deleted). The one rule for accept's state.json and for
+    the retired ids read back from the revisions."""
+    gone = {i.id for i in before.items} - {i.id for i in after.items} if before is not None else set()
+    return gone | {i.id for i in after.in_section("Dropped")}
+
+
+def trimmable(accepted: NotebookDoc) -> dict[str, list[str]]:
+    """What the next revision may take out of *accepted* to save tokens: its Dropped lines
+    (deleted; their ids stay retired) and its done tracker items (moved to Dropped)."""
+    done = [i.id for i in accepted.in_section("Tracker") if (m := _STATE.match(i.text)) and m["state"] == "done"]
+    return {"dropped": [i.id for i in accepted.in_section("Dropped")], "done": done}
+
+
+def trim_advice(accepted: NotebookDoc) -> str:
+    """What to take out to save tokens, named, or how to make room when nothing is stale."""
+    can = trimmable(accepted)
+    advice = []
+    if can["dropped"]:
+        advice.append(f"delete the accepted ## Dropped lines ({_some(can['dropped'])}; their ids stay retired)")
+    if can["done"]:
+        advice.append(f"move the done tracker items ({_some(can['done'])}) to ## Dropped")
+    if advice:
+        return " and ".join(advice)
+    return (
+        "nothing is stale yet (no accepted Dropped lines, no done tracker items): move what the task no longer"
+        " needs to ## Dropped with a reason, or shorten notes"
+    )
+
+
+def _some(ids: list[str]) -> str:
+    return ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
+
+
+def _next_id(doc: NotebookDoc, retired: set[str], prefix: str) -> str:
+    """The next free id of *prefix*: past every id in the notebook and every retired one."""
+    used = [int(i[1:]) for i in {*(x.id for x in doc.items), *retired} if i[0] == prefix and i[1:].isdigit()]
+    return f"{prefix}{max(used, default=0) + 1:03d}"
 
 
 def _check_sections(doc: NotebookDoc, err: _Add) -> None:
@@ -228,14 +275,13 @@ def _check_sections(doc: NotebookDoc, err: _Add) -> None:
             err(Finding(0, f"## {name} is missing (it may be empty, but keep the heading)"))
     next_lines = [t for _, t in doc.sections.get("Next", []) if t.strip()]
     if len(next_lines) > 3:
-        err(Finding(doc.sections["Next"][3][0], "## Next is the single next step: three lines at most"))
+        line = doc.sections["Next"][3][0]
+        err(Finding(line, f"## Next is the single next step: three lines at most ({_FORM['Next']})"))
 
 
-def _check_items(doc: NotebookDoc, previous: NotebookDoc | None, retired: set[str], err: _Add, warn: _Add) -> None:
+def _check_items(doc: NotebookDoc, retired: set[str], err: _Add, warn: _Add) -> None:
     """Each item: a unique id of its section, never a retired one, and its section's fields."""
     seen: dict[str, int] = {}
-    if previous is not None:  # an id dropped in the accepted revision is retired already
-        retired |= {i.id for i in previous.in_section("Dropped")}
     for item in doc.items:
         if item.id in seen:
             err(Finding(item.line, f"{item.id} appears twice (first on line {seen[item.id]}): ids are unique"))
@@ -245,11 +291,12 @@ def _check_items(doc: NotebookDoc, previous: NotebookDoc | None, retired: set[st
             err(Finding(item.line, f"{item.id} is in ## {item.section}, whose ids start with {want}"))
         if item.section == "Dropped":
             if item.id[0] not in "FTNR":
-                err(Finding(item.line, f"{item.id}: dropped items keep their F/T/N/R id"))
+                err(Finding(item.line, f"{item.id}: a dropped item keeps its F, T, N or R id: '{_FORM['Dropped']}'"))
             if not item.text.strip():
-                err(Finding(item.line, f"{item.id} is dropped without a reason: say why after the id"))
+                err(Finding(item.line, f"{item.id} is dropped without a reason: '- [{item.id}] why it left'"))
         elif item.id in retired:
-            err(Finding(item.line, f"{item.id} was dropped earlier: ids are never reused, take a new one"))
+            free = _next_id(doc, retired, item.id[0])
+            err(Finding(item.line, f"{item.id} was dropped earlier: ids are never reused, take a new one ({free})"))
         _check_fields(item, err, warn)
 
 
@@ -260,18 +307,19 @@ def _check_fields(item: Item, err: _Add, warn: _Add) -> None:
         source = item.field("source")
         status = fact_status(item.text)
         if not source:
-            err(Finding(item.line, f"{item.id} has no '| source: ...' (an event id, file:line, a URL or a command)"))
+            err(Finding(item.line, f"{item.id} has no '| source: SOURCE' ('{_FORM['Facts']}'; SOURCE is {SOURCES})"))
         elif not _is_source(source):
-            err(Finding(item.line, f"{item.id}: '{source}' is not an event id, file:line, a URL or a command"))
+            err(Finding(item.line, f"{item.id}: '{source}' is not a source: a source is {SOURCES}"))
         if status not in ("verified", "unverified"):
-            err(Finding(item.line, f"{item.id} must end with '| verified' or '| unverified'"))
+            err(Finding(item.line, f"{item.id} must end with '| verified' or '| unverified': '{_FORM['Facts']}'"))
     elif item.section == "Tracker":
         m = _STATE.match(item.text)
         if not m or m.group("state") not in STATES:
-            err(Finding(item.line, f"{item.id}: a tracker item opens with its state: [{'|'.join(STATES)}]"))
+            err(Finding(item.line, f"{item.id}: a tracker item opens with its state: '{_FORM['Tracker']}'"))
     elif item.section == "Ruled out":
         if not item.field("reason"):
-            err(Finding(item.line, f"{item.id} needs '| reason: ...' (why it failed, so it is not retried)"))
+            err(Finding(item.line, f"{item.id} needs '| reason: ...' (why it failed, so it is not retried):"
+                        f" '{_FORM['Ruled out']}'"))  # fmt: skip
     elif item.section == "Notes" and _ORDER.match(item.text):
         warn(Finding(item.line, f"{item.id} reads as an order: a note records what happened, it sets no rules"))
 
@@ -298,20 +346,24 @@ def _check_lines(text: str, err: _Add, warn: _Add) -> None:
                          " lives, not its value"))  # fmt: skip
 
 
-def _check_history(doc: NotebookDoc, previous: NotebookDoc, err: _Add, warn: _Add) -> None:
+def _check_history(doc: NotebookDoc, previous: NotebookDoc, retired: set[str], err: _Add, warn: _Add) -> None:
     """Against the accepted revision: nothing vanishes, no fact is rewritten in place, and not
-    most of it dropped at once."""
+    most of it dropped at once. Every item leaves the same way: to ## Dropped with a reason,
+    whose line may go once that revision is accepted."""
     now = {i.id: i for i in doc.items}
     before_live = [i for i in previous.items if i.section != "Dropped"]
     for old in before_live:
         new = now.get(old.id)
         if new is None:
-            err(Finding(0, f"{old.id} ({old.section}) vanished: move it to ## Dropped with a reason"))
+            err(Finding(0, f"{old.id} ({old.section}) vanished: an item leaves by moving to ## Dropped with a reason"
+                        f" ('- [{old.id}] why it left'); accepted there, its line may then be deleted"))  # fmt: skip
         elif old.section == "Facts" and new.section == "Facts" and _fact_body(old.text) != _fact_body(new.text):
+            free = _next_id(doc, retired, "F")
             err(
                 Finding(
                     new.line,
-                    f"{old.id} was rewritten in place: drop it with a reason and add the corrected fact under a new id",
+                    f"{old.id} was rewritten in place: a fact never changes; move it to ## Dropped with a reason"
+                    f" and add the corrected fact under a new id ({free})",
                 )
             )
     newly_dropped = [i for i in doc.in_section("Dropped") if i.id in {o.id for o in before_live}]

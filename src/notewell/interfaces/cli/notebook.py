@@ -21,6 +21,16 @@ def _task(args: argparse.Namespace) -> str:
     return chosen_task(args.task, args.root, naming="--task")
 
 
+def _init_task(args: argparse.Namespace) -> str:
+    """init's TASK; --task, hidden, is still taken alone, as every other action takes it."""
+    if args.name and args.task and args.name != args.task:
+        raise InvalidArgumentError(f"give the task once, as TASK: {args.name!r} or {args.task!r}?")
+    task = args.name or args.task
+    if not task:
+        raise InvalidArgumentError("name the task: notewell notebook init TASK --goal ...")
+    return str(task)
+
+
 def _print(args: argparse.Namespace, data: Any, text: str) -> None:
     print(json.dumps(data, ensure_ascii=False) if args.json else text)
 
@@ -33,7 +43,7 @@ def cmd_notebook(args: argparse.Namespace) -> None:
         _bench(args)
         return
     if action == "init":
-        book = Notebook.init(args.name, goal=args.goal or "", budget=args.budget, root=args.root)
+        book = Notebook.init(_init_task(args), goal=args.goal or "", budget=args.budget, root=args.root)
         _print(args, {"task": book.task, "path": str(book.path)}, f"notebook ready: {book.path}")
         return
     book = Notebook(_task(args), root=args.root)
@@ -76,6 +86,18 @@ def cmd_notebook(args: argparse.Namespace) -> None:
             "items: " + ", ".join(f"{k} {v}" for k, v in status["sections"].items()),
             f"unaccepted edits: {'yes' if status['unaccepted_edits'] else 'no'}",
             f"raw events: {status['raw_events']}; not cited yet: {', '.join(status['uncited_events']) or 'none'}",
+            "may be trimmed: "
+            + (
+                "; ".join(
+                    f"{what} {', '.join(ids)}"
+                    for what, ids in (
+                        ("Dropped lines", status["trimmable"]["dropped"]),
+                        ("done tracker items", status["trimmable"]["done"]),
+                    )
+                    if ids
+                )
+                or "nothing yet"
+            ),
         ]
         lines += [f"TAMPERED: {t}" for t in status["tampered"]]
         _print(args, status, "\n".join(lines))
@@ -149,21 +171,38 @@ def _bench(args: argparse.Namespace) -> None:
     _print(args, {"runs": results, "mean_percent": mean}, "\n".join(lines))
 
 
+def _options(*, task: bool = False, root: bool = False) -> argparse.ArgumentParser:
+    """The options actions share: --task (not init's: it takes TASK), --root (not bench's), --json."""
+    options = argparse.ArgumentParser(add_help=False)
+    if task:
+        options.add_argument("--task", help="which notebook (default: $NOTEWELL_NOTEBOOK, or the only one)")
+    if root:
+        options.add_argument("--root", help="where notebooks live (default: $AGENT_CONTEXT_ROOT or ./.agent-context)")
+    options.add_argument("--json", action="store_true", help="print JSON")
+    return options
+
+
 def _notebook_arguments(p: argparse.ArgumentParser) -> None:
     """The notebook's own commands, under ``notewell notebook``."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--task", help="which notebook (default: $NOTEWELL_NOTEBOOK, or the only one)")
-    common.add_argument("--root", help="where notebooks live (default: $AGENT_CONTEXT_ROOT or ./.agent-context)")
-    common.add_argument("--json", action="store_true", help="print JSON")
+    from ...model.notebook_doc import format_help
+    from ...model.notebook_rules import DEFAULT_BUDGET
+
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = format_help()
+    common, rooted, as_json = _options(task=True, root=True), _options(root=True), _options()
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True, help="what to do with the notebook")
 
-    def action(name: str, help_text: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help_text, description=help_text, parents=[common])
+    def action(name: str, help_text: str, parent: argparse.ArgumentParser = common) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_text, description=help_text, parents=[parent])
 
-    a = action("init", "open a notebook for a task, with its goal")
-    a.add_argument("name", metavar="TASK", help="a name for the task the notebook is for")
+    # The task once: TASK here, --task everywhere else (taken here too, hidden, as agents type it).
+    a = action("init", "open a notebook for a task, with its goal", rooted)
+    a.add_argument("name", nargs="?", metavar="TASK", help="a name for the task the notebook is for")
+    a.add_argument("--task", help=argparse.SUPPRESS)
     a.add_argument("--goal", required=True, help="the outcome, in one or two lines")
-    a.add_argument("--budget", type=int, default=2000, help="token budget (default 2000)")
+    a.add_argument(
+        "--budget", type=int, help=f"token budget (default: $NOTEWELL_NOTEBOOK_BUDGET, else {DEFAULT_BUDGET})"
+    )
     a = action("log", "store raw output once, untouched; prints its event id and a pointer")
     a.add_argument("file", nargs="?", metavar="FILE", help="a file, or - for standard input (the default)")
     a.add_argument("--label", required=True, help="what the output is")
@@ -172,7 +211,9 @@ def _notebook_arguments(p: argparse.ArgumentParser) -> None:
     a.add_argument("--grep", help="only the lines with this word")
     a.add_argument("--offset", type=int, default=0, help="start at this character")
     a.add_argument("--limit", type=int, default=2000, help="at most this many characters")
-    action("accept", "validate notebook.md and checkpoint it as the next accepted revision")
+    a = action("accept", "validate notebook.md and checkpoint it as the next accepted revision")
+    a.formatter_class = argparse.RawDescriptionHelpFormatter
+    a.epilog = format_help()
     action("restore", "put the last accepted revision back as notebook.md")
     action("show", "print the accepted revision (read it back)")
     action("status", "budget used, items per section, unaccepted edits, raw events not cited")
@@ -189,12 +230,12 @@ def _notebook_arguments(p: argparse.ArgumentParser) -> None:
     a.add_argument(
         "--author", default=setting("NOTEWELL_AUTHOR"), help="who writes the note (default: $NOTEWELL_AUTHOR)"
     )
-    a = action("bench", "does the notebook help? make the benchmark, or grade a run's answers")
+    a = action("bench", "does the notebook help? make the benchmark, or grade a run's answers", as_json)
     bench = a.add_subparsers(
         dest="bench_action", metavar="make|grade", required=True, help="make the prompts, or grade answers"
     )
     b = bench.add_parser(
-        "make", help="write noisy files with planted facts, a six-prompt session and a quiz", parents=[common]
+        "make", help="write noisy files with planted facts, a six-prompt session and a quiz", parents=[as_json]
     )
     b.add_argument("dir", metavar="DIR", help="a new (or empty) folder")
     b.add_argument("--seed", type=int, default=1, help="the same seed makes the same benchmark (default 1)")
@@ -206,7 +247,7 @@ def _notebook_arguments(p: argparse.ArgumentParser) -> None:
         help="short: 6 prompts, 11 questions; long: 30 prompts, 41 questions, with decisions, corrections and"
         " output that does not come back",
     )
-    b = bench.add_parser("grade", help="score answers against the planted facts", parents=[common])
+    b = bench.add_parser("grade", help="score answers against the planted facts", parents=[as_json])
     b.add_argument("dir", metavar="DIR", help="the folder bench make wrote")
     b.add_argument(
         "answers", nargs="+", metavar="ANSWERS", help="answer files (Q01: ... lines, or JSON); several = runs"

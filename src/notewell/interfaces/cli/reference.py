@@ -106,6 +106,8 @@ def _command(name: str, parser: argparse.ArgumentParser, depth: int = 3) -> list
     lines = [f"{'#' * depth} `notewell {name}`", "", _cell(parser.description or ""), ""]
     table = _arguments(parser)
     lines += [*table, ""] if table else []
+    if parser.epilog:  # written as --help prints it (the notebook's format)
+        lines += ["```text", parser.epilog, "```", ""]
     sub = _subcommands(parser)
     if sub is not None:
         for child, child_parser in sub.choices.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...model.notebook_rules import DEFAULT_BUDGET
 from .tool import Arg, ToolSpec
 
 if TYPE_CHECKING:
@@ -22,10 +23,12 @@ def _book(task: str | None) -> Notebook:
     return Notebook(chosen_task(task))
 
 
-def _init(api: Any, c: Any, task: str, goal: str, budget: int) -> dict[str, Any]:
+def _init(api: Any, c: Any, task: str, goal: str, budget: int | None) -> dict[str, Any]:
     from ...agents.notebook import Notebook
+    from ...model.notebook_doc import format_help
 
-    return {"path": str(Notebook.init(task, goal=goal, budget=budget).path)}
+    # The format with the path: an agent over MCP has no --help to read it from.
+    return {"path": str(Notebook.init(task, goal=goal, budget=budget).path), "format": format_help()}
 
 
 def _log(api: Any, c: Any, label: str, text: str, task: str | None) -> dict[str, Any]:
@@ -48,8 +51,13 @@ NOTEBOOK_TOOLS: tuple[ToolSpec, ...] = (
         "notebook_init",
         "write",
         "Open a working notebook for a long task: facts with sources, a tracker, notes, ruled-out "
-        "attempts, the next step. Edit its notebook.md, then notebook_accept.",
-        (Arg("task", str, "a short task name"), Arg("goal", str), Arg("budget", int, default=2000)),
+        "attempts, the next step. Edit its notebook.md, then notebook_accept. Answers its path and the"
+        " format of its lines.",
+        (
+            Arg("task", str, "a short task name"),
+            Arg("goal", str),
+            Arg("budget", int | None, f"tokens (default: $NOTEWELL_NOTEBOOK_BUDGET, else {DEFAULT_BUDGET})", None),
+        ),
         _init,
         stdio_only=True,
         group="notebook",
