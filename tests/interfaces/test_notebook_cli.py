@@ -95,7 +95,7 @@ def test_the_format_is_in_help(tmp_path):
         shown = nb(tmp_path, *args).stdout.decode()
         assert "the notebook's format (notebook.md; accept checks it):" in shown
         assert "## Tracker   - [T001] [STATE] what to do   (STATE: todo, doing, done or blocked)" in shown
-        assert "## Next      the next step: one to three plain lines, no id" in shown
+        assert "## Next      the next step: one to three plain lines (a '- ' before each is fine), no id" in shown
         assert "or user (said in the conversation)" in shown and "its Dropped line may be deleted" in shown
 
 
@@ -119,4 +119,4 @@ def test_status_names_what_may_be_trimmed(tmp_path):
     path = tmp_path / ".agent-context" / "t" / "notebook.md"
     path.write_text(path.read_text().replace("## Tracker\n", "## Tracker\n- [T001] [done] read the log\n"))
     nb(tmp_path, "accept")
-    assert "may be trimmed: done tracker items T001" in nb(tmp_path, "status").stdout.decode()
+    assert "to trim: move the done tracker items T001 to ## Dropped" in nb(tmp_path, "status").stdout.decode()

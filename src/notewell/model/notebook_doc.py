@@ -61,7 +61,11 @@ FORMAT: tuple[tuple[str, str, str], ...] = (
         "- [F002] why it left   (any F, T, N or R item, keeping its id)",
         "- [F002] the user corrected it: the region is eu-west-1 (F007)",
     ),
-    ("Next", "the next step: one to three plain lines, no id", "- read the health endpoint"),
+    (
+        "Next",
+        "the next step: one to three plain lines (a '- ' before each is fine), no id",
+        "- read the health endpoint",
+    ),
 )
 _EXAMPLE = "<!-- e.g. {} -->"
 _GUIDE = "<!-- Examples: accept skips these exact lines; delete them at will. Format: notewell notebook --help -->"
@@ -194,6 +198,7 @@ def format_help() -> str:
         "  Leaving: an item leaves only by moving to ## Dropped with its reason; once that is accepted",
         "  its Dropped line may be deleted (the id stays retired; the revisions keep the line). A fact is",
         "  never rewritten: drop it and add the corrected fact under a new id (marking it verified is no",
-        "  rewrite). Ids are never reused. Comments other than the template's examples are refused.",
+        "  rewrite); a Tracker, Notes or Ruled out item may be edited in place (a state moved to done, a",
+        "  note reworded). Ids are never reused. Comments other than the template's examples are refused.",
     ]
     return "\n".join(lines)

@@ -86,13 +86,14 @@ def cmd_notebook(args: argparse.Namespace) -> None:
             "items: " + ", ".join(f"{k} {v}" for k, v in status["sections"].items()),
             f"unaccepted edits: {'yes' if status['unaccepted_edits'] else 'no'}",
             f"raw events: {status['raw_events']}; not cited yet: {', '.join(status['uncited_events']) or 'none'}",
-            "may be trimmed: "
+            # A done tracker item is not deleted but moved to Dropped (a deletion is refused): say so.
+            "to trim: "
             + (
                 "; ".join(
-                    f"{what} {', '.join(ids)}"
+                    what.format(", ".join(ids))
                     for what, ids in (
-                        ("Dropped lines", status["trimmable"]["dropped"]),
-                        ("done tracker items", status["trimmable"]["done"]),
+                        ("delete the accepted Dropped lines {}", status["trimmable"]["dropped"]),
+                        ("move the done tracker items {} to ## Dropped", status["trimmable"]["done"]),
                     )
                     if ids
                 )
