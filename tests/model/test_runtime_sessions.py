@@ -5,10 +5,8 @@ linear (thread CPU time, the machine is shared)."""
 
 from __future__ import annotations
 
-import gc
 import json
 import random
-import time
 from datetime import UTC, datetime
 
 import pytest
@@ -17,6 +15,7 @@ from hypothesis import strategies as st
 
 from notewell.errors import InvalidArgumentError
 from notewell.model.conversations import parse_codex, parse_gemini
+from tests.conftest import cpu_seconds
 from tests.services.conversation_fixtures import codex_lines, gemini_record
 
 START = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
@@ -136,20 +135,7 @@ def _gemini_or_none(record):
 
 
 def _cpu(parse, data: bytes) -> float:
-    """The parse's own CPU time, best of two. The collector is off while it runs: in a suite's
-    process a 100k-object parse set off full collections over every earlier test's objects, and
-    timed the heap (40x for 10x the input) rather than the parser (12x alone)."""
-    best = float("inf")
-    for _ in range(2):
-        gc.collect()
-        gc.disable()
-        try:
-            began = time.thread_time()
-            parse(data, "s")
-            best = min(best, time.thread_time() - began)
-        finally:
-            gc.enable()
-    return best
+    return cpu_seconds(lambda: parse(data, "s"))
 
 
 @pytest.mark.slow
