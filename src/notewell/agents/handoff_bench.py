@@ -13,8 +13,8 @@
 - ``handoff.json`` (the seed and file hashes, never the key) and ``runs.json`` (the runner fills it).
 
 ``next_session(dir, arm)`` is run by the runner between the sessions: it puts the workspace back as
-``make`` wrote it (keeping the call log, and ``MEMORY.md`` in the memory-file arm) and marks the
-log. ``handoff_grade.grade_handoff`` rebuilds the key from the seed and counts.
+``make`` wrote it (keeping ``MEMORY.md`` in the memory-file arm) and marks the call log
+(``calls.jsonl``, beside the workspace). ``handoff_grade.grade_handoff`` rebuilds the key from the seed and counts.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError, NotFoundError
 from ..model.numbers import whole_number
-from .handoff_tools import LOG_NAME, SHARDS, append_entry, read_log, tool_files, world
+from .handoff_tools import SHARDS, append_entry, read_log, tool_files, world
 
 __all__ = ["ARMS", "FORMAT", "Handoff", "build_handoff", "load_handoff", "make_handoff", "next_session"]
 
@@ -200,10 +200,10 @@ def _header(session: int, count: int) -> list[str]:
     arms = [
         f"# Session {session} of 2: {count} prompt{'s' if count > 1 else ''}, one per turn\n",
         "Protocol. The agent works in `workspace/` (its working folder) and may run anything there; it does not"
-        " read the tools' source, the call log (`.calls.jsonl`) or anything outside `workspace/` but what its arm"
+        " read the tools' source, the call log (`../calls.jsonl`) or anything outside `workspace/` but what its arm"
         " names. A fresh session for each. Between the sessions the runner runs"
-        " `notewell bench handoff next DIR --arm ARM`, which puts the workspace back as it was made (keeping the"
-        " call log, and MEMORY.md in the memory-file arm) and marks where session 2 begins. After each session"
+        " `notewell bench handoff next DIR --arm ARM`, which puts the workspace back as it was made (keeping"
+        " MEMORY.md in the memory-file arm) and marks where session 2 begins. After each session"
         " the runner fills in runs.json (turns, tokens) and keeps the transcript. Grade with"
         " `notewell bench handoff grade DIR --transcript FILE...`.\n",
         "Arms: the text below goes, with a blank line, before the first prompt of this session.\n",
@@ -266,17 +266,17 @@ def read_runs(root: Path) -> dict[str, Any]:
 
 
 def next_session(directory: str | Path, arm: str) -> dict[str, Any]:
-    """Between the sessions: the workspace back as made (but the log, and MEMORY.md for memory-file),
+    """Between the sessions: the workspace back as made (but MEMORY.md for memory-file),
     a session-2 mark in the log, session 1's last hash and the arm in runs.json."""
     if arm not in ARMS:
         raise InvalidArgumentError(f"the arm is one of {', '.join(ARMS)}, got {arm!r}")
     handoff, _ = load_handoff(directory)
     root = Path(directory)
     work = root / "workspace"
-    entries, problems = read_log(work)
+    entries, problems = read_log(root)
     if any(e.get("tool") == "session" for e in entries):
         raise InvalidArgumentError("session 2 has begun already (next runs once, between the sessions)")
-    keep = {LOG_NAME} | ({"MEMORY.md"} if arm == "memory-file" else set())
+    keep: set[str] = {"MEMORY.md"} if arm == "memory-file" else set()
     removed = []
     for path in sorted(work.rglob("*"), reverse=True):
         rel = path.relative_to(work).as_posix()
@@ -298,7 +298,7 @@ def next_session(directory: str | Path, arm: str) -> dict[str, Any]:
             path.write_text(text, encoding="utf-8")
             restored.append(rel)
     head = entries[-1].get("hash") if entries else None
-    mark = append_entry(work, {"tool": "session", "args": ["2", arm], "result": "session 2 begins", "cost_min": 0})
+    mark = append_entry(root, {"tool": "session", "args": ["2", arm], "result": "session 2 begins", "cost_min": 0})
     runs = read_runs(root)
     runs.update({"arm": arm, "session1_entries": len(entries), "session1_head": head})
     (root / "runs.json").write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")

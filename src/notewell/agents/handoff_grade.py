@@ -22,7 +22,7 @@ __all__ = ["flag_transcript", "grade_handoff", "parse_fix"]
 # What an agent has no business reading: the tools' insides, the log, the runner's files, the other
 # session's prompts, the grader. A transcript line naming one is shown for a person to judge.
 _HIDDEN = re.compile(
-    r"_shared\.py|\.calls\.jsonl|handoff\.json|runs\.json|session[12]\.md|handoff_(?:bench|grade|tools)"
+    r"_shared\.py|calls\.jsonl|handoff\.json|runs\.json|session[12]\.md|handoff_(?:bench|grade|tools)"
     r"|bench\s+handoff|(?:cat|less|more|head|tail|sed|awk|nl|strings|xxd|view|Read)\b[^\n]{0,80}tools/\w+\.py",
     re.IGNORECASE,
 )
@@ -54,13 +54,24 @@ def _decision(given: str, expected: str, shape: str) -> str:
 def _session_split(entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
     for i, entry in enumerate(entries):
         if entry.get("tool") == "session":
-            args = entry.get("args") or []
-            return entries[:i], entries[i + 1 :], str(args[1]) if len(args) > 1 else None
+            args = _args(entry)
+            return entries[:i], entries[i + 1 :], args[1] if len(args) > 1 else "unknown"
     return entries, [], None
 
 
+def _args(entry: dict[str, Any]) -> tuple[str, ...]:
+    args = entry.get("args")
+    return tuple(str(a) for a in args) if isinstance(args, list) else ()
+
+
+def _minutes(entries: list[dict[str, Any]]) -> int:
+    """Cluster minutes of the probes among *entries* (a cost that is not a whole number counts 0)."""
+    costs = (e.get("cost_min") for e in entries if e.get("tool") == "probe")
+    return sum(c for c in costs if isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 10**6)
+
+
 def _calls(entries: list[dict[str, Any]], tool: str) -> list[tuple[str, ...]]:
-    return [tuple(str(a) for a in e.get("args") or []) for e in entries if e.get("tool") == tool]
+    return [_args(e) for e in entries if e.get("tool") == tool]
 
 
 def _checks(fix: dict[str, str], key: dict[str, Any]) -> bool:
@@ -118,14 +129,14 @@ def grade_handoff(directory: str | Path, transcripts: dict[str, str] | None = No
     """Score a run of the benchmark in *directory*; *transcripts*: name -> text, for the hidden-reading check."""
     handoff, _ = load_handoff(directory)
     root, key = Path(directory), handoff.key
-    entries, problems = read_log(root / "workspace")
+    entries, problems = read_log(root)
     first, later, arm = _session_split(entries)
     runs = read_runs(root)
     fix_path = root / "workspace" / "FIX.md"
     fix = parse_fix(fix_path.read_text(encoding="utf-8", errors="replace")) if fix_path.is_file() else {}
     tries2 = _calls(later, "try")
-    failed1 = {e["args"][0] for e in first if e.get("tool") == "try" and str(e.get("result", "")).startswith("FAILED")
-               and e.get("args")}  # fmt: skip
+    failed1 = {_args(e)[0] for e in first if e.get("tool") == "try" and _args(e)
+               and str(e.get("result", "")).startswith("FAILED")}  # fmt: skip
     dead = set(key["tried"]) | set(key["untried"])
     probes1, probes2 = _calls(first, "probe"), _calls(later, "probe")
     checks2 = [str(e.get("result", "")) for e in later if e.get("tool") == "check"]
@@ -147,8 +158,8 @@ def grade_handoff(directory: str | Path, transcripts: dict[str, str] | None = No
         "tries": len(tries2),
         "probes": len(probes2),
         "probes_repeated": sum(1 for p in probes2 if p in set(probes1)),
-        "probe_minutes": sum(int(e.get("cost_min") or 0) for e in later if e.get("tool") == "probe"),
-        "session1_probe_minutes": sum(int(e.get("cost_min") or 0) for e in first if e.get("tool") == "probe"),
+        "probe_minutes": _minutes(later),
+        "session1_probe_minutes": _minutes(first),
         "decisions": decisions,
         "findings": _findings(fix, key, later),
         "ruled_out_named": len(ruled & failed1),

@@ -1,6 +1,7 @@
 """The handoff benchmark's workspace tools (``tools/*.py``) and the call log they share.
 
-Every tool call is appended to ``workspace/.calls.jsonl``, one JSON object a line, each carrying
+Every tool call is appended to ``calls.jsonl`` beside ``workspace/`` (out of the agent's folder, so
+no ``grep -r`` there reads session 1's results), one JSON object a line, each carrying
 the hash of the line before it (``prev``) and its own (``hash``: SHA-256 over ``prev`` and the
 entry's other fields). The grader re-checks the chain: a line edited, deleted or put in the middle
 without the chain recomputed after it shows as a break. What it cannot see by itself is the tail of
@@ -17,7 +18,7 @@ from typing import Any
 
 __all__ = ["GENESIS", "LOG_NAME", "WRITERS", "append_entry", "entry_hash", "read_log", "tool_files", "world"]
 
-LOG_NAME = ".calls.jsonl"
+LOG_NAME = "calls.jsonl"  # in the benchmark folder, beside workspace/
 GENESIS = "0" * 64
 SHARDS = 64
 # The builds that write records; the bad record's is one of them, the rest appear in the logs.
@@ -44,20 +45,20 @@ def world(salt: str, bad_shard: int) -> dict[str, Any]:
     }
 
 
-def append_entry(workspace: Path, body: dict[str, Any]) -> dict[str, Any]:
+def append_entry(root: Path, body: dict[str, Any]) -> dict[str, Any]:
     """Append *body* to the call log as the next link of its chain; returns the entry written."""
-    entries, _ = read_log(workspace)
+    entries, _ = read_log(root)
     prev = entries[-1].get("hash", GENESIS) if entries else GENESIS
     entry = {"n": len(entries), **body, "prev": prev}
     entry["hash"] = entry_hash(prev, entry)
-    with (workspace / LOG_NAME).open("a", encoding="utf-8") as fh:
+    with (root / LOG_NAME).open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry, sort_keys=True) + "\n")
     return entry
 
 
-def read_log(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
+def read_log(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """The log's entries and what is wrong with its chain (empty when it is whole)."""
-    path = workspace / LOG_NAME
+    path = root / LOG_NAME
     if not path.exists():
         return [], []
     entries: list[dict[str, Any]] = []
@@ -86,7 +87,7 @@ import sys
 from pathlib import Path
 
 WORKSPACE = Path(__file__).resolve().parent.parent
-LOG = WORKSPACE / "{log}"
+LOG = WORKSPACE.parent / "{log}"
 SALT = "{salt}"
 BAD = "{bad_hash}"
 SHARDS = {shards}
