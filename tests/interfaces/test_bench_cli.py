@@ -46,3 +46,17 @@ def test_errors_are_one_line_and_nonzero(tmp_path):
     ):
         done = bench(tmp_path, *args, check=False)
         assert done.returncode == status and done.stderr.decode().count("\n") == 1, (args, done.stderr)
+
+
+@pytest.mark.slow
+def test_next_gives_the_notewell_arm_its_briefing(tmp_path):
+    import notewell
+
+    bench(tmp_path, "make", "b", "--seed", "3")
+    with notewell.open(tmp_path / "b" / "notes", watch=False) as store:
+        store.add_note("---\ntitle: Bad record found\nkind: finding\n---\nshard 7 holds rec-1.\n", author="s1")
+    said = bench(tmp_path, "next", "b", "--arm", "notewell").stdout.decode()
+    preamble = (tmp_path / "b" / "preamble-session2.txt").read_text()
+    assert preamble.startswith("Memory: this project keeps notes in notewell") and "{briefing}" not in preamble
+    assert '"Bad record found" by "s1"' in preamble and "> shard 7 holds rec-1." in preamble
+    assert preamble.strip() in said

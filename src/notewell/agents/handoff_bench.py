@@ -201,7 +201,8 @@ def _header(session: int, count: int) -> list[str]:
         f"# Session {session} of 2: {count} prompt{'s' if count > 1 else ''}, one per turn\n",
         "Protocol. The agent works in `workspace/` (its working folder) and may run anything there; it does not"
         " read the tools' source, the call log (`../calls.jsonl`) or anything outside `workspace/` but what its arm"
-        " names. A fresh session for each. Between the sessions the runner runs"
+        " names. A fresh session for each, with the runtime's own memory outside the workspace off (auto memory, a"
+        " user-level CLAUDE.md or AGENTS.md). Between the sessions the runner runs"
         " `notewell bench handoff next DIR --arm ARM`, which puts the workspace back as it was made (keeping"
         " MEMORY.md in the memory-file arm) and marks where session 2 begins. After each session"
         " the runner fills in runs.json (turns, tokens) and keeps the transcript. Grade with"
@@ -212,7 +213,8 @@ def _header(session: int, count: int) -> list[str]:
         text = texts[session - 1] or "(nothing: the prompts alone)"
         if name == "notewell" and session == 2:
             text = text.replace(
-                "{briefing}", "<the output of: notewell --store ../notes hook session-start, run in workspace/>"
+                "{briefing}",
+                "<the output of: notewell --store ../notes hook session-start </dev/null, run in workspace/>",
             )
         arms.append(f"- **{name}**: {text}\n")
     return arms

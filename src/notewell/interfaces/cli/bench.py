@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidArgumentError
@@ -46,6 +49,30 @@ def _grade_lines(r: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _preamble(directory: str, arm: str) -> str:
+    """The arm's text for session 2, the notewell arm's with the store's session-start briefing in it;
+    also written to DIR/preamble-session2.txt."""
+    from ...agents.handoff_bench import ARMS
+
+    text = ARMS[arm][1]
+    if arm == "notewell":
+        root = Path(directory).resolve()
+        done = subprocess.run(
+            [sys.executable, "-m", "notewell", "--store", str(root / "notes"), "hook", "session-start"],
+            cwd=root / "workspace",
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode:
+            raise InvalidArgumentError(f"the session-start hook failed: {done.stderr.strip()[:300]}")
+        text = text.replace("{briefing}", done.stdout.strip())
+    if text:
+        (Path(directory) / "preamble-session2.txt").write_text(text + "\n", encoding="utf-8")
+    return text
+
+
 def cmd_bench(args: argparse.Namespace) -> None:
     from ...agents.handoff_bench import make_handoff, next_session
     from ...agents.handoff_grade import grade_handoff
@@ -63,12 +90,16 @@ def cmd_bench(args: argparse.Namespace) -> None:
         )
     elif args.action == "next":
         done = next_session(args.dir, args.arm)
+        done["preamble"] = _preamble(args.dir, args.arm)
         text = (
             f"session 2 may begin (arm {done['arm']}): session 1 made {done['session1_calls']} tool calls;"
             f" removed {len(done['removed'])} file(s) it added ({', '.join(done['removed']) or 'none'}),"
             f" put back {len(done['restored'])} it changed ({', '.join(done['restored']) or 'none'})"
         )
         text += "".join(f"\nLOG: {p}" for p in done["log_problems"])
+        if done["preamble"]:
+            where = f"{args.dir}/preamble-session2.txt"
+            text += f"\n\nbefore session 2's prompt, paste (also in {where}):\n\n{done['preamble']}"
         _print(args, done, text)
     else:
         transcripts = {name: _read(name) for name in args.transcript or []}
