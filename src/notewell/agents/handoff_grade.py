@@ -30,12 +30,17 @@ _FIELDS = ("remedy", "cause", "ticket", "release", "ruled_out")
 
 
 def parse_fix(text: str) -> dict[str, str]:
-    """FIX.md's fields (``name: value`` lines; the first of each; backticks and bold dropped)."""
+    """FIX.md's fields (``name: value`` lines; the first of each; backticks and bold dropped). The remedy
+    is read as ``tools/check.py`` reads it (a line that starts ``remedy:``), so the two agree on "done"."""
     fields: dict[str, str] = {}
     for line in text.splitlines():
         m = re.match(r"^[\s>*_-]*`?([a-z_]+)`?[*_]*\s*:\s*(.*)$", line.strip(), re.IGNORECASE)
         if m and m.group(1).lower() in _FIELDS and m.group(1).lower() not in fields:
             fields[m.group(1).lower()] = m.group(2).replace("`", "").replace("**", "").strip()
+    fields.pop("remedy", None)
+    strict = re.search(r"^remedy:[ \t]*(.*)$", text, re.M)
+    if strict:
+        fields["remedy"] = strict.group(1).strip().strip("`")
     return fields
 
 
@@ -45,7 +50,7 @@ def _value(text: str) -> str:
 
 def _decision(given: str, expected: str, shape: str) -> str:
     """kept, contradicted (another value of the shape, alone or beside it) or missing."""
-    values = set(re.findall(shape, given))
+    values = {v.upper() for v in re.findall(shape, given, re.IGNORECASE)}
     if not values:
         return "missing"
     return "kept" if values == {expected} else "contradicted"
@@ -84,7 +89,8 @@ def _findings(fix: dict[str, str], key: dict[str, Any], later: list[dict[str, An
     shown = " ".join(str(e.get("result", "")) for e in later if e.get("tool") == "probe")
     remedy = fix.get("remedy", "").split()
     cause = _value(fix.get("cause", ""))
-    named = {w for w in WRITERS if w.lower() in cause.lower()}
+    # A build is named by its version and build number (1.4.2+b19), with or without the codec's name.
+    named = {w for w in WRITERS if w.split()[-1].lower() in cause.lower()}
     right = {
         "record": len(remedy) == 2 and remedy[1] == key["record"],
         "writer": named == {key["writer"]},
