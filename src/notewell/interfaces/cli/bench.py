@@ -117,22 +117,24 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         description="a task handed from one agent's session to a fresh one: what the second re-does",
     )
     steps = h.add_subparsers(dest="action", metavar="make|next|grade", required=True, help="the step")
-    b = steps.add_parser("make", help="write the workspace, session1.md and session2.md", parents=[as_json])
+    make = "write the workspace, session1.md and session2.md (deterministic by seed; the key is never written)"
+    b = steps.add_parser("make", help=make, description=make, parents=[as_json])
     b.add_argument("dir", metavar="DIR", help="a new (or empty) folder")
     b.add_argument("--seed", type=int, default=1, help="the same seed makes the same benchmark (default 1)")
-    b = steps.add_parser(
-        "next",
-        help="between the sessions: put the workspace back (the call log kept) and mark session 2",
-        parents=[as_json],
+    step = (
+        "between the sessions: put the workspace back as made (MEMORY.md kept in the memory-file arm), mark"
+        " session 2 in the call log, print the arm's text for session 2"
     )
+    b = steps.add_parser("next", help=step, description=step, parents=[as_json])
     b.add_argument("dir", metavar="DIR", help="the folder bench handoff make wrote")
     b.add_argument(
         "--arm",
         required=True,
         choices=("none", "memory-file", "notewell"),
-        help="the arm this run is (kept in runs.json)",
+        help="none, memory-file or notewell: the arm this run is (kept in runs.json)",
     )
-    b = steps.add_parser("grade", help="count what session 2 re-did, kept and finished", parents=[as_json])
+    step = "count what session 2 re-did, kept and finished, from the key rebuilt from the seed and the call log"
+    b = steps.add_parser("grade", help=step, description=step, parents=[as_json])
     b.add_argument("dir", metavar="DIR", help="the folder bench handoff make wrote")
     b.add_argument(
         "--transcript", action="append", metavar="FILE", help="a session's transcript, checked for reading hidden files"
