@@ -7,6 +7,7 @@ from __future__ import annotations
 from . import (
     assistant,
     attempts,
+    bench,
     config,
     db,
     headers,
@@ -53,6 +54,7 @@ COMMANDS: tuple[Command, ...] = (
     *import_command.COMMANDS,
     *assistant.COMMANDS,
     *db.COMMANDS,
+    *bench.COMMANDS,
 )
 
 _BY_NAME = {command.name: command for command in COMMANDS}

@@ -1,0 +1,62 @@
+"""``notewell bench handoff make|next|grade`` from the command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from notewell.agents.handoff_bench import build_handoff
+from tests.interfaces.cli_harness import call
+
+
+def bench(cwd, *args, check=True):
+    done = call(["bench", "handoff", *args], cwd=cwd)
+    if check:
+        assert done.returncode == 0, done.stderr.decode()
+    return done
+
+
+@pytest.mark.slow
+def test_make_next_grade(tmp_path):
+    made = bench(tmp_path, "make", "b", "--seed", "9").stdout.decode()
+    assert "session1.md (5 prompts), session2.md (1)" in made and "bench handoff next b --arm ARM" in made
+    key = build_handoff(9).key
+    (tmp_path / "b" / "workspace" / "MEMORY.md").write_text("kept\n")
+    moved = bench(tmp_path, "next", "b", "--arm", "memory-file").stdout.decode()
+    assert moved.startswith("session 2 may begin (arm memory-file): session 1 made 0 tool calls")
+    (tmp_path / "b" / "workspace" / "FIX.md").write_text(
+        f"remedy: {key['mode']}-record {key['record']}\nticket: {key['ticket']}\n"
+    )
+    (tmp_path / "t.txt").write_text("$ cat ../session1.md\n")
+    graded = bench(tmp_path, "grade", "b", "--transcript", "t.txt").stdout.decode()
+    assert "seed 9, arm memory-file" in graded and "task completed: yes (as decided: yes)" in graded
+    assert "ticket kept, release missing" in graded and "TRANSCRIPT t.txt: 1: $ cat ../session1.md" in graded
+    as_json = json.loads(bench(tmp_path, "grade", "b", "--json").stdout)
+    assert as_json["findings"]["record"] == "reused" and as_json["decisions"]["mode"] == "kept"
+
+
+def test_errors_are_one_line_and_nonzero(tmp_path):
+    bench(tmp_path, "make", "b")
+    for args, status in (
+        (("make", "b"), 2),
+        (("grade", "nowhere"), 3),
+        (("next", "b", "--arm", "notes"), 2),
+        (("grade", "b", "--transcript", "no-such-file"), 2),
+    ):
+        done = bench(tmp_path, *args, check=False)
+        assert done.returncode == status and done.stderr.decode().count("\n") == 1, (args, done.stderr)
+
+
+@pytest.mark.slow
+def test_next_gives_the_notewell_arm_its_briefing(tmp_path):
+    import notewell
+
+    bench(tmp_path, "make", "b", "--seed", "3")
+    with notewell.open(tmp_path / "b" / "notes", watch=False) as store:
+        store.add_note("---\ntitle: Bad record found\nkind: finding\n---\nshard 7 holds rec-1.\n", author="s1")
+    said = bench(tmp_path, "next", "b", "--arm", "notewell").stdout.decode()
+    preamble = (tmp_path / "b" / "preamble-session2.txt").read_text()
+    assert preamble.startswith("Memory: this project keeps notes in notewell") and "{briefing}" not in preamble
+    assert '"Bad record found" by "s1"' in preamble and "> shard 7 holds rec-1." in preamble
+    assert preamble.strip() in said
