@@ -10,6 +10,9 @@
 - ``quiz.md``: the questions, asked after the runtime compacts the conversation;
 - ``bench.json``: the seed and a hash of every file, and nothing that gives the answers away.
 
+``size="long"`` adds 24 prompts (30 questions); ``size="scale"`` adds *survive* values that must survive
+three compactions (``notebook_scale``).
+
 ``grade_answers(dir, answers)`` rebuilds the key from the seed and scores each answer: right when
 it holds the planted value and none of its decoys (an answer that hedges between the production
 and the staging value is wrong), and, for a count or a time, no second value of that shape
