@@ -56,6 +56,10 @@ def test_graded_runs_are_read_from_grade_json_or_refused(tmp_path):
     ]:
         with pytest.raises(InvalidArgumentError, match=message):
             graded_runs(text, "g.json")
+    for tally in ({"right": "1", "total": 2}, {"right": 3, "total": 2}, [1, 2]):
+        bad = {**graded["runs"][0], "by_group": {"output-only": tally}}
+        with pytest.raises(InvalidArgumentError, match="not right/total counts"):
+            curve(graded_runs(json.dumps({"runs": [bad]}), "g.json"))
 
 
 def test_a_run_with_no_must_survive_questions_answered_is_zero_not_missing(tmp_path):

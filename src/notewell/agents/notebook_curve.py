@@ -36,13 +36,20 @@ def graded_runs(text: str, name: str) -> list[dict[str, Any]]:
     return runs
 
 
-def _percent(counts: dict[str, Any] | None) -> float | None:
-    if not isinstance(counts, dict):
-        return None
-    right, total = counts.get("right"), counts.get("total")
-    if not isinstance(right, int) or not isinstance(total, int) or total <= 0 or not 0 <= right <= total:
-        return None
-    return 100 * right / total
+def _counts(counts: object) -> tuple[int, int]:
+    """(right, total) of a group's tally; (0, 0) when the run has no such group."""
+    if counts is None:
+        return 0, 0
+    right = counts.get("right") if isinstance(counts, dict) else None
+    total = counts.get("total") if isinstance(counts, dict) else None
+    if not isinstance(right, int) or not isinstance(total, int) or not 0 <= right <= total:
+        raise InvalidArgumentError(f"a graded run's group tally is not right/total counts: {counts!r:.80}")
+    return right, total
+
+
+def _percent(counts: object) -> float | None:
+    right, total = _counts(counts)
+    return 100 * right / total if total else None
 
 
 def _mean(values: list[float]) -> float | None:
@@ -58,9 +65,8 @@ def curve(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for (arm, size, survive), group in sorted(cells.items(), key=lambda c: (c[0][0], c[0][2], c[0][1])):
         must = []
         for run in group:
-            kept = [run["by_group"].get(g) for g in GROUPS[:2]]
-            right = sum(c["right"] for c in kept if isinstance(c, dict))
-            total = sum(c["total"] for c in kept if isinstance(c, dict))
+            kept = [_counts(run["by_group"].get(g)) for g in GROUPS[:2]]
+            right, total = sum(c[0] for c in kept), sum(c[1] for c in kept)
             if total:
                 must.append(100 * right / total)
         row: dict[str, Any] = {"arm": arm, "size": size, "survive": survive, "runs": len(group)}
@@ -68,7 +74,8 @@ def curve(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         row["must_survive_range"] = [round(min(must), 1), round(max(must), 1)] if must else None
         for g in GROUPS:
             row[g] = _mean([p for p in (_percent(r["by_group"].get(g)) for r in group) if p is not None])
-        row["all"] = _mean([float(r.get("percent", 0)) for r in group])
+        scores = [_counts({"right": r.get("score"), "total": r.get("total")}) for r in group]
+        row["all"] = _mean([100 * right / total for right, total in scores if total])
         rows.append(row)
     return rows
 
