@@ -82,7 +82,7 @@ _DECISION = re.compile(
 )
 
 
-@pytest.mark.parametrize(("seed", "survive"), [(0, 5), (7, 40), (2**32 - 1, 80)])
+@pytest.mark.parametrize(("seed", "survive"), [(0, 5), (3, 5), (7, 40), (2**32 - 1, 80)])
 def test_the_conversation_values_are_where_the_key_says(seed, survive):
     """Read the decisions and corrections out of the prompts in order, as an agent would hear them."""
     bench = build_bench(seed, 300, "scale", survive)
@@ -115,7 +115,7 @@ def test_the_conversation_values_are_where_the_key_says(seed, survive):
     # nowhere in the files: only the conversation holds them (a bare number may be in the noise too)
     distinct = sorted((re.escape(v) for v in values if not re.fullmatch(r"[\d.]+", v)), key=len, reverse=True)
     anywhere = re.compile(rf"(?<![\w.:-])(?:{'|'.join(distinct)})(?![\w:-]|\.\d)")
-    assert [m.group(0) for t in bench.files.values() for m in anywhere.finditer(t)] == []
+    assert not distinct or [m.group(0) for t in bench.files.values() for m in anywhere.finditer(t)] == []
     assert sum(q.kind == "corrected" for q in asked) == len(asked) // 3
 
 

@@ -168,7 +168,7 @@ def scale_session(
     *prompts* (the short session's, the last of them a summary that stays last) around the *reading*
     prompts. Returns the files the session changes and the two prompts after which it is compacted."""
     outputs = max(2, survive // 5)
-    used: set[str] = set()
+    used = {f"{a} {b}" for a, b in zip(_FIRST, _LAST, strict=False)}  # the short session's people are in its files
     decisions, fixes = _decisions(rng, survive - 1 - outputs, used, ask)
     vanishing, changing = [], []
     entities = rng.sample(_ENTITIES, len(_ENTITIES))
