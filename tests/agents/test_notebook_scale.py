@@ -74,6 +74,9 @@ def test_the_must_survive_count_is_the_parameter(tmp_path, survive):
     manifest = json.loads((tmp_path / "b" / "bench.json").read_text())
     assert manifest["survive"] == survive and manifest["compact_after"] == [first, second, len(bench.prompts)]
     assert len({q.id for q in bench.questions}) == len(bench.questions)
+    quiz = "\n".join(line for line in (tmp_path / "b" / "quiz.md").read_text().splitlines() if line.startswith("- Q"))
+    for q in bench.questions:  # the values stay off the agent's pages (64 is the experiment's name)
+        assert all(f" {v}" not in quiz and f'"{v}"' not in json.dumps(manifest) for v in q.expect if v != "64"), q
 
 
 _DECISION = re.compile(
