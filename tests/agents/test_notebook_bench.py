@@ -310,7 +310,7 @@ def test_the_long_session_is_deterministic_and_the_short_one_unchanged(tmp_path)
     session = (tmp_path / "a" / "session.md").read_text()
     assert "# Session: 30 prompts" in session and "at most 150 words" in session
     assert json.loads((tmp_path / "a" / "bench.json").read_text())["compaction_words"] == 150
-    with pytest.raises(InvalidArgumentError, match="short or long"):
+    with pytest.raises(InvalidArgumentError, match="short, long or scale"):
         build_bench(1, size="huge")
 
 

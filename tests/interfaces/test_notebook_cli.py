@@ -89,6 +89,43 @@ def test_bench_make_and_grade(tmp_path):
     assert "run3.txt: 41/41" in nb(tmp_path, "bench", "grade", "long", "run3.txt").stdout.decode()
 
 
+def test_bench_scale_grade_by_group_and_curve(tmp_path):
+    from notewell.agents.notebook_bench import build_bench
+
+    made = nb(tmp_path, "bench", "make", "s", "--seed", "9", "--noise", "300", "--size", "scale", "--survive", "10")
+    compact = build_bench(9, 300, "scale", 10).compact_after
+    assert (
+        f"compacted after prompt {compact[0]}, compacted after prompt {compact[1]} and the last" in made.stdout.decode()
+    )
+    assert "quiz.md (40 questions); 10 values must survive the compaction" in made.stdout.decode()
+    key = build_bench(9, 300, "scale", 10).questions
+    (tmp_path / "all.txt").write_text("".join(f"{q.id}: {' and '.join(q.expect)}\n" for q in key))
+    (tmp_path / "reread.txt").write_text(
+        "".join(f"{q.id}: {' and '.join(q.expect)}\n" for q in key if q.group == "re-readable")
+    )
+    shown = nb(tmp_path, "bench", "grade", "s", "all.txt", "--arm", "notebook").stdout.decode()
+    assert "  conversation-only        8/8     100.0%" in shown and "  kind vanished            2/2     100.0%" in shown
+    for arm, answers in (("notebook", "all.txt"), ("plain", "reread.txt")):
+        graded = nb(tmp_path, "bench", "grade", "s", answers, "--arm", arm, "--json").stdout
+        (tmp_path / f"{arm}.json").write_bytes(graded)
+        assert json.loads(graded)["runs"][0]["by_group"]["output-only"]["total"] == 2
+    table = nb(tmp_path, "bench", "curve", "notebook.json", "plain.json").stdout.decode().splitlines()
+    assert [line.split()[:5] for line in table[1:]] == [
+        ["notebook", "scale", "10", "1", "100.0"],
+        ["plain", "scale", "10", "1", "0.0"],
+    ]
+    rows = json.loads(nb(tmp_path, "bench", "curve", "plain.json", "--json").stdout)["curve"]
+    assert rows[0]["re-readable"] == 100.0 and rows[0]["must_survive"] == 0.0
+    for args, message in [
+        (("make", "x", "--size", "long", "--survive", "10"), b"survive is for --size scale"),
+        (("make", "x", "--size", "scale", "--survive", "81"), b"from 5 to 80"),
+        (("curve", "all.txt"), b"all.txt is not JSON"),
+        (("curve", "missing.json"), b"cannot read missing.json"),
+    ]:
+        refused = nb(tmp_path, "bench", *args, check=False)
+        assert refused.returncode == 2 and message in refused.stderr and refused.stderr.count(b"\n") == 1
+
+
 def test_the_format_is_in_help(tmp_path):
     # An agent learned the line format from two failed accepts: it is in --help now.
     for args in (("--help",), ("accept", "--help")):

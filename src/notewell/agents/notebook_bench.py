@@ -10,6 +10,9 @@
 - ``quiz.md``: the questions, asked after the runtime compacts the conversation;
 - ``bench.json``: the seed and a hash of every file, and nothing that gives the answers away.
 
+``size="long"`` adds 24 prompts (30 questions); ``size="scale"`` adds *survive* values that must survive
+three compactions (``notebook_scale``).
+
 ``grade_answers(dir, answers)`` rebuilds the key from the seed and scores each answer: right when
 it holds the planted value and none of its decoys (an answer that hedges between the production
 and the staging value is wrong), and, for a count or a time, no second value of that shape
@@ -30,6 +33,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError, NotFoundError
 from ..model.numbers import whole_number
+from .notebook_scale import scale_session
 
 __all__ = ["FORMAT", "Bench", "Question", "build_bench", "grade_answers", "make_bench", "parse_answers"]
 
@@ -66,6 +70,7 @@ class Question:
     reject: tuple[str, ...] = ()  # none may appear (the decoys)
     kind: str = "fact"  # early, corrected, conversation, counted, ruled_out, quote
     single: bool = False  # the answer may name no other value shaped like the expected one (another count, time)
+    group: str = "re-readable"  # or what must survive a compaction: conversation-only, output-only
 
 
 @dataclass
@@ -76,11 +81,18 @@ class Bench:
     prompts: list[str] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
     size: str = "short"
+    changing: list[str] = field(default_factory=list)  # the scale size's state files and rotated logs
+    compact_after: tuple[int, ...] = ()  # prompts after which the conversation is compacted (before the last)
 
     @property
     def mutable(self) -> tuple[str, ...]:
         """Files the session itself changes (a script moves the lease on, rotates a log)."""
-        return tuple(p for p in ("tools/lease.txt", "logs/current.log") if p in self.files)
+        return tuple(p for p in ("tools/lease.txt", "logs/current.log", *self.changing) if p in self.files)
+
+    @property
+    def survive(self) -> int:
+        """How many values must survive the compactions: they exist only in the conversation or in output."""
+        return sum(q.group != "re-readable" for q in self.questions)
 
 
 def _stamp(rng: random.Random, day: str, second: int) -> str:
@@ -105,19 +117,19 @@ def _noise_line(rng: random.Random, svc: str, day: str, second: int) -> str:
     return f"{_stamp(rng, day, second)} {level:5} {svc}[{rng.randint(100, 999)}] {words} {extra}"
 
 
-SIZES = ("short", "long")
+SIZES = ("short", "long", "scale")
 # What the protocol allows the compacted conversation: a runtime's summary of at most this many words.
-COMPACTION_WORDS = {"short": 80, "long": 150}
+COMPACTION_WORDS = {"short": 80, "long": 150, "scale": 150}
+_TALK: dict[str, Any] = {"kind": "conversation", "group": "conversation-only"}  # a decision said, not written
+SURVIVE_DEFAULT = 20  # the scale size's must-survive values unless --survive says otherwise
 
 
-def build_bench(seed: int = 1, noise: int = 4000, size: str = "short") -> Bench:
+def build_bench(seed: int = 1, noise: int = 4000, size: str = "short", survive: int | None = None) -> Bench:
     """The benchmark for *seed*, in memory (``make_bench`` writes it). *size* ``long``: thirty
     prompts and 41 questions, with decisions and corrections that exist only in the conversation
-    and values that exist only in output that does not come back."""
-    whole_number("the seed", seed, 0, 2**32 - 1)
-    whole_number("noise (lines per log)", noise, 200, 200_000)
-    if size not in SIZES:
-        raise InvalidArgumentError(f"size is short or long, got {size!r}")
+    and values that exist only in output that does not come back. ``scale``: *survive* (5 to 80,
+    default 20) such values, and three compactions."""
+    survive = _checked(seed, noise, size, survive)
     rng = random.Random(seed)
     svc = rng.choice(_SERVICES)
     lib = rng.choice(_LIBS)
@@ -187,7 +199,7 @@ def build_bench(seed: int = 1, noise: int = 4000, size: str = "short") -> Bench:
         ),
         Question("Q05", f"Which version of {lib} is pinned in deps/lock.txt?", (version,), (fixed_version,), "early"),
         Question("Q06", "Which unix socket did the ingest path connect to?", (socket_path,), (admin_socket,), "early"),
-        Question("Q07", "On which port will the canary run?", (str(canary_port),), (str(taken_port),), "conversation"),
+        Question("Q07", "On which port will the canary run?", (str(canary_port),), (str(taken_port),), **_TALK),
         Question("Q08", f"Who owns the {component} component?", (owner,), tuple(p for _, p in owned), "early"),
         Question("Q09", "How many jobs failed in the nightly report?", (str(failed),), (), "counted", single=True),
         Question(
@@ -200,10 +212,41 @@ def build_bench(seed: int = 1, noise: int = 4000, size: str = "short") -> Bench:
         Question("Q11", "Which flag does the DBA want on the migration run?", (flag,), tuple(other_flags), "quote"),
     ]
     bench = Bench(seed, noise, files, prompts, questions, size=size)
+    # Each longer size draws from a stream of its own: the short benchmark of a seed stays byte for byte what it was.
     if size == "long":
-        # Its own stream: the short benchmark of a seed stays byte for byte what it was.
         _long_session(random.Random(f"long-{seed}"), bench, svc)
+    elif size == "scale":
+        _scale_session(random.Random(f"scale-{seed}-{survive}"), bench, survive or SURVIVE_DEFAULT)
     return bench
+
+
+def _scale_session(rng: random.Random, bench: Bench, survive: int) -> None:
+    """The short session, the long one's ten services to re-read, and *survive* values that must survive."""
+    number = iter(range(12, 1000))
+
+    def ask(
+        text: str, expect: tuple[str, ...], reject: tuple[str, ...], kind: str, single: bool = False,
+        group: str = "re-readable",
+    ) -> None:  # fmt: skip
+        bench.questions.append(Question(f"Q{next(number):02d}", text, expect, reject, kind, single, group))
+
+    reading = _service_files(rng, bench.files, ask)
+    changing, compact = scale_session(rng, bench.prompts, bench.files, reading, survive, ask, _noise_line)
+    bench.changing, bench.compact_after = changing, compact
+
+
+def _checked(seed: int, noise: int, size: str, survive: int | None) -> int | None:
+    """The parameters refused with a clear message; returns the scale size's must-survive count."""
+    whole_number("the seed", seed, 0, 2**32 - 1)
+    whole_number("noise (lines per log)", noise, 200, 200_000)
+    if size not in SIZES:
+        raise InvalidArgumentError(f"size is short, long or scale, got {size!r}")
+    if survive is not None and size != "scale":
+        raise InvalidArgumentError("survive is for --size scale (short and long have a fixed session)")
+    if size == "scale":
+        survive = SURVIVE_DEFAULT if survive is None else survive
+        whole_number("survive (values that must survive the compactions)", survive, 5, 80)
+    return survive
 
 
 _REGIONS = ["eu-west-1", "eu-central-1", "us-east-2", "ap-southeast-1", "sa-east-1", "ca-central-1"]
@@ -355,6 +398,8 @@ def _nightly(rng: random.Random, files: dict[str, str], noise: int) -> int:
 
 
 _Ask = Callable[..., None]  # ask(text, expect, reject, kind, single=False): a question added
+# In the long session, a decision or correction exists only in the conversation, a vanished value only in output.
+_GROUPS = {"conversation": "conversation-only", "corrected": "conversation-only", "vanished": "output-only"}
 
 
 def _long_session(rng: random.Random, bench: Bench, svc: str) -> None:
@@ -364,7 +409,8 @@ def _long_session(rng: random.Random, bench: Bench, svc: str) -> None:
     number = iter(range(12, 100))
 
     def ask(text: str, expect: tuple[str, ...], reject: tuple[str, ...], kind: str, single: bool = False) -> None:
-        questions.append(Question(f"Q{next(number):02d}", text, expect, reject, kind, single))
+        group = _GROUPS.get(kind, "re-readable")
+        questions.append(Question(f"Q{next(number):02d}", text, expect, reject, kind, single, group))
 
     reading = _service_files(rng, files, ask)
     decisions, corrections = _decisions(rng, people, ask)
@@ -488,9 +534,11 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def make_bench(directory: str | Path, *, seed: int = 1, noise: int = 4000, size: str = "short") -> Bench:
-    """Write the benchmark for *seed* (and *size*) into *directory* (new or empty)."""
-    bench = build_bench(seed, noise, size)
+def make_bench(
+    directory: str | Path, *, seed: int = 1, noise: int = 4000, size: str = "short", survive: int | None = None
+) -> Bench:
+    """Write the benchmark for *seed* (and *size*, *survive*) into *directory* (new or empty)."""
+    bench = build_bench(seed, noise, size, survive)
     root = Path(directory)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise InvalidArgumentError(f"{root} is not an empty folder; the benchmark goes into a new one")
@@ -499,15 +547,7 @@ def make_bench(directory: str | Path, *, seed: int = 1, noise: int = 4000, size:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     words = COMPACTION_WORDS[bench.size]
-    session = [
-        f"# Session: {len(bench.prompts)} prompts, one per turn\n",
-        f"Protocol: send the prompts one per turn. After the last one, compact the conversation to at most {words}"
-        " words (the runtime's own compaction with that budget, or a new session given only a summary of at"
-        " most that many words), then send quiz.md. Nothing else of the conversation may carry over; the files"
-        " may be read again, but some of what was read is gone by then.\n",
-    ]
-    session += [f"## Prompt {i}\n\n{p}\n" for i, p in enumerate(bench.prompts, 1)]
-    (root / "session.md").write_text("\n".join(session), encoding="utf-8")
+    (root / "session.md").write_text(_session_text(bench, words), encoding="utf-8")
     quiz = [
         "# Quiz (after the conversation was compacted)\n",
         "Answer each question with the exact value and nothing else: an answer that also names another"
@@ -525,8 +565,38 @@ def make_bench(directory: str | Path, *, seed: int = 1, noise: int = 4000, size:
         "questions": len(bench.questions),
         "files": {f"workspace/{rel}": _sha(text) for rel, text in bench.files.items() if rel not in bench.mutable},
     }
+    if bench.size == "scale":  # short and long manifests stay byte for byte what they were
+        manifest |= {"survive": bench.survive, "compact_after": [*bench.compact_after, len(bench.prompts)]}
     (root / "bench.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return bench
+
+
+def _session_text(bench: Bench, words: int) -> str:
+    """session.md: the protocol (where to compact, to how many words), then the prompts."""
+    if not bench.compact_after:
+        protocol = (
+            f"Protocol: send the prompts one per turn. After the last one, compact the conversation to at most {words}"
+            " words (the runtime's own compaction with that budget, or a new session given only a summary of at"
+            " most that many words), then send quiz.md."
+        )
+    else:
+        points = ", ".join(f"after prompt {n}" for n in bench.compact_after)
+        protocol = (
+            f"Protocol: send the prompts one per turn. Compact the conversation {points} and after the last one"
+            f" (prompt {len(bench.prompts)}), each time to at most {words} words (the runtime's own compaction"
+            " with that budget, or a new session given only a summary of at most that many words, which may"
+            " carry on what the summary before it held); then send quiz.md. The places are marked below."
+        )
+    session = [
+        f"# Session: {len(bench.prompts)} prompts, one per turn\n",
+        protocol + " Nothing else of the conversation may carry over; the files may be read again, but some of"
+        " what was read is gone by then.\n",
+    ]
+    for i, p in enumerate(bench.prompts, 1):
+        session.append(f"## Prompt {i}\n\n{p}\n")
+        if i in bench.compact_after:
+            session.append(f"---\n\n**Compact here**: at most {words} words carry over.\n")
+    return "\n".join(session)
 
 
 # A line that starts an answer: list markers, numbering, a heading's # or bold before the id, then maybe a
@@ -655,6 +725,16 @@ def _others(answer: str, value: str) -> list[str]:
     return found
 
 
+def _tally(rows: list[dict[str, Any]], by: str) -> dict[str, dict[str, int]]:
+    """Right and total per value of *by* (a question's kind or group), in the order met."""
+    tally: dict[str, dict[str, int]] = {}
+    for r in rows:
+        counts = tally.setdefault(r[by], {"right": 0, "total": 0})
+        counts["right"] += r["correct"]
+        counts["total"] += 1
+    return tally
+
+
 def grade_answers(directory: str | Path, answers: dict[str, str]) -> dict[str, Any]:
     """Score *answers* against the key rebuilt from the benchmark's seed."""
     root = Path(directory)
@@ -666,7 +746,9 @@ def grade_answers(directory: str | Path, answers: dict[str, str]) -> dict[str, A
         raise InvalidArgumentError(f"{root / 'bench.json'} is not valid JSON: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InvalidArgumentError(f"{root / 'bench.json'} is not a {FORMAT} manifest")
-    bench = build_bench(manifest.get("seed"), manifest.get("noise"), manifest.get("size", "short"))
+    bench = build_bench(
+        manifest.get("seed"), manifest.get("noise"), manifest.get("size", "short"), manifest.get("survive")
+    )
     expected = {f"workspace/{rel}": _sha(text) for rel, text in bench.files.items() if rel not in bench.mutable}
     changed = sorted(p for p, h in expected.items() if manifest.get("files", {}).get(p) != h)
     on_disk = sorted(
@@ -685,6 +767,7 @@ def grade_answers(directory: str | Path, answers: dict[str, str]) -> dict[str, A
             {
                 "id": q.id,
                 "kind": q.kind,
+                "group": q.group,
                 "question": q.text,
                 "answer": given,
                 "expected": list(q.expect),
@@ -693,18 +776,15 @@ def grade_answers(directory: str | Path, answers: dict[str, str]) -> dict[str, A
             }
         )
     right = sum(r["correct"] for r in rows)
-    by_kind: dict[str, list[int]] = {}
-    for r in rows:
-        by_kind.setdefault(r["kind"], [0, 0])
-        by_kind[r["kind"]][0] += r["correct"]
-        by_kind[r["kind"]][1] += 1
     return {
         "seed": bench.seed,
         "size": bench.size,
+        "survive": bench.survive,
         "score": right,
         "total": len(rows),
         "percent": round(100 * right / len(rows), 1),
-        "by_kind": {k: {"right": v[0], "total": v[1]} for k, v in by_kind.items()},
+        "by_kind": _tally(rows, "kind"),
+        "by_group": _tally(rows, "group"),
         "questions": rows,
         "unknown_ids": sorted(set(answers) - known),
         "files_changed": sorted(set(changed) | set(on_disk)),

@@ -124,35 +124,64 @@ def cmd_notebook(args: argparse.Namespace) -> None:
 
 
 def _bench(args: argparse.Namespace) -> None:
-    from ...agents.notebook_bench import grade_answers, make_bench, parse_answers
+    from ...agents.notebook_bench import make_bench
 
     if args.bench_action == "make":
-        bench = make_bench(args.dir, seed=args.seed, noise=args.noise, size=args.size)
+        bench = make_bench(args.dir, seed=args.seed, noise=args.noise, size=args.size, survive=args.survive)
+        compact = "".join(f", compacted after prompt {n}" for n in bench.compact_after) + (
+            " and the last" if bench.compact_after else ""
+        )
         _print(
             args,
             {
                 "dir": args.dir,
                 "seed": bench.seed,
                 "size": bench.size,
+                "survive": bench.survive,
                 "files": len(bench.files),
                 "prompts": len(bench.prompts),
                 "questions": len(bench.questions),
             },
             f"benchmark (seed {bench.seed}, {bench.size}) in {args.dir}: {len(bench.files)} files under workspace/,"
-            f" session.md ({len(bench.prompts)} prompts), quiz.md ({len(bench.questions)} questions)\n"
-            f"run the session with and without the notebook, compact before the quiz, then:"
-            f" notewell notebook bench grade {args.dir} ANSWERS",
+            f" session.md ({len(bench.prompts)} prompts{compact}), quiz.md ({len(bench.questions)} questions);"
+            f" {bench.survive} values must survive the compaction\n"
+            f"run the session with and without the notebook, compact where session.md says, then:"
+            f" notewell notebook bench grade {args.dir} ANSWERS --arm plain|notebook",
         )
         return
+    if args.bench_action == "curve":
+        _curve(args)
+        return
+    _grade(args)
+
+
+def _curve(args: argparse.Namespace) -> None:
+    from ...agents.notebook_curve import curve, curve_table, graded_runs
+
+    runs = []
+    for name in args.graded:
+        runs += graded_runs(_read(name), name)
+    rows = curve(runs)
+    _print(args, {"curve": rows}, curve_table(rows))
+
+
+def _read(name: str) -> str:
+    try:
+        with open(name, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidArgumentError(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _grade(args: argparse.Namespace) -> None:
+    from ...agents.notebook_bench import grade_answers, parse_answers
+
     results = []
     for name in args.answers:
-        try:
-            with open(name, encoding="utf-8") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidArgumentError(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
-        result = grade_answers(args.dir, parse_answers(text))
+        result = grade_answers(args.dir, parse_answers(_read(name)))
         result["answers_file"] = name
+        if args.arm:
+            result["arm"] = args.arm
         results.append(result)
         for unknown in result["unknown_ids"]:
             print(f"warning: {name}: {unknown} is not a question of this quiz", file=sys.stderr)
@@ -167,9 +196,19 @@ def _bench(args: argparse.Namespace) -> None:
             mark = "right" if q["correct"] else "WRONG"
             why = f"; names the decoy {', '.join(q['decoys'])}" if q["decoys"] else ""
             lines.append(f"  {q['id']} {mark:5} [{q['kind']}] expected {' + '.join(q['expected'])}{why}")
+        lines += _groups_table(r)
     if len(results) > 1:
         lines.append(f"mean over {len(results)} runs: {mean}%")
     _print(args, {"runs": results, "mean_percent": mean}, "\n".join(lines))
+
+
+def _groups_table(result: dict[str, Any]) -> list[str]:
+    """Right/total per must-survive group and per kind: the small table under a run's questions."""
+    lines = [f"  {'group / kind':<20} right/total   (must survive: {result['survive']})"]
+    for label, tally in (("", result["by_group"]), ("kind ", result["by_kind"])):
+        for name, c in tally.items():
+            lines.append(f"  {label + name:<20} {c['right']:>5}/{c['total']:<5} {100 * c['right'] / c['total']:5.1f}%")
+    return lines
 
 
 def _options(*, task: bool = False, root: bool = False) -> argparse.ArgumentParser:
@@ -233,7 +272,10 @@ def _notebook_arguments(p: argparse.ArgumentParser) -> None:
     )
     a = action("bench", "does the notebook help? make the benchmark, or grade a run's answers", as_json)
     bench = a.add_subparsers(
-        dest="bench_action", metavar="make|grade", required=True, help="make the prompts, or grade answers"
+        dest="bench_action",
+        metavar="make|grade|curve",
+        required=True,
+        help="make the prompts, grade answers, draw the curve",
     )
     b = bench.add_parser(
         "make", help="write noisy files with planted facts, a six-prompt session and a quiz", parents=[as_json]
@@ -243,16 +285,27 @@ def _notebook_arguments(p: argparse.ArgumentParser) -> None:
     b.add_argument("--noise", type=int, default=4000, help="lines in the deploy log (default 4000)")
     b.add_argument(
         "--size",
-        choices=("short", "long"),
+        choices=("short", "long", "scale"),
         default="short",
         help="short: 6 prompts, 11 questions; long: 30 prompts, 41 questions, with decisions, corrections and"
-        " output that does not come back",
+        " output that does not come back; scale: --survive such values, three compactions",
+    )
+    b.add_argument(
+        "--survive",
+        type=int,
+        metavar="N",
+        help="--size scale only: how many values must survive the compactions, 5 to 80 (default 20)",
     )
     b = bench.add_parser("grade", help="score answers against the planted facts", parents=[as_json])
     b.add_argument("dir", metavar="DIR", help="the folder bench make wrote")
     b.add_argument(
         "answers", nargs="+", metavar="ANSWERS", help="answer files (Q01: ... lines, or JSON); several = runs"
     )
+    b.add_argument("--arm", help="which arm the runs are (plain, notebook, ...): bench curve groups by it")
+    b = bench.add_parser(
+        "curve", help="accuracy of each arm against the values that must survive, from graded runs", parents=[as_json]
+    )
+    b.add_argument("graded", nargs="+", metavar="GRADED", help="files of bench grade --arm ARM --json output")
 
 
 COMMANDS = (
