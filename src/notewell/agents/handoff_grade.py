@@ -23,7 +23,8 @@ __all__ = ["flag_transcript", "grade_handoff", "parse_fix"]
 # session's prompts, the grader. A transcript line naming one is shown for a person to judge.
 _HIDDEN = re.compile(
     r"_shared\.py|calls\.jsonl|handoff\.json|runs\.json|session[12]\.md|handoff_(?:bench|grade|tools)"
-    r"|bench\s+handoff|(?:cat|less|more|head|tail|sed|awk|nl|strings|xxd|view|Read)\b[^\n]{0,80}tools/\w+\.py",
+    # A viewer's own arguments only: `cat FIX.md && python tools/check.py` runs the tool, it reads nothing.
+    r"|bench\s+handoff|(?:cat|less|more|head|tail|sed|awk|nl|strings|xxd|view|Read)\b[^\n;&|]{0,80}tools/\w+\.py",
     re.IGNORECASE,
 )
 _FIELDS = ("remedy", "cause", "ticket", "release", "ruled_out")
