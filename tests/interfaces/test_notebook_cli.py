@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import notewell
 from tests.interfaces.cli_harness import call
 
@@ -157,3 +159,24 @@ def test_status_names_what_may_be_trimmed(tmp_path):
     path.write_text(path.read_text().replace("## Tracker\n", "## Tracker\n- [T001] [done] read the log\n"))
     nb(tmp_path, "accept")
     assert "to trim: move the done tracker items T001 to ## Dropped" in nb(tmp_path, "status").stdout.decode()
+
+
+@pytest.mark.slow
+def test_bench_runner_steps(tmp_path):
+    nb(tmp_path, "bench", "make", "s", "--seed", "4", "--noise", "300", "--size", "scale", "--survive", "5",
+       "--summary-chars", "300")  # fmt: skip
+    (tmp_path / "summary.txt").write_text("ledgerd port=41237," * 20)  # 380 characters, one "word"
+    over = nb(tmp_path, "bench", "summary-check", "s", "summary.txt", check=False)
+    assert over.returncode != 0 and b"380 characters (over 300)" in over.stdout and b"void" in over.stderr
+    assert b"within 500" in nb(tmp_path, "bench", "summary-check", "s", "summary.txt", "--limit", "500").stdout
+    nb(tmp_path, "bench", "summary-check", "s", "summary.txt", "--cut")
+    assert len((tmp_path / "summary.txt").read_text()) == 300
+    (tmp_path / "s" / "copy.log").write_text("kept\n")
+    done = json.loads(nb(tmp_path, "bench", "compact", "s", "--arm", "plain", "--json").stdout)
+    assert done["removed"] == ["copy.log"] and done["n"] == 1
+    (tmp_path / "answers.txt").write_text("Q01: 1\n")
+    graded = nb(tmp_path, "bench", "grade", "s", "answers.txt", "--json")
+    assert b"1 compactions logged, the protocol has 3 (the run is void)" in graded.stderr
+    assert json.loads(graded.stdout)["runs"][0]["compactions"]["done"] == 1
+    bad = nb(tmp_path, "bench", "compact", "s", "--arm", "both", check=False)
+    assert bad.returncode != 0 and b"invalid choice" in bad.stderr

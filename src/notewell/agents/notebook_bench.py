@@ -35,7 +35,17 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..model.numbers import whole_number
 from .notebook_scale import scale_session
 
-__all__ = ["FORMAT", "Bench", "Question", "build_bench", "grade_answers", "make_bench", "parse_answers"]
+__all__ = [
+    "FORMAT",
+    "SUMMARY_CHARS_DEFAULT",
+    "Bench",
+    "Question",
+    "build_bench",
+    "grade_answers",
+    "load_bench",
+    "make_bench",
+    "parse_answers",
+]
 
 FORMAT = "notewell-notebook-bench/1"
 _SERVICES = ["ledgerd", "tallyman", "courier", "ingestor", "vaultsync", "shardkeeper", "mailroom", "beacon"]
@@ -122,6 +132,10 @@ SIZES = ("short", "long", "scale")
 COMPACTION_WORDS = {"short": 80, "long": 150, "scale": 150}
 _TALK: dict[str, Any] = {"kind": "conversation", "group": "conversation-only"}  # a decision said, not written
 SURVIVE_DEFAULT = 20  # the scale size's must-survive values unless --survive says otherwise
+# The scale size's budget is counted in characters: agents packed 40 values into 150 "words" of
+# comma-joined key=value runs (1.3-1.8 KB). 900 characters is about 150 words of English prose
+# (six characters a word with its space), the budget the word count meant.
+SUMMARY_CHARS_DEFAULT = 900
 
 
 def build_bench(seed: int = 1, noise: int = 4000, size: str = "short", survive: int | None = None) -> Bench:
@@ -535,10 +549,16 @@ def _sha(text: str) -> str:
 
 
 def make_bench(
-    directory: str | Path, *, seed: int = 1, noise: int = 4000, size: str = "short", survive: int | None = None
-) -> Bench:
-    """Write the benchmark for *seed* (and *size*, *survive*) into *directory* (new or empty)."""
+    directory: str | Path, *, seed: int = 1, noise: int = 4000, size: str = "short", survive: int | None = None,
+    summary_chars: int | None = None,
+) -> Bench:  # fmt: skip
+    """Write the benchmark for *seed* (and *size*, *survive*) into *directory* (new or empty). The scale
+    size's summaries are held to *summary_chars* characters (default 900)."""
     bench = build_bench(seed, noise, size, survive)
+    if summary_chars is not None and size != "scale":
+        raise InvalidArgumentError("summary_chars is for --size scale (short and long count words)")
+    chars = summary_chars if summary_chars is not None else SUMMARY_CHARS_DEFAULT
+    whole_number("summary_chars (the compaction budget in characters)", chars, 200, 20_000)
     root = Path(directory)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise InvalidArgumentError(f"{root} is not an empty folder; the benchmark goes into a new one")
@@ -547,7 +567,8 @@ def make_bench(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     words = COMPACTION_WORDS[bench.size]
-    (root / "session.md").write_text(_session_text(bench, words), encoding="utf-8")
+    budget = f"{chars} characters" if bench.size == "scale" else f"{words} words"
+    (root / "session.md").write_text(_session_text(bench, budget), encoding="utf-8")
     quiz = [
         "# Quiz (after the conversation was compacted)\n",
         "Answer each question with the exact value and nothing else: an answer that also names another"
@@ -566,26 +587,36 @@ def make_bench(
         "files": {f"workspace/{rel}": _sha(text) for rel, text in bench.files.items() if rel not in bench.mutable},
     }
     if bench.size == "scale":  # short and long manifests stay byte for byte what they were
-        manifest |= {"survive": bench.survive, "compact_after": [*bench.compact_after, len(bench.prompts)]}
+        del manifest["compaction_words"]  # counted in characters instead
+        manifest |= {
+            "survive": bench.survive,
+            "compact_after": [*bench.compact_after, len(bench.prompts)],
+            "compaction_chars": chars,
+        }
     (root / "bench.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return bench
 
 
-def _session_text(bench: Bench, words: int) -> str:
-    """session.md: the protocol (where to compact, to how many words), then the prompts."""
+def _session_text(bench: Bench, budget: str) -> str:
+    """session.md: the protocol (where to compact, to how many words or characters), then the prompts."""
     if not bench.compact_after:
         protocol = (
-            f"Protocol: send the prompts one per turn. After the last one, compact the conversation to at most {words}"
-            " words (the runtime's own compaction with that budget, or a new session given only a summary of at"
-            " most that many words), then send quiz.md."
+            f"Protocol: send the prompts one per turn. After the last one, compact the conversation to at most {budget}"
+            " (the runtime's own compaction with that budget, or a new session given only a summary of at"
+            f" most that many {budget.split()[1]}), then send quiz.md."
         )
     else:
         points = ", ".join(f"after prompt {n}" for n in bench.compact_after)
         protocol = (
             f"Protocol: send the prompts one per turn. Compact the conversation {points} and after the last one"
-            f" (prompt {len(bench.prompts)}), each time to at most {words} words (the runtime's own compaction"
-            " with that budget, or a new session given only a summary of at most that many words, which may"
+            f" (prompt {len(bench.prompts)}), each time to at most {budget} (the runtime's own compaction"
+            " with that budget, or a new session given only a summary of at most that many characters, which may"
             " carry on what the summary before it held); then send quiz.md. The places are marked below."
+            " At each place the runner checks the summary (`notewell notebook bench summary-check`: a summary"
+            " over the budget voids the run, or is cut at the limit before it is handed on) and runs"
+            " `notewell notebook bench compact DIR --arm plain|notebook`, which puts workspace/ back as make"
+            " wrote it (but for what the tools change by design) and removes every other file but the"
+            " notebook arm's .agent-context/."
         )
     session = [
         f"# Session: {len(bench.prompts)} prompts, one per turn\n",
@@ -595,7 +626,7 @@ def _session_text(bench: Bench, words: int) -> str:
     for i, p in enumerate(bench.prompts, 1):
         session.append(f"## Prompt {i}\n\n{p}\n")
         if i in bench.compact_after:
-            session.append(f"---\n\n**Compact here**: at most {words} words carry over.\n")
+            session.append(f"---\n\n**Compact here**: at most {budget} carry over.\n")
     return "\n".join(session)
 
 
@@ -735,20 +766,27 @@ def _tally(rows: list[dict[str, Any]], by: str) -> dict[str, dict[str, int]]:
     return tally
 
 
-def grade_answers(directory: str | Path, answers: dict[str, str]) -> dict[str, Any]:
-    """Score *answers* against the key rebuilt from the benchmark's seed."""
+def load_bench(directory: str | Path) -> tuple[dict[str, Any], Bench]:
+    """The folder's manifest and the benchmark rebuilt from its seed (and size, N)."""
     root = Path(directory)
     try:
         manifest = json.loads((root / "bench.json").read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise NotFoundError(f"{root} has no bench.json (make it with: notewell notebook bench make DIR)") from None
-    except ValueError as exc:
+    except (OSError, ValueError) as exc:
         raise InvalidArgumentError(f"{root / 'bench.json'} is not valid JSON: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InvalidArgumentError(f"{root / 'bench.json'} is not a {FORMAT} manifest")
     bench = build_bench(
         manifest.get("seed"), manifest.get("noise"), manifest.get("size", "short"), manifest.get("survive")
     )
+    return manifest, bench
+
+
+def grade_answers(directory: str | Path, answers: dict[str, str]) -> dict[str, Any]:
+    """Score *answers* against the key rebuilt from the benchmark's seed."""
+    root = Path(directory)
+    manifest, bench = load_bench(root)
     expected = {f"workspace/{rel}": _sha(text) for rel, text in bench.files.items() if rel not in bench.mutable}
     changed = sorted(p for p, h in expected.items() if manifest.get("files", {}).get(p) != h)
     on_disk = sorted(

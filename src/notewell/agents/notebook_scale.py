@@ -10,10 +10,11 @@ before the last. It imports nothing of the benchmark: the caller hands it ``ask`
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable
 
-__all__ = ["scale_session"]
+__all__ = ["leader_chain", "scale_session"]
 
 Ask = Callable[..., None]  # ask(text, expect, reject, kind, group=...): a question added
 NoiseLine = Callable[[random.Random, str, str, int], str]  # noise_line(rng, service, day, second)
@@ -104,20 +105,38 @@ def _decisions(rng: random.Random, count: int, used: set[str], ask: Ask) -> tupl
     return prompts, [",".join(str(n) for n, _ in g) + "\n" + "\n".join(t for _, t in g) for g in grouped]
 
 
+def leader_chain(entity: str, secret: str, runs: int) -> list[str]:
+    """The leaders a probe prints on its first *runs* runs: each from a secret the run before replaced by its
+    hash, so the state file after a run holds nothing the leader it printed can be computed from."""
+    leaders = []
+    for _ in range(runs):
+        digest = hashlib.sha256(secret.encode("ascii")).hexdigest()
+        leaders.append(f"{entity}-{10 + int(digest[:8], 16) % 89}{'abcdef'[int(digest[8:16], 16) % 6]}")
+        secret = hashlib.sha256(("next:" + secret).encode("ascii")).hexdigest()
+    return leaders
+
+
 def _probe(rng: random.Random, entity: str, files: dict[str, str], ask: Ask) -> tuple[str, str]:
-    """A probe that prints the entity's leader once and passes the leadership on; its state file."""
-    leaders = rng.sample([f"{entity}-{n}{c}" for n in range(10, 99) for c in "abcdef"], 5)
+    """A probe that prints the entity's leader once and passes the leadership on; its state file.
+
+    The state file holds a secret, not a leader, and each run replaces it by a one-way hash of itself:
+    once the probe has run, neither its source nor its state tells which leader it printed first."""
+    while True:  # a secret whose first five leaders differ (the later four are the decoys)
+        secret = f"{rng.getrandbits(128):032x}"
+        leaders = leader_chain(entity, secret, 5)
+        if len(set(leaders)) == 5:
+            break
     state = f"tools/{entity}-leader.txt"
-    files[state] = leaders[0] + "\n"
+    files[state] = secret + "\n"
     files[f"tools/probe_{entity}.py"] = (
         f'"""Print the current leader of {entity}; the leadership then passes on (as it does in production)."""\n'
+        "import hashlib\n"
         "from pathlib import Path\n\n"
-        f"ORDER = {leaders!r}\n"
         f'here = Path(__file__).with_name("{entity}-leader.txt")\n'
-        "leader = here.read_text().strip()\n"
-        'print(f"leader: {leader}")\n'
-        "nxt = ORDER[(ORDER.index(leader) + 1) % len(ORDER)] if leader in ORDER else ORDER[1]\n"
-        'here.write_text(nxt + "\\n")\n'
+        "secret = here.read_text().strip()\n"
+        "digest = hashlib.sha256(secret.encode('ascii')).hexdigest()\n"
+        f"print(f\"leader: {entity}-{{10 + int(digest[:8], 16) % 89}}{{'abcdef'[int(digest[8:16], 16) % 6]}}\")\n"
+        'here.write_text(hashlib.sha256(("next:" + secret).encode("ascii")).hexdigest() + "\\n")\n'
     )
     ask(f"What leader did tools/probe_{entity}.py print the first time it ran?", (leaders[0],), tuple(leaders[1:]),
         "vanished", group="output-only")  # fmt: skip

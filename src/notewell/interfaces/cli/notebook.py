@@ -127,7 +127,14 @@ def _bench(args: argparse.Namespace) -> None:
     from ...agents.notebook_bench import make_bench
 
     if args.bench_action == "make":
-        bench = make_bench(args.dir, seed=args.seed, noise=args.noise, size=args.size, survive=args.survive)
+        bench = make_bench(
+            args.dir,
+            seed=args.seed,
+            noise=args.noise,
+            size=args.size,
+            survive=args.survive,
+            summary_chars=args.summary_chars,
+        )
         compact = "".join(f", compacted after prompt {n}" for n in bench.compact_after) + (
             " and the last" if bench.compact_after else ""
         )
@@ -152,7 +159,44 @@ def _bench(args: argparse.Namespace) -> None:
     if args.bench_action == "curve":
         _curve(args)
         return
+    if args.bench_action in ("compact", "summary-check"):
+        _runner_step(args)
+        return
     _grade(args)
+
+
+def _runner_step(args: argparse.Namespace) -> None:
+    """The runner's steps at a compaction: remove what the arm may not keep; hold a summary to its budget."""
+    from ...agents.notebook_bench import load_bench
+    from ...agents.notebook_compact import compact, summary_check
+
+    if args.bench_action == "compact":
+        entry = compact(args.dir, args.arm)
+        _print(
+            args,
+            entry,
+            f"compaction {entry['n']} ({entry['arm']}): removed {len(entry['removed'])} files, restored"
+            f" {len(entry['restored'])}" + (f"; TAMPERED: {', '.join(entry['tampered'])}" if entry["tampered"] else ""),
+        )
+        return
+    limit = args.limit
+    if limit is None:
+        manifest, _ = load_bench(args.dir)
+        limit = manifest.get("compaction_chars")
+        if limit is None:
+            raise InvalidArgumentError(f"{args.dir} is not a scale benchmark: give the budget with --limit N")
+    rows = summary_check({name: _read(name) for name in args.summaries}, limit, cut=args.cut)
+    for row in rows:
+        if args.cut and row["over"]:
+            with open(row["file"], "w", encoding="utf-8") as fh:
+                fh.write(row.pop("text"))
+        row.pop("text", None)
+    over = [r for r in rows if r["over"]]
+    verb = "cut to" if args.cut else "over"
+    text = "\n".join(f"{r['file']}: {r['chars']} characters ({verb if r['over'] else 'within'} {limit})" for r in rows)
+    _print(args, {"summaries": rows}, text)
+    if over and not args.cut:
+        raise InvalidArgumentError(f"{len(over)} summaries over {limit} characters: the run is void (or --cut them)")
 
 
 def _curve(args: argparse.Namespace) -> None:
@@ -177,8 +221,14 @@ def _grade(args: argparse.Namespace) -> None:
     from ...agents.notebook_bench import grade_answers, parse_answers
 
     results = []
+    from ...agents.notebook_compact import compaction_record
+
+    record = compaction_record(args.dir)
+    for problem in record["problems"]:
+        print(f"warning: {args.dir}: {problem} (the run is void)", file=sys.stderr)
     for name in args.answers:
         result = grade_answers(args.dir, parse_answers(_read(name)))
+        result["compactions"] = record
         result["answers_file"] = name
         if args.arm:
             result["arm"] = args.arm
@@ -273,10 +323,15 @@ def _notebook_arguments(p: argparse.ArgumentParser) -> None:
     a = action("bench", "does the notebook help? make the benchmark, or grade a run's answers", as_json)
     bench = a.add_subparsers(
         dest="bench_action",
-        metavar="make|grade|curve",
+        metavar="make|compact|summary-check|grade|curve",
         required=True,
-        help="make the prompts, grade answers, draw the curve",
+        help="make the prompts, the runner's steps at a compaction, grade answers, draw the curve",
     )
+    _bench_arguments(bench, as_json)
+
+
+def _bench_arguments(bench: Any, as_json: argparse.ArgumentParser) -> None:
+    """``notewell notebook bench``'s actions: make, compact, summary-check, grade, curve."""
     b = bench.add_parser(
         "make", help="write noisy files with planted facts, a six-prompt session and a quiz", parents=[as_json]
     )
@@ -296,6 +351,26 @@ def _notebook_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="--size scale only: how many values must survive the compactions, 5 to 80 (default 20)",
     )
+    b.add_argument(
+        "--summary-chars",
+        type=int,
+        metavar="N",
+        help="--size scale only: the compaction budget in characters, 200 to 20000 (default 900)",
+    )
+    b = bench.add_parser(
+        "compact",
+        help="at each compaction: put workspace/ back as make wrote it, remove every file the arm may not keep",
+        parents=[as_json],
+    )
+    b.add_argument("dir", metavar="DIR", help="the folder bench make wrote")
+    b.add_argument("--arm", required=True, choices=("plain", "notebook"), help="notebook keeps .agent-context/")
+    b = bench.add_parser(
+        "summary-check", help="hold each summary to the compaction budget, in characters", parents=[as_json]
+    )
+    b.add_argument("dir", metavar="DIR", help="the folder bench make wrote (its bench.json has the budget)")
+    b.add_argument("summaries", nargs="+", metavar="SUMMARY", help="files holding the summaries handed on")
+    b.add_argument("--limit", type=int, metavar="N", help="the budget in characters (default: the benchmark's)")
+    b.add_argument("--cut", action="store_true", help="cut an over-long summary at the limit instead of failing")
     b = bench.add_parser("grade", help="score answers against the planted facts", parents=[as_json])
     b.add_argument("dir", metavar="DIR", help="the folder bench make wrote")
     b.add_argument(
