@@ -148,7 +148,7 @@ _VERBS = {
 
 # -- lanes -----------------------------------------------------------------------
 # The fast lane (`python -m pytest -m "not slow"`, under a minute) leaves out what is marked slow:
-# tests marked so by hand (0.3 s or more when measured: crashes, concurrency, fuzzing, servers started as
+# tests marked so by hand (0.1 s or more when measured: crashes, concurrency, fuzzing, servers started as
 # processes), and every test that drives the browser (its module uses Playwright) or needs a
 # PostgreSQL server (it uses their fixtures; a parameter that asks for one by getfixturevalue is
 # marked where it is declared, and _database fails a test that is not), marked here.

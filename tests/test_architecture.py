@@ -136,6 +136,7 @@ def test_only_the_opening_module_names_a_backend():
     assert any(t.startswith(concrete) for t in GRAPH["notewell.services.opening"])  # the check sees an import
 
 
+@pytest.mark.slow
 def test_psycopg_is_imported_from_one_package():
     found = []
     for module, path in MODULES.items():
@@ -268,6 +269,7 @@ def test_import_is_light():
     assert out.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_no_function_is_over_a_hundred_lines():
     import ast
 

@@ -77,6 +77,7 @@ def test_no_page_installs_notewell_from_the_package_index():
     assert [line for line in said if INDEX_INSTALL.search(line)] == []
 
 
+@pytest.mark.slow
 def test_every_link_between_the_pages_lands():
     broken, checked = [], 0
     for page in PAGES:

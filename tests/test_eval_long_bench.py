@@ -105,6 +105,7 @@ def test_load_with_one_split_drops_the_others_queries(set_dir: Path) -> None:
         m.load(set_dir)
 
 
+@pytest.mark.slow
 def test_imported_conversations_map_each_turn_to_the_part_holding_it(built) -> None:
     b = built["conversation"]
     assert [u.key for u in b.units] == ["c1", "c2", "c2/part2", "n1", "n2"]
@@ -126,6 +127,7 @@ def test_imported_conversations_map_each_turn_to_the_part_holding_it(built) -> N
     assert b.store.pending_embeddings() == 0
 
 
+@pytest.mark.slow
 def test_windows_and_exchanges_map_turns_to_their_notes(built) -> None:
     w, x = built["window"], built["exchange"]
     assert [u.key for u in w.units] == ["c1/w1", "c1/w2", *(f"c2/w{i}" for i in range(1, 7)), "n1", "n2"]
@@ -138,6 +140,7 @@ def test_windows_and_exchanges_map_turns_to_their_notes(built) -> None:
     assert x.relevant(x.evalset.queries[3]) == {"c2/x26", "n1"}
 
 
+@pytest.mark.slow
 def test_windows_are_laid_out_as_the_importer_lays_out_the_conversation(built) -> None:
     imported = {u.key: u.body for u in built["conversation"].units}["c1"]
     blocks = imported.split("\n\n")
@@ -147,6 +150,7 @@ def test_windows_are_laid_out_as_the_importer_lays_out_the_conversation(built) -
     assert window.splitlines()[0].startswith("Claude Code session of 2026-09-14 09:00 to 09:12 UTC: 5 requests,")
 
 
+@pytest.mark.slow
 def test_metric_arithmetic_on_a_hand_made_ranking(built, monkeypatch: pytest.MonkeyPatch) -> None:
     m = _script()
     assert m.metrics(["a", "b", "c", "d", "e", "f"], {"c", "f", "z"}) == (pytest.approx(1 / 3), pytest.approx(1 / 3))
@@ -174,6 +178,7 @@ def test_metric_arithmetic_on_a_hand_made_ranking(built, monkeypatch: pytest.Mon
     assert [(r.recall5, r.rr10) for r in both["best"]] == [(1.0, 1.0), (1.0, 1.0), (1.0, 0.25)]
 
 
+@pytest.mark.slow
 def test_baselines_and_notewell_find_the_obvious(built) -> None:
     m = _script()
     b = built["exchange"]
@@ -187,6 +192,7 @@ def test_baselines_and_notewell_find_the_obvious(built) -> None:
     assert m.tool_parts("TodoWrite") == ("TodoWrite", "", False)
 
 
+@pytest.mark.slow
 def test_main_prints_splits_apart_and_writes_every_figure(set_dir: Path, tmp_path: Path, capsys) -> None:
     out_json = tmp_path / "out.json"
     argv = ["--sets", str(set_dir), "--embedder", "hash", "--granularity", "window,exchange", "--json", str(out_json)]

@@ -89,6 +89,7 @@ def test_note_texts_at_both_granularities(data):
     assert turns[3] == ("D2:1", "7:00 pm on 20 May, 2023, Ben", "Ben: My cello recital in Lisbon went well.")
 
 
+@pytest.mark.slow
 def test_build_and_score_every_system(data, tmp_path):
     m = _script()
     conversations = m.load(data)
@@ -209,6 +210,7 @@ def test_session_metrics_the_published_way():
     assert m.metrics(["a", "b"], [frozenset({"a", "x"}), frozenset({"z"})]) == (0.5, 1.0)
 
 
+@pytest.mark.slow
 def test_engram_protocol_scores_every_question_with_evidence(data, tmp_path):
     m = _script()
     conversations = m.load(data)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pathlib
 
+import pytest
+
 import notewell.errors as errors
 from notewell.errors import ERROR_KINDS, NotewellError
 from notewell.interfaces.cli.app import EXIT_CODES
@@ -102,6 +104,7 @@ def test_a_setting_is_stripped_and_an_unknown_name_refused():
     assert effective_settings({"NOTEWELL_CHAT_URL": "https://c.example/v1?a=\udcff"})  # an undecodable byte: shown
 
 
+@pytest.mark.slow
 def test_notewell_config_prints_each_setting_and_never_a_secret(tmp_path):
     import os
     import subprocess
@@ -153,6 +156,7 @@ def _resolve(path: str) -> pathlib.Path | None:
     return None
 
 
+@pytest.mark.slow
 def test_architecture_md_names_only_what_exists():
     paths, tables = _named_in_architecture()
     assert len(paths) > 30 and len(tables) >= 6

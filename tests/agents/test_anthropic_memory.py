@@ -231,6 +231,7 @@ def test_a_notewell_error_reaches_the_model_as_a_tool_error(store):
     assert store.list_notes() == []
 
 
+@pytest.mark.slow
 def test_notewell_imports_without_the_sdk():
     code = (
         "import sys; sys.modules['anthropic'] = None\n"

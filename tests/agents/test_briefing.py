@@ -69,6 +69,7 @@ def test_recent_notes_newest_first_and_limited(store, note):
     assert recent.index(ids[5]) < recent.index(ids[4]) < recent.index(ids[3])
 
 
+@pytest.mark.slow
 def test_a_small_budget_shortens_or_drops_but_never_overflows(store, note):
     long_body = "\n".join(f"Line {i}: the deploy step {i} needs the cache warmed first." for i in range(60))
     for i in range(5):

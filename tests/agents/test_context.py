@@ -52,6 +52,7 @@ def test_notes_reach_the_prompt_cited_with_blockers_first(store, project):
     assert ctx.tokens <= ctx.budget and ctx.tokens == ContextBuilder(store).tokens_of(ctx.messages)
 
 
+@pytest.mark.slow
 def test_chinese_queries_find_chinese_notes(store, project):
     ctx = ContextBuilder(store).build("部署以后怎么预热缓存？")
     assert f'[conclusion {project["cache"]}] "缓存预热策略"' in ctx.system
@@ -60,6 +61,7 @@ def test_chinese_queries_find_chinese_notes(store, project):
     assert cache.relevance == 1.0  # the engine's best hit
 
 
+@pytest.mark.slow
 def test_a_note_found_twice_appears_once(store, project):
     ctx = ContextBuilder(store).build("dependency conflict pydantic")  # the open blocker is also the top hit
     assert ctx.system.count(f"[blocker {project['blocker']}]") == 1
@@ -67,6 +69,7 @@ def test_a_note_found_twice_appears_once(store, project):
     assert packet.section == "open" and packet.relevance == 1.0
 
 
+@pytest.mark.slow
 def test_the_budget_counts_everything_and_never_cuts_a_line(store, project):
     long_body = "\n".join(f"Step {i}: check replica {i} lag and the pool size before the cutover." for i in range(80))
     big = note(store, "Cutover runbook for the pool", "conclusion", long_body).id

@@ -253,6 +253,7 @@ def test_any_fix_text_parses(text):
     assert set(fields) <= {"remedy", "cause", "ticket", "release", "ruled_out"}
 
 
+@pytest.mark.slow
 def test_the_worst_inputs_are_linear():
     # The longest plausible FIX.md and transcript line: ten times the size takes about ten times as long.
     from tests.conftest import cpu_seconds

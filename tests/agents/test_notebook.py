@@ -97,6 +97,7 @@ def test_nudge_speaks_once_per_reason(book):
     assert "4 raw events" in book.nudge()
 
 
+@pytest.mark.slow
 def test_budget_tiers_are_crossed_once_each(book):
     said = []
     for i in range(1, 40):

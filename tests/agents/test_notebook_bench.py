@@ -20,6 +20,7 @@ def _files(root):
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_the_same_seed_makes_the_same_benchmark(tmp_path):
     make_bench(tmp_path / "a", seed=42)
     make_bench(tmp_path / "b", seed=42)
@@ -83,6 +84,7 @@ def _perfect(bench):
     return {q.id: " and ".join(q.expect) for q in bench.questions}
 
 
+@pytest.mark.slow
 def test_grading_right_wrong_hedged_and_missing(tmp_path):
     bench = make_bench(tmp_path / "b", seed=3)
     key = {q.id: q for q in bench.questions}
@@ -134,6 +136,7 @@ def test_answers_as_lines_or_json():
             parse_answers(bad)
 
 
+@pytest.mark.slow
 def test_edited_workspace_and_unknown_ids_are_reported(tmp_path):
     bench = make_bench(tmp_path / "b", seed=2)
     (tmp_path / "b" / "workspace" / "OWNERS").write_text("nobody\n")
@@ -141,6 +144,7 @@ def test_edited_workspace_and_unknown_ids_are_reported(tmp_path):
     assert result["files_changed"] == ["workspace/OWNERS"] and result["unknown_ids"] == ["Q40"]
 
 
+@pytest.mark.slow
 def test_bad_input(tmp_path):
     make_bench(tmp_path / "b")
     with pytest.raises(InvalidArgumentError, match="not an empty folder"):
@@ -215,6 +219,7 @@ def test_a_count_with_a_second_number_is_a_hedge(tmp_path):
     assert _grade(tmp_path / "b", {"Q09": f"{n} or {n + 1}"})["Q09"]["decoys"] == [str(n + 1)]
 
 
+@pytest.mark.slow
 def test_naming_another_owner_or_the_baseline_p99_is_wrong(tmp_path):
     bench = make_bench(tmp_path / "b", seed=8)
     key = {q.id: q for q in bench.questions}
@@ -239,6 +244,7 @@ def test_naming_another_owner_or_the_baseline_p99_is_wrong(tmp_path):
     assert rows["Q08"]["correct"] and rows["Q10"]["correct"]
 
 
+@pytest.mark.slow
 def test_a_date_does_not_hold_a_number(tmp_path):
     bench = make_bench(tmp_path / "b", seed=10)
     key = {q.id: q for q in bench.questions}
@@ -270,6 +276,7 @@ def test_lines_that_are_not_answers_stay_out():
     assert parse_answers("Q11 --no-lease-steal\nQ07 - 7123") == {"Q11": "--no-lease-steal", "Q07": "7123"}
 
 
+@pytest.mark.slow
 def test_an_epilogue_does_not_spoil_the_last_answer(tmp_path):
     bench = make_bench(tmp_path / "b", seed=12)
     flag, wrong = bench.questions[10].expect[0], bench.questions[10].reject[0]
@@ -298,6 +305,7 @@ def test_common_answer_formats_parse(text):
 # -- the long session --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_long_session_is_deterministic_and_the_short_one_unchanged(tmp_path):
     # The long size draws from a stream of its own: a seed's short benchmark is what it was.
     make_bench(tmp_path / "a", seed=3, size="long")
@@ -335,6 +343,7 @@ def test_the_long_sessions_facts_are_where_the_key_says(seed):
     assert any(q.kind == "vanished" for q in key.values())
 
 
+@pytest.mark.slow
 def test_output_that_does_not_come_back(tmp_path):
     # The lease moves on after each run of the probe, and the rotated log loses its lines: the
     # first values exist only in what the agent kept. The grader does not count those files as edited.

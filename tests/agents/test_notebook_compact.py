@@ -14,6 +14,7 @@ from notewell.agents.notebook_compact import compact, compaction_record, summary
 from notewell.errors import InvalidArgumentError
 
 
+@pytest.mark.slow
 def test_the_scale_budget_is_in_characters(tmp_path):
     make_bench(tmp_path / "b", seed=3, noise=300, size="scale", survive=10)
     session = (tmp_path / "b" / "session.md").read_text()
@@ -47,6 +48,7 @@ def _tools(work, kind):
     return sorted(p.relative_to(work).as_posix() for p in (work / "tools").glob(f"{kind}_*.py"))
 
 
+@pytest.mark.slow
 def test_compact_keeps_only_the_arms_allowance(tmp_path):
     root = tmp_path / "b"
     bench = make_bench(root, seed=8, noise=300, size="scale", survive=10)
@@ -88,6 +90,7 @@ def test_compact_keeps_only_the_arms_allowance(tmp_path):
         compact(root, "both")
 
 
+@pytest.mark.slow
 def test_a_clean_run_has_the_protocols_count(tmp_path):
     make_bench(tmp_path / "b", seed=2, noise=300, size="scale", survive=5)
     assert compaction_record(tmp_path / "b")["problems"] == ["0 compactions logged, the protocol has 3"]

@@ -18,6 +18,7 @@ def _run(root, bench, arm, keep):
     return {**grade_answers(root, answers), "arm": arm}
 
 
+@pytest.mark.slow
 def test_the_curve_of_two_arms_over_two_counts(tmp_path):
     runs = []
     for survive in (10, 20):

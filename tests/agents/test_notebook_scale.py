@@ -37,12 +37,14 @@ BEFORE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("size", "seed"), sorted(BEFORE))
 def test_short_and_long_are_byte_for_byte_what_they_were(tmp_path, size, seed):
     make_bench(tmp_path / "b", seed=seed, size=size)
     assert _digest(tmp_path / "b") == BEFORE[size, seed]
 
 
+@pytest.mark.slow
 def test_the_same_seed_and_count_make_the_same_bytes(tmp_path):
     make_bench(tmp_path / "a", seed=4, noise=400, size="scale", survive=40)
     make_bench(tmp_path / "b", seed=4, noise=400, size="scale", survive=40)
@@ -85,6 +87,7 @@ _DECISION = re.compile(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("seed", "survive"), [(0, 5), (3, 5), (7, 40), (2**32 - 1, 80)])
 def test_the_conversation_values_are_where_the_key_says(seed, survive):
     """Read the decisions and corrections out of the prompts in order, as an agent would hear them."""

@@ -152,6 +152,7 @@ def test_cli_without_a_model_says_so(tmp_path):
     assert done.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_cli_answers_records_and_reads_stdin(store, notes, tmp_path):
     with ScriptedLLM(["The blocker comes first.", "Second answer.", "Third."]) as llm:
         env = {"NOTEWELL_CHAT_URL": llm.url, "NOTEWELL_CHAT_MODEL": "scripted"}
@@ -211,6 +212,7 @@ def _cli_script(path, args, env_extra, cwd):
     return subprocess.run([sys.executable, path, *args], cwd=cwd, env=env, capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_review_fixes_in_the_turn(store, notes):
     # A model error leaves no half exchange in memory.
     with ScriptedLLM([400]) as llm:
@@ -260,6 +262,7 @@ def test_a_broken_summarizer_falls_back(store, notes):
     assert all(t.recorded for t in turns)
 
 
+@pytest.mark.slow
 def test_cli_keeps_going_after_a_failed_turn(store, notes, tmp_path):
     with ScriptedLLM(["first answer", 400, "third answer"]) as llm:
         env = {"NOTEWELL_CHAT_URL": llm.url, "NOTEWELL_CHAT_MODEL": "scripted"}
@@ -348,6 +351,7 @@ def test_a_clients_errors_reach_the_model_without_its_key(store, notes):
         ToolContext(store, chat_model="m")
 
 
+@pytest.mark.slow
 def test_a_conversation_makes_the_full_check_its_first_quick_look_left(tmp_path, monkeypatch):
     import time
 

@@ -36,6 +36,7 @@ def test_make_next_grade(tmp_path):
     assert as_json["findings"]["record"] == "reused" and as_json["decisions"]["mode"] == "kept"
 
 
+@pytest.mark.slow
 def test_errors_are_one_line_and_nonzero(tmp_path):
     bench(tmp_path, "make", "b")
     for args, status in (

@@ -94,6 +94,7 @@ def test_full_cycle(tmp_path, place):
     assert len(js(run(["list", "--json"], store))["cards"]) == 2
 
 
+@pytest.mark.slow
 def test_editor(tmp_path, place):
     store = place
     nid = run(["add", "--text", "old words"], store).stdout.decode().strip()
@@ -149,6 +150,7 @@ def test_errors_are_one_line(place, args, stdin, env, code, needle):
 
 
 # Real process: the status `python -m notewell` exits with is main()'s, through SystemExit.
+@pytest.mark.slow
 def test_missing_store_is_an_error(tmp_path):
     p = run_process(["search", "x"], tmp_path / "nope", check=False)
     assert p.returncode == 3 and "notewell init" in p.stderr.decode()
@@ -162,6 +164,7 @@ def test_reindex_progress_bar(tmp_path):
     assert "indexing [" in p.stderr.decode() and "50/50" in p.stderr.decode()
 
 
+@pytest.mark.slow
 def test_reindex_says_which_vectors_it_kept(tmp_path):
     store = tmp_path / "s"
     env = {"NOTEWELL_EMBEDDER": "hash", "NOTEWELL_AUTOWATCH": "off"}
@@ -175,6 +178,7 @@ def test_reindex_says_which_vectors_it_kept(tmp_path):
     assert (got["vectors_kept"], got["to_embed"]) == (4, 1)
 
 
+@pytest.mark.slow
 def test_a_search_by_meaning_says_on_stdout_when_it_left_new_notes_out(tmp_path):
     store = tmp_path / "s"
     env = {"NOTEWELL_EMBEDDER": "hash", "NOTEWELL_AUTOWATCH": "off"}
@@ -231,6 +235,7 @@ def test_attempt_commands(place):
     assert none.returncode == 2 and b"start|end|show|list" in none.stderr
 
 
+@pytest.mark.slow
 def test_project_and_read_commands(place):
     store = place
     worker = run(["attempt", "start", "w:omega", "--author", "w"], store).stdout.decode().strip()
@@ -251,6 +256,7 @@ def test_project_and_read_commands(place):
     assert gone.returncode == 2 and b"Traceback" not in gone.stderr
 
 
+@pytest.mark.slow
 def test_tag_and_summary_commands(place):
     store = place
     nid = run(["add", "--text", "# Go tips\n\nErrors are values."], store).stdout.decode().strip()
@@ -263,6 +269,7 @@ def test_tag_and_summary_commands(place):
     assert bad.returncode == 2 and bad.stderr.decode().startswith("notewell: invalid_argument:")
 
 
+@pytest.mark.slow
 def test_links_and_brief_commands(place):
     store = place
     att = run(["attempt", "start", "proj", "--author", "a"], store).stdout.decode().strip()
@@ -322,6 +329,7 @@ def test_db_upgrade_enables_pgvector_where_the_server_has_it(pgvector_url):
         (["db", "status", "--database", "postgresql://nobody@127.0.0.1:1/none"], "cannot connect to the database"),
     ],
 )
+@pytest.mark.slow
 def test_db_errors_are_one_line(args, message):
     p = run(args, check=False, env_extra={"NOTEWELL_DATABASE": ""})
     err = p.stderr.decode()
@@ -371,6 +379,7 @@ def test_a_semantic_search_on_a_database_is_answered_in_process(tmp_path, pg_url
         assert [c.to_dict() for c in s.search_notes("sleeping otters", mode="semantic")] == found
 
 
+@pytest.mark.slow
 def test_commands_take_a_notes_file_name(tmp_path):
     store = tmp_path / "s"
     run(["init", str(store)])

@@ -23,6 +23,7 @@ def _note(store, text="---\ntitle: Cache plan\nkind: decision\ntags: [cache]\n--
         return s.add_note(text).id
 
 
+@pytest.mark.slow
 def test_edit_text_replaces_the_body_and_keeps_the_header(tmp_path):
     store = tmp_path / "s"
     nid = _note(store)
@@ -80,6 +81,7 @@ def test_an_oversized_file_is_reported_with_its_real_size(tmp_path):
     assert any("5242937 bytes" in p["error"] for p in problems), problems
 
 
+@pytest.mark.slow
 def test_history_of_a_deleted_note_shows_the_deletion(tmp_path):
     store = tmp_path / "s"
     nid = _note(store)
@@ -169,6 +171,7 @@ def test_search_without_words_lists_a_projects_recent_notes(tmp_path):
     assert empty.returncode == 5 and b"invalid_query" in empty.stderr
 
 
+@pytest.mark.slow
 def test_text_typed_on_the_command_line_ends_with_a_newline(tmp_path):
     store = tmp_path / "s"
     nid = run(["add", "--title", "T", "--text", "one line"], store).stdout.decode().strip()

@@ -109,6 +109,7 @@ def test_session_start_leaves_a_superseded_note_out(store, state):
     assert fixed in briefed and ids["pool"] not in briefed and ids["blocker"] in briefed
 
 
+@pytest.mark.slow
 def test_the_budget_bounds_the_briefing_and_claude_codes_character_cap_holds(tmp_path, state):
     from notewell import Store
 
@@ -137,6 +138,7 @@ def test_an_empty_project_says_how_to_begin_and_a_broken_store_is_one_line_exit_
     assert broken.stdout == b"" and len(broken.stderr.decode().strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runtime", ALL_RUNTIMES)
 def test_a_store_not_made_yet_is_no_failure_and_no_hook_makes_it(state, tmp_path, runtime):
     """A runtime runs the hooks in whatever folder it was started in: a store that is not there
@@ -155,6 +157,7 @@ def test_a_store_not_made_yet_is_no_failure_and_no_hook_makes_it(state, tmp_path
     assert not (tmp_path / "nowhere").exists() and not (tmp_path / "notes").exists()
 
 
+@pytest.mark.slow
 def test_bad_input_on_stdin_still_gets_an_answer(store, state):
     root, ids = store
     for junk in (b"not json", b"[1, 2]", b'{"session_id": 5}', b"\xff\xfe", b'{"session_id": "' + b"x" * 5000 + b'"}'):
@@ -218,6 +221,7 @@ def test_stop_stays_quiet_when_a_note_was_written_since_the_session_began(store,
     assert not SessionState("claude-code", "wrote").get("nudged")
 
 
+@pytest.mark.slow
 def test_claude_codes_transcript_tells_whose_note_it_was(store, state, tmp_path):
     from notewell import Store
 
@@ -248,6 +252,7 @@ def test_cursor_stop_after_the_person_aborted_says_nothing(store, state):
     )
 
 
+@pytest.mark.slow
 def test_hook_mistakes_exit_1_never_2(store, state):
     root, _ = store
     for args in (
@@ -301,6 +306,7 @@ def test_stop_counts_only_the_projects_notes_with_a_project(store, state):
     assert "on project shop" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
 
 
+@pytest.mark.slow
 def test_codex_stop_answers_json_and_reaches_the_model_by_its_continuation(store, state):
     root, _ = store
     hook(root, "session-start", {"session_id": "c", "source": "startup"}, runtime="codex")
@@ -319,6 +325,7 @@ def test_cursor_stop_is_a_followup_message(store, state):
     assert set(out) == {"followup_message"} and "written no note" in out["followup_message"]
 
 
+@pytest.mark.slow
 def test_gemini_tells_the_user_at_once_and_the_model_on_the_next_prompt(store, state):
     root, _ = store
     hook(root, "session-start", {"session_id": "g", "source": "startup"}, runtime="gemini")
@@ -340,6 +347,7 @@ def _notebook(folder):
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_after_a_compaction_the_notebook_comes_back(store, state, tmp_path):
     root, ids = store
     work = tmp_path / "work"
@@ -354,6 +362,7 @@ def test_after_a_compaction_the_notebook_comes_back(store, state, tmp_path):
     assert ids["digest"] in context_of("claude-code", hook(root, "post-compact", bare).stdout.decode())
 
 
+@pytest.mark.slow
 def test_gemini_answers_a_compression_on_the_next_prompt(store, state, tmp_path):
     root, _ = store
     work = tmp_path / "work"
@@ -376,6 +385,7 @@ def test_input_nested_past_the_interpreters_limit_still_gets_an_answer(store, st
         assert done.returncode == 0 and ids["digest"] in context_of("claude-code", done.stdout.decode())
 
 
+@pytest.mark.slow
 def test_a_transcript_that_is_a_fifo_holds_no_hook_up(store, state, tmp_path):
     root, _ = store
     fifo = tmp_path / "transcript.jsonl"

@@ -27,6 +27,7 @@ def _note(srv, text, token="alice", **extra):
     return got.body
 
 
+@pytest.mark.slow
 def test_health_and_openapi(srv):
     assert srv.call("GET", "/healthz").body == {"ok": True}
     doc = srv.call("GET", "/openapi.json").body
@@ -35,6 +36,7 @@ def test_health_and_openapi(srv):
         assert path in doc["paths"]
 
 
+@pytest.mark.slow
 def test_write_read_search_edit_delete(srv):
     note = _note(srv, "---\ntitle: Redis eviction\nkind: finding\ntags: [cache]\n---\nkeys evicted under pressure")
     assert note["author"] == "alice" and note["kind"] == "finding"
@@ -58,6 +60,7 @@ def test_write_read_search_edit_delete(srv):
     assert srv.call("GET", f"/api/notes/{note['id']}").status == 404
 
 
+@pytest.mark.slow
 def test_the_same_cards_from_http_and_python(srv):
     for i in range(5):
         _note(srv, f"# cache note {i}\n\ncache stampede number {i}")
@@ -75,6 +78,7 @@ def notewell_viewer():
     return Viewer()  # anonymous, as the HTTP request without a token
 
 
+@pytest.mark.slow
 def test_attempts_links_and_brief(srv):
     attempt = srv.call("POST", "/api/attempts", {"project": "demo", "model": "m1"}, token="alice")
     assert attempt.status == 201 and attempt.body["author"] == "alice"
@@ -128,6 +132,7 @@ def test_a_private_project_is_invisible_without_the_right_token(srv):
     assert srv.call("POST", "/api/attempts", {"project": "alice:secret"}, token="bob").status == 403
 
 
+@pytest.mark.slow
 def test_starting_work_tells_nobody_which_private_projects_exist(srv):
     """Bob is answered alike for alice's private project, her public one and a name she never used."""
     srv.store.set_project("alice:secret", private=True, owner="alice")
@@ -150,6 +155,7 @@ def test_starting_work_tells_nobody_which_private_projects_exist(srv):
     assert refused("alice:open", private=True)["owner"] == "alice"
 
 
+@pytest.mark.slow
 def test_limits_and_errors_are_json_with_a_code(srv):
     cases = [
         (srv.call("GET", "/api/notes/search?q=x&limit=101"), 400, "invalid_argument"),
@@ -172,6 +178,7 @@ def test_limits_and_errors_are_json_with_a_code(srv):
             assert answer.body["error"]["code"] == code and answer.body["error"]["message"]
 
 
+@pytest.mark.slow
 def test_writes_are_rate_limited_per_token(tmp_path):
     server = Server(tmp_path / "notes", write_rate=2.0)  # bursts of 6
     try:
@@ -185,6 +192,7 @@ def test_writes_are_rate_limited_per_token(tmp_path):
         server.close()
 
 
+@pytest.mark.slow
 def test_a_private_server_answers_nothing_without_a_token(tmp_path):
     server = Server(tmp_path / "notes", private=True)
     try:
@@ -221,6 +229,7 @@ def test_the_server_sees_files_written_beside_it_and_embeds_in_the_background(tm
         server.close()
 
 
+@pytest.mark.slow
 def test_review_findings_stay_fixed(srv):
     import urllib.request
 
@@ -279,6 +288,7 @@ def test_concurrent_token_creation_keeps_every_token(tmp_path):
     assert all(book.verify(s) is not None for s in secrets)
 
 
+@pytest.mark.slow
 def test_a_private_server_makes_no_mcp_session_without_a_token(tmp_path):
     pytest.importorskip("mcp")
     import urllib.request
@@ -298,6 +308,7 @@ def test_a_private_server_makes_no_mcp_session_without_a_token(tmp_path):
         server.close()
 
 
+@pytest.mark.slow
 def test_kind_like_tags_may_repeat_or_be_comma_separated(srv):
     a = _note(srv, "---\ntitle: Pool size\nkind: decision\n---\nconnection pool raised to forty")
     b = _note(srv, "---\ntitle: Pool leak\nkind: blocker\n---\nconnection pool leaks under load")
@@ -310,6 +321,7 @@ def test_kind_like_tags_may_repeat_or_be_comma_separated(srv):
     assert params["kind"]["schema"]["type"] == "array" and params["tag_mode"]["schema"]["enum"] == ["any", "all"]
 
 
+@pytest.mark.slow
 def test_a_method_a_path_does_not_take_is_405_naming_the_ones_it_does(srv):
     note = _note(srv, "# allowed\n\nmethods")
     for method, path, allowed in [
@@ -331,6 +343,7 @@ def test_a_method_a_path_does_not_take_is_405_naming_the_ones_it_does(srv):
     assert srv.call("HEAD", "/api/notes").status == 200
 
 
+@pytest.mark.slow
 def test_query_parameters_outside_the_document_are_refused(srv):
     _note(srv, "---\ntitle: tagged\ntags: [cache]\n---\ncache")
     for path in (
@@ -355,6 +368,7 @@ def test_query_parameters_outside_the_document_are_refused(srv):
     assert srv.call("GET", f"/api/notes?updated_after={late}").body["cards"] == []
 
 
+@pytest.mark.slow
 def test_a_body_field_outside_the_document_is_refused_and_null_is_left_out(srv):
     for path, body in [
         ("/api/notes", {"text": "# x\n\ny", "atempt_id": "att_0000000000"}),
@@ -372,6 +386,7 @@ def test_a_body_field_outside_the_document_is_refused_and_null_is_left_out(srv):
     assert srv.call("POST", end, {"outcome": "failed", "summary": None}, token="alice").status == 200
 
 
+@pytest.mark.slow
 def test_the_document_refuses_what_the_server_refuses_and_allows_what_it_takes(srv):
     jsonschema_rs = pytest.importorskip("jsonschema_rs")
     doc = srv.call("GET", "/openapi.json").body
@@ -425,6 +440,7 @@ def test_the_document_refuses_what_the_server_refuses_and_allows_what_it_takes(s
     assert not next(p for p in doc["paths"]["/api/notes/search"]["get"]["parameters"] if p["name"] == "q")["required"]
 
 
+@pytest.mark.slow
 def test_search_takes_query_as_the_mcp_tool_does_and_q_as_its_alias(srv):
     note = _note(srv, "# alias test\n\nquokka habitat")
     for key in ("query", "q"):
@@ -435,6 +451,7 @@ def test_search_takes_query_as_the_mcp_tool_does_and_q_as_its_alias(srv):
     assert srv.call("GET", "/api/notes?query=quokka").status == 400
 
 
+@pytest.mark.slow
 def test_a_note_is_addressed_by_its_path_over_http(srv):
     (srv.store.root / "research").mkdir()
     (srv.store.root / "research" / "go-tips.md").write_text("# Go tips\n\nerrors are values\n")
@@ -450,6 +467,7 @@ def test_a_note_is_addressed_by_its_path_over_http(srv):
     assert missing.status == 404 and missing.body["error"]["code"] == "not_found"
 
 
+@pytest.mark.slow
 def test_paths_over_http_reveal_nothing_of_the_folder_or_a_hidden_note(srv):
     # An absolute path answered "... is not inside the store /tmp/.../notes"; a slash that names
     # no note answered invalid_id; a hidden top-level X.md hid the visible sub/X.md.

@@ -63,6 +63,7 @@ def disagreements(app, doc) -> set[tuple[str, str]]:
     return (served(app) - UNDOCUMENTED) ^ documented(doc)
 
 
+@pytest.mark.slow
 def test_every_route_is_documented_and_every_documented_path_is_a_route(api):
     app = make_app(api, api.store.token_book())
     assert disagreements(app, openapi_document()) == set()
@@ -72,6 +73,7 @@ def test_every_route_is_documented_and_every_documented_path_is_a_route(api):
     assert served_doc == openapi_document()
 
 
+@pytest.mark.slow
 def test_a_route_added_in_one_place_only_is_seen(api, monkeypatch):
     tokens = api.store.token_book()
     doc = openapi_document()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import zipfile
 
+import pytest
+
 from tests.interfaces.cli_harness import call
 from tests.services.conversation_fixtures import write_chatgpt_zip, write_claude_code, write_codex, write_gemini
 
@@ -15,6 +17,7 @@ def nw(tmp_path, *args, env=None, unset_codex=False):
     return call(["--store", str(tmp_path / "notes"), *args], env=env, unset=unset, text=True)
 
 
+@pytest.mark.slow
 def test_import_prints_what_it_did_and_again_adds_nothing(tmp_path):
     write_chatgpt_zip(tmp_path / "export.zip", conversations=3, turns=2)
     done = nw(tmp_path, "import", "chatgpt", str(tmp_path / "export.zip"))
@@ -36,6 +39,7 @@ def test_claude_codes_folder_is_the_default_and_a_bad_file_exits_1(tmp_path):
     assert "1 new" in done.stdout and "on project sessions" in done.stdout
 
 
+@pytest.mark.slow
 def test_codex_and_gemini_come_from_their_own_folders_and_a_bad_file_exits_1(tmp_path):
     home = tmp_path / "home"
     write_codex(home / ".codex" / "sessions", sessions=2, turns=1)
@@ -52,6 +56,7 @@ def test_codex_and_gemini_come_from_their_own_folders_and_a_bad_file_exits_1(tmp
     assert listed.count("[conversation]") == 1
 
 
+@pytest.mark.slow
 def test_mistakes_are_one_line(tmp_path):
     missing = nw(tmp_path, "import", "claude", str(tmp_path / "nope.zip"))
     assert missing.returncode != 0 and len(missing.stderr.splitlines()) == 1 and "no such file" in missing.stderr

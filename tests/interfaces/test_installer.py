@@ -289,6 +289,7 @@ def test_claude_code_entries_have_the_documented_shape(place):
             assert os.path.isabs(store.removeprefix("--store="))
 
 
+@pytest.mark.slow
 def test_codex_gemini_and_cursor_entries_have_their_documented_shapes(place):
     project, home = place
     for runtime in ("codex", "gemini", "cursor"):
@@ -322,6 +323,7 @@ def test_a_changed_store_replaces_notewells_entries_instead_of_adding_more(place
     assert all(str(tmp_path / "elsewhere") in h["command"] for v in hooks.values() for _m, h in v)
 
 
+@pytest.mark.slow
 def test_files_it_cannot_rewrite_safely_are_refused_and_left_alone(place):
     project, home = place
     gemini = project / ".gemini" / "settings.json"
@@ -464,6 +466,7 @@ def test_the_installed_tool_set_is_what_a_real_client_is_offered(place):
     )
 
 
+@pytest.mark.slow
 def test_notewells_codex_block_is_taken_out_only_when_it_is_whole_and_notewells(place):
     project, home = place
     _installed(project, home, "codex")
@@ -582,6 +585,7 @@ def test_a_dry_run_gives_the_entries_for_a_commented_file_by_hand(place):
     assert settings.read_text() == '{\n  // mine\n  "general": {"vimMode": true}\n}\n'
 
 
+@pytest.mark.slow
 def test_indentation_is_kept_and_the_store_is_named(place):
     project, home = place
     (project / ".mcp.json").write_text('{\n    "mcpServers": {\n        "a": {"command": "x"}\n    }\n}\n')
@@ -615,6 +619,7 @@ def test_a_config_nested_past_any_reader_is_refused_in_one_line(place):
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_database_password_is_never_written_into_a_runtimes_files(place):
     project, home = place
     env = {"HOME": str(home), "NOTEWELL_STATE_DIR": str(project.parent / "state")}
@@ -725,6 +730,7 @@ def test_installing_again_over_a_changed_file_never_makes_uninstall_put_notewell
     assert not (project / ".mcp.json").exists() or "notewell" not in (project / ".mcp.json").read_text()
 
 
+@pytest.mark.slow
 def test_a_full_disk_leaves_the_file_and_no_empty_backup_and_says_so_in_one_line(place, tmp_path):
     project, home = place
     mcp = project / ".mcp.json"

@@ -111,6 +111,7 @@ def _listed(tmp_path, choice, *, local=True):
         return asyncio.run(make_mcp(ServerAPI(store), None, local=local, tools=choice).list_tools())
 
 
+@pytest.mark.slow
 def test_the_default_tools_cost_at_most_ten_thousand_characters(tmp_path):
     bench = load_script("bench_mcp_tokens", BENCH)
     default = _listed(tmp_path, None)

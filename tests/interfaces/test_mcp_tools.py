@@ -104,6 +104,7 @@ def test_every_tool_is_documented():
             assert f"| `{arg.name}` |" in reference, (tool.name, arg.name)
 
 
+@pytest.mark.slow
 def test_the_table_and_the_reference_need_no_sdk():
     code = (
         "import sys\n"

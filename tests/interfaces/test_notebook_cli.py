@@ -18,6 +18,7 @@ def nb(cwd, *args, input=None, check=True):
     return done
 
 
+@pytest.mark.slow
 def test_the_loop_from_the_command_line(tmp_path):
     assert b"notebook ready" in nb(tmp_path, "init", "fix", "--goal", "the deploy stops timing out").stdout
     assert (tmp_path / ".agent-context" / ".gitignore").exists()
@@ -48,6 +49,7 @@ def test_the_loop_from_the_command_line(tmp_path):
         assert [c.kind for c in store.search_notes("timeout")] == ["conclusion"]
 
 
+@pytest.mark.slow
 def test_errors_are_one_line_and_nonzero(tmp_path):
     missing = nb(tmp_path, "show", check=False)
     assert missing.returncode == 3 and missing.stderr.decode().count("\n") == 1
@@ -60,6 +62,7 @@ def test_errors_are_one_line_and_nonzero(tmp_path):
     assert nb(tmp_path, "log", "--task", "a", "--label", "x", "/no/such/file", check=False).returncode == 2
 
 
+@pytest.mark.slow
 def test_bench_make_and_grade(tmp_path):
     made = nb(tmp_path, "bench", "make", "b", "--seed", "9", "--noise", "500").stdout.decode()
     assert "seed 9" in made and "quiz.md (11 questions)" in made
@@ -91,6 +94,7 @@ def test_bench_make_and_grade(tmp_path):
     assert "run3.txt: 41/41" in nb(tmp_path, "bench", "grade", "long", "run3.txt").stdout.decode()
 
 
+@pytest.mark.slow
 def test_bench_scale_grade_by_group_and_curve(tmp_path):
     from notewell.agents.notebook_bench import build_bench
 
@@ -138,6 +142,7 @@ def test_the_format_is_in_help(tmp_path):
         assert "or user (said in the conversation)" in shown and "its Dropped line may be deleted" in shown
 
 
+@pytest.mark.slow
 def test_init_takes_the_task_one_way(tmp_path):
     shown = nb(tmp_path, "init", "--help").stdout.decode()
     assert "[TASK]" in shown and "--task" not in shown

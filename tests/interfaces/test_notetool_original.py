@@ -65,6 +65,7 @@ def test_update_clears_tags_and_empties_content_when_given(tmp_path):
     tool.close()
 
 
+@pytest.mark.slow
 def test_list_defaults_to_twenty_and_gives_file_paths(tmp_path):
     workspace = str(tmp_path / "notes")
     tool = NoteTool(workspace=workspace)

@@ -219,6 +219,7 @@ def test_unreachable_server_fails_fast():
     assert time.monotonic() - started < 2
 
 
+@pytest.mark.slow
 def test_a_slow_server_times_out():
     with ScriptedLLM([{"content": "late", "delay": 1.5}]) as llm:
         c = client(llm, timeout=0.2)

@@ -104,6 +104,7 @@ def test_the_same_writes_with_redaction_off_leave_the_secret_where_the_search_lo
     assert any(p.startswith(".notewell-history") for p in found)
 
 
+@pytest.mark.slow
 def test_the_cli_masks_and_refuses(tmp_path):
     root = tmp_path / "notes"
     note_id = run(["add", "--text", f"key {AWS}"], store=root, env_extra={"NOTEWELL_REDACT": "mask"})
@@ -171,6 +172,7 @@ def test_http_and_mcp_answer_a_refusal_in_their_error_forms(monkeypatch, tmp_pat
         server.close()
 
 
+@pytest.mark.slow
 def test_the_session_hooks_keep_nothing_of_what_they_are_given(monkeypatch, tmp_path):
     # A hook reads what the runtime sends (a prompt, a transcript's path, a tool's input): with a
     # secret in every field, neither the store's folder nor the hooks' own state holds it after.

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from notewell import Store
 from notewell.services.opening import Store as StoreClass
 from tests.interfaces.cli_harness import call
 
 
+@pytest.mark.slow
 def test_a_folder_without_an_index_is_indexed_once(tmp_path, monkeypatch):
     root = tmp_path / "notes"
     with Store(root, watch=False, embedder=None) as s:

@@ -47,6 +47,7 @@ def test_markdown_on_stdout_and_the_same_bytes_for_the_same_dates(sat, tmp_path)
     assert _cli(args).stdout == first.stdout
 
 
+@pytest.mark.slow
 def test_html_into_a_file_whole_and_json(sat, tmp_path):
     store, ids, until = sat
     out = tmp_path / "out" / "report.html"
@@ -126,6 +127,7 @@ def test_summary_from_a_chat_model_over_http(sat):
     assert "Generated summary" not in sent[1]["content"]  # the model reads the report, not its own summary
 
 
+@pytest.mark.slow
 def test_a_failing_chat_model_is_one_line_and_writes_nothing(sat, tmp_path):
     store, _, until = sat
     out = tmp_path / "r.md"

@@ -17,6 +17,7 @@ from tests.interfaces.server_fixture import free_port
 from tests.interfaces.test_cli import js, run
 
 
+@pytest.mark.slow
 def test_tokens_are_created_listed_and_revoked(tmp_path):
     store = tmp_path / "s"
     secret = run(["token", "create", "alice"], store).stdout.decode().strip()

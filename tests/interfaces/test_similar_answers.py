@@ -12,6 +12,7 @@ from tests.interfaces.cli_harness import call
 from tests.services.test_similar_notes import POOL, POOL_AGAIN, RELATED
 
 
+@pytest.mark.slow
 def test_the_cli_names_similar_notes_on_stderr(tmp_path):
     store = ["--store", str(tmp_path / "notes")]
     first = call([*store, "add", "-"], input=POOL, text=True, unset=("NOTEWELL_STORE",))
@@ -50,6 +51,7 @@ def test_the_mcp_receipt_carries_them_and_the_tool_says_to_look(tmp_path):
     assert [x["id"] for x in again["similar"]] == [first["id"]] and again["similar"][0]["similarity"] >= 0.3
 
 
+@pytest.mark.slow
 def test_http_answers_201_with_them(tmp_path):
     from tests.interfaces.server_fixture import Server
 

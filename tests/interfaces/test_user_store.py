@@ -65,6 +65,7 @@ def test_a_hook_on_a_user_store_not_made_yet_says_how_to_begin_and_makes_nothing
     assert not (home / "notes").exists() and list(work.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_home_notes_folder_of_ones_own_is_never_taken_over(place):
     """~/notes that already holds someone's files and no store: the default is refused in one
     line saying what to do (a hook's exit 1: a non-blocking error), and nothing is indexed there."""

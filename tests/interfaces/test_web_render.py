@@ -151,6 +151,7 @@ def test_tables_inside_quotes_and_lists_count_their_cells_too(monkeypatch, prefi
     assert calls == []
 
 
+@pytest.mark.slow
 def test_a_render_past_its_time_is_plain_text_and_its_worker_replaced(monkeypatch):
     monkeypatch.setattr(render, "_cache", type(render._cache)())
     monkeypatch.setattr(render, "_cached_bytes", 0)

@@ -75,6 +75,7 @@ def test_refusing_a_near_guess_costs_what_refusing_a_far_one_does():
     assert abs(near_ns - far_ns) <= max(0.25 * far_ns, 2000), (near_ns, far_ns)
 
 
+@pytest.mark.slow
 def test_a_new_link_replaces_the_pending_one_and_asking_is_rate_limited():
     sessions, said = printing(link_seconds=0.2)
     first = sessions.new_link(asked=False)
@@ -87,6 +88,7 @@ def test_a_new_link_replaces_the_pending_one_and_asking_is_rate_limited():
     assert sessions.redeem(code_of(first)) is None and sessions.redeem(code_of(second)) is not None
 
 
+@pytest.mark.slow
 def test_sessions_are_bounded_and_end():
     sessions, _said = printing(max_sessions=3, session_seconds=0.15)
     alice = Token("alice")

@@ -151,6 +151,7 @@ def _starts(lines: list[dict]) -> list[int]:
     return [i for i, line in enumerate(lines) if line["type"] == "user"] + [len(lines)]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 12), st.data())
 def test_a_session_read_from_any_files_holding_its_lines_is_the_session_read_whole(requests, data):

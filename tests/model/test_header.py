@@ -259,6 +259,7 @@ header_lines = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.text())
 def test_never_raises_any_text(text):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -56,6 +57,7 @@ def test_a_new_notebook_is_well_formed():
     assert doc.problems == [] and doc.sections["Goal"] == [(5, "ship it")] and doc.items == []
 
 
+@pytest.mark.slow
 @given(st.text(max_size=400))
 def test_any_text_parses_without_raising(text):
     doc = parse_notebook(text)

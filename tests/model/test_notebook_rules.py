@@ -295,6 +295,7 @@ def test_a_notebook_far_over_its_budget_is_refused_by_its_length_before_it_is_re
     assert estimate_tokens(indented) <= 300 and far_over_budget(indented, 300) is None
 
 
+@pytest.mark.slow
 @given(st.text(max_size=3000), st.integers(min_value=1, max_value=400))
 def test_far_over_budget_refuses_only_what_is_over_it(text, budget):
     from notewell.model.notebook_rules import far_over_budget

@@ -34,6 +34,7 @@ def test_slugify(raw, slug):
     assert slugify(raw) == slug
 
 
+@pytest.mark.slow
 @given(st.text())
 def test_slugify_never_raises_and_is_idempotent(text):
     s = slugify(text)
@@ -95,6 +96,7 @@ def test_title_precedence():
     assert derive_title(parse_note("> ***\n\n%%%\n"), "dir/x.md") == "x"  # no words: the file name
 
 
+@pytest.mark.slow
 @given(st.text(alphabet=st.characters(max_codepoint=127)))
 def test_ascii_fast_path_agrees_with_general_path(text):
     from notewell.model.slug import unicode_slug
@@ -105,6 +107,7 @@ def test_ascii_fast_path_agrees_with_general_path(text):
 _HEADING_REFERENCE = re.compile(r"[ ]{0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*")  # the old rule, quadratic
 
 
+@pytest.mark.slow
 @given(st.lists(st.sampled_from([" ", "\t", "#", "a", "é", "\u00a0", "x#", "# "]), max_size=12).map("".join))
 def test_a_heading_reads_as_the_old_rule_read_it(line):
     # The old regex backtracked quadratically; on short lines it is the reference.
@@ -168,6 +171,7 @@ def test_a_namespace_or_a_name_left_empty_is_refused(raw):
         check_project(raw)
 
 
+@pytest.mark.slow
 @given(st.text(max_size=60))
 def test_a_project_slug_is_checked_to_itself(raw):
     from notewell import InvalidArgumentError

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ def test_a_time_past_the_calendars_ends_in_utc_is_its_first_or_last_moment():
     assert parse_when("9999-12-31T23:59:59-05:00") == "9999-12-31T23:59:59.999999Z"
 
 
+@pytest.mark.slow
 @given(st.datetimes(), st.datetimes())
 def test_bounds_sort_as_the_times_do(a, b):
     # strftime wrote year 999 as "999", which sorted after "2026".

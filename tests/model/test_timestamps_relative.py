@@ -78,6 +78,7 @@ def test_ages_in_words(when, words):
     assert age_words(when, now=NOW) == words
 
 
+@pytest.mark.slow
 @given(st.text(max_size=40))
 def test_parse_when_never_fails_but_with_its_error(text):
     try:

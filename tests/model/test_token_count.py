@@ -48,6 +48,7 @@ def test_characters_over_four_would_be_wrong_for_chinese():
     assert estimate_tokens(text) >= exact
 
 
+@pytest.mark.slow
 def test_choosing_a_counter():
     assert load_counter("estimate") is estimate_tokens
     assert load_counter("o200k_base")("hello world") == 2
@@ -63,6 +64,7 @@ def test_the_estimate_takes_any_text(text):
     assert estimate_tokens(text + text) <= 2 * n + 4  # a run across the seam may split differently
 
 
+@pytest.mark.slow
 def test_an_exact_count_takes_a_whole_mebibyte_note():
     # The encoder refuses a text of more than 200,000 tokens: a 1 MiB note (333,333) raised its
     # TokenLimitError out of the context builder. It is counted in pieces now, to within a token a piece.

@@ -65,6 +65,7 @@ def model_dir(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_fastembed_static_directory_embeds_and_ranks(model_dir):
     emb = FastEmbedEmbedder(model_dir)
     assert emb.dim == 4
@@ -76,6 +77,7 @@ def test_fastembed_static_directory_embeds_and_ranks(model_dir):
     assert float(docs[0] @ q) > 0.9 > float(docs[1] @ q)
 
 
+@pytest.mark.slow
 def test_changed_weights_change_the_model_id(model_dir, tmp_path):
     first = FastEmbedEmbedder(model_dir).model_id
     rows = _topic_rows()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,6 +38,7 @@ def _brute(hits: list[tuple[int, int, int]], weights: list[float], titled: list[
     st.lists(st.floats(0.01, 5.0), min_size=3, max_size=3),
     st.lists(st.integers(0, 2), min_size=3, max_size=3),
 )
+@pytest.mark.slow
 def test_the_best_window_is_the_best_of_every_window(places, weights, titled):
     hits = [(at, at + 4, n) for at, n in places]
     got, start = best_window(hits, weights, [float(t) for t in titled])
@@ -53,6 +55,7 @@ def test_a_window_counts_what_lies_within_its_width():
     assert best_window(apart, weights, [0, 0])[1] in (0, PASSAGE_CHARS + 10)
 
 
+@pytest.mark.slow
 def test_a_word_repeated_a_hundred_thousand_times_is_scored_in_linear_time():
     def timed(n: int) -> float:
         hits = [(i * 7, i * 7 + 5, i % 3) for i in range(n)]

@@ -48,6 +48,7 @@ def test_a_tsquery_splits_into_the_terms_weighed_apart(tsquery, terms):
     st.lists(st.sampled_from([" & ", " | "]), min_size=6, max_size=6),
     st.booleans(),
 )
+@pytest.mark.slow
 def test_any_lexemes_joined_by_and_or_come_back_apart(words, ops, wrap):
     quoted = [_quoted(w) for w in words]
     text = quoted[0] + "".join(op + q for op, q in zip(ops, quoted[1:], strict=False))

@@ -92,6 +92,7 @@ def _densest_by_brute_force(hits, chars, lead):
     st.integers(1, 200),
     st.integers(0, 120),
 )
+@pytest.mark.slow
 def test_the_densest_window_is_the_one_a_full_comparison_finds(gaps, chars, lead):
     hits, at = [], 0
     for gap, length, phrase in gaps:  # in text order, never overlapping, as a regex finds them
@@ -164,6 +165,7 @@ def test_raw_and_segmented_text_give_the_same_hits(text, query):
     assert sorted(raw) == sorted(segmented)
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(st.text(max_size=60))
 def test_folding_keeps_every_offset_and_folds_each_character_alike(text):
@@ -189,6 +191,7 @@ def _one_fold(ch: str) -> str:
     return folded if len(folded) == 1 else ch
 
 
+@pytest.mark.slow
 def test_folding_matches_each_characters_own_fold_everywhere():
     chars = [chr(cp) for cp in range(0x80, 0x30000) if not 0xD800 <= cp <= 0xDFFF]
     assert [c for c in chars if fold(c) != _one_fold(c)] == []

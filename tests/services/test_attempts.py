@@ -45,6 +45,7 @@ def test_notes_on_a_running_attempt_change_and_freeze_when_it_ends(backend):
     store.edit_note(outside.id, "# Still editable")  # no attempt: never frozen
 
 
+@pytest.mark.slow
 def test_cards_carry_the_attempt_and_scope_the_search(backend):
     a = backend.start_attempt("alpha", author="ann", campaign="c1")
     b = backend.start_attempt("beta", author="bob")

@@ -784,6 +784,7 @@ def test_semantic_modes_without_an_embedder_are_unavailable_on_both_stores(kind_
             store.search_notes("heron", mode="fuzzy")
 
 
+@pytest.mark.slow
 def test_hybrid_makes_keyword_snippets_only_for_the_cards_it_returns(backend, monkeypatch):
     from notewell.backends.postgres import keyword as pg_search
     from notewell.backends.sqlite import keyword

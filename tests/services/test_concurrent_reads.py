@@ -344,6 +344,7 @@ def test_writes_and_reads_from_many_threads_keep_every_invariant(store_dir):
     s.close()
 
 
+@pytest.mark.slow
 def test_semantic_searches_on_many_threads_while_the_vectors_change(s):
     s.embed_pending()
     errors: list[str] = []

@@ -215,6 +215,7 @@ def test_a_note_deleted_here_is_not_brought_back_and_imports_share_one_attempt(s
     assert len(runs) == 1 and runs[0].ended_at is None and runs[0].model == "notewell-import"
 
 
+@pytest.mark.slow
 def test_a_long_conversation_is_split_into_parts_that_build_on_each_other(store, tmp_path):
     convs = write_claude_zip(tmp_path / "long.zip", conversations=1, turns=120, answer_size=3000)
     report = import_conversations(store, "claude", tmp_path / "long.zip")
@@ -362,6 +363,7 @@ def test_fifos_and_devices_are_refused_at_once(store, tmp_path):
         assert report.notes == 0 and len(report.errors) == 1 and "not a regular file" in report.errors[0][1]
 
 
+@pytest.mark.slow
 def test_a_call_failing_again_and_again_and_a_huge_tool_name_stay_one_short_line(store, tmp_path):
     rng = random.Random(4)
     session = "0c0ffee0-0000-4000-8000-000000000000"
@@ -530,6 +532,7 @@ def test_lines_claiming_another_sessions_id_are_never_written_anywhere(store, tm
     assert store.get_note(part_note_id("claude-code", victim.stem, 1)).revision == 1  # alice's note untouched
 
 
+@pytest.mark.slow
 def test_an_export_of_many_members_or_of_no_conversations_is_given_up_early(store, tmp_path):
     many = tmp_path / "many.zip"
     with zipfile.ZipFile(many, "w") as z:
@@ -545,6 +548,7 @@ def test_an_export_of_many_members_or_of_no_conversations_is_given_up_early(stor
     assert "no conversation has 'mapping'" in report.errors[0][1] and time.monotonic() - began < 5
 
 
+@pytest.mark.slow
 def test_broken_members_are_charged_to_the_export_budget(store, tmp_path, monkeypatch):
     from notewell.services import conversation_files
 

@@ -144,6 +144,7 @@ def test_one_note_edited_many_times_crowds_out_no_other(store):
     assert sorted(found) == sorted([(other.id, 1), (busy.id, 420)])
 
 
+@pytest.mark.slow
 def test_older_results_are_ordered_without_figures_of_hidden_projects(tmp_path):
     def order(hidden_revisions):
         with notewell.open(tmp_path / f"s{hidden_revisions}", embedder=None) as s:

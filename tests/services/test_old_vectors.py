@@ -111,6 +111,7 @@ def _dropped(texts: list[str]) -> dict[str, int]:
     return {p: r for p, r in newest.items() if p not in current}
 
 
+@pytest.mark.slow
 def test_older_vectors_grow_with_distinct_passages_not_revisions(place):
     where, count = place
     with notewell.open(where, embedder=HashEmbedder()) as store:
@@ -123,6 +124,7 @@ def test_older_vectors_grow_with_distinct_passages_not_revisions(place):
     assert rows <= distinct < every / 3
 
 
+@pytest.mark.slow
 def test_older_search_finds_a_dropped_passage_at_the_newest_revision_holding_it(place, monkeypatch):
     monkeypatch.setattr(HashEmbedder, "similarity_floor", 0.5, raising=False)
     where, _count = place
@@ -148,6 +150,7 @@ def test_older_search_finds_a_dropped_passage_at_the_newest_revision_holding_it(
         assert _found(store, _passages(texts[-1])[-1]) == [(note, None)]
 
 
+@pytest.mark.slow
 def test_another_model_embeds_every_older_revision_again(place, monkeypatch):
     monkeypatch.setattr(HashEmbedder, "similarity_floor", 0.5, raising=False)
     where, count = place
@@ -165,6 +168,7 @@ def test_another_model_embeds_every_older_revision_again(place, monkeypatch):
             assert _found(store, passage) == [(note, revision)]
 
 
+@pytest.mark.slow
 def test_revisions_embedded_late_take_their_passages_from_the_note_and_each_other(tmp_path, monkeypatch):
     monkeypatch.setattr(HashEmbedder, "similarity_floor", 0.5, raising=False)
     embedder = CountingEmbedder()
@@ -183,6 +187,7 @@ def test_revisions_embedded_late_take_their_passages_from_the_note_and_each_othe
         assert _found(store, passage) == [(note, revision)]
 
 
+@pytest.mark.slow
 def test_a_rebuild_carries_the_older_vectors_without_the_model(tmp_path, monkeypatch):
     monkeypatch.setattr(HashEmbedder, "similarity_floor", 0.5, raising=False)
     root = tmp_path / "notes"
@@ -245,6 +250,7 @@ def _as_version_12(db, note: str, texts: list[str]) -> int:
     return len(rows)
 
 
+@pytest.mark.slow
 def test_an_index_of_schema_12_is_upgraded_keeping_its_older_vectors(tmp_path, monkeypatch):
     monkeypatch.setattr(HashEmbedder, "similarity_floor", 0.5, raising=False)
     root = tmp_path / "notes"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 import notewell
 from notewell.backends.sqlite import quick_check
 from notewell.backends.sqlite.backend import SqliteBackend
@@ -186,6 +188,7 @@ def test_recorded_folders_outside_the_store_make_the_check_full(tmp_path):
         assert _titles(store, "alpha") == ["keeper"] and store.last_check == "scan"
 
 
+@pytest.mark.slow
 def test_the_cli_full_check_after_its_answer_keeps_the_size_limit(tmp_path, monkeypatch, capsys):
     root = tmp_path / "notes"
     monkeypatch.setenv("NOTEWELL_MAX_BYTES", str(3 * 1024 * 1024))
@@ -234,6 +237,7 @@ def test_a_watched_store_answers_its_first_read_quickly_and_checks_in_full_besid
         assert _titles(store, "zeta") == ["later", "newcomer"] and store.last_check == "inotify"
 
 
+@pytest.mark.slow
 def test_a_watched_store_whose_recorded_folder_went_or_became_a_link_checks_in_full(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()

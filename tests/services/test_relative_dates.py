@@ -30,6 +30,7 @@ def test_cards_and_notes_say_their_age(backend):
     assert backend.get_note(note.id).to_dict()["age"] == "updated just now"
 
 
+@pytest.mark.slow
 def test_the_cli_takes_relative_dates_and_a_zone(tmp_path):
     store = tmp_path / "s"
     nid = run(["add", "--title", "T", "--text", "relative"], store).stdout.decode().strip()

@@ -59,6 +59,7 @@ def test_sessions_become_notes_once_and_a_session_that_went_on_is_written_again(
     assert import_conversations(store, source, tmp_path / "in").notes == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", ["codex", "gemini"])
 def test_a_long_session_is_parts_and_grows_in_new_ones_after_a_person_edits_it(store, tmp_path, source):
     paths = WRITERS[source](tmp_path / "in", sessions=1, turns=60, answer_size=3000)

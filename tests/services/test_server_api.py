@@ -59,6 +59,7 @@ def test_summary_history_and_reads_through_the_api(backend):
     assert api.resolve(OWNER, note["id"]) == note["id"]
 
 
+@pytest.mark.slow
 def test_the_not_embedded_count_is_kept_from_a_viewer_kept_from_a_private_project(backend):
     api = ServerAPI(backend)
     api.set_project(OWNER, "owen:secret", private=True, owner="owen")

@@ -38,6 +38,7 @@ A warm-up job that replays the top 500 product pages before traffic switches rem
 """
 
 
+@pytest.mark.slow
 def test_a_finding_written_twice_is_reported_with_its_similarity(backend):
     api = ServerAPI(backend)
     first = api.add_note(OWNER, POOL)
@@ -89,6 +90,7 @@ def test_the_word_measure_is_symmetric_scale_free_and_reads_chinese():
     assert "the" not in query.split() and "(" not in query
 
 
+@pytest.mark.slow
 def test_the_measure_stays_linear_on_a_huge_note():
     import time
 

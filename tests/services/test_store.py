@@ -205,6 +205,7 @@ def test_bad_text_is_refused_and_nothing_written(backend, request):
     assert store.summary()["total_notes"] == 2
 
 
+@pytest.mark.slow
 def test_default_size_limit_is_one_mib(backend):
     store = backend
     with pytest.raises(NoteTooLargeError):
@@ -235,6 +236,7 @@ def _snapshot(store):
     return out
 
 
+@pytest.mark.slow
 def test_rebuild_after_deleting_index_loses_nothing(store_dir):
     s = notewell.open(store_dir)
     a = s.add_note(HEADERED, author="alice", model="m1")
@@ -469,6 +471,7 @@ def test_file_name_not_utf8_is_reported(store_dir):
     s.close()
 
 
+@pytest.mark.slow
 def test_index_damaged_while_in_use_is_rebuilt(store_dir):
     s = notewell.open(store_dir, watch=False)
     s.add_notes([f"note number {i} about corruption" for i in range(300)], author="me")

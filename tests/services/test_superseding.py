@@ -63,6 +63,7 @@ def test_right_after_its_correction():
     assert [c.title for c in successors_first(chain)] == ["2", "1", "0"]
 
 
+@pytest.mark.slow
 def test_a_chain_of_a_thousand_in_reverse_is_linear():
     # Every card waits for the next: all are held until the last, then each frees one.
     # (The first version scanned every held card at each step: quadratic.)

@@ -254,6 +254,7 @@ def test_hostile_files_placed_in_the_folder_are_indexed_whole(tmp_path):
         store.close()
 
 
+@pytest.mark.slow
 def test_add_tag_and_set_summary_on_hostile_notes(srv):
     store = srv.store
     full = "---\ntitle: full\ntags: [" + ", ".join(f"t{i}" for i in range(20)) + "]\n---\nbody\n"
@@ -286,6 +287,7 @@ def test_long_runs_of_blanks_parse_in_linear_time(text):
     assert time.perf_counter() - started < 2.0  # it took 23 s at 40,000 blanks with a backtracking regex
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line", ["a-" * 5000, "sk-" + "a-" * 5000, "a." * 5000, "a+" * 5000])
 def test_the_notebook_validator_has_no_slow_patterns(line):
     started = time.perf_counter()

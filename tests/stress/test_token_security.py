@@ -65,6 +65,7 @@ def test_a_read_only_token_cannot_write_anything(srv):
     assert srv.call("GET", "/api/notes/search?q=untouched", token="reader").status == 200
 
 
+@pytest.mark.slow
 def test_no_token_sees_another_owners_private_project_anywhere(srv):
     srv.store.set_project("alice:vault", private=True, owner="alice")
     aid = srv.call("POST", "/api/attempts", {"project": "alice:vault", "campaign": "heist"}, token="alice").body["id"]
@@ -142,6 +143,7 @@ def _forgeries(real: str, digest: str, foreign: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_forged_tokens_are_refused_never_read_as_anonymous(srv, tmp_path):
     real = srv.tokens["alice"]
     stored = json.loads((srv.store.root / ".notewell" / "tokens.json").read_text())["tokens"]
@@ -170,6 +172,7 @@ def test_forged_tokens_are_refused_never_read_as_anonymous(srv, tmp_path):
     assert srv.call("GET", "/api/notes?limit=1", token="alice").status == 200
 
 
+@pytest.mark.slow
 def test_a_revoked_token_is_refused_at_once(tmp_path):
     server = Server(tmp_path / "notes")
     try:
@@ -186,6 +189,7 @@ def test_a_revoked_token_is_refused_at_once(tmp_path):
         server.close()
 
 
+@pytest.mark.slow
 def test_an_expired_token_is_refused(tmp_path):
     from datetime import UTC, datetime, timedelta
 
@@ -214,6 +218,7 @@ def test_an_expired_token_is_refused(tmp_path):
         server.close()
 
 
+@pytest.mark.slow
 def test_checking_a_token_does_not_compare_secrets_byte_by_byte():
     """By construction: the secret is hashed (SHA-256) and the digest looked up in a dict, so a guess is
     never compared with a real secret character by character."""

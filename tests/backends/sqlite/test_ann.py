@@ -55,6 +55,7 @@ def test_below_the_threshold_search_is_exact(store_dir):
         assert store.backend.vectors._ann is None
 
 
+@pytest.mark.slow
 def test_changes_reach_the_approximate_index(astore):
     notes = _fill(astore)
     astore.search_notes("apple", mode="semantic")
@@ -102,6 +103,7 @@ def test_repeated_edits_keep_the_graph_and_the_matrix_bounded(astore, monkeypatc
     assert vectors.full_loads == 1
 
 
+@pytest.mark.slow
 def test_the_index_is_saved_beside_the_sidecar_and_mapped_back(astore, monkeypatch):
     monkeypatch.setattr(semantic, "SIDECAR_MIN", 1)
     _fill(astore)
@@ -160,6 +162,7 @@ def test_usearch_and_onnxruntime_load_together_in_either_order():
         assert done.returncode == 0 and done.stdout.strip() == b"ok", (first, second, done.returncode)
 
 
+@pytest.mark.slow
 def test_a_small_batch_builds_the_same_graph_every_time():
     # Built on several threads, the graph (and so what a search reaches) varied from run to
     # run, and an exact-recall check failed about once in 40 runs; one thread below

@@ -67,6 +67,7 @@ def test_counts_are_exact_up_to_the_probe(store, monkeypatch):
     assert document_frequency(store.backend.index, '"nowhere"') == 0
 
 
+@pytest.mark.slow
 def test_counts_above_the_probe_are_estimated_and_cached(store, monkeypatch):
     monkeypatch.setattr(bm25, "PROBE", 20)
     store.add_notes([f"# n{i}\n\n{'common' if i % 2 else 'other'} words\n" for i in range(400)])
@@ -88,6 +89,7 @@ def test_search_ranks_title_and_term_counts(store):
     assert ids == [titled.id, many.id, once.id]
 
 
+@pytest.mark.slow
 def test_search_gives_the_same_results_whichever_ranks(store, monkeypatch):
     from notewell.backends.sqlite import keyword
 

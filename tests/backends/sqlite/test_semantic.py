@@ -415,6 +415,7 @@ def _vectors(store, note_id):
     return {chunk: np.frombuffer(blob, dtype=np.float32) for chunk, blob in rows}
 
 
+@pytest.mark.slow
 def test_a_remote_embedder_whose_dim_is_unknown_writes_each_passage_its_own_vector(tmp_path):
     import numpy as np
 
@@ -437,6 +438,7 @@ def test_a_remote_embedder_whose_dim_is_unknown_writes_each_passage_its_own_vect
     assert [chunk for chunk in want if not np.allclose(got[chunk], want[chunk])] == []
 
 
+@pytest.mark.slow
 def test_a_long_note_embedded_under_the_old_cap_of_24_passages_gets_the_rest(tmp_path):
     s = notewell.open(tmp_path / "s", embedder=HashEmbedder())
     filler = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 30 for i in range(80))
@@ -485,6 +487,7 @@ def test_a_long_embedding_steps_aside_between_calls_of_the_model_and_leaves_the_
     s.close()
 
 
+@pytest.mark.slow
 def test_stopping_the_background_embedding_waits_for_one_call_of_the_model_not_a_long_note(store_dir, monkeypatch):
     import threading
     import time

@@ -79,6 +79,7 @@ def test_damaged_index_is_recreated(tmp_path):
     assert again.rebuilt and again.note_count() == 0
 
 
+@pytest.mark.slow
 def test_watcher_reports_note_changes_and_cookies(tmp_path):
     w = Watcher(str(tmp_path))
     if not w.active:
@@ -100,6 +101,7 @@ def test_watcher_reports_note_changes_and_cookies(tmp_path):
     w.close()
 
 
+@pytest.mark.slow
 def test_watcher_lets_go_of_a_folder_moved_out_and_follows_one_moved_within(tmp_path):
     root, outside = tmp_path / "notes", tmp_path / "outside"
     for rel in ("a/b", "c", "keep"):
@@ -124,6 +126,7 @@ def test_watcher_lets_go_of_a_folder_moved_out_and_follows_one_moved_within(tmp_
     w.close()
 
 
+@pytest.mark.slow
 def test_watcher_misses_nothing_written_in_a_moved_folder_before_the_rescan_watches_it(tmp_path):
     (tmp_path / "a" / "sub").mkdir(parents=True)
     w = Watcher(str(tmp_path))
