@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import NotewellError, UnavailableError
 from ..model.visibility import Viewer
-from .memory_files import MemoryFiles, MemoryNotes, StoreNotes, check_command
+from .memory_files import MemoryFiles, MemoryNotes, check_command, memory_notes
 
 try:
     from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
@@ -105,11 +105,7 @@ class NotewellAsyncMemoryTool(BetaAsyncAbstractMemoryTool):
         cache_control: Any = None,
     ) -> None:
         super().__init__(cache_control=cache_control)
-        if notes is None:
-            if store is None:
-                raise TypeError("NotewellAsyncMemoryTool needs a store or notes")
-            notes = StoreNotes(store, author=author, viewer=viewer, attempt=attempt)
-        self.notes = notes
+        self.notes = memory_notes(store, notes, author=author, viewer=viewer, attempt=attempt)
 
     async def call(self, input: object) -> Any:
         """The SDK's dispatch, once the input names a command with its fields."""

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidArgumentError, NotFoundError
+from ..errors import InvalidArgumentError
 from ..model.numbers import whole_number
+from .bench_manifest import read_manifest
 from .handoff_tools import SHARDS, append_entry, read_log, tool_files, world
 
 __all__ = ["ARMS", "FORMAT", "Handoff", "build_handoff", "load_handoff", "make_handoff", "next_session"]
@@ -246,15 +247,7 @@ def make_handoff(directory: str | Path, *, seed: int = 1) -> Handoff:
 
 def load_handoff(directory: str | Path) -> tuple[Handoff, dict[str, Any]]:
     """The benchmark a folder holds, rebuilt from its seed, and its manifest."""
-    root = Path(directory)
-    try:
-        manifest = json.loads((root / "handoff.json").read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise NotFoundError(f"{root} has no handoff.json (make it with: notewell bench handoff make DIR)") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidArgumentError(f"{root / 'handoff.json'} is not valid JSON: {exc}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise InvalidArgumentError(f"{root / 'handoff.json'} is not a {FORMAT} manifest")
+    manifest = read_manifest(Path(directory), "handoff.json", FORMAT, "notewell bench handoff make DIR")
     return build_handoff(manifest.get("seed")), manifest  # type: ignore[arg-type]  # checked by build
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "MemoryNotes",
     "StoreNotes",
     "check_command",
+    "memory_notes",
     "memory_text",
 ]
 
@@ -196,6 +197,22 @@ def _match_lines(content: str, old: str) -> list[int]:
     return found
 
 
+def memory_notes(
+    store: NoteStore | None,
+    notes: MemoryNotes | None,
+    *,
+    author: str | None = None,
+    viewer: Viewer | None = None,
+    attempt: str | None = None,
+) -> MemoryNotes:
+    """*notes* if given, else :class:`StoreNotes` on *store* (written as *author*, read as *viewer*)."""
+    if notes is not None:
+        return notes
+    if store is None:
+        raise TypeError("the memory tool needs a store or notes")
+    return StoreNotes(store, author=author, viewer=viewer, attempt=attempt)
+
+
 def check_command(command: object) -> str:
     """The command *command* (the tool's input) names, once it has the fields that command needs."""
     if not isinstance(command, Mapping):
@@ -223,11 +240,7 @@ class MemoryFiles:
         attempt: str | None = None,
         notes: MemoryNotes | None = None,
     ) -> None:
-        if notes is None:
-            if store is None:
-                raise TypeError("MemoryFiles needs a store or notes")
-            notes = StoreNotes(store, author=author, viewer=viewer, attempt=attempt)
-        self.notes = notes
+        self.notes = memory_notes(store, notes, author=author, viewer=viewer, attempt=attempt)
         self._listed: list[tuple[str, str]] | None = None
         self._loaded: dict[tuple[str, str], _File | None] = {}
 

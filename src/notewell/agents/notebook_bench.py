@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidArgumentError, NotFoundError
+from ..errors import InvalidArgumentError
 from ..model.numbers import whole_number
+from .bench_manifest import read_manifest
 from .notebook_scale import scale_session
 
 __all__ = [
@@ -768,15 +769,7 @@ def _tally(rows: list[dict[str, Any]], by: str) -> dict[str, dict[str, int]]:
 
 def load_bench(directory: str | Path) -> tuple[dict[str, Any], Bench]:
     """The folder's manifest and the benchmark rebuilt from its seed (and size, N)."""
-    root = Path(directory)
-    try:
-        manifest = json.loads((root / "bench.json").read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise NotFoundError(f"{root} has no bench.json (make it with: notewell notebook bench make DIR)") from None
-    except (OSError, ValueError) as exc:
-        raise InvalidArgumentError(f"{root / 'bench.json'} is not valid JSON: {exc}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise InvalidArgumentError(f"{root / 'bench.json'} is not a {FORMAT} manifest")
+    manifest = read_manifest(Path(directory), "bench.json", FORMAT, "notewell notebook bench make DIR")
     bench = build_bench(
         manifest.get("seed"), manifest.get("noise"), manifest.get("size", "short"), manifest.get("survive")
     )
