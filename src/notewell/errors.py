@@ -185,7 +185,9 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("unavailable", 9, 503, "a part that needs an optional extra is not installed"),
     ErrorKind("unauthorized", 10, 401, "a server needs a valid token for this"),
     ErrorKind("forbidden", 10, 403, "the caller may not do this"),
-    ErrorKind("rate_limited", 11, 429, "too many writes, or reports, from one caller (HTTP says when to retry)"),
+    ErrorKind(
+        "rate_limited", 11, 429, "too many writes, or store-wide reads, from one caller (HTTP says when to retry)"
+    ),
     ErrorKind("conflict", 12, 409, "an id the store has used, or an edit over a text changed since it was read"),
     ErrorKind(
         "sensitive_data", 13, 422, "the text holds a secret or personal data and the store refuses it (NOTEWELL_REDACT)"

@@ -133,7 +133,9 @@ def test_a_remote_caller_may_ask_for_a_few_reports_at_once_and_then_one_every_fe
         api.report(Caller(), since="7d")
     with pytest.raises(RateLimitedError) as refused:
         api.report(Caller(), since="7d")
-    assert "too many reports from 'anonymous callers'" in refused.value.message
+    assert "too many store-wide reads from 'anonymous callers'" in refused.value.message
+    with pytest.raises(RateLimitedError):
+        api.stale(Caller())  # stale work reads the whole store too: the same bucket
     assert 0 < refused.value.retry_after <= 1 / REPORT_RATE
     api.report(ALICE, since="7d")  # a token's own bucket
     for _ in range(3 * REPORT_BURST):

@@ -257,6 +257,6 @@ ROUTES = (
             param("project", "query", PROJECT, "only this project's"),
             LIMIT,
         ),
-        errors=(400, 401, 404),
+        errors=(400, 401, 404, 429),
     ),
 )

@@ -148,7 +148,7 @@ _ERROR_NAMES = {
     409: "frozen",
     413: "too large",
     421: "not addressed to loopback",
-    429: "too many writes or reports",
+    429: "too many writes or store-wide reads",
     500: "internal error",
     503: "unavailable or busy",
 }
