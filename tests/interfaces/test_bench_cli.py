@@ -61,3 +61,25 @@ def test_next_gives_the_notewell_arm_its_briefing(tmp_path):
     assert preamble.startswith("Memory: this project keeps notes in notewell") and "{briefing}" not in preamble
     assert '"Bad record found" by "s1"' in preamble and "> shard 7 holds rec-1." in preamble
     assert preamble.strip() in said
+
+
+@pytest.mark.slow
+def test_a_past_is_written_by_start_and_shown_to_each_arm(tmp_path):
+    made = bench(tmp_path, "make", "m", "--seed", "2", "--history", "120").stdout.decode()
+    assert "a past of 120 entries: start m --arm ARM before session 1" in made
+    said = bench(tmp_path, "start", "m", "--arm", "memory-file").stdout.decode()
+    assert "120 of the past's 120 entries written" in said
+    first = (tmp_path / "m" / "preamble-session1.txt").read_text()
+    assert "The runtime loaded its first 200 lines (of 4" in first and "{head}" not in first
+    assert first.count("\n## ") < 120  # the head, not the whole file
+    bench(tmp_path, "next", "m", "--arm", "memory-file")
+    assert "the previous agent on this task among them" in (tmp_path / "m" / "preamble-session2.txt").read_text()
+    bench(tmp_path, "make", "n", "--seed", "2", "--history", "120")
+    bench(tmp_path, "start", "n", "--arm", "notewell")
+    first = (tmp_path / "n" / "preamble-session1.txt").read_text()
+    assert "[Recent notes]" in first and '"earlier-agents"' in first and "{briefing}" not in first
+    graded = bench(tmp_path, "grade", "n").stdout.decode()
+    assert "the past (120 entries; mode and release are its decisions)" in graded
+    for args in (("make", "x", "--history", "1001"), ("start", "n", "--arm", "notewell")):
+        done = bench(tmp_path, *args, check=False)
+        assert done.returncode != 0 and done.stderr.decode().count("\n") == 1, (args, done.stderr)

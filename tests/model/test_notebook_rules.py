@@ -220,6 +220,8 @@ def test_secrets_are_refused(text):
         "E0001, infra/deploy.yaml:12",
         "E0001 (grep timeout)",
         "infra/deploy.yaml:12-20 and src/app.py#L4",
+        "services/queue/prod.yaml:6,8",  # agents list lines of one file so
+        "prod.yaml:4-5, 9, 12-13",
         "infra/deploy.yaml line 12",
         "`grep -c failed reports/nightly.csv | wc -l`",
         "`kubectl get pods` (ran at 10:02)",
@@ -231,7 +233,9 @@ def test_more_source_forms_pass(source):
     assert _fact(source) == ([], []), source
 
 
-@pytest.mark.parametrize("source", ["10:02", "::1", "nonsense:1", "https://x", "E001", "e0001", "somewhere"])
+@pytest.mark.parametrize(
+    "source", ["10:02", "::1", "nonsense:1", "https://x", "E001", "e0001", "somewhere", "8", "app.yaml, 8", "user, 5"]
+)
 def test_junk_sources_are_refused(source):
     assert any("is not a source: a source is" in e for e in _fact(source)[0]), source
 

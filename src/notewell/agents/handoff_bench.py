@@ -30,9 +30,13 @@ from typing import Any
 from ..errors import InvalidArgumentError
 from ..model.numbers import whole_number
 from .bench_manifest import read_manifest
+from .handoff_history import HISTORY_MAX, WIDTH, Entry, build_history, history_paths, memory_file, write_notes
 from .handoff_tools import SHARDS, append_entry, read_log, tool_files, world
 
-__all__ = ["ARMS", "FORMAT", "Handoff", "build_handoff", "load_handoff", "make_handoff", "next_session"]
+__all__ = [
+    "ARMS", "ARMS_HISTORY", "FORMAT", "Handoff", "build_handoff", "load_handoff", "make_handoff", "next_session",
+    "start_session",
+]  # fmt: skip
 
 FORMAT = "notewell-handoff-bench/1"
 _SERVICES = ["ledgerd", "tallyman", "courier", "ingestor", "vaultsync", "shardkeeper", "mailroom", "beacon"]
@@ -73,6 +77,30 @@ ARMS: dict[str, tuple[str, str]] = {
         " start on something.",
     ),
 }
+_NOTES_TOOLS = (
+    "Memory: this project keeps notes in notewell: its MCP tools (search_notes, get_note, add_note,"
+    " edit_note), or the shell: `notewell --store ../notes search WORDS`, `notewell --store ../notes get ID`"
+)
+# With a past (make --history): each arm's memory already holds what earlier sessions kept.
+ARMS_HISTORY: dict[str, tuple[str, str]] = {
+    "none": ("", ""),
+    "memory-file": (
+        "Memory: MEMORY.md in this folder is this project's memory, kept by the agents before you. The runtime"
+        " loaded its first {loaded} lines (of {total}) at the start of this session:\n\n{head}\n\nRead or search the"
+        " rest of it before you start on something. You may add to it: it is the only thing of this conversation"
+        " that the next agent on this task will get.",
+        "Memory: MEMORY.md in this folder is this project's memory, kept by the agents before you (the previous"
+        " agent on this task among them). The runtime loaded its first {loaded} lines (of {total}) at the start of"
+        " this session:\n\n{head}\n\nRead or search the rest of it before you start on something.",
+    ),
+    "notewell": (
+        _NOTES_TOOLS + ", `notewell --store ../notes add --title TITLE --kind KIND --text TEXT`. What the store"
+        " holds now, as its session-start hook gives it:\n\n{briefing}\n\nSearch it before you start on something."
+        " The notes are the only thing of this conversation that the next agent on this task will get.",
+        _NOTES_TOOLS + ". What the store holds now, as its session-start hook gives it:\n\n{briefing}\n\nSearch it"
+        " before you start on something.",
+    ),
+}
 FIX_FORM = (
     "remedy: <the remedy, as you would pass it to tools/try.py: NAME [ARG]>\n"
     "cause: <what wrote the bad record: the build>\n"
@@ -91,11 +119,14 @@ class Handoff:
     session1: list[str] = field(default_factory=list)
     session2: list[str] = field(default_factory=list)
     key: dict[str, Any] = field(default_factory=dict)
+    history: list[Entry] = field(default_factory=list)
 
 
-def build_handoff(seed: int = 1) -> Handoff:
-    """The benchmark for *seed*, in memory (``make_handoff`` writes it)."""
+def build_handoff(seed: int = 1, history: int = 0) -> Handoff:
+    """The benchmark for *seed*, in memory (``make_handoff`` writes it); *history*: entries of the
+    project's past memory (0: none, the benchmark as it was without them)."""
     whole_number("the seed", seed, 0, 2**32 - 1)
+    whole_number("the history", history, 0, HISTORY_MAX)
     rng = random.Random(f"handoff-{seed}")
     svc = rng.choice(_SERVICES)
     code = f"E-{rng.randrange(1000, 9999)}"
@@ -120,6 +151,11 @@ def build_handoff(seed: int = 1) -> Handoff:
         "ticket": ticket, "dry_run": dry_run, "release": release, "frozen": frozen,
     }  # fmt: skip
     handoff = Handoff(seed, files, key=key)
+    if history:
+        # Its own generator, so that a seed without a history is what it always was.
+        lo = min(max(0, bad_shard - random.Random(f"handoff-window-{seed}").randrange(WIDTH)), SHARDS - WIDTH)
+        key.update(history=history, window=[lo, lo + WIDTH - 1])
+        handoff.history = build_history(seed, history, key, _SERVICES, day)
     handoff.session1 = _session1_prompts(key, day)
     handoff.session2 = [
         f"You are on call for {svc}: its nightly export fails (README.md). Another agent worked on it"
@@ -135,6 +171,18 @@ def _session1_prompts(key: dict[str, Any], day: str) -> list[str]:
     a, b, c = key["tried"]
     svc, code = key["service"], key["code"]
     keep = "quarantine-record" if key["mode"] == "quarantine" else "delete-record"
+    # With a past, the rule and the release train are the project's memory's, not the conversation's.
+    fourth = (
+        "Find what wrote it: `python tools/probe.py record ID`."
+        if key.get("history")
+        else "Find what wrote it: `python tools/probe.py record ID`. Decision: the fix is "
+        f"`{keep} ID`: {_MODES[key['mode']]}."
+    )
+    ships = (
+        f"ships in the release that is open for {svc} fixes now"
+        if key.get("history")
+        else f"ships in release {key['release']} (not {key['frozen']}: it is frozen)"
+    )
     return [
         f"You are on call for {svc}: its nightly export has failed with {code} since {day}. This folder is the"
         " workspace: README.md says how the export runs, RUNBOOK.md lists the known remedies, the tools are in"
@@ -143,10 +191,9 @@ def _session1_prompts(key: dict[str, Any], day: str) -> list[str]:
         "So one record is bad. Find the shard that holds it: `python tools/probe.py shards A-B` says whether"
         " shards A to B hold a record that fails verification (2 minutes of cluster time a shard), and"
         f" `python tools/probe.py shard N` names it. The shards are 0-{SHARDS - 1}. Tell me the record's id.",
-        "Find what wrote it: `python tools/probe.py record ID`. Decision: the fix is "
-        f"`{keep} ID`: {_MODES[key['mode']]}.",
-        f"Decision: the change goes in under ticket {key['ticket']} ({key['dry_run']} was the dry run) and ships"
-        f" in release {key['release']} (not {key['frozen']}: it is frozen). Do not apply or write the fix now:"
+        fourth,
+        f"Decision: the change goes in under ticket {key['ticket']} ({key['dry_run']} was the dry run) and"
+        f" {ships}. Do not apply or write the fix now:"
         " approval comes tomorrow, and tomorrow another agent finishes this without our conversation. That is"
         " all for today.",
     ]
@@ -197,7 +244,7 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _header(session: int, count: int) -> list[str]:
+def _header(session: int, count: int, history: int = 0) -> list[str]:
     arms = [
         f"# Session {session} of 2: {count} prompt{'s' if count > 1 else ''}, one per turn\n",
         "Protocol. The agent works in `workspace/` (its working folder) and may run anything there; it does not"
@@ -210,9 +257,18 @@ def _header(session: int, count: int) -> list[str]:
         " `notewell bench handoff grade DIR --transcript FILE...`.\n",
         "Arms: the text below goes, with a blank line, before the first prompt of this session.\n",
     ]
-    for name, texts in ARMS.items():
+    if history:
+        arms.insert(2, (
+            f"The project has a past: {history} entries of memory that earlier sessions kept. Before session 1 the"
+            " runner runs `notewell bench handoff start DIR --arm ARM`, which writes them into the arm's memory"
+            " (MEMORY.md in the workspace, oldest first, or one note each in the notewell store ../notes; nothing"
+            " for none) and prints the arm's text for session 1; `next` prints the text for session 2.\n"
+        ))  # fmt: skip
+    for name, texts in (ARMS_HISTORY if history else ARMS).items():
         text = texts[session - 1] or "(nothing: the prompts alone)"
-        if name == "notewell" and session == 2:
+        if history and name == "memory-file":
+            text = text.replace("{head}", "<the first lines of MEMORY.md, as the runtime loads them>")
+        if name == "notewell" and (session == 2 or history):
             text = text.replace(
                 "{briefing}",
                 "<the output of: notewell --store ../notes hook session-start </dev/null, run in workspace/>",
@@ -221,9 +277,10 @@ def _header(session: int, count: int) -> list[str]:
     return arms
 
 
-def make_handoff(directory: str | Path, *, seed: int = 1) -> Handoff:
-    """Write the benchmark for *seed* into *directory* (new or empty)."""
-    handoff = build_handoff(seed)
+def make_handoff(directory: str | Path, *, seed: int = 1, history: int = 0) -> Handoff:
+    """Write the benchmark for *seed* (with *history* entries of the project's past) into *directory*
+    (new or empty)."""
+    handoff = build_handoff(seed, history)
     root = Path(directory)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise InvalidArgumentError(f"{root} is not an empty folder; the benchmark goes into a new one")
@@ -232,13 +289,12 @@ def make_handoff(directory: str | Path, *, seed: int = 1) -> Handoff:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     for number, prompts in ((1, handoff.session1), (2, handoff.session2)):
-        parts = _header(number, len(prompts)) + [f"## Prompt {i}\n\n{p}\n" for i, p in enumerate(prompts, 1)]
+        parts = _header(number, len(prompts), history) + [f"## Prompt {i}\n\n{p}\n" for i, p in enumerate(prompts, 1)]
         (root / f"session{number}.md").write_text("\n".join(parts), encoding="utf-8")
-    manifest = {
-        "format": FORMAT,
-        "seed": seed,
-        "files": {f"workspace/{rel}": _sha(text) for rel, text in handoff.files.items()},
-    }
+    manifest: dict[str, Any] = {"format": FORMAT, "seed": seed}
+    if history:
+        manifest["history"] = history
+    manifest["files"] = {f"workspace/{rel}": _sha(text) for rel, text in handoff.files.items()}
     (root / "handoff.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     runs = {"arm": None, "sessions": [{"turns": None, "tokens": None}, {"turns": None, "tokens": None}]}
     (root / "runs.json").write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
@@ -248,7 +304,8 @@ def make_handoff(directory: str | Path, *, seed: int = 1) -> Handoff:
 def load_handoff(directory: str | Path) -> tuple[Handoff, dict[str, Any]]:
     """The benchmark a folder holds, rebuilt from its seed, and its manifest."""
     manifest = read_manifest(Path(directory), "handoff.json", FORMAT, "notewell bench handoff make DIR")
-    return build_handoff(manifest.get("seed")), manifest  # type: ignore[arg-type]  # checked by build
+    history = manifest.get("history", 0)
+    return build_handoff(manifest.get("seed"), history), manifest  # type: ignore[arg-type]  # checked by build
 
 
 def read_runs(root: Path) -> dict[str, Any]:
@@ -258,6 +315,32 @@ def read_runs(root: Path) -> dict[str, Any]:
     except (OSError, ValueError, UnicodeDecodeError):
         return {}
     return runs if isinstance(runs, dict) else {}
+
+
+def start_session(directory: str | Path, arm: str, store: Any = None) -> dict[str, Any]:
+    """Before session 1 of a benchmark with a past: write the past into the arm's memory (MEMORY.md in
+    the workspace, or one note an entry into *store*, the notewell arm's store ``DIR/notes``); the arm
+    goes into runs.json. Runs once."""
+    if arm not in ARMS:
+        raise InvalidArgumentError(f"the arm is one of {', '.join(ARMS)}, got {arm!r}")
+    handoff, _ = load_handoff(directory)
+    root = Path(directory)
+    runs = read_runs(root)
+    entries, _ = read_log(root)
+    if runs.get("started") or entries:
+        raise InvalidArgumentError("session 1 has begun already (start runs once, before it)")
+    paths = history_paths(root)
+    written = 0
+    if handoff.history and arm == "memory-file":
+        paths["memory-file"].write_text(memory_file(handoff.history), encoding="utf-8")
+        written = len(handoff.history)
+    elif handoff.history and arm == "notewell":
+        if store is None:
+            raise InvalidArgumentError("the notewell arm's past needs its store (DIR/notes)")
+        written = len(write_notes(store, handoff.history))
+    runs.update({"arm": arm, "started": True})
+    (root / "runs.json").write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
+    return {"arm": arm, "history": len(handoff.history), "written": written}
 
 
 def next_session(directory: str | Path, arm: str) -> dict[str, Any]:

@@ -118,6 +118,27 @@ def _decisions(fix: dict[str, str], key: dict[str, Any], tries: list[tuple[str, 
     }
 
 
+def _range(args: tuple[str, ...]) -> tuple[int, int] | None:
+    m = re.fullmatch(r"(\d+)-(\d+)", args[1]) if len(args) > 1 and args[0] == "shards" else None
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _past(key: dict[str, Any], fix: dict[str, str], first: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the project's past was used for: the rule and the corrected release train (their decisions),
+    and the backfill's window (session 1's search: its first range probe inside the window, and the
+    range probes that looked outside it)."""
+    lo, hi = key["window"]
+    ranges = [r for r in (_range(a) for a in _calls(first, "probe")) if r]
+    release = {v.upper() for v in re.findall(r"\d+\.\d+\.\d+", fix.get("release", ""))}
+    return {
+        "entries": key["history"],
+        "window": [lo, hi],
+        "window_first": bool(ranges) and lo <= ranges[0][0] <= ranges[0][1] <= hi,
+        "range_probes_outside_window": sum(1 for a, b in ranges if b < lo or a > hi),
+        "release_stale": key["frozen"] in release,
+    }
+
+
 def flag_transcript(text: str) -> list[str]:
     """Lines of a transcript that name something hidden (numbered, cut to 200 characters)."""
     return [f"{n}: {line.strip()[:200]}" for n, line in enumerate(text.splitlines(), 1) if _HIDDEN.search(line)]
@@ -175,4 +196,5 @@ def grade_handoff(directory: str | Path, transcripts: dict[str, str] | None = No
         "log_problems": _integrity(entries, problems, runs),
         "log_calls": {"session1": len(first), "session2": len(later)},
         "transcript_flags": {name: flag_transcript(text) for name, text in (transcripts or {}).items()},
+        "past": _past(key, fix, first) if key.get("history") else None,
     }

@@ -231,11 +231,11 @@ def build_bench(seed: int = 1, noise: int = 4000, size: str = "short", survive: 
     if size == "long":
         _long_session(random.Random(f"long-{seed}"), bench, svc)
     elif size == "scale":
-        _scale_session(random.Random(f"scale-{seed}-{survive}"), bench, survive or SURVIVE_DEFAULT)
+        _scale_session(random.Random(f"scale-{seed}-{survive}"), bench, survive or SURVIVE_DEFAULT, svc)
     return bench
 
 
-def _scale_session(rng: random.Random, bench: Bench, survive: int) -> None:
+def _scale_session(rng: random.Random, bench: Bench, survive: int, svc: str) -> None:
     """The short session, the long one's ten services to re-read, and *survive* values that must survive."""
     number = iter(range(12, 1000))
 
@@ -246,7 +246,7 @@ def _scale_session(rng: random.Random, bench: Bench, survive: int) -> None:
         bench.questions.append(Question(f"Q{next(number):02d}", text, expect, reject, kind, single, group))
 
     reading = _service_files(rng, bench.files, ask)
-    changing, compact = scale_session(rng, bench.prompts, bench.files, reading, survive, ask, _noise_line)
+    changing, compact = scale_session(rng, bench.prompts, bench.files, reading, survive, ask, _noise_line, svc)
     bench.changing, bench.compact_after = changing, compact
 
 

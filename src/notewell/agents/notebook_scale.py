@@ -80,10 +80,13 @@ def _shown(kind: str, value: str) -> str:
     return value + {"percent": "%", "budget": " node-hours"}.get(kind, "")
 
 
-def _decisions(rng: random.Random, count: int, used: set[str], ask: Ask) -> tuple[list[list[str]], list[str]]:
+def _decisions(
+    rng: random.Random, count: int, used: set[str], ask: Ask, deployed: str
+) -> tuple[list[list[str]], list[str]]:
     """*count* decisions (three to a prompt), a third of them corrected; the correction prompts (two to a
     prompt), each on a first line naming the decision prompts it corrects (``3,0``)."""
-    topics = rng.sample([(a, k, e) for a, k in _ATTRS for e in _ENTITIES], count)
+    pool = [(a, k, e) for a, k in _ATTRS for e in _ENTITIES if (k, e) != ("port", deployed)]
+    topics = rng.sample(pool, count)
     corrected = set(rng.sample(range(count), count // 3))
     lines, fixes = [], []
     for i, (attr, kind, entity) in enumerate(topics):
@@ -181,14 +184,16 @@ def _rotated(
 
 def scale_session(
     rng: random.Random, prompts: list[str], files: dict[str, str], reading: list[str], survive: int,
-    ask: Ask, noise_line: NoiseLine,
+    ask: Ask, noise_line: NoiseLine, deployed: str,
 ) -> tuple[list[str], tuple[int, int]]:  # fmt: skip
     """Add *survive* - 1 must-survive values (the short session's canary port is the first) to
     *prompts* (the short session's, the last of them a summary that stays last) around the *reading*
-    prompts. Returns the files the session changes and the two prompts after which it is compacted."""
+    prompts. Returns the files the session changes and the two prompts after which it is compacted.
+    *deployed*: the short session's service, whose rollout gets no canary port of its own (agents read
+    one as a correction of the short session's canary port, the question before it)."""
     outputs = max(2, survive // 5)
     used = {f"{a} {b}" for a, b in zip(_FIRST, _LAST, strict=False)}  # the short session's people are in its files
-    decisions, fixes = _decisions(rng, survive - 1 - outputs, used, ask)
+    decisions, fixes = _decisions(rng, survive - 1 - outputs, used, ask, deployed)
     vanishing, changing = [], []
     entities = rng.sample(_ENTITIES, len(_ENTITIES))
     for i in range(outputs):

@@ -33,7 +33,7 @@ SECTIONS = ("Goal", "Facts", "Tracker", "Notes", "Ruled out", "Dropped", "Next")
 PREFIX = {"Facts": "F", "Tracker": "T", "Notes": "N", "Ruled out": "R"}
 # What a fact's source may be, as every message and the help say it.
 SOURCES = (
-    "an event id (E0003, E0003 line 12), file:line (src/app.py:12, :12-20, #L12), a URL,"
+    "an event id (E0003, E0003 line 12), file:line (src/app.py:12, :12-20, :12,30, #L12), a URL,"
     " a command (`make test`, $ make test, cmd: make test) or user (said in the conversation)"
 )
 # Each section's line: (section, its form, an example). The template writes the examples as

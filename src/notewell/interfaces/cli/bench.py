@@ -43,34 +43,77 @@ def _grade_lines(r: dict[str, Any]) -> list[str]:
         "turns/tokens: "
         + ("; ".join(f"session {i} {s['turns']}/{s['tokens']}" for i, s in enumerate(r["turns_tokens"], 1)) or "none"),
     ]
+    past = r.get("past")
+    if past:
+        lines.append(
+            f"the past ({past['entries']} entries; mode and release are its decisions): session 1's first range"
+            f" probe {'inside' if past['window_first'] else 'not inside'} the backfill's shards"
+            f" {past['window'][0]}-{past['window'][1]}, {past['range_probes_outside_window']} range probe(s) outside"
+            f" them; release {'stale (the frozen one)' if past['release_stale'] else 'not the stale one'}"
+        )
     lines += [f"LOG: {p}" for p in r["log_problems"]]
     for name, flags in r["transcript_flags"].items():
         lines += [f"TRANSCRIPT {name}: {f}" for f in flags]
     return lines
 
 
-def _preamble(directory: str, arm: str) -> str:
-    """The arm's text for session 2, the notewell arm's with the store's session-start briefing in it;
-    also written to DIR/preamble-session2.txt."""
-    from ...agents.handoff_bench import ARMS
+def _briefing(root: Path) -> str:
+    """The notewell arm's store as its session-start hook gives it, run in the workspace."""
+    done = subprocess.run(
+        [sys.executable, "-m", "notewell", "--store", str(root / "notes"), "hook", "session-start"],
+        cwd=root / "workspace",
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        raise InvalidArgumentError(f"the session-start hook failed: {done.stderr.strip()[:300]}")
+    return done.stdout.strip()
 
-    text = ARMS[arm][1]
-    if arm == "notewell":
-        root = Path(directory).resolve()
-        done = subprocess.run(
-            [sys.executable, "-m", "notewell", "--store", str(root / "notes"), "hook", "session-start"],
-            cwd=root / "workspace",
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
+
+def _preamble(directory: str, arm: str, session: int) -> str:
+    """The arm's text for *session*: the notewell arm's with the store's session-start briefing in it,
+    with a past the memory file's loaded head in the memory-file arm's; also written to
+    DIR/preamble-sessionN.txt."""
+    from ...agents.handoff_bench import ARMS, ARMS_HISTORY, load_handoff
+    from ...agents.handoff_history import loaded_head
+
+    root = Path(directory).resolve()
+    past = bool(load_handoff(root)[0].history)
+    text = (ARMS_HISTORY if past else ARMS)[arm][session - 1]
+    if "{briefing}" in text:
+        text = text.replace("{briefing}", _briefing(root))
+    if "{head}" in text:
+        memory = root / "workspace" / "MEMORY.md"
+        head, loaded, total = loaded_head(
+            memory.read_text(encoding="utf-8", errors="replace") if memory.is_file() else ""
         )
-        if done.returncode:
-            raise InvalidArgumentError(f"the session-start hook failed: {done.stderr.strip()[:300]}")
-        text = text.replace("{briefing}", done.stdout.strip())
+        text = text.replace("{head}", head).replace("{loaded}", str(loaded)).replace("{total}", str(total))
     if text:
-        (Path(directory) / "preamble-session2.txt").write_text(text + "\n", encoding="utf-8")
+        (root / f"preamble-session{session}.txt").write_text(text + "\n", encoding="utf-8")
     return text
+
+
+def _start(args: argparse.Namespace) -> None:
+    from ...agents.handoff_bench import start_session
+
+    store = None
+    if args.arm == "notewell":
+        from ...services.opening import open_store
+
+        store = open_store(Path(args.dir) / "notes")
+    try:
+        done = start_session(args.dir, args.arm, store)
+    finally:
+        if store is not None:
+            store.close()
+    done["preamble"] = _preamble(args.dir, args.arm, 1)
+    text = f"session 1 may begin (arm {done['arm']}): {done['written']} of the past's {done['history']} entries written"
+    if done["preamble"]:
+        where = f"{args.dir}/preamble-session1.txt"
+        text += f"\n\nbefore session 1's first prompt, paste (also in {where}):\n\n{done['preamble']}"
+    _print(args, done, text)
 
 
 def cmd_bench(args: argparse.Namespace) -> None:
@@ -78,19 +121,23 @@ def cmd_bench(args: argparse.Namespace) -> None:
     from ...agents.handoff_grade import grade_handoff
 
     if args.action == "make":
-        h = make_handoff(args.dir, seed=args.seed)
-        data = {"dir": args.dir, "seed": h.seed, "files": len(h.files), "prompts": [len(h.session1), len(h.session2)]}
+        h = make_handoff(args.dir, seed=args.seed, history=args.history)
+        data = {"dir": args.dir, "seed": h.seed, "history": len(h.history), "files": len(h.files),
+                "prompts": [len(h.session1), len(h.session2)]}  # fmt: skip
+        past = f"; a past of {len(h.history)} entries: start {args.dir} --arm ARM before session 1" if h.history else ""
         _print(
             args,
             data,
             f"handoff benchmark (seed {h.seed}) in {args.dir}: {len(h.files)} files under workspace/, session1.md"
-            f" ({len(h.session1)} prompts), session2.md ({len(h.session2)})\nrun session 1, then:"
+            f" ({len(h.session1)} prompts), session2.md ({len(h.session2)}){past}\nrun session 1, then:"
             f" notewell bench handoff next {args.dir} --arm ARM; run session 2, then:"
             f" notewell bench handoff grade {args.dir}",
         )
+    elif args.action == "start":
+        _start(args)
     elif args.action == "next":
         done = next_session(args.dir, args.arm)
-        done["preamble"] = _preamble(args.dir, args.arm)
+        done["preamble"] = _preamble(args.dir, args.arm, 2)
         text = (
             f"session 2 may begin (arm {done['arm']}): session 1 made {done['session1_calls']} tool calls;"
             f" removed {len(done['removed'])} file(s) it added ({', '.join(done['removed']) or 'none'}),"
@@ -116,11 +163,25 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="a task handed from one agent's session to a fresh one: what the second re-does",
         description="a task handed from one agent's session to a fresh one: what the second re-does",
     )
-    steps = h.add_subparsers(dest="action", metavar="make|next|grade", required=True, help="the step")
+    steps = h.add_subparsers(dest="action", metavar="make|start|next|grade", required=True, help="the step")
     make = "write the workspace, session1.md and session2.md (deterministic by seed; the key is never written)"
     b = steps.add_parser("make", help=make, description=make, parents=[as_json])
     b.add_argument("dir", metavar="DIR", help="a new (or empty) folder")
     b.add_argument("--seed", type=int, default=1, help="the same seed makes the same benchmark (default 1)")
+    b.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        metavar="H",
+        help="give the project a past of H entries of memory (0-1000; default 0: none), three bearing on the task",
+    )
+    step = (
+        "before session 1 (with a past): write the past into the arm's memory (MEMORY.md, or notes in DIR/notes),"
+        " print the arm's text for session 1"
+    )
+    b = steps.add_parser("start", help=step, description=step, parents=[as_json])
+    b.add_argument("dir", metavar="DIR", help="the folder bench handoff make wrote")
+    b.add_argument("--arm", required=True, choices=("none", "memory-file", "notewell"), help="the arm this run is")
     step = (
         "between the sessions: put the workspace back as made (MEMORY.md kept in the memory-file arm), mark"
         " session 2 in the call log, print the arm's text for session 2"
