@@ -9,10 +9,16 @@ import pytest
 
 from notewell.agents.handoff_bench import build_handoff, make_handoff, next_session, start_session
 from notewell.agents.handoff_grade import grade_handoff
-from notewell.agents.handoff_history import build_history, loaded_head, memory_file
-from notewell.errors import InvalidArgumentError
+from notewell.agents.handoff_history import FIRST_PLANTED, build_history, loaded_head, memory_file
+from notewell.errors import InvalidArgumentError, NotFoundError
 from notewell.services.opening import open_store
 from tests.conftest import cpu_seconds
+
+
+def key_day(root):
+    """The incident's day, as the README says it."""
+    readme = (root / "workspace" / "README.md").read_text()
+    return re.search(r"Since (\d{4}-\d\d-\d\d)", readme).group(1)
 
 
 def _files(root):
@@ -46,9 +52,19 @@ def test_the_past_holds_the_key_once_and_nothing_else_does(tmp_path, seed):
     roles = [e.role for e in handoff.history if e.role]
     assert sorted(roles) == ["rule", "train_new", "train_old", "window"]
     assert roles.index("train_old") < roles.index("train_new")
+    # Neither arm is handed one at the start: past the loaded head, before the newest tenth.
+    places = [i for i, e in enumerate(handoff.history) if e.role]
+    assert all(FIRST_PLANTED <= i < 180 for i in places)
+    head = loaded_head(text)[0]
+    assert not any(e.text in head for e in handoff.history if e.role)
+    days = [e.day for e in handoff.history]
+    assert days == sorted(days) and all(d.startswith(str(int(key_day(root)[:4]) - 1)) for d in days)
+    window = next(e for e in handoff.history if e.role == "window")
+    assert f"incident of {window.day}" in window.text
     # Neither the workspace nor the prompts say the rule or the release: only the past does.
     said = "\n".join(p.read_text() for p in root.rglob("*") if p.is_file())
     assert key["release"] not in said and key["frozen"] not in said
+    assert f"shards {lo}-{hi}" not in said
     assert "Decision: the fix is" not in said and "never deleted" not in said and "not quarantined" not in said
     # Other services' rules and trains are there too, as decoys.
     assert len(re.findall(r"fails verification is (?:quarantine|delete)d", text)) == 8
@@ -59,6 +75,7 @@ def test_the_same_seed_and_size_make_the_same_bytes(tmp_path):
     for name in ("a", "b"):
         make_handoff(tmp_path / name, seed=4, history=120)
         start_session(tmp_path / name, "memory-file")
+    # (the notewell arm's notes differ only in their ids, which are new each time)
     assert _files(tmp_path / "a") == _files(tmp_path / "b")
     key = build_handoff(4, 120).key
     assert memory_file(build_history(4, 121, key, ["courier"] * 8, "2026-05-01")) != memory_file(
@@ -82,20 +99,21 @@ def test_the_loaded_head_is_what_a_runtime_loads():
     assert loaded == 25 and len(head.encode()) <= 25_000
 
 
+def _fast(path):
+    return open_store(path, embedder=None)
+
+
 def test_start_writes_the_arms_memory_once(tmp_path):
     for arm in ("none", "memory-file", "notewell"):
         root = tmp_path / arm
-        make_handoff(root, seed=2, history=60)
-        store = open_store(root / "notes", embedder=None) if arm == "notewell" else None
-        done = start_session(root, arm, store)
-        assert done == {"arm": arm, "history": 60, "written": 0 if arm == "none" else 60}
+        make_handoff(root, seed=2, history=100)
+        done = start_session(root, arm, _fast)
+        assert done == {"arm": arm, "history": 100, "written": 0 if arm == "none" else 100}
         with pytest.raises(InvalidArgumentError, match="start runs once"):
-            start_session(root, arm, store)
-        if store is not None:
-            store.close()
+            start_session(root, arm, _fast)
     assert not (tmp_path / "none" / "workspace" / "MEMORY.md").exists()
     memory = (tmp_path / "memory-file" / "workspace" / "MEMORY.md").read_text()
-    assert memory.count("\n## ") == 60
+    assert memory.count("\n## ") == 100
     # next keeps the memory file, grown by session 1, and removes what else session 1 made
     (tmp_path / "memory-file" / "workspace" / "MEMORY.md").write_text(memory + "\n## today\n\nsession 1\n")
     (tmp_path / "memory-file" / "workspace" / "scratch.txt").write_text("x")
@@ -106,14 +124,14 @@ def test_start_writes_the_arms_memory_once(tmp_path):
 
 def test_the_notewell_arm_gets_the_correction_ranked_first(tmp_path):
     root = tmp_path / "b"
-    key = make_handoff(root, seed=3, history=80).key
-    store = open_store(root / "notes", embedder=None)
-    start_session(root, "notewell", store)
+    key = make_handoff(root, seed=3, history=100).key
+    start_session(root, "notewell", _fast)
+    store = _fast(root / "notes")
     cards = store.search_notes(f"{key['service']} release train")
     mine = [c for c in cards if c.title.startswith(f"{key['service']}:")]
     assert [bool(c.superseded_by) for c in mine[:2]] == [False, True]
     assert key["release"] in store.get_note(mine[0].id).text
-    assert len(store.list_notes(limit=500)) == 80
+    assert len(store.list_notes(limit=500)) == 100
     store.close()
 
 
@@ -147,19 +165,34 @@ def test_the_grade_says_what_the_past_was_used_for(tmp_path):
     assert grade_handoff(root)["past"]["release_stale"] is False
 
 
-def test_bad_sizes_are_refused(tmp_path):
-    for bad in (-1, 1001, True, 2.5):
+def test_bad_sizes_and_steps_are_refused(tmp_path):
+    for bad in (-1, 1, 3, 99, 1001, True, 2.5):
         with pytest.raises(InvalidArgumentError):
             build_handoff(1, bad)
-    make_handoff(tmp_path / "b", seed=1, history=10)
-    with pytest.raises(InvalidArgumentError, match="needs its store"):
-        start_session(tmp_path / "b", "notewell")
+    root = tmp_path / "b"
+    make_handoff(root, seed=1, history=100)
     with pytest.raises(InvalidArgumentError, match="the arm is one of"):
-        start_session(tmp_path / "b", "memory")
+        start_session(root, "memory")
+    with pytest.raises(InvalidArgumentError, match="needs `bench handoff start"):
+        next_session(root, "memory-file")
+    assert "start was not run" in " ".join(grade_handoff(root)["log_problems"])
+    start_session(root, "memory-file")
+    with pytest.raises(InvalidArgumentError, match="started as arm memory-file, not notewell"):
+        next_session(root, "notewell")  # which would remove MEMORY.md
+    assert (root / "workspace" / "MEMORY.md").is_file()
+    # Nothing is made where there is no benchmark, and a store holding notes is not written again.
+    with pytest.raises(NotFoundError):
+        start_session(tmp_path / "nowhere", "notewell", _fast)
+    assert not (tmp_path / "nowhere").exists()
+    make_handoff(tmp_path / "c", seed=1, history=100)
+    (tmp_path / "c" / "notes").mkdir()
+    (tmp_path / "c" / "notes" / "x.md").write_text("hello\n")
+    with pytest.raises(InvalidArgumentError, match="holds notes already"):
+        start_session(tmp_path / "c", "notewell", _fast)
 
 
 def test_the_past_is_made_in_linear_time():
-    key = build_handoff(1, 10).key
-    small = cpu_seconds(lambda: memory_file(build_history(1, 100, key, ["a", "b"], "2026-05-01")))
+    key = build_handoff(1, 100).key
+    small = cpu_seconds(lambda: memory_file(build_history(1, 100, key, ["a", "b"], "2026-05-01")))  # the least
     large = cpu_seconds(lambda: memory_file(build_history(1, 1000, key, ["a", "b"], "2026-05-01")))
     assert large < small * 10 * 3 + 0.05

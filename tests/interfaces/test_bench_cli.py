@@ -72,8 +72,12 @@ def test_a_past_is_written_by_start_and_shown_to_each_arm(tmp_path):
     first = (tmp_path / "m" / "preamble-session1.txt").read_text()
     assert "The runtime loaded its first 200 lines (of 4" in first and "{head}" not in first
     assert first.count("\n## ") < 120  # the head, not the whole file
+    memory = tmp_path / "m" / "workspace" / "MEMORY.md"
+    memory.write_text("# kept {total} and {head} as written\n" + memory.read_text())
     bench(tmp_path, "next", "m", "--arm", "memory-file")
-    assert "the previous agent on this task among them" in (tmp_path / "m" / "preamble-session2.txt").read_text()
+    second = (tmp_path / "m" / "preamble-session2.txt").read_text()
+    assert "the previous agent on this task among them" in second
+    assert "# kept {total} and {head} as written" in second and "lines (of 482)" in second
     bench(tmp_path, "make", "n", "--seed", "2", "--history", "120")
     bench(tmp_path, "start", "n", "--arm", "notewell")
     first = (tmp_path / "n" / "preamble-session1.txt").read_text()

@@ -222,6 +222,8 @@ def test_secrets_are_refused(text):
         "infra/deploy.yaml:12-20 and src/app.py#L4",
         "services/queue/prod.yaml:6,8",  # agents list lines of one file so
         "prod.yaml:4-5, 9, 12-13",
+        "prod.yaml:6 (port), 8 (host)",
+        "prod.yaml#L6,#L8",
         "infra/deploy.yaml line 12",
         "`grep -c failed reports/nightly.csv | wc -l`",
         "`kubectl get pods` (ran at 10:02)",
@@ -234,7 +236,23 @@ def test_more_source_forms_pass(source):
 
 
 @pytest.mark.parametrize(
-    "source", ["10:02", "::1", "nonsense:1", "https://x", "E001", "e0001", "somewhere", "8", "app.yaml, 8", "user, 5"]
+    "source",
+    [
+        "10:02",
+        "::1",
+        "nonsense:1",
+        "https://x",
+        "E001",
+        "e0001",
+        "somewhere",
+        "8",
+        "app.yaml, 8",
+        "user, 5",
+        "https://example.com:8080, 5",
+        "user said line 5, 6",
+        "cmd: make test:3, 4",
+        "E0003, 7",
+    ],
 )
 def test_junk_sources_are_refused(source):
     assert any("is not a source: a source is" in e for e in _fact(source)[0]), source

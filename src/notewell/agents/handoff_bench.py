@@ -23,6 +23,7 @@ import hashlib
 import json
 import random
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,16 @@ from typing import Any
 from ..errors import InvalidArgumentError
 from ..model.numbers import whole_number
 from .bench_manifest import read_manifest
-from .handoff_history import HISTORY_MAX, WIDTH, Entry, build_history, history_paths, memory_file, write_notes
+from .handoff_history import (
+    HISTORY_MAX,
+    HISTORY_MIN,
+    WIDTH,
+    Entry,
+    build_history,
+    history_paths,
+    memory_file,
+    write_notes,
+)
 from .handoff_tools import SHARDS, append_entry, read_log, tool_files, world
 
 __all__ = [
@@ -127,6 +137,11 @@ def build_handoff(seed: int = 1, history: int = 0) -> Handoff:
     project's past memory (0: none, the benchmark as it was without them)."""
     whole_number("the seed", seed, 0, 2**32 - 1)
     whole_number("the history", history, 0, HISTORY_MAX)
+    if 0 < history < HISTORY_MIN:
+        raise InvalidArgumentError(
+            f"a past is 0 or {HISTORY_MIN} to {HISTORY_MAX} entries (more than a runtime loads of a memory file),"
+            f" got {history}"
+        )
     rng = random.Random(f"handoff-{seed}")
     svc = rng.choice(_SERVICES)
     code = f"E-{rng.randrange(1000, 9999)}"
@@ -267,7 +282,11 @@ def _header(session: int, count: int, history: int = 0) -> list[str]:
     for name, texts in (ARMS_HISTORY if history else ARMS).items():
         text = texts[session - 1] or "(nothing: the prompts alone)"
         if history and name == "memory-file":
-            text = text.replace("{head}", "<the first lines of MEMORY.md, as the runtime loads them>")
+            text = (
+                text.replace("{head}", "<the first lines of MEMORY.md, as the runtime loads them>")
+                .replace("{loaded}", "<N>")
+                .replace("{total}", "<the lines of MEMORY.md>")
+            )
         if name == "notewell" and (session == 2 or history):
             text = text.replace(
                 "{briefing}",
@@ -317,10 +336,11 @@ def read_runs(root: Path) -> dict[str, Any]:
     return runs if isinstance(runs, dict) else {}
 
 
-def start_session(directory: str | Path, arm: str, store: Any = None) -> dict[str, Any]:
+def start_session(directory: str | Path, arm: str, open_notes: Callable[[Path], Any] | None = None) -> dict[str, Any]:
     """Before session 1 of a benchmark with a past: write the past into the arm's memory (MEMORY.md in
-    the workspace, or one note an entry into *store*, the notewell arm's store ``DIR/notes``); the arm
-    goes into runs.json. Runs once."""
+    the workspace, or one note an entry into the notewell arm's store ``DIR/notes``, opened with
+    *open_notes*, by default ``open_store``); the arm goes into runs.json. Runs once, in a folder
+    whose session 1 has not begun."""
     if arm not in ARMS:
         raise InvalidArgumentError(f"the arm is one of {', '.join(ARMS)}, got {arm!r}")
     handoff, _ = load_handoff(directory)
@@ -329,18 +349,32 @@ def start_session(directory: str | Path, arm: str, store: Any = None) -> dict[st
     entries, _ = read_log(root)
     if runs.get("started") or entries:
         raise InvalidArgumentError("session 1 has begun already (start runs once, before it)")
+    if not (root / "workspace").is_dir():
+        raise InvalidArgumentError(f"{root / 'workspace'} is missing: make the benchmark again")
     paths = history_paths(root)
     written = 0
     if handoff.history and arm == "memory-file":
         paths["memory-file"].write_text(memory_file(handoff.history), encoding="utf-8")
         written = len(handoff.history)
     elif handoff.history and arm == "notewell":
-        if store is None:
-            raise InvalidArgumentError("the notewell arm's past needs its store (DIR/notes)")
-        written = len(write_notes(store, handoff.history))
+        written = _write_past_notes(paths["notewell"], handoff.history, open_notes)
     runs.update({"arm": arm, "started": True})
     (root / "runs.json").write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
     return {"arm": arm, "history": len(handoff.history), "written": written}
+
+
+def _write_past_notes(path: Path, history: list[Entry], open_notes: Callable[[Path], Any] | None) -> int:
+    if path.exists() and any(path.rglob("*.md")):
+        raise InvalidArgumentError(f"{path} holds notes already: make the benchmark again in a new folder")
+    if open_notes is None:
+        from ..services.opening import open_store
+
+        open_notes = open_store
+    store = open_notes(path)
+    try:
+        return len(write_notes(store, history))
+    finally:
+        store.close()
 
 
 def next_session(directory: str | Path, arm: str) -> dict[str, Any]:
@@ -354,6 +388,11 @@ def next_session(directory: str | Path, arm: str) -> dict[str, Any]:
     entries, problems = read_log(root)
     if any(e.get("tool") == "session" for e in entries):
         raise InvalidArgumentError("session 2 has begun already (next runs once, between the sessions)")
+    started = read_runs(root)
+    if handoff.history and not started.get("started"):
+        raise InvalidArgumentError("a benchmark with a past needs `bench handoff start DIR --arm ARM` before session 1")
+    if started.get("started") and started.get("arm") != arm:
+        raise InvalidArgumentError(f"this run started as arm {started.get('arm')}, not {arm}")
     keep: set[str] = {"MEMORY.md"} if arm == "memory-file" else set()
     removed = []
     for path in sorted(work.rglob("*"), reverse=True):

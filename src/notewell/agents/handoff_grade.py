@@ -22,7 +22,7 @@ __all__ = ["flag_transcript", "grade_handoff", "parse_fix"]
 # What an agent has no business reading: the tools' insides, the log, the runner's files, the other
 # session's prompts, the grader. A transcript line naming one is shown for a person to judge.
 _HIDDEN = re.compile(
-    r"_shared\.py|calls\.jsonl|handoff\.json|runs\.json|session[12]\.md|handoff_(?:bench|grade|tools)"
+    r"_shared\.py|calls\.jsonl|handoff\.json|runs\.json|session[12]\.md|handoff_(?:bench|grade|tools|history)"
     # A viewer's own arguments only: `cat FIX.md && python tools/check.py` runs the tool, it reads nothing.
     r"|bench\s+handoff|(?:cat|less|more|head|tail|sed|awk|nl|strings|xxd|view|Read)\b[^\n;&|]{0,80}tools/\w+\.py",
     re.IGNORECASE,
@@ -153,6 +153,16 @@ def _integrity(entries: list[dict[str, Any]], problems: list[str], runs: dict[st
     return found
 
 
+def _protocol(key: dict[str, Any], runs: dict[str, Any], arm: str | None) -> list[str]:
+    """What the runner's steps left undone or mixed: a past never written, two arms in one run."""
+    found = []
+    if key.get("history") and not runs.get("started"):
+        found.append("start was not run: the arm's memory never held the past")
+    if runs.get("started") and arm and runs.get("arm") != arm:
+        found.append(f"the run started as arm {runs.get('arm')} and went on as {arm}")
+    return found
+
+
 def grade_handoff(directory: str | Path, transcripts: dict[str, str] | None = None) -> dict[str, Any]:
     """Score a run of the benchmark in *directory*; *transcripts*: name -> text, for the hidden-reading check."""
     handoff, _ = load_handoff(directory)
@@ -193,7 +203,7 @@ def grade_handoff(directory: str | Path, transcripts: dict[str, str] | None = No
         "ruled_out_named": len(ruled & failed1),
         "session1_failed_tries": len(failed1),
         "turns_tokens": [{k: s.get(k) for k in ("turns", "tokens")} for s in sessions if isinstance(s, dict)],
-        "log_problems": _integrity(entries, problems, runs),
+        "log_problems": _integrity(entries, problems, runs) + _protocol(key, runs, arm),
         "log_calls": {"session1": len(first), "session2": len(later)},
         "transcript_flags": {name: flag_transcript(text) for name, text in (transcripts or {}).items()},
         "past": _past(key, fix, first) if key.get("history") else None,

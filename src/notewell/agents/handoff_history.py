@@ -9,11 +9,13 @@ nothing in the workspace or the conversation says which:
 - **train**: the release this service's fixes ship in, written once and corrected later (the old
   value is a frozen release); session 1's user says only "the release that is open now";
 - **window**: a past incident found that the bad records come from a backfill that writes only eight
-  of the 64 shards (today's among them): a search there costs a third of a blind one.
+  of the 64 shards (today's among them): a search there takes 3 range probes instead of 6.
 
 Each arm gets the same entries in its own form: ``MEMORY.md`` in the workspace, appended oldest
 first as a runtime's memory file grows (the runtime loads its first 200 lines, at most 25 KB), or one
-note each in the notewell store (the correction with ``supersedes:``). The none arm gets nothing.
+note each in the notewell store (the correction with ``supersedes:``). The none arm gets nothing. The
+four planted entries lie past the loaded lines and before the newest tenth (what the store's briefing
+shows), so neither arm is handed one at the start.
 ``start_session`` writes them, before session 1.
 """
 
@@ -21,12 +23,14 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HISTORY_MAX", "Entry", "build_history", "loaded_head", "memory_file", "write_notes"]
+__all__ = ["HISTORY_MAX", "HISTORY_MIN", "Entry", "build_history", "loaded_head", "memory_file", "write_notes"]
 
-HISTORY_MAX = 1000
+HISTORY_MIN, HISTORY_MAX = 100, 1000
+FIRST_PLANTED = 60  # past the ~50 entries (200 lines) a runtime loads of MEMORY.md
 HEAD_LINES, HEAD_BYTES = 200, 25_000  # what Claude Code loads of MEMORY.md at a session's start
 WIDTH = 8  # shards the backfill writes
 _OTHER = {"quarantine": "delete", "delete": "quarantine"}
@@ -79,10 +83,9 @@ class Entry:
 
 
 def _days(rng: random.Random, count: int, last_day: str) -> list[str]:
-    """*count* days in order, before *last_day* (YYYY-MM-DD)."""
-    year = int(last_day[:4]) - 1
-    stamps = sorted(rng.randrange(0, 360) for _ in range(count))
-    return [f"{year + (s // 360 if s >= 0 else 0)}-{s // 30 % 12 + 1:02d}-{s % 30 % 28 + 1:02d}" for s in stamps]
+    """*count* days in order, in the year before *last_day* (YYYY-MM-DD)."""
+    first = date(int(last_day[:4]) - 1, 1, 1)
+    return [(first + timedelta(days=d)).isoformat() for d in sorted(rng.randrange(0, 365) for _ in range(count))]
 
 
 def _filler(rng: random.Random, svc: str) -> tuple[str, str, str]:
@@ -96,7 +99,7 @@ def _filler(rng: random.Random, svc: str) -> tuple[str, str, str]:
     return kind, f"{svc}: {topic}", text.format(**values)
 
 
-def _planted(rng: random.Random, key: dict[str, Any], svc: str, day0: str) -> dict[str, Entry]:
+def _planted(rng: random.Random, key: dict[str, Any], svc: str) -> dict[str, Entry]:
     mode, code = key["mode"], key["code"]
     lo, hi = key["window"]
     why = rng.choice(_WHY[mode])
@@ -110,7 +113,7 @@ def _planted(rng: random.Random, key: dict[str, Any], svc: str, day0: str) -> di
                            f"{key['frozen']} is frozen now: {svc} fixes ship in release {key['release']} from today"
                            f" on (user). This replaces the earlier release-train entry.", role="train_new"),
         "window": Entry("", svc, "finding", f"{svc}: where bad records come from",
-                        f"In the {code} incident of {day0} the record that failed verification came from the"
+                        f"In the {code} incident of {{day}} the record that failed verification came from the"
                         f" reshard backfill, which writes only shards {lo}-{hi}; it has every time since.",
                         role="window"),
     }  # fmt: skip
@@ -146,35 +149,37 @@ def _decoys(rng: random.Random, services: list[str], key: dict[str, Any]) -> lis
 
 
 def build_history(seed: int, size: int, key: dict[str, Any], services: list[str], day: str) -> list[Entry]:
-    """*size* entries, oldest first, the four planted ones among them (deterministic by seed and size)."""
+    """*size* entries (HISTORY_MIN to HISTORY_MAX), oldest first, the four planted ones among them
+    (deterministic by seed and size)."""
     rng = random.Random(f"handoff-history-{seed}-{size}")
     svc = key["service"]
     days = _days(rng, size, day)
-    planted = _planted(rng, key, svc, days[max(0, size // 10)])
-    rows: list[tuple[str, str, str, str] | Entry] = list(_decoys(rng, [s for s in services if s != svc], key))
+    planted = _planted(rng, key, svc)
+    rows: list[tuple[str, str, str, str]] = list(_decoys(rng, [s for s in services if s != svc], key))
     while len(rows) < size - len(planted):
         target = svc if rng.random() < 0.3 else rng.choice(services)
         kind, title, text = _filler(rng, target)
         rows.append((kind, target, title, text))
     rng.shuffle(rows)
-    rows = rows[: size - len(planted)]
-    # Where each planted entry goes: the first correction early, the rest anywhere but the last tenth.
-    slots = {"train_old": rng.randrange(0, max(1, size * 4 // 10))}
-    slots["train_new"] = rng.randrange(slots["train_old"] + 1, max(slots["train_old"] + 2, size * 9 // 10))
-    for name in ("rule", "window"):
-        slots[name] = rng.randrange(0, max(1, size * 9 // 10))
-    for name in sorted(slots, key=lambda n: slots[n]):
-        rows.insert(min(slots[name], len(rows)), planted[name])
-    entries = []
-    for i, row in enumerate(rows[:size]):
-        if isinstance(row, Entry):
-            entries.append(Entry(days[i], row.service, row.kind, row.title, row.text, role=row.role))
+    # The planted entries go past what a runtime loads of the file and before the newest tenth (which
+    # the store's briefing shows), so that neither arm is handed one: each must be looked for.
+    places = sorted(rng.sample(range(FIRST_PLANTED, size * 9 // 10), len(planted)))
+    trains = sorted(rng.sample(range(len(places)), 2))
+    others = [i for i in range(len(places)) if i not in trains]
+    rng.shuffle(others)
+    at = {places[trains[0]]: "train_old", places[trains[1]]: "train_new"}
+    at.update({places[others[0]]: "rule", places[others[1]]: "window"})
+    entries: list[Entry] = []
+    filler = iter(rows)
+    for i in range(size):
+        if i in at:
+            e = planted[at[i]]
+            old = places[trains[0]] if e.role == "train_new" else None
+            entries.append(Entry(days[i], e.service, e.kind, e.title, e.text.replace("{day}", days[i]), old, e.role))
         else:
-            kind, service, title, text = row
+            kind, service, title, text = next(filler)
             entries.append(Entry(days[i], service, kind, title, text))
-    old = next(i for i, e in enumerate(entries) if e.role == "train_old")
-    return [Entry(e.day, e.service, e.kind, e.title, e.text, old, e.role) if e.role == "train_new" else e
-            for e in entries]  # fmt: skip
+    return entries
 
 
 def memory_file(entries: list[Entry]) -> str:

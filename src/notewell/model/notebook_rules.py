@@ -58,9 +58,13 @@ _SOURCE_FORMS = re.compile(
     re.IGNORECASE,
 )
 _SOURCE_SPLIT = re.compile(r"\s*[,;]\s*|\s+and\s+")
-# More lines of the file named before it: "app.yaml:6,8" lists lines 6 and 8 of app.yaml.
-_MORE_LINES = re.compile(r"^(?:L|line )?\d{1,7}(?:-L?\d{1,7})?$", re.IGNORECASE)
-_HAS_LINE = re.compile(r"(?::L?\d{1,7}|#L\d{1,7}| line \d{1,7})(?:-L?\d{1,7})?$", re.IGNORECASE)
+# More lines of the file named before it: "app.yaml:6,8" lists lines 6 and 8 of app.yaml (words may follow,
+# as after any form: "app.yaml:6 (port), 8 (host)").
+_MORE_LINES = re.compile(r"^(?:#?L|line )?\d{1,7}(?:-L?\d{1,7})?(?:\s.*)?$", re.IGNORECASE)
+_FILE_LINE = re.compile(
+    rf"^{_PATHLIKE}(?::L?\d{{1,7}}(?:-\d{{1,7}})?|#L\d{{1,7}}(?:-L?\d{{1,7}})?| line \d{{1,7}})(?:\s.*)?$",
+    re.IGNORECASE,
+)
 
 # Text that tries to steer the agent, matched on a folded line (see _fold) so that zero-width
 # characters, fullwidth letters and Cyrillic look-alikes do not hide it. Topics are fine ("the
@@ -127,13 +131,14 @@ def _is_source(source: str) -> bool:
         i += 1
     pieces.append(buf)
     pieces = [p.strip() for p in pieces if p.strip()]
-    if not pieces or not _SOURCE_FORMS.match(pieces[0]):
-        return False
-    for before, piece in zip(pieces, pieces[1:], strict=False):
-        more = _MORE_LINES.match(piece) and (_HAS_LINE.search(before) or _MORE_LINES.match(before))
-        if not (more or _SOURCE_FORMS.match(piece)):
+    in_file = False  # the pieces so far name lines of one file: a bare line number may follow
+    for piece in pieces:
+        if in_file and _MORE_LINES.match(piece):
+            continue
+        if not _SOURCE_FORMS.match(piece):
             return False
-    return True
+        in_file = bool(_FILE_LINE.match(piece))
+    return bool(pieces)
 
 
 def fact_status(item_text: str) -> str | None:

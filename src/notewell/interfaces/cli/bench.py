@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -82,14 +83,17 @@ def _preamble(directory: str, arm: str, session: int) -> str:
     root = Path(directory).resolve()
     past = bool(load_handoff(root)[0].history)
     text = (ARMS_HISTORY if past else ARMS)[arm][session - 1]
+    values: dict[str, str] = {}
     if "{briefing}" in text:
-        text = text.replace("{briefing}", _briefing(root))
+        values["briefing"] = _briefing(root)
     if "{head}" in text:
         memory = root / "workspace" / "MEMORY.md"
         head, loaded, total = loaded_head(
             memory.read_text(encoding="utf-8", errors="replace") if memory.is_file() else ""
         )
-        text = text.replace("{head}", head).replace("{loaded}", str(loaded)).replace("{total}", str(total))
+        values.update(head=head, loaded=str(loaded), total=str(total))
+    # One pass, so that a note or a memory line holding "{head}" or "{total}" is left as it is.
+    text = re.sub(r"\{(briefing|head|loaded|total)\}", lambda m: values.get(m.group(1), m.group(0)), text)
     if text:
         (root / f"preamble-session{session}.txt").write_text(text + "\n", encoding="utf-8")
     return text
@@ -98,16 +102,7 @@ def _preamble(directory: str, arm: str, session: int) -> str:
 def _start(args: argparse.Namespace) -> None:
     from ...agents.handoff_bench import start_session
 
-    store = None
-    if args.arm == "notewell":
-        from ...services.opening import open_store
-
-        store = open_store(Path(args.dir) / "notes")
-    try:
-        done = start_session(args.dir, args.arm, store)
-    finally:
-        if store is not None:
-            store.close()
+    done = start_session(args.dir, args.arm)
     done["preamble"] = _preamble(args.dir, args.arm, 1)
     text = f"session 1 may begin (arm {done['arm']}): {done['written']} of the past's {done['history']} entries written"
     if done["preamble"]:
