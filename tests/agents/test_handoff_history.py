@@ -103,6 +103,7 @@ def _fast(path):
     return open_store(path, embedder=None)
 
 
+@pytest.mark.slow
 def test_start_writes_the_arms_memory_once(tmp_path):
     for arm in ("none", "memory-file", "notewell"):
         root = tmp_path / arm
@@ -122,6 +123,7 @@ def test_start_writes_the_arms_memory_once(tmp_path):
     assert (tmp_path / "memory-file" / "workspace" / "MEMORY.md").read_text().endswith("session 1\n")
 
 
+@pytest.mark.slow
 def test_the_notewell_arm_gets_the_correction_ranked_first(tmp_path):
     root = tmp_path / "b"
     key = make_handoff(root, seed=3, history=100).key
