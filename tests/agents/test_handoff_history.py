@@ -198,3 +198,20 @@ def test_the_past_is_made_in_linear_time():
     small = cpu_seconds(lambda: memory_file(build_history(1, 100, key, ["a", "b"], "2026-05-01")))  # the least
     large = cpu_seconds(lambda: memory_file(build_history(1, 1000, key, ["a", "b"], "2026-05-01")))
     assert large < small * 10 * 3 + 0.05
+
+
+def test_a_memory_file_that_is_a_link_or_a_fifo_is_not_kept(tmp_path):
+    import os
+
+    for kind in ("link", "fifo"):
+        root = tmp_path / kind
+        make_handoff(root, seed=6, history=100)
+        start_session(root, "memory-file")
+        memory = root / "workspace" / "MEMORY.md"
+        memory.unlink()
+        if kind == "link":
+            memory.symlink_to(root / "calls.jsonl")  # session 1's results, outside the workspace
+        else:
+            os.mkfifo(memory)
+        assert "MEMORY.md" in next_session(root, "memory-file")["removed"]
+        assert not memory.exists() and not memory.is_symlink()

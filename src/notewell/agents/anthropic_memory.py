@@ -12,6 +12,8 @@ error (a frozen note, a note over the size limit), is raised as ``ToolError`` wi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotewellError, UnavailableError
@@ -40,6 +42,16 @@ if TYPE_CHECKING:
 __all__ = ["NotewellAsyncMemoryTool", "NotewellMemoryTool"]
 
 
+@contextmanager
+def _as_tool_error() -> Iterator[None]:
+    """A NotewellError (the protocol's refusals are ones too) as the SDK's ToolError, whose
+    text the model reads."""
+    try:
+        yield
+    except NotewellError as exc:
+        raise ToolError(exc.message) from exc
+
+
 class NotewellMemoryTool(BetaAbstractMemoryTool):
     """Anthropic's memory tool (``memory_20250818``) over a notewell store: each file a note of
     kind ``memory`` (see :mod:`notewell.agents.memory_files`), written as *author* (on
@@ -65,10 +77,8 @@ class NotewellMemoryTool(BetaAbstractMemoryTool):
         return super().call(input)
 
     def _run(self, verb: Callable[..., str], *args: Any) -> str:
-        try:
+        with _as_tool_error():
             return verb(*args)
-        except NotewellError as exc:  # the protocol's refusals are NotewellErrors too
-            raise ToolError(exc.message) from exc
 
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         return self._run(self.files.view, command.path, command.view_range)
@@ -109,17 +119,13 @@ class NotewellAsyncMemoryTool(BetaAsyncAbstractMemoryTool):
 
     async def call(self, input: object) -> Any:
         """The SDK's dispatch, once the input names a command with its fields."""
-        try:
+        with _as_tool_error():
             check_command(input)
-        except NotewellError as exc:
-            raise ToolError(exc.message) from exc
         return await super().call(input)
 
     async def _off(self, work: Callable[[MemoryFiles], str]) -> str:
-        try:
+        with _as_tool_error():
             return await run_sync(lambda: work(MemoryFiles(notes=self.notes)))
-        except NotewellError as exc:
-            raise ToolError(exc.message) from exc
 
     async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         return await self._off(lambda files: files.view(command.path, command.view_range))

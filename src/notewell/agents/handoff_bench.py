@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError
 from ..model.numbers import whole_number
-from .bench_manifest import read_manifest
+from .bench_manifest import read_manifest, write_workspace
 from .handoff_history import (
     HISTORY_MAX,
     HISTORY_MIN,
@@ -301,12 +301,7 @@ def make_handoff(directory: str | Path, *, seed: int = 1, history: int = 0) -> H
     (new or empty)."""
     handoff = build_handoff(seed, history)
     root = Path(directory)
-    if root.exists() and (not root.is_dir() or any(root.iterdir())):
-        raise InvalidArgumentError(f"{root} is not an empty folder; the benchmark goes into a new one")
-    for rel, text in handoff.files.items():
-        path = root / "workspace" / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    write_workspace(root, handoff.files)
     for number, prompts in ((1, handoff.session1), (2, handoff.session2)):
         parts = _header(number, len(prompts), history) + [f"## Prompt {i}\n\n{p}\n" for i, p in enumerate(prompts, 1)]
         (root / f"session{number}.md").write_text("\n".join(parts), encoding="utf-8")
@@ -397,7 +392,8 @@ def next_session(directory: str | Path, arm: str) -> dict[str, Any]:
     removed = []
     for path in sorted(work.rglob("*"), reverse=True):
         rel = path.relative_to(work).as_posix()
-        if rel in keep or rel in handoff.files or "__pycache__" in rel:
+        kept = rel in keep and path.is_file() and not path.is_symlink()  # a link or a FIFO is not a memory
+        if kept or rel in handoff.files or "__pycache__" in rel:
             continue
         if path.is_dir() and not path.is_symlink():
             if not any(path.iterdir()) and not any(f.startswith(rel + "/") for f in handoff.files):

@@ -397,6 +397,14 @@ class MemoryFiles:
             lines = lines[start - 1 : None if end == -1 else end]
         return f"Here's the content of {file.path} with line numbers:\n" + _numbered(lines, first)
 
+    def _no_file_above(self, path: str) -> None:
+        """Refuse *path* when a folder on the way to it is a file."""
+        parent = path.rsplit("/", 1)[0]
+        while parent != ROOT:
+            if self._file(parent) is not None:
+                raise MemoryCommandError(f"Error: The path {parent} is a file, not a directory")
+            parent = parent.rsplit("/", 1)[0]
+
     def create(self, path: str, file_text: str) -> str:
         """A new file at *path* holding *file_text*; an existing one is never overwritten."""
         self._fresh()
@@ -407,11 +415,7 @@ class MemoryFiles:
             raise MemoryCommandError(f"Error: File {path} already exists")
         if self._is_directory(path):
             raise MemoryCommandError(f"Error: The path {path} is a directory")
-        parent = path.rsplit("/", 1)[0]
-        while parent != ROOT:
-            if self._file(parent) is not None:
-                raise MemoryCommandError(f"Error: The path {parent} is a file, not a directory")
-            parent = parent.rsplit("/", 1)[0]
+        self._no_file_above(path)
         self.notes.add(memory_text(_storable(path), file_text))
         return f"File created successfully at: {path}"
 
@@ -493,11 +497,7 @@ class MemoryFiles:
         moving = {old: file} if file is not None else self._files(old)
         if not moving:
             raise MemoryCommandError(f"Error: The path {old} does not exist")
-        parent = new.rsplit("/", 1)[0]
-        while parent != ROOT:
-            if self._file(parent) is not None:
-                raise MemoryCommandError(f"Error: The path {parent} is a file, not a directory")
-            parent = parent.rsplit("/", 1)[0]
+        self._no_file_above(new)
         # A file deep in the directory may land past the bounds: every target is checked first.
         targets = {path: _storable(check_path(new + path[len(old) :])) for path in moving}
         self._may_change(list(moving.values()))

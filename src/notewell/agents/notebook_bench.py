@@ -33,7 +33,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError
 from ..model.numbers import whole_number
-from .bench_manifest import read_manifest
+from .bench_manifest import read_manifest, write_workspace
 from .notebook_scale import scale_session
 
 __all__ = [
@@ -561,12 +561,7 @@ def make_bench(
     chars = summary_chars if summary_chars is not None else SUMMARY_CHARS_DEFAULT
     whole_number("summary_chars (the compaction budget in characters)", chars, 200, 20_000)
     root = Path(directory)
-    if root.exists() and (not root.is_dir() or any(root.iterdir())):
-        raise InvalidArgumentError(f"{root} is not an empty folder; the benchmark goes into a new one")
-    for rel, text in bench.files.items():
-        path = root / "workspace" / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    write_workspace(root, bench.files)
     words = COMPACTION_WORDS[bench.size]
     budget = f"{chars} characters" if bench.size == "scale" else f"{words} words"
     (root / "session.md").write_text(_session_text(bench, budget), encoding="utf-8")

@@ -30,10 +30,11 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..model.attempt import Attempt, check_project, titled_summary_title
 from ..model.note import Card
 from ..model.open_work import CLOSED_TAGS, OPEN_KINDS
-from ..model.timestamps import just_after, now_iso, parse_when, time_zone
+from ..model.timestamps import now_iso, parse_when, time_zone
 from ..model.visibility import Viewer
 from ..search.request import MAX_LIMIT
 from .contract import NoteStore
+from .paging import Bound, newest_first
 
 __all__ = [
     "CLOSED_TAGS",
@@ -124,38 +125,14 @@ def report_window(since: str | None, until: str | None, tz: str | None = None) -
 
 
 def _cards(store: NoteStore, viewer: Viewer | None, **filters: Any) -> Iterator[Card]:
-    """Every card the filters give, each once, newest updated first: page by page, each page
-    asked for below the last one's oldest time (ties there are read again and skipped), so that
-    a page costs the same at the end of 20,000 notes as at their start; an offset would make
-    the store walk past every note before it, again for each page."""
-    seen: set[str] = set()
-    bound: str | None = None
-    while True:
-        below: dict[str, Any] = {"updated_before": bound} if bound is not None else {}
-        page = store.list_notes(limit=_PAGE, viewer=viewer, **filters, **below)
-        fresh = [card for card in page if card.id not in seen]
-        seen.update(card.id for card in fresh)
-        yield from fresh
-        if len(page) < _PAGE:
-            return
-        after = just_after(page[-1].updated_at)
-        if not fresh or after is None or after == bound:  # a page's worth updated in one microsecond
-            yield from _by_offset(store, viewer, seen, {**filters, **below})
-            return
-        bound = after
+    """Every card the filters give, each once, newest updated first (see :mod:`.paging`)."""
+    mine = filters.pop("updated_before", None)
 
+    def fetch(bound: Bound, offset: int) -> list[Card]:
+        below = {"updated_before": bound} if bound is not None else {}
+        return store.list_notes(limit=_PAGE, offset=offset, viewer=viewer, **filters, **below)
 
-def _by_offset(store: NoteStore, viewer: Viewer | None, seen: set[str], filters: dict[str, Any]) -> Iterator[Card]:
-    offset = 0
-    while True:
-        page = store.list_notes(limit=_PAGE, offset=offset, viewer=viewer, **filters)
-        for card in page:
-            if card.id not in seen:
-                seen.add(card.id)
-                yield card
-        if len(page) < _PAGE:
-            return
-        offset += _PAGE
+    return newest_first(fetch, _PAGE, mine)
 
 
 # A line's fields: (ref, title, date, kind, project, author, note_id): what a pass over every note

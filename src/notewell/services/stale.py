@@ -16,8 +16,8 @@ from dataclasses import replace
 from ..backends.records import Snapshot
 from ..model.note import Card
 from ..model.open_work import settled_by_itself
-from ..model.timestamps import just_after
 from ..search.filters import Filters
+from .paging import Bound, newest_first
 from .superseding import mark_superseded
 
 __all__ = ["SCAN_MAX", "stale_cards"]
@@ -60,24 +60,12 @@ def _pages(records: Snapshot, filters: Filters) -> Iterator[list[Card]]:
 
 
 def _cards(records: Snapshot, filters: Filters) -> Iterator[Card]:
-    """The cards under *filters*, newest updated first: each page asked for below the last
-    one's oldest time (its ties read again and skipped), so the last page costs what the first
-    does; by offset the store walks past every card before it, for each page."""
-    seen: set[str] = set()
-    offset = 0
-    bound = filters.updated_before
-    while True:
-        page = records.cards(limit=_PAGE, offset=offset, filters=replace(filters, updated_before=bound))
-        fresh = [card for card in page if card.id not in seen]
-        seen.update(card.id for card in fresh)
-        yield from fresh
-        if len(page) < _PAGE:
-            return
-        after = just_after(page[-1].updated_at)
-        if offset or not fresh or after is None or after == bound:
-            offset += _PAGE  # a page's worth updated in one microsecond: on by offset from here
-        else:
-            bound = after
+    """The cards under *filters*, newest updated first (see :mod:`.paging`)."""
+
+    def fetch(bound: Bound, offset: int) -> list[Card]:
+        return records.cards(limit=_PAGE, offset=offset, filters=replace(filters, updated_before=bound))
+
+    return newest_first(fetch, _PAGE, filters.updated_before)
 
 
 def _built_on(records: Snapshot, note_id: str, hidden: tuple[str, ...]) -> bool:
